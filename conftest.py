@@ -1,3 +1,3 @@
 """Root conftest: loads the nats-conformance pytest plugin (options, markers, server fixtures)."""
 
-pytest_plugins = ["fixtures.plugin"]
+pytest_plugins = ["fixtures.plugin", "pytester"]

@@ -1,6 +1,6 @@
 """Every backend, against real servers: start, version, mapping, reload, rejection, stop.
 
-Runs once per target (`--backend` × `--server-version`). The mapping examples are observed with nats-py
+Runs once per target (`--backend` x `--server-version`). The mapping examples are observed with nats-py
 on a wire tap (`>`), as a user of the server would see them.
 """
 

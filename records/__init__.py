@@ -1,0 +1,1 @@
+"""The contract between suites and reports: one row per case, written as Parquet."""

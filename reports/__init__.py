@@ -1,0 +1,1 @@
+"""Spark reports built from recorded cases."""
