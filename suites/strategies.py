@@ -1,0 +1,146 @@
+"""Hypothesis strategies for subjects, mapping sources and destination templates, per release profile.
+
+Every strategy shrinks towards short ASCII tokens, few wildcards and plain `{{wildcard(n)}}` tokens.
+Which draws are *valid* is not decided here: the reference says so, and the properties compare that
+verdict with the server's. The strategies only steer towards the interesting boundary (mostly valid
+templates, with wrong argument counts, unknown names, out-of-range indexes and odd casings mixed in).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from hypothesis import strategies as st
+
+from reference.profiles import ReleaseProfile
+
+RECOMMENDED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+"""Recommended subject characters (subjects.ru.md, "Разрешенные и рекомендуемые символы")."""
+
+UTF8_SAMPLES = "öäåßéñçøæ日本語дкж€"
+"""UTF-8 is allowed in tokens, "at your own risk" (same section)."""
+
+TRICKY_TOKENS = ("$1", "{{x}}", "a*", "*a", "a>", ">a", "$SYS", "_INBOX", "{{wildcard(1)}}", "%", "é")
+"""Tokens that look like wildcards or templates; valid in a published subject unless they are exactly
+`*` or `>` (subjects.ru.md lists only null, space, `.`, `*`, `>` as forbidden characters). Tokens holding
+`*`/`>` are excluded from inputs of transform properties: the document says those characters are not
+allowed in names, so what a server does with them is not promised."""
+
+SEPARATORS = ("-", "_", "--", "x", "ab", "0")
+CAMEL = {
+    "splitfromleft": "splitFromLeft",
+    "splitfromright": "splitFromRight",
+    "slicefromleft": "sliceFromLeft",
+    "slicefromright": "sliceFromRight",
+}
+
+
+def tokens(*, max_size: int = 12, utf8: bool = False) -> st.SearchStrategy[str]:
+    """Literal tokens of recommended characters (plus UTF-8 letters when `utf8`); shrink to "a"."""
+    alphabet = RECOMMENDED + (UTF8_SAMPLES if utf8 else "")
+    return st.text(alphabet=alphabet, min_size=1, max_size=max_size)
+
+
+def subjects(*, min_tokens: int = 1, max_tokens: int = 6, utf8: bool = False) -> st.SearchStrategy[str]:
+    """Literal (publishable) subjects."""
+    return st.lists(tokens(utf8=utf8), min_size=min_tokens, max_size=max_tokens).map(".".join)
+
+
+def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
+    """Subscription patterns: tokens, `*` anywhere, `>` only last."""
+    body = st.lists(st.one_of(tokens(max_size=3), st.just("*")), min_size=1, max_size=max_tokens)
+    return st.tuples(body, st.booleans()).map(lambda parts: ".".join(parts[0] + ([">"] if parts[1] else [])))
+
+
+def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
+    """Mapping sources with 0-3 `*` wildcards and an optional final `>`; `namespace` fixes the first token
+    so that sources in one configuration never overlap."""
+    parts = st.lists(st.one_of(st.just("*"), tokens(max_size=4)), min_size=1, max_size=max_tokens)
+
+    def build(drawn: tuple[list[str], bool]) -> str:
+        body, tail = drawn
+        head = [namespace] if namespace else []
+        return ".".join(head + body + ([">"] if tail else []))
+
+    return st.tuples(parts, st.booleans()).map(build)
+
+
+def wildcard_count(source: str) -> int:
+    return source.split(".").count("*")
+
+
+def _named(name: str, casing_choice: int) -> str:
+    """The function name in one of the spellings users write: documented, lower case, upper initial."""
+    if casing_choice == 1:
+        return name.lower()
+    if casing_choice == 2:
+        return name[0].upper() + name[1:]
+    return name
+
+
+@st.composite
+def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
+    """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`."""
+    count = wildcard_count(source)
+    index = st.integers(1, max(count, 1)) | st.sampled_from([0, count + 1, -1])
+    names = sorted(profile.mapping_functions | {"left", "right", "random", "partition"}) + ["nosuch"]
+    name = draw(st.sampled_from(["wildcard", "$"] + names))
+    if name == "$":
+        return f"${draw(index)}"
+    casing = draw(st.sampled_from([0, 0, 0, 1, 2]))
+    spelled = _named(CAMEL.get(name.lower(), name), casing)
+    i = draw(index)
+    if name == "wildcard" or name == "nosuch":
+        args = [str(i)]
+    elif name == "partition":
+        keys = draw(st.lists(index, min_size=0, max_size=3))
+        args = [str(draw(st.integers(1, 16) | st.just(0)))] + [str(k) for k in keys]
+    elif name == "split":
+        args = [str(i), draw(st.sampled_from(SEPARATORS))]
+    elif name == "random":
+        args = [str(draw(st.integers(1, 10)))]
+    else:
+        args = [str(i), str(draw(st.integers(1, 6) | st.sampled_from([0, -1])))]
+    if draw(st.integers(0, 19)) == 0:
+        args = args[:-1] if len(args) > 1 else args + ["1"]
+    return "{{" + spelled + "(" + ",".join(args) + ")}}"
+
+
+@st.composite
+def destination_templates(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
+    """A destination for `source`: literal tokens and function tokens, `>` last when the source has it."""
+    literal = tokens(max_size=5)
+    parts = draw(st.lists(function_tokens(source, profile) | literal, min_size=1, max_size=4))
+    if source.endswith(">") and draw(st.booleans()):
+        parts.append(">")
+    return ".".join(parts)
+
+
+def bulk_subjects(source: str, rng: random.Random, count: int, *, pool: Sequence[str]) -> list[str]:
+    """`count` subjects matching `source`, fast: `*` takes a token from `pool`, `>` one to three."""
+    parts = source.split(".")
+    fixed = [None if part in ("*", ">") else part for part in parts]
+    tail = parts[-1] == ">"
+    choice = rng.choice
+    result: list[str] = []
+    for _ in range(count):
+        tokens_out = [part if part is not None else choice(pool) for part in fixed]
+        if tail:
+            tokens_out[-1] = ".".join(choice(pool) for _ in range(rng.randint(1, 3)))
+        result.append(".".join(tokens_out))
+    return result
+
+
+@st.composite
+def subjects_matching(draw: st.DrawFn, source: str, *, utf8: bool = False) -> str:
+    """A subject that `source` matches (shrinks to one-token substitutions)."""
+    out: list[str] = []
+    for part in source.split("."):
+        if part == "*":
+            out.append(draw(tokens(utf8=utf8)))
+        elif part == ">":
+            out.extend(draw(st.lists(tokens(utf8=utf8), min_size=1, max_size=3)))
+        else:
+            out.append(part)
+    return ".".join(out)
