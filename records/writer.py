@@ -6,6 +6,7 @@ settings, seeds, and the verdict counts per feature, which always add up to the 
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import uuid
@@ -53,6 +54,7 @@ class RecordWriter:
         self.unwritten = 0
         self._rows: list[tuple[Any, ...]] = []
         self._parts = 0
+        self._ids = itertools.count()
         self._started = time.time()
         try:
             (run_dir / CASES).mkdir(parents=True, exist_ok=True)
@@ -69,6 +71,10 @@ class RecordWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+    def next_case_id(self) -> int:
+        """A case id unique within this run."""
+        return next(self._ids)
 
     def add(self, case: Case) -> None:
         if case.verdict not in VERDICTS:

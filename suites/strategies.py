@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from reference.profiles import ReleaseProfile
+from suites.differential import MappingBatch
 
 RECOMMENDED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 """Recommended subject characters (subjects.ru.md, "Разрешенные и рекомендуемые символы")."""
@@ -84,14 +85,14 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> st
     """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`."""
     count = wildcard_count(source)
     index = st.integers(1, max(count, 1)) | st.sampled_from([0, count + 1, -1])
-    names = sorted(profile.mapping_functions | {"left", "right", "random", "partition"}) + ["nosuch"]
-    name = draw(st.sampled_from(["wildcard", "$"] + names))
+    names = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
+    name = draw(st.sampled_from(["wildcard", "$", *names]))
     if name == "$":
         return f"${draw(index)}"
     casing = draw(st.sampled_from([0, 0, 0, 1, 2]))
     spelled = _named(CAMEL.get(name.lower(), name), casing)
     i = draw(index)
-    if name == "wildcard" or name == "nosuch":
+    if name in {"wildcard", "nosuch"}:
         args = [str(i)]
     elif name == "partition":
         keys = draw(st.lists(index, min_size=0, max_size=3))
@@ -103,7 +104,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> st
     else:
         args = [str(i), str(draw(st.integers(1, 6) | st.sampled_from([0, -1])))]
     if draw(st.integers(0, 19)) == 0:
-        args = args[:-1] if len(args) > 1 else args + ["1"]
+        args = args[:-1] if len(args) > 1 else [*args, "1"]
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
 
@@ -144,3 +145,25 @@ def subjects_matching(draw: st.DrawFn, source: str, *, utf8: bool = False) -> st
         else:
             out.append(part)
     return ".".join(out)
+
+
+@st.composite
+def mapping_batches(
+    draw: st.DrawFn,
+    profile: ReleaseProfile,
+    *,
+    max_mappings: int = 6,
+    max_subjects: int = 4,
+    utf8: bool = False,
+) -> MappingBatch:
+    """Mappings whose sources never overlap (each starts with its own literal token `mN`), each with
+    subjects that match it. Shrinks to one mapping with one subject."""
+    count = draw(st.integers(1, max_mappings))
+    mappings: list[tuple[str, str]] = []
+    subject_lists: list[tuple[str, ...]] = []
+    for index in range(count):
+        source = draw(sources(namespace=f"m{index}"))
+        mappings.append((source, draw(destination_templates(source, profile))))
+        matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
+        subject_lists.append(tuple(draw(matching)))
+    return MappingBatch(tuple(mappings), tuple(subject_lists), seed=draw(st.integers(0, 2**31)))

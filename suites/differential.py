@@ -1,0 +1,342 @@
+"""Run batches of mapping cases on a live server and give every case exactly one verdict.
+
+A batch is a set of mappings with disjoint sources and, for each, subjects that match it. One
+configuration apply serves the whole batch; one wire tap observes every delivery. The reference says
+where each subject must arrive; `expectations` turns listed divergences into `expected`; failures of
+the server or the network make the affected cases `unknown`, with the reason in `detail`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from fixtures.backends.base import Backend
+from fixtures.config import Mapping, ServerConfig
+from fixtures.errors import ConfigRejectedError, ServerError
+from records.schema import Case
+from reference.errors import MappingError, ServerPanicError
+from reference.profiles import ReleaseProfile
+from reference.transform import Transform, compile_transform
+from suites.expectations import Expectations
+from suites.harness import publish_and_observe
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Who is being tested, and where verdicts go."""
+
+    run_id: str
+    implementation: str
+    server_version: str
+    backend: str
+    expectations: Expectations
+    next_case_id: Callable[[], int]
+
+
+@dataclass(frozen=True, slots=True)
+class MappingBatch:
+    """Mappings with disjoint sources, each with the subjects to publish through it."""
+
+    mappings: tuple[tuple[str, str], ...]
+    subjects: tuple[tuple[str, ...], ...]
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class BatchResult:
+    cases: list[Case] = field(default_factory=list)
+
+    @property
+    def unexpected(self) -> list[Case]:
+        return [case for case in self.cases if case.verdict == "diverge"]
+
+
+def feature_of(transform: Transform) -> str:
+    return "partition" if "partition" in transform.functions else "mapping"
+
+
+def partition_position(transform: Transform) -> tuple[int, int]:
+    """(token index, partition count) of the first `{{partition(n...)}}` token of the destination."""
+    for index, token in enumerate(transform.destination.split(".")):
+        body = token.replace(" ", "").lower()
+        if body.startswith("{{partition("):
+            count = body[len("{{partition(") :].split(",")[0].rstrip(")}")
+            return index, int(count) if count.lstrip("-").isdigit() else 0
+    return -1, 0
+
+
+def make_case(
+    context: RunContext,
+    *,
+    feature: str,
+    functions: Sequence[str],
+    source: str,
+    destination: str,
+    subject: str,
+    expected: str,
+    observed: str,
+    difference: str,
+    detail: str = "",
+    seed: int = 0,
+    duration_us: int = 0,
+    partitions: int = 0,
+    bucket: int = -1,
+) -> Case:
+    """A case with its verdict: `difference` is empty when the server agreed, else what differed
+    (the last part of its case class); `detail` with no observation makes it `unknown`."""
+    case_class = f"{feature}:{'+'.join(functions) or 'literal'}:{difference}" if difference else ""
+    expectation = ""
+    if not difference:
+        verdict = "agree"
+    elif difference == "unknown":
+        verdict = "unknown"
+    else:
+        entry = context.expectations.classify(context.implementation, context.server_version, case_class)
+        verdict = "expected" if entry else "diverge"
+        expectation = entry.id if entry else ""
+    return Case(
+        run_id=context.run_id,
+        case_id=context.next_case_id(),
+        implementation=context.implementation,
+        server_version=context.server_version,
+        backend=context.backend,
+        feature=feature,
+        functions="+".join(functions),
+        source=source,
+        destination=destination,
+        subject=subject,
+        expected=expected,
+        observed=observed,
+        verdict=verdict,
+        detail=detail,
+        expectation=expectation,
+        case_class=case_class,
+        partitions=partitions,
+        bucket=bucket,
+        seed=seed,
+        duration_us=duration_us,
+    )
+
+
+def compile_batch(
+    batch: MappingBatch, profile: ReleaseProfile
+) -> list[tuple[Transform, tuple[str, ...]]]:
+    """The batch's mappings the reference holds valid and that cannot crash the server, compiled.
+
+    Invalid mappings belong to the validation property, and mappings the reference predicts a server
+    panic for belong to the crash examples; neither is sent here (they never become cases of this batch).
+    """
+    compiled: list[tuple[Transform, tuple[str, ...]]] = []
+    for (source, destination), subjects in zip(batch.mappings, batch.subjects, strict=True):
+        try:
+            transform = compile_transform(source, destination, profile)
+            for subject in subjects[:1]:
+                transform.apply(subject)
+        except (MappingError, ServerPanicError):
+            continue
+        compiled.append((transform, subjects))
+    return compiled
+
+
+def run_mapping_batch(
+    server: Backend,
+    profile: ReleaseProfile,
+    batch: MappingBatch,
+    context: RunContext,
+) -> BatchResult:
+    """Apply the batch's mappings, publish every subject, and judge where each arrived."""
+    result = BatchResult()
+    compiled = compile_batch(batch, profile)
+    if not compiled:
+        return result
+    accepted = _apply_bisecting(server, compiled, context, batch.seed, result)
+    publications: list[tuple[int, str]] = []
+    case_of: list[tuple[Transform, str]] = []
+    for transform, subjects in accepted:
+        for subject in subjects:
+            publications.append((len(case_of), subject))
+            case_of.append((transform, subject))
+    if not publications:
+        return result
+    began = time.perf_counter()
+    observation = publish_and_observe(server.url, publications)
+    duration_us = int((time.perf_counter() - began) * 1e6 / len(publications))
+    for index, (transform, subject) in enumerate(case_of):
+        arrived = observation.subjects_of(index)
+        result.cases.append(
+            judge_delivery(context, transform, subject, arrived, observation.failure, batch.seed, duration_us)
+        )
+    return result
+
+
+def judge_delivery(
+    context: RunContext,
+    transform: Transform,
+    subject: str,
+    arrived: list[str],
+    failure: str,
+    seed: int,
+    duration_us: int,
+) -> Case:
+    """The verdict for one published subject given the subjects it arrived on."""
+    expected = transform.apply(subject)
+    observed = "|".join(arrived)
+    if len(arrived) == 1 and (arrived[0] == expected or transform.accepts(subject, arrived[0])):
+        difference = ""
+    elif not arrived and failure:
+        difference = "unknown"
+    elif not arrived:
+        difference = "not-delivered"
+    elif len(arrived) > 1:
+        difference = "duplicated"
+    else:
+        difference = "wrong-subject"
+    feature = feature_of(transform)
+    partitions, bucket = 0, -1
+    if feature == "partition":
+        position, partitions = partition_position(transform)
+        tokens = arrived[0].split(".") if len(arrived) == 1 else []
+        if 0 <= position < len(tokens) and tokens[position].isdigit():
+            bucket = int(tokens[position])
+    return make_case(
+        context,
+        feature=feature,
+        functions=transform.functions,
+        source=transform.source,
+        destination=transform.destination,
+        subject=subject,
+        expected=expected,
+        observed=observed,
+        difference=difference,
+        detail=failure if difference == "unknown" else "",
+        seed=seed,
+        duration_us=duration_us,
+        partitions=partitions,
+        bucket=bucket,
+    )
+
+
+def _apply_bisecting(
+    server: Backend,
+    compiled: list[tuple[Transform, tuple[str, ...]]],
+    context: RunContext,
+    seed: int,
+    result: BatchResult,
+) -> list[tuple[Transform, tuple[str, ...]]]:
+    """Apply all mappings; if the server refuses, find the refused ones one by one.
+
+    A refused mapping the reference holds valid is a validation divergence; its subjects cannot be
+    checked and become `unknown` cases naming that divergence.
+    """
+    def config(items: list[tuple[Transform, tuple[str, ...]]]) -> ServerConfig:
+        return ServerConfig().with_mappings(*(Mapping(t.source, t.destination) for t, _ in items))
+
+    try:
+        server.apply(config(compiled))
+        return compiled
+    except ConfigRejectedError:
+        pass
+    accepted: list[tuple[Transform, tuple[str, ...]]] = []
+    for item in compiled:
+        transform, subjects = item
+        try:
+            server.apply(config([item]))
+            accepted.append(item)
+        except ConfigRejectedError as error:
+            rejected = make_case(
+                context,
+                feature="validation",
+                functions=transform.functions,
+                source=transform.source,
+                destination=transform.destination,
+                subject="",
+                expected="accept",
+                observed="reject",
+                difference="reference-accepts-server-rejects",
+                detail=error.server_message,
+                seed=seed,
+            )
+            result.cases.append(rejected)
+            reason = f"mapping rejected by the server (case {rejected.case_id}): {error.server_message}"
+            result.cases += [
+                make_case(
+                    context,
+                    feature=feature_of(transform),
+                    functions=transform.functions,
+                    source=transform.source,
+                    destination=transform.destination,
+                    subject=subject,
+                    expected=transform.apply(subject),
+                    observed="",
+                    difference="unknown",
+                    detail=reason,
+                    seed=seed,
+                )
+                for subject in subjects
+            ]
+    try:
+        server.apply(config(accepted))
+    except ServerError as error:
+        raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
+    return accepted
+
+
+FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
+
+
+def functions_named(destination: str) -> tuple[str, ...]:
+    """Function names a destination spells (lower case, in order, once each), valid or not."""
+    names = [name.lower() for name in FUNCTION_NAME.findall(destination)]
+    if "$" in destination:
+        names.insert(0, "$n")
+    return tuple(dict.fromkeys(names))
+
+
+def run_validation_case(
+    server: Backend,
+    profile: ReleaseProfile,
+    source: str,
+    destination: str,
+    context: RunContext,
+    *,
+    seed: int = 0,
+) -> Case:
+    """Apply one mapping; the server must accept it iff the reference compiles it for this release."""
+    try:
+        compile_transform(source, destination, profile)
+        expected = "accept"
+    except MappingError as error:
+        expected = f"reject:{error.kind}"
+    detail = ""
+    began = time.perf_counter()
+    try:
+        server.apply(ServerConfig().with_mappings(Mapping(source, destination)))
+        observed = "accept"
+    except ConfigRejectedError as error:
+        observed, detail = "reject", error.server_message
+    except ServerError as error:
+        observed, detail = "", str(error)
+    duration_us = int((time.perf_counter() - began) * 1e6)
+    if not observed:
+        difference = "unknown"
+    elif expected.split(":")[0] == observed:
+        difference = ""
+    else:
+        difference = f"reference-{expected}-server-{observed}"
+    return make_case(
+        context,
+        feature="validation",
+        functions=functions_named(destination),
+        source=source,
+        destination=destination,
+        subject="",
+        expected=expected,
+        observed=observed,
+        difference=difference,
+        detail=detail,
+        seed=seed,
+        duration_us=duration_us,
+    )

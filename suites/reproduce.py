@@ -1,0 +1,58 @@
+"""How a divergence is shown: the case, a one-line replay command and the `nats server mapping` line."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from records.schema import Case
+
+SHOWN = 5
+
+
+def replay_command(case: Case) -> str:
+    """The command that runs this one case again on a fresh server of the same release and backend."""
+    parts = [
+        "python", "-m", "suites", "replay",
+        "--server-version", case.server_version,
+        "--backend", case.backend,
+        "--feature", case.feature,
+        "--source", case.source,
+        "--destination", case.destination,
+    ]
+    if case.subject:
+        parts += ["--subject", case.subject]
+    return shlex.join(parts)
+
+
+def nats_cli_command(case: Case) -> str:
+    """The equivalent `nats server mapping` invocation (nats CLI), for people who have it."""
+    parts = ["nats", "server", "mapping", case.source, case.destination]
+    if case.subject:
+        parts.append(case.subject)
+    return shlex.join(parts)
+
+
+def describe_case(case: Case) -> str:
+    lines = [
+        f"{case.feature} {case.verdict} on {case.implementation} {case.server_version} ({case.backend}):"
+        f" {case.case_class}",
+        f"  source:      {case.source}",
+        f"  destination: {case.destination}",
+    ]
+    if case.subject:
+        lines.append(f"  subject:     {case.subject}")
+    lines += [f"  expected:    {case.expected}", f"  observed:    {case.observed or '(nothing)'}"]
+    if case.detail:
+        lines.append(f"  detail:      {case.detail}")
+    lines += [f"  replay:      {replay_command(case)}", f"  nats CLI:    {nats_cli_command(case)}"]
+    return "\n".join(lines)
+
+
+def describe_divergences(cases: Sequence[Case]) -> str:
+    """A failure message: the first few divergences in full, and how many more there were."""
+    shown = [describe_case(case) for case in cases[:SHOWN]]
+    more = len(cases) - SHOWN
+    if more > 0:
+        shown.append(f"... and {more} more diverging cases (see the run's records)")
+    return f"{len(cases)} case(s) diverged from the reference:\n" + "\n".join(shown)
