@@ -99,7 +99,10 @@ class RecordWriter:
         rows, self._rows = self._rows, []
         columns = list(zip(*rows, strict=True))
         table = pa.Table.from_arrays(
-            [pa.array(column, type=SCHEMA.field(name).type) for name, column in zip(COLUMNS, columns, strict=True)],
+            [
+                pa.array(column, type=SCHEMA.field(name).type)
+                for name, column in zip(COLUMNS, columns, strict=True)
+            ],
             schema=SCHEMA,
         )
         path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"

@@ -2,10 +2,134 @@
 
 `ConformanceError` is the root of every error the product raises on purpose; command lines catch it once
 and print one line. The reference's own errors (invalid subjects, invalid mappings) live below it.
+
+Every error the reference raises carries a stable, short kebab-case ``kind`` (a class attribute): the
+adapter protocol reports it verbatim, and suites compare kinds, never message texts.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class ConformanceError(Exception):
     """Root of every deliberate nats-conformance error; its message is one line meant for a user."""
+
+    kind: ClassVar[str] = "error"
+
+
+class MappingError(ConformanceError, ValueError):
+    """A subject mapping (source, destination or weighted list) that a release rejects.
+
+    Args:
+        detail: one line saying what is wrong and where (the offending token when there is one).
+    """
+
+    kind: ClassVar[str] = "invalid-mapping"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(" ".join(detail.split()) or self.kind)
+        self.detail = str(self)
+
+
+class InvalidSourceError(MappingError):
+    """The mapping source is not a valid subject (empty token, whitespace, ``>`` not last)."""
+
+    kind = "invalid-source"
+
+
+class InvalidDestinationError(MappingError):
+    """The destination is not a valid mapping destination subject (empty token, whitespace outside a
+    function token, a ``*`` token, ``>`` present in only one of source and destination, empty)."""
+
+    kind = "invalid-destination"
+
+
+class UnknownFunctionError(MappingError):
+    """A ``{{...}}`` destination token names no mapping function of any release."""
+
+    kind = "unknown-function"
+
+
+class UnsupportedFunctionError(MappingError):
+    """A ``{{...}}`` token names a mapping function that this release's mapping validator does not
+    accept (it appeared later, or it exists in the transform engine only, as ``left``/``right``)."""
+
+    kind = "unsupported-function"
+
+
+class WrongArgumentCountError(MappingError):
+    """A mapping function got too few or too many arguments."""
+
+    kind = "wrong-argument-count"
+
+
+class InvalidArgumentError(MappingError):
+    """A mapping function argument is not an integer, out of the 32-bit range where that is checked,
+    or a ``split`` separator containing a space or a dot."""
+
+    kind = "invalid-argument"
+
+
+class WildcardIndexOutOfRangeError(MappingError):
+    """A wildcard index exceeds the number of ``*`` wildcards in the source (or the source has none)."""
+
+    kind = "wildcard-index-out-of-range"
+
+
+class WildcardsNotUsedError(MappingError):
+    """The release requires every source ``*`` to be referenced in the destination (before 2.10)."""
+
+    kind = "wildcards-not-used"
+
+
+class InvalidWeightError(MappingError):
+    """A weighted-destination weight outside 0..100 (or not an integer / ``N%`` text)."""
+
+    kind = "invalid-weight"
+
+
+class TotalWeightError(MappingError):
+    """The weights of one weighted list (per cluster from 2.10) add up to more than 100."""
+
+    kind = "total-weight-exceeded"
+
+
+class DuplicateDestinationError(MappingError):
+    """The same destination appears twice in one weighted list."""
+
+    kind = "duplicate-destination"
+
+
+MAPPING_ERROR_KINDS: tuple[str, ...] = (
+    InvalidSourceError.kind,
+    InvalidDestinationError.kind,
+    UnknownFunctionError.kind,
+    UnsupportedFunctionError.kind,
+    WrongArgumentCountError.kind,
+    InvalidArgumentError.kind,
+    WildcardIndexOutOfRangeError.kind,
+    WildcardsNotUsedError.kind,
+    InvalidWeightError.kind,
+    TotalWeightError.kind,
+    DuplicateDestinationError.kind,
+)
+
+
+class UnknownVersionError(ConformanceError, ValueError):
+    """A server version the reference has no release profile for."""
+
+    kind = "unknown-version"
+
+
+class SubjectMismatchError(ConformanceError, ValueError):
+    """``Transform.apply`` was given a subject that the mapping source does not match."""
+
+    kind = "subject-mismatch"
+
+
+class ServerPanicError(ConformanceError, ArithmeticError):
+    """The release accepts the mapping but its server process panics when a message is mapped with it
+    (``partition(0, ...)`` before 2.12, an empty destination from 2.10): there is no output to predict."""
+
+    kind = "server-panic"

@@ -121,9 +121,7 @@ def make_case(
     )
 
 
-def compile_batch(
-    batch: MappingBatch, profile: ReleaseProfile
-) -> list[tuple[Transform, tuple[str, ...]]]:
+def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
     """The batch's mappings the reference holds valid and that cannot crash the server, compiled.
 
     Invalid mappings belong to the validation property, and mappings the reference predicts a server
@@ -167,13 +165,22 @@ def run_mapping_batch(
     for index, (transform, subject) in enumerate(case_of):
         arrived = observation.subjects_of(index)
         result.cases.append(
-            judge_delivery(context, transform, subject, arrived, observation.failure, batch.seed, duration_us)
+            judge_delivery(
+                context,
+                transform=transform,
+                subject=subject,
+                arrived=arrived,
+                failure=observation.failure,
+                seed=batch.seed,
+                duration_us=duration_us,
+            )
         )
     return result
 
 
 def judge_delivery(
     context: RunContext,
+    *,
     transform: Transform,
     subject: str,
     arrived: list[str],
@@ -231,6 +238,7 @@ def _apply_bisecting(
     A refused mapping the reference holds valid is a validation divergence; its subjects cannot be
     checked and become `unknown` cases naming that divergence.
     """
+
     def config(items: list[tuple[Transform, tuple[str, ...]]]) -> ServerConfig:
         return ServerConfig().with_mappings(*(Mapping(t.source, t.destination) for t, _ in items))
 

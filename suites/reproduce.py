@@ -13,12 +13,20 @@ SHOWN = 5
 def replay_command(case: Case) -> str:
     """The command that runs this one case again on a fresh server of the same release and backend."""
     parts = [
-        "python", "-m", "suites", "replay",
-        "--server-version", case.server_version,
-        "--backend", case.backend,
-        "--feature", case.feature,
-        "--source", case.source,
-        "--destination", case.destination,
+        "python",
+        "-m",
+        "suites",
+        "replay",
+        "--server-version",
+        case.server_version,
+        "--backend",
+        case.backend,
+        "--feature",
+        case.feature,
+        "--source",
+        case.source,
+        "--destination",
+        case.destination,
     ]
     if case.subject:
         parts += ["--subject", case.subject]
