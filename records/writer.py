@@ -34,6 +34,19 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
 
 
+def printable(text: str) -> str:
+    """Text with bytes that are not UTF-8 (kept as surrogate escapes by the reference and the tap, so
+    that byte-level results compare exactly) written as `\\xNN`."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _column(values: tuple[Any, ...], kind: pa.DataType) -> pa.Array:
+    try:
+        return pa.array(values, type=kind)
+    except UnicodeEncodeError:
+        return pa.array([printable(value) for value in values], type=kind)
+
+
 class RecordWriter:
     """Collects `Case` rows and writes them in Parquet parts of `part_rows` rows."""
 
@@ -99,10 +112,7 @@ class RecordWriter:
         rows, self._rows = self._rows, []
         columns = list(zip(*rows, strict=True))
         table = pa.Table.from_arrays(
-            [
-                pa.array(column, type=SCHEMA.field(name).type)
-                for name, column in zip(COLUMNS, columns, strict=True)
-            ],
+            [_column(column, SCHEMA.field(name).type) for name, column in zip(COLUMNS, columns, strict=True)],
             schema=SCHEMA,
         )
         path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"

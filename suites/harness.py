@@ -73,7 +73,9 @@ class _Tap(threading.Thread):
                     payload = buffer[end + 2 : body_end]
                     position = body_end + 2
                     if payload.isdigit():
-                        arrivals.setdefault(int(payload), []).append(parts[1].decode("utf-8", "replace"))
+                        arrivals.setdefault(int(payload), []).append(
+                            parts[1].decode("utf-8", "surrogateescape")
+                        )
                         self.received += 1
                     continue
                 if line[:4] == b"PING":

@@ -1,0 +1,127 @@
+"""`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
+
+Errors are one line on stderr (`nats-conformance: error: ...`) with exit status 2; a campaign that
+found unexpected divergences exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from fixtures.backends import open_backend
+from fixtures.config import ServerConfig
+from fixtures.options import build_run_config
+from fixtures.provision import resolve_binary
+from records.writer import new_run_id
+from reference.errors import ConformanceError
+from reference.profiles import for_version
+from suites.campaign import CampaignPlan, run_campaign
+from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
+from suites.reproduce import describe_case
+
+
+def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
+    parser.add_argument(
+        "--server-version",
+        action="append" if many else "store",
+        default=[] if many else None,
+        metavar="SPEC",
+        help="release (2.14.5), line (2.10), 'system' or a binary path" + ("; repeatable" if many else ""),
+    )
+    parser.add_argument("--backend", action="append" if many else "store", default=[] if many else None)
+    parser.add_argument("--server-url", help="nats://HOST:PORT with --backend external")
+    parser.add_argument("--apply-command", help="command applying {config} to the external server")
+
+
+def campaign(arguments: argparse.Namespace) -> int:
+    run = build_run_config(
+        arguments.server_version, arguments.backend, arguments.server_url, arguments.apply_command
+    )
+    plan = CampaignPlan(
+        mapping_cases=arguments.cases,
+        validation_cases=arguments.validation_cases,
+        mappings_per_batch=arguments.mappings_per_batch,
+        subjects_per_mapping=arguments.subjects_per_mapping,
+        seed=arguments.seed,
+    )
+    expectations = load_expectations(Path(arguments.expectations))
+    run_dir = Path(arguments.out) / new_run_id()
+    writer = run_campaign(run, plan, run_dir, expectations)
+    manifest = writer.manifest()
+    print(f"run directory: {run_dir}")
+    print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
+    for entry in expectations.stale():
+        print(f"stale expectation: {entry.id} ({entry.case_class}) matched nothing in this run")
+    return 1 if manifest["verdicts"]["diverge"] else 0
+
+
+def replay(arguments: argparse.Namespace) -> int:
+    versions = [arguments.server_version] if arguments.server_version else []
+    backends = [arguments.backend] if arguments.backend else []
+    run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
+    target = run.targets[0]
+    server = open_backend(target, run, binary_resolver=resolve_binary)
+    counter = iter(range(1 << 62))
+    try:
+        server.start(ServerConfig())
+        profile = for_version(server.version)
+        context = RunContext(
+            run_id="replay",
+            implementation="nats-server",
+            server_version=server.version,
+            backend=server.name,
+            expectations=Expectations(),
+            next_case_id=lambda: next(counter),
+        )
+        if arguments.feature == "validation" or not arguments.subject:
+            cases = [run_validation_case(server, profile, arguments.source, arguments.destination, context)]
+        else:
+            batch = MappingBatch(((arguments.source, arguments.destination),), ((arguments.subject,),))
+            cases = run_mapping_batch(server, profile, batch, context).cases
+            if not cases:
+                cases = [
+                    run_validation_case(server, profile, arguments.source, arguments.destination, context)
+                ]
+    finally:
+        server.cleanup()
+    for case in cases:
+        print(describe_case(case))
+    return 1 if any(case.verdict != "agree" for case in cases) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m suites", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("campaign", help="run many generated cases and record them")
+    add_target_options(run, many=True)
+    run.add_argument("--cases", type=int, default=20_000, help="mapping cases per target (default 20000)")
+    run.add_argument("--validation-cases", type=int, default=100, help="validation cases per target")
+    run.add_argument("--mappings-per-batch", type=int, default=20)
+    run.add_argument("--subjects-per-mapping", type=int, default=1_000)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    run.add_argument("--expectations", default=str(DEFAULT_PATH))
+    run.set_defaults(handler=campaign)
+    again = commands.add_parser("replay", help="run one case again and compare with the reference")
+    add_target_options(again, many=False)
+    again.add_argument("--feature", default="mapping")
+    again.add_argument("--source", required=True)
+    again.add_argument("--destination", required=True)
+    again.add_argument("--subject", default="")
+    again.set_defaults(handler=replay)
+    arguments = parser.parse_args(argv)
+    try:
+        return int(arguments.handler(arguments))
+    except ConformanceError as error:
+        print(f"nats-conformance: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nats-conformance: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
