@@ -1,0 +1,77 @@
+"""``python -m reference map SRC DEST [SUBJECT...]`` and ``python -m reference serve``.
+
+``map`` mirrors ``nats server mapping``: it prints the mapped subject for each subject, or the validation
+error as one line ``nats-conformance: error: <kind>: <detail>`` on stderr with exit status 2.
+``serve`` speaks the adapter protocol (``docs/adapter-protocol.md``) on stdin/stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from reference.adapter import serve
+from reference.errors import ConformanceError
+from reference.profiles import NEWEST, for_version
+from reference.transform import compile_transform
+
+PROG = "nats-conformance"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{PROG}: error: {message} (see python -m reference --help)\n")
+        raise SystemExit(2)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m reference", description="The nats-conformance reference model.")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="{map,serve}", parser_class=_Parser
+    )
+    mapping = commands.add_parser("map", help="map subjects like `nats server mapping`")
+    mapping.add_argument("source", metavar="SRC")
+    mapping.add_argument("destination", metavar="DEST")
+    mapping.add_argument("subjects", metavar="SUBJECT", nargs="*")
+    mapping.add_argument(
+        "--server-version",
+        dest="server_version",
+        metavar="V",
+        help=f"release whose rules apply (default: newest known, {NEWEST.name})",
+    )
+    mapping.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="skip the account-mapping validator (accepts left/right from 2.10.16)",
+    )
+    commands.add_parser("serve", help="answer adapter-protocol JSON lines on stdin")
+    return parser
+
+
+def _map(args: argparse.Namespace) -> int:
+    profile = NEWEST if args.server_version is None else for_version(args.server_version)
+    transform = compile_transform(args.source, args.destination, profile, engine_only=args.engine_only)
+    for subject in args.subjects:
+        print(transform.apply(subject).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            serve(sys.stdin.buffer, sys.stdout.buffer)
+            return 0
+        return _map(args)
+    except ConformanceError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"{PROG}: error: {exc.kind}: {exc}\n")
+        return 2
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

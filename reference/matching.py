@@ -1,0 +1,113 @@
+"""Wildcard matching of subjects against patterns (``docs/subjects.ru.md``, "Соответствие одному токену",
+"Соответствие нескольким токенам", "Комбинирование wildcards").
+
+``*`` matches exactly one token, ``>`` matches one or more tokens and only ends a pattern; every other
+pattern token matches the identical subject token. Tokens are compared whole: ``time.New*.east`` is a
+literal token ``New*``, never a prefix match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, SEPARATOR
+
+__all__ = ["SubjectIndex", "matches"]
+
+
+def matches(pattern: str, subject: str) -> bool:
+    """True iff the literal ``subject`` matches ``pattern`` (``*`` = one token, ``>`` = one or more)."""
+    ptoks = pattern.split(SEPARATOR)
+    stoks = subject.split(SEPARATOR)
+    np, ns = len(ptoks), len(stoks)
+    for i, ptok in enumerate(ptoks):
+        if ptok == FULL_WILDCARD and i == np - 1:
+            return ns > i
+        if i >= ns:
+            return False
+        if ptok != PARTIAL_WILDCARD and ptok != stoks[i]:
+            return False
+    return np == ns
+
+
+class _Node:
+    """One level of the pattern trie: literal children, a ``*`` child, and patterns ending here."""
+
+    __slots__ = ("full", "literal", "partial", "terminal")
+
+    def __init__(self) -> None:
+        self.literal: dict[str, _Node] = {}
+        self.partial: _Node | None = None
+        self.full: list[str] = []  # patterns whose ``>`` sits at this level
+        self.terminal: list[str] = []  # patterns ending exactly at this level
+
+
+class SubjectIndex:
+    """An index of many patterns answering "which patterns match this subject" fast.
+
+    Built once from the patterns (a token trie, like the server's subscription list); ``match`` walks only
+    the branches a subject can take, so its cost depends on the subject length and the number of
+    wildcard branches, not on the number of patterns.
+    """
+
+    __slots__ = ("_literals", "_patterns", "_root")
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self._root = _Node()
+        self._literals: dict[str, frozenset[str]] = {}
+        unique = tuple(dict.fromkeys(patterns))
+        self._patterns = unique
+        for pattern in unique:
+            node = self._root
+            tokens = pattern.split(SEPARATOR)
+            last = len(tokens) - 1
+            for i, token in enumerate(tokens):
+                if token == FULL_WILDCARD and i == last:
+                    node.full.append(pattern)
+                    break
+                if token == PARTIAL_WILDCARD:
+                    if node.partial is None:
+                        node.partial = _Node()
+                    node = node.partial
+                else:
+                    child = node.literal.get(token)
+                    if child is None:
+                        child = node.literal[token] = _Node()
+                    node = child
+            else:
+                node.terminal.append(pattern)
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The indexed patterns, deduplicated, in insertion order."""
+        return self._patterns
+
+    def __len__(self) -> int:
+        return len(self._patterns)
+
+    def __repr__(self) -> str:
+        return f"SubjectIndex({list(self._patterns)!r})"
+
+    def match(self, subject: str) -> frozenset[str]:
+        """The patterns that match the literal ``subject``."""
+        tokens = subject.split(SEPARATOR)
+        last = len(tokens) - 1
+        found: list[str] = []
+        level: list[_Node] = [self._root]
+        for i, token in enumerate(tokens):
+            nxt: list[_Node] = []
+            for node in level:
+                if node.full:
+                    found.extend(node.full)
+                child = node.literal.get(token)
+                if child is not None:
+                    nxt.append(child)
+                if node.partial is not None:
+                    nxt.append(node.partial)
+            if not nxt:
+                return frozenset(found)
+            level = nxt
+            if i == last:
+                for node in level:
+                    found.extend(node.terminal)
+        return frozenset(found)

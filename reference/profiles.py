@@ -1,0 +1,270 @@
+"""Release profiles: the subject-mapping rules of each nats-server release, as data.
+
+The release table of FACTS.md says when each function appeared; the rules below were then checked on
+live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on 2.2.6, 2.8.4,
+2.9.25, 2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6 (not observed).
+
+=========  ===========================================================================================
+release    rule (observed unless marked "source")
+=========  ===========================================================================================
+2.2        only ``$n``; ``{{...}}`` tokens are literal text; the number of ``$n`` tokens must *equal* the
+           number of ``*`` (``foo.*.*`` -> ``bar.$1`` rejected, ``$1.$1`` accepted); ``$1a`` reads as
+           ``$1`` (source: ``Sscanf``); weights total <= 100 over all entries, clusters included.
+2.8        ``wildcard`` and ``partition`` (>= 2 args), lower-case names only; any other ``{{...}}`` token
+           is literal text (``{{Wildcard(1)}}`` stays as written); placeholder *tokens* must be at least
+           the number of ``*``; a negative index makes the token literal; ``partition(n<=0, i)``
+           substitutes wildcard ``i``; spaces anywhere in the destination are rejected.
+2.9        + ``split``, ``splitFromLeft/Right``, ``sliceFromLeft/Right``; each word's initial may be upper
+           case (``SplitFromLeft``; ``WILDCARD`` is an unknown function); unknown ``{{...}}`` tokens are
+           rejected; the *listed indexes* (repeats count) must be at least the number of ``*``; spaces
+           are allowed inside function tokens; ``partition(0, i)`` is accepted and the server panics
+           on the first mapped message.
+2.10       no wildcard-usage rule for account mappings; a source without ``*`` can carry no function;
+           weights total <= 100 per cluster; an empty destination is accepted and panics on publish.
+2.10.16    ``left``/``right`` exist in the transform engine (source) but the mapping validator of
+           every release rejects them as unknown functions (observed on 2.10.27-2.14.5).
+2.11.8     the integer argument of ``splitFrom*``/``sliceFrom*`` must fit 32 bits (source; observed
+           on 2.11.17 rejecting 4294967297, 2.10.27 accepting it).
+2.12       + ``random(n)`` and ``partition(n)`` (hashes the whole subject, dots included); a source without
+           ``*`` may carry ``random`` and ``partition`` (``partition(n, i)`` then hashes the whole subject
+           too); ``partition(0)``/``random(0)`` give ``0``; counts above 2**31-1 are rejected.
+all        a wildcard index <= 0 (``$0``, ``wildcard(0)``, ``wildcard(-1)`` from 2.9) takes the first
+           *subject* token; functions cut tokens at UTF-8 *byte* offsets; a negative partition count
+           ``-k`` acts as ``2**32 - k``; ``random(-k)`` draws in ``[0, k)``.
+=========  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from reference.errors import UnknownVersionError
+
+__all__ = [
+    "ALL_FUNCTIONS",
+    "NEWEST",
+    "RELEASE_LINES",
+    "ReleaseLine",
+    "ReleaseProfile",
+    "for_version",
+]
+
+Version = tuple[int, int, int]
+Casing = Literal["lower", "initial"]
+WildcardUsage = Literal["exact-count", "per-token", "per-index", "none"]
+NoWildcardSource = Literal["literal", "rejected", "random-partition"]
+IntWidth = Literal["truncate-32", "check-32"]
+
+#: Canonical names of every mapping function, in the order the server tries them on a token.
+ALL_FUNCTIONS: Final = (
+    "wildcard",
+    "partition",
+    "splitFromLeft",
+    "splitFromRight",
+    "sliceFromLeft",
+    "sliceFromRight",
+    "right",
+    "left",
+    "split",
+    "random",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseLine:
+    """One release line: ``2.10`` runs from 2.10.0 to its newest known patch."""
+
+    name: str
+    newest: Version
+
+
+#: Release lines known to the reference, oldest first, with the newest patch tagged today.
+RELEASE_LINES: Final = (
+    ReleaseLine("2.2", (2, 2, 6)),
+    ReleaseLine("2.3", (2, 3, 4)),
+    ReleaseLine("2.4", (2, 4, 0)),
+    ReleaseLine("2.5", (2, 5, 0)),
+    ReleaseLine("2.6", (2, 6, 6)),
+    ReleaseLine("2.7", (2, 7, 4)),
+    ReleaseLine("2.8", (2, 8, 4)),
+    ReleaseLine("2.9", (2, 9, 25)),
+    ReleaseLine("2.10", (2, 10, 29)),
+    ReleaseLine("2.11", (2, 11, 17)),
+    ReleaseLine("2.12", (2, 12, 15)),
+    ReleaseLine("2.14", (2, 14, 5)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseProfile:
+    """The subject-mapping rules of one nats-server release (see the module table for sources).
+
+    Attributes:
+        version: the release, ``(major, minor, patch)``.
+        functions: canonical names the release's transform engine parses.
+        mapping_functions: the subset its mapping validator accepts in ``mappings {}`` (never
+            ``left``/``right``).
+        casing: ``"lower"`` (names as documented in lower case only) or ``"initial"`` (each word's first
+            letter in either case: ``splitFromLeft``, ``SplitFromLeft``, ``splitfromleft``).
+        unknown_function_is_literal: a ``{{...}}`` token naming no known function stays literal text.
+        wildcard_usage: what must reference the source's ``*`` wildcards: ``exact-count`` (as many
+            ``$n`` tokens as wildcards), ``per-token`` (at least as many placeholder tokens),
+            ``per-index`` (at least as many listed indexes), ``none``.
+        no_wildcard_source: a source without ``*``/``>``: ``literal`` (the destination is used verbatim),
+            ``rejected`` (any function is an out-of-range index), ``random-partition`` (only those two).
+        spaces_in_functions: whitespace is allowed inside ``{{...}}`` tokens.
+        partition_single_argument: ``partition(n)`` hashes the whole subject.
+        zero_count_guard: ``partition(0)``/``random(0)`` give ``0`` instead of a server panic.
+        int_width: integer arguments of ``splitFrom*``/``sliceFrom*``/``left``/``right``: ``truncate-32``
+            (64-bit parse, silently cut to 32 bits) or ``check-32`` (rejected beyond 32 bits).
+        count_range_check: a partition/random count above ``2**31-1`` is rejected (else truncated).
+        empty_destination_accepted: an empty destination passes validation (and panics on publish).
+        weight_total_per_cluster: the 100 limit applies per ``cluster`` (else over the whole list).
+        negative_index_literal: a negative wildcard index leaves the token literal (2.8 only).
+        partition_nonpositive_is_wildcard: ``partition(n<=0, i, ...)`` substitutes wildcard ``i`` (2.8).
+        dollar_prefix_parse: ``$1a`` reads as ``$1`` (2.2's ``Sscanf``) instead of a literal.
+        observed: the rules were checked on a live server of this line.
+    """
+
+    version: Version
+    functions: frozenset[str]
+    mapping_functions: frozenset[str]
+    casing: Casing
+    unknown_function_is_literal: bool
+    wildcard_usage: WildcardUsage
+    no_wildcard_source: NoWildcardSource
+    spaces_in_functions: bool
+    partition_single_argument: bool
+    zero_count_guard: bool
+    int_width: IntWidth
+    count_range_check: bool
+    empty_destination_accepted: bool
+    weight_total_per_cluster: bool
+    negative_index_literal: bool = False
+    partition_nonpositive_is_wildcard: bool = False
+    dollar_prefix_parse: bool = False
+    observed: bool = field(default=True, compare=False)
+
+    @property
+    def name(self) -> str:
+        """The release as text, ``"2.9.25"``."""
+        return ".".join(map(str, self.version))
+
+    def __repr__(self) -> str:
+        return f"for_version({self.name!r})"
+
+
+_V28: Final = frozenset({"wildcard", "partition"})
+_V29: Final = _V28 | {"split", "splitFromLeft", "splitFromRight", "sliceFromLeft", "sliceFromRight"}
+_V212: Final = _V29 | {"random"}
+
+
+def _build(version: Version) -> ReleaseProfile:
+    """The profile for a known ``version`` (rules by first release, see the module table)."""
+    minor = version[1]
+    if minor < 8:
+        return ReleaseProfile(
+            version=version,
+            functions=frozenset(),
+            mapping_functions=frozenset(),
+            casing="lower",
+            unknown_function_is_literal=True,
+            wildcard_usage="exact-count",
+            no_wildcard_source="literal",
+            spaces_in_functions=False,
+            partition_single_argument=False,
+            zero_count_guard=False,
+            int_width="truncate-32",
+            count_range_check=False,
+            empty_destination_accepted=False,
+            weight_total_per_cluster=False,
+            dollar_prefix_parse=True,
+            observed=version[:2] == (2, 2),
+        )
+    if minor == 8:
+        return ReleaseProfile(
+            version=version,
+            functions=_V28,
+            mapping_functions=_V28,
+            casing="lower",
+            unknown_function_is_literal=True,
+            wildcard_usage="per-token",
+            no_wildcard_source="literal",
+            spaces_in_functions=False,
+            partition_single_argument=False,
+            zero_count_guard=False,
+            int_width="truncate-32",
+            count_range_check=False,
+            empty_destination_accepted=False,
+            weight_total_per_cluster=False,
+            negative_index_literal=True,
+            partition_nonpositive_is_wildcard=True,
+        )
+    if minor == 9:
+        return ReleaseProfile(
+            version=version,
+            functions=_V29,
+            mapping_functions=_V29,
+            casing="initial",
+            unknown_function_is_literal=False,
+            wildcard_usage="per-index",
+            no_wildcard_source="literal",
+            spaces_in_functions=True,
+            partition_single_argument=False,
+            zero_count_guard=False,
+            int_width="truncate-32",
+            count_range_check=False,
+            empty_destination_accepted=False,
+            weight_total_per_cluster=False,
+        )
+    engine = _V29 | ({"left", "right"} if version >= (2, 10, 16) else set())
+    newer = minor >= 12
+    return ReleaseProfile(
+        version=version,
+        functions=frozenset(engine | ({"random"} if newer else set())),
+        mapping_functions=_V212 if newer else _V29,
+        casing="initial",
+        unknown_function_is_literal=False,
+        wildcard_usage="none",
+        no_wildcard_source="random-partition" if newer else "rejected",
+        spaces_in_functions=True,
+        partition_single_argument=newer,
+        zero_count_guard=newer,
+        int_width="check-32" if version >= (2, 11, 8) else "truncate-32",
+        count_range_check=newer,
+        empty_destination_accepted=True,
+        weight_total_per_cluster=True,
+    )
+
+
+_VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+_LINES: Final = {line.name: line for line in RELEASE_LINES}
+
+
+def for_version(spec: str) -> ReleaseProfile:
+    """The profile of a release given as ``"2.9.10"``, ``"v2.14.5"`` or a line ``"2.10"`` (its newest patch).
+
+    Raises:
+        UnknownVersionError: not a version, an unknown line, or a patch newer than the newest known.
+    """
+    match = _VERSION_RE.fullmatch(spec.strip()) if isinstance(spec, str) else None
+    if match is None:
+        raise UnknownVersionError(f"'server_version' must look like 2.10 or 2.9.25 or v2.14.5 (got {spec!r})")
+    major, minor, patch = match.group(1), match.group(2), match.group(3)
+    line = _LINES.get(f"{int(major)}.{int(minor)}")
+    known = ", ".join(line.name for line in RELEASE_LINES)
+    if line is None:
+        raise UnknownVersionError(f"unknown nats-server release line {spec!r}; known lines: {known}")
+    version = line.newest if patch is None else (int(major), int(minor), int(patch))
+    if version > line.newest:
+        raise UnknownVersionError(
+            f"unknown nats-server release {spec!r}; the newest known {line.name} release is "
+            f"{'.'.join(map(str, line.newest))}"
+        )
+    return _build(version)
+
+
+#: The newest known release's profile (used when no version is given).
+NEWEST: Final = _build(RELEASE_LINES[-1].newest)

@@ -1,0 +1,104 @@
+"""Subjects: tokens, wildcards, and which strings are valid (``docs/subjects.ru.md``).
+
+Documented rules (section "Разрешенные и рекомендуемые символы в именах subjects" and "Подстановки"):
+
+* a subject is tokens separated by ``.``; no token is empty;
+* allowed characters are any Unicode except null, space, ``.``, ``*`` and ``>``;
+* ``*`` (one token) and ``>`` (one or more tokens, last only) are wildcards, never part of a token
+  ("``*`` cannot match a substring inside a token", ``time.New*.east``);
+* publishers always use a fully specified subject: no wildcards.
+
+Where the document is silent or differs, the live server decides; observed on 2.9.25-2.14.5:
+
+* the server also rejects tab, CR, LF and form feed (the document names only the space);
+* the server *accepts* ``*``/``>`` and null inside a longer token (``foo.a*b`` is a literal token), which
+  the document forbids: :func:`is_server_valid_subject` states the server rule, used for mapping sources;
+* pedantic mode (document section "Режим pedantic") checks only empty tokens and wildcard tokens, and it
+  answers ``-ERR 'Invalid Publish Subject'`` but still routes the message (``foo.*`` is delivered as a
+  literal). A raw ``CONNECT`` without a ``pedantic`` field gets pedantic mode (the server's default).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+SEPARATOR: Final = "."
+PARTIAL_WILDCARD: Final = "*"
+FULL_WILDCARD: Final = ">"
+
+_WILDCARDS: Final = (PARTIAL_WILDCARD, FULL_WILDCARD)
+_SERVER_WHITESPACE: Final = frozenset(" \t\n\r\f")
+_DOCUMENT_FORBIDDEN: Final = frozenset(" \t\n\r\f\x00*>")
+
+
+def tokenize(subject: str) -> list[str]:
+    """Split a subject into its tokens on ``.`` (subjects.ru.md, "Иерархии subjects"); keeps empty tokens."""
+    return subject.split(SEPARATOR)
+
+
+def is_valid_subject(subject: str) -> bool:
+    """True iff ``subject`` is a valid subject by the document, wildcards allowed.
+
+    Rules: non-empty tokens; ``*`` and ``>`` only as whole tokens, ``>`` only last; no token contains
+    null, ``*``, ``>`` or whitespace (space per the document; tab, CR, LF, FF as observed).
+    """
+    if not subject:
+        return False
+    tokens = subject.split(SEPARATOR)
+    last = len(tokens) - 1
+    for i, token in enumerate(tokens):
+        if token == PARTIAL_WILDCARD:
+            continue
+        if token == FULL_WILDCARD:
+            if i != last:
+                return False
+            continue
+        if not token or not _DOCUMENT_FORBIDDEN.isdisjoint(token):
+            return False
+    return True
+
+
+def is_valid_publish_subject(subject: str) -> bool:
+    """True iff ``subject`` is a valid literal subject by the document: valid and without wildcards
+    ("Издатели всегда отправляют сообщение на полностью указанное имя subject без подстановок")."""
+    if not subject:
+        return False
+    for token in subject.split(SEPARATOR):
+        if not token or not _DOCUMENT_FORBIDDEN.isdisjoint(token):
+            return False
+    return True
+
+
+def is_server_valid_subject(subject: str) -> bool:
+    """True iff the server accepts ``subject`` as a subject, wildcards allowed (observed on 2.2.6-2.14.5).
+
+    Non-empty tokens, no space/tab/CR/LF/FF, ``>`` only as the last token. ``*``, ``>`` and null inside a
+    longer token are accepted as literal characters, unlike the document (see :func:`is_valid_subject`).
+    Mapping sources are checked with this rule.
+    """
+    if not subject:
+        return False
+    full_wildcard_seen = False
+    for token in subject.split(SEPARATOR):
+        if not token or full_wildcard_seen:
+            return False
+        if token == FULL_WILDCARD:
+            full_wildcard_seen = True
+        elif not _SERVER_WHITESPACE.isdisjoint(token):
+            return False
+    return True
+
+
+def is_pedantic_valid(subject: str) -> bool:
+    """True iff a pedantic connection publishes ``subject`` without ``-ERR 'Invalid Publish Subject'``.
+
+    Document section "Режим pedantic": pedantic mode checks subject names on publish. Observed on
+    2.9.25-2.14.5: the check is non-empty tokens and no whole-token ``*``/``>``; ``foo.a*b`` and null
+    bytes pass; the message is routed even when the error is sent.
+    """
+    return all(token and token not in _WILDCARDS for token in subject.split(SEPARATOR))
+
+
+def has_wildcards(subject: str) -> bool:
+    """True iff some token of ``subject`` is exactly ``*`` or ``>`` (subjects.ru.md, "Подстановки")."""
+    return any(token in _WILDCARDS for token in subject.split(SEPARATOR))

@@ -1,0 +1,436 @@
+"""Compiled subject transforms: ``compile_transform(source, destination, profile)`` -> ``Transform``.
+
+Rules from ``docs/subject-mapping-and-partitioning.md`` ("Subject Token Reordering", "Splitting Tokens",
+"Slicing Tokens", "Deterministic Subject token Partitioning"), made exact per release by
+``reference.profiles`` (observed behaviour where the document is silent). All parsing and validation
+happen once in :func:`compile_transform`; :meth:`Transform.apply` only checks the subject against the
+source, indexes tokens and joins.
+
+Validation order follows the server: source subject; destination subject and function tokens (the
+mapping validator, 2.9+); then each destination token in turn (argument errors before index errors of
+later tokens); then the wildcard-usage rule.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from reference import functions as fn
+from reference.errors import (
+    InvalidDestinationError,
+    InvalidSourceError,
+    ServerPanicError,
+    SubjectMismatchError,
+    WildcardIndexOutOfRangeError,
+    WildcardsNotUsedError,
+)
+from reference.profiles import NEWEST, ReleaseProfile
+from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
+from reference.templates import (
+    FunctionNode,
+    LiteralNode,
+    Node,
+    find_function,
+    looks_like_function,
+    parse_token,
+    unknown_function_error,
+)
+
+__all__ = ["Transform", "compile_transform"]
+
+Part = Callable[[list[str]], str]
+_WHITESPACE: Final = frozenset(" \t\n\r\f")
+_FNV_BASIS: Final = 0x811C9DC5
+_FNV_PRIME: Final = 0x01000193
+_MASK: Final = 0xFFFFFFFF
+_RANDOM_MARK: Final = "\x00random\x00"
+_NO_INDEX: Final = ("random", "partition")
+
+
+@dataclass(frozen=True, slots=True)
+class _RandomSlot:
+    position: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Transform:
+    """A compiled mapping from ``source`` to ``destination`` under one release's rules.
+
+    Attributes:
+        source: the source subject (may hold ``*`` and a final ``>``).
+        destination: the destination template as written.
+        profile: the release whose rules compiled it.
+        functions: canonical names of the functions used, first use first (``$n`` counts as ``wildcard``).
+        is_random: the output depends on a random draw (``{{random(n)}}``).
+    """
+
+    source: str
+    destination: str
+    profile: ReleaseProfile
+    functions: tuple[str, ...]
+    is_random: bool
+    _length: int = field(repr=False)
+    _open_ended: bool = field(repr=False)
+    _checks: tuple[tuple[int, str], ...] = field(repr=False)
+    _randoms: tuple[_RandomSlot, ...] = field(repr=False)
+    _apply: Callable[[str, _random.Random | None], str] = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"compile_transform({self.source!r}, {self.destination!r}, {self.profile!r})"
+
+    def matches(self, subject: str) -> bool:
+        """True iff ``subject`` matches the source (so :meth:`apply` maps it)."""
+        tokens = subject.split(".")
+        n = len(tokens)
+        if n <= self._length if self._open_ended else n != self._length:
+            return False
+        return all(tokens[i] == literal for i, literal in self._checks)
+
+    def apply(self, subject: str, rng: _random.Random | None = None) -> str:
+        """The subject a message published on ``subject`` is mapped to.
+
+        Args:
+            subject: a literal subject matching the source.
+            rng: the random source for ``{{random(n)}}`` (default: the ``random`` module).
+
+        Raises:
+            SubjectMismatchError: ``subject`` does not match the source (a ``ValueError``).
+            ServerPanicError: the release panics on this mapping instead of producing a subject.
+        """
+        return self._apply(subject, rng)
+
+    def accepts(self, subject: str, observed: str) -> bool:
+        """True iff ``observed`` is a possible output of :meth:`apply` for ``subject`` (any random draw)."""
+        if not self.is_random:
+            return self.apply(subject) == observed
+        marked = self.apply(subject, rng=_MarkingRandom())  # type: ignore[arg-type]
+        expected, got = marked.split("."), observed.split(".")
+        if len(expected) != len(got):
+            return False
+        slots = iter(self._randoms)
+        for want, have in zip(expected, got, strict=True):
+            if want == _RANDOM_MARK:
+                count = abs(next(slots).count)
+                if not (have.isdigit() and have.isascii() and str(int(have)) == have):
+                    return False
+                if int(have) >= max(count, 1):
+                    return False
+            elif want != have:
+                return False
+        return True
+
+
+class _MarkingRandom:
+    """A stand-in rng whose draws mark the random tokens for :meth:`Transform.accepts`."""
+
+    def randrange(self, _stop: int) -> str:
+        return _RANDOM_MARK
+
+
+@dataclass(frozen=True, slots=True)
+class _HashSpec:
+    """A partition token: FNV-1a of the selected tokens' bytes concatenated (the whole subject when
+    ``positions`` is empty), modulo ``modulus``.
+
+    The count is the 32-bit value the server holds; Go converts it to ``uint32`` for the modulus, so a
+    negative count ``-k`` divides by ``2**32 - k`` (observed: ``partition(-3,1)`` of ``abc`` is 440920331).
+    A zero count gives ``0`` where the release guards it (``modulus`` 0 here).
+    """
+
+    positions: tuple[int, ...]
+    modulus: int
+
+
+def _token_part(node: FunctionNode, position: int) -> Part:  # not for wildcard
+    """The closure computing one destination token from the source token at ``position``."""
+    number, text = node.number, node.text
+    name = node.name
+    if name == "split":
+        return lambda tokens: fn.split(tokens[position], text)
+    single: dict[str, Callable[[str, int], str]] = {
+        "splitFromLeft": fn.split_from_left,
+        "splitFromRight": fn.split_from_right,
+        "sliceFromLeft": fn.slice_from_left,
+        "sliceFromRight": fn.slice_from_right,
+        "left": fn.left,
+        "right": fn.right,
+    }
+    apply_one = single[name]
+    return lambda tokens: apply_one(tokens[position], number)
+
+
+def _check_destination(destination: str, profile: ReleaseProfile, engine_only: bool) -> None:
+    """The mapping validator's checks on the destination text (before the transform is built)."""
+    if not engine_only and not profile.spaces_in_functions:
+        if not is_server_valid_subject(destination):
+            raise InvalidDestinationError(f"destination {destination!r} is not a valid subject")
+        return
+    full_wildcard_seen = False
+    for token in destination.split("."):
+        if not token or full_wildcard_seen:
+            raise InvalidDestinationError(f"destination {destination!r} has an empty token or '>' not last")
+        if engine_only:
+            full_wildcard_seen = token == FULL_WILDCARD
+            continue
+        if looks_like_function(token):
+            if find_function(token, profile.mapping_functions, profile.casing) is None:
+                raise unknown_function_error(token, profile.mapping_functions)
+            continue
+        if token == FULL_WILDCARD:
+            full_wildcard_seen = True
+        elif not _WHITESPACE.isdisjoint(token):
+            raise InvalidDestinationError(f"destination token {token!r} contains whitespace")
+
+
+def compile_transform(
+    source: str,
+    destination: str,
+    profile: ReleaseProfile | None = None,
+    *,
+    engine_only: bool = False,
+) -> Transform:
+    """Validate and compile the mapping ``source`` -> ``destination`` under ``profile`` (default: newest).
+
+    Args:
+        source: the mapping source subject (``*`` wildcards, optional final ``>``).
+        destination: the destination template.
+        profile: the release whose rules apply; ``None`` means :data:`reference.profiles.NEWEST`.
+        engine_only: model the bare transform engine (what ``nats server mapping`` runs), skipping the
+            account-mapping validator: ``left``/``right`` are then accepted from 2.10.16.
+
+    Raises:
+        MappingError: a subclass naming the cause (its ``kind``).
+    """
+    p = NEWEST if profile is None else profile
+    if not is_server_valid_subject(source):
+        raise InvalidSourceError(f"source {source!r} is not a valid subject")
+    stokens = source.split(".")
+    open_ended = stokens[-1] == FULL_WILDCARD
+    checks = tuple((i, t) for i, t in enumerate(stokens) if t not in (PARTIAL_WILDCARD, FULL_WILDCARD))
+    length = len(stokens) - 1 if open_ended else len(stokens)
+    wildcard_positions = [i for i, t in enumerate(stokens) if t == PARTIAL_WILDCARD]
+    npwcs = len(wildcard_positions)
+
+    def build(**kw: object) -> Transform:
+        base: dict[str, object] = {
+            "source": source,
+            "destination": destination,
+            "profile": p,
+            "functions": (),
+            "is_random": False,
+            "_length": length,
+            "_open_ended": open_ended,
+            "_checks": checks,
+            "_randoms": (),
+        }
+        base.update(kw)
+        return Transform(**base)  # type: ignore[arg-type]
+
+    if destination == "":
+        if p.empty_destination_accepted:
+            panic = (
+                f"empty destination for {source!r}: the server panics on publish (observed on 2.10.27-2.14.5)"
+            )
+            return build(_apply=_generate(source, length, open_ended, checks, panic=panic))
+        raise InvalidDestinationError("destination is empty")
+    _check_destination(destination, p, engine_only)
+    dtokens = destination.split(".")
+    if PARTIAL_WILDCARD in dtokens:
+        raise InvalidDestinationError(f"destination {destination!r} contains a '*' wildcard token")
+    if open_ended != (dtokens[-1] == FULL_WILDCARD):
+        raise InvalidDestinationError(
+            f"'>' must end both source and destination or neither ({source!r} -> {destination!r})"
+        )
+
+    if npwcs == 0 and not open_ended and p.no_wildcard_source == "literal":
+        # Before 2.10 the destination of a source without wildcards is not parsed: used verbatim.
+        return build(_apply=_generate(source, length, open_ended, checks, verbatim=destination))
+
+    nodes: list[Node] = []
+    placeholders = 0
+    listed = 0
+    for token in dtokens:
+        node = parse_token(token, p)
+        if isinstance(node, FunctionNode):
+            if npwcs == 0 and not open_ended:
+                allowed = p.no_wildcard_source == "random-partition" and node.name in _NO_INDEX
+                if not allowed:
+                    raise WildcardIndexOutOfRangeError(
+                        f"wildcard index out of range in {token}: no '*' in source"
+                    )
+                node = FunctionNode(node.token, node.name, (), node.number, node.text)
+            elif npwcs == 0 and p.no_wildcard_source == "rejected":
+                raise WildcardIndexOutOfRangeError(
+                    f"wildcard index out of range in {token}: no '*' in source"
+                )
+            for index in node.indexes:
+                if index > npwcs:
+                    raise WildcardIndexOutOfRangeError(
+                        f"wildcard index {index} out of range in {token}: source has {npwcs} '*'"
+                    )
+            placeholders += 1
+            listed += len(node.indexes)
+        nodes.append(node)
+
+    rule = p.wildcard_usage
+    if (rule == "exact-count" and placeholders != npwcs) or (
+        (rule == "per-token" and placeholders < npwcs) or (rule == "per-index" and listed < npwcs)
+    ):
+        raise WildcardsNotUsedError(f"not every '*' of {source!r} is used in {destination!r}")
+    return _assemble(
+        build,
+        source=source,
+        nodes=nodes,
+        wildcard_positions=wildcard_positions,
+        checks=checks,
+        open_ended=open_ended,
+        source_length=len(stokens),
+        p=p,
+    )
+
+
+def _assemble(
+    build: Callable[..., Transform],
+    *,
+    source: str,
+    nodes: list[Node],
+    wildcard_positions: list[int],
+    checks: tuple[tuple[int, str], ...],
+    open_ended: bool,
+    source_length: int,
+    p: ReleaseProfile,
+) -> Transform:
+    """Turn parsed nodes into destination slots (literal, token position, hash, closure, random)."""
+
+    def position(index: int) -> int:
+        # A wildcard index <= 0 takes the first subject token (observed: $0, wildcard(0) -> token 1).
+        return wildcard_positions[index - 1] if index > 0 else 0
+
+    slots: list[_Slot] = []
+    randoms: list[_RandomSlot] = []
+    names: dict[str, None] = {}
+    panic: str | None = None
+    tail = -1
+    for index, node in enumerate(nodes):
+        if isinstance(node, LiteralNode):
+            if node.text == FULL_WILDCARD and index == len(nodes) - 1 and open_ended:
+                tail = source_length - 1
+                break
+            slots.append(_Literal(node.text))
+            continue
+        names[node.name] = None
+        if node.name == "random":
+            randoms.append(_RandomSlot(index, node.number))
+            slots.append(randoms[-1])
+        elif node.name == "partition":
+            positions = tuple(position(i) for i in node.indexes)
+            if node.number <= 0 and p.partition_nonpositive_is_wildcard:
+                slots.append(positions[0])
+            elif node.number == 0 and not p.zero_count_guard:
+                panic = (
+                    f"partition count 0 in {node.token}: the server panics on publish "
+                    "(observed on 2.9.25-2.11.17)"
+                )
+                slots.append(_Literal(""))
+            else:
+                slots.append(_HashSpec(positions, node.number & _MASK))
+        elif node.name == "wildcard":
+            slots.append(position(node.indexes[0]))
+        else:
+            slots.append(_token_part(node, position(node.indexes[0])))
+    length = source_length - 1 if open_ended else source_length
+    run = _generate(source, length, open_ended, checks, panic=panic, slots=slots, tail=tail)
+    return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
+
+
+@dataclass(frozen=True, slots=True)
+class _Literal:
+    text: str
+
+
+_Slot = _Literal | int | _HashSpec | _RandomSlot | Part
+
+
+def _mismatch_error(source: str) -> Callable[[str], SubjectMismatchError]:
+    def error(subject: str) -> SubjectMismatchError:
+        return SubjectMismatchError(f"subject {subject!r} does not match source {source!r}")
+
+    return error
+
+
+def _generate(
+    source: str,
+    length: int,
+    open_ended: bool,
+    checks: tuple[tuple[int, str], ...],
+    *,
+    panic: str | None = None,
+    verbatim: str | None = None,
+    slots: list[_Slot] | None = None,
+    tail: int = -1,
+) -> Callable[[str, _random.Random | None], str]:
+    """Generate the specialised ``apply`` function of one transform, for performance reasons.
+
+    Only integers and fixed names reach the generated text; every string of the mapping (literal tokens,
+    separators, messages) is passed in the function's namespace, never spliced into code.
+    """
+    ns: dict[str, object] = {
+        "_mismatch": _mismatch_error(source),
+        "_Panic": ServerPanicError,
+        "_random": _random,
+        "_dot": ".",
+    }
+    cond = f"len(t) <= {int(length)}" if open_ended else f"len(t) != {int(length)}"
+    for i, literal in checks:
+        ns[f"_k{i}"] = literal
+        cond += f" or t[{int(i)}] != _k{i}"
+    lines = ["def _apply(subject, rng=None):", "    t = subject.split('.')", f"    if {cond}:"]
+    lines.append("        raise _mismatch(subject)")
+    if panic is not None:
+        ns["_message"] = panic
+        lines.append("    raise _Panic(_message)")
+    elif verbatim is not None:
+        ns["_verbatim"] = verbatim
+        lines.append("    return _verbatim")
+    else:
+        parts: list[str] = []
+        for n, slot in enumerate(slots or []):
+            if isinstance(slot, _Literal):
+                ns[f"_c{n}"] = slot.text
+                parts.append(f"_c{n}")
+            elif isinstance(slot, int):
+                parts.append(f"t[{int(slot)}]")
+            elif isinstance(slot, _RandomSlot):
+                parts.append(
+                    f"str((rng or _random).randrange({abs(int(slot.count))}))" if slot.count else "0"
+                )
+            elif isinstance(slot, _HashSpec):
+                if slot.modulus == 0:
+                    parts.append("0")
+                    continue
+                key = "+".join(f"t[{int(i)}]" for i in slot.positions) if slot.positions else "subject"
+                lines += [
+                    f"    h = {_FNV_BASIS}",
+                    f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
+                    f"        h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
+                ]
+                if slot.modulus <= 4096:
+                    ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
+                    lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")
+                else:
+                    lines.append(f"    p{n} = h % {int(slot.modulus)}")
+                parts.append(f"p{n}")
+            else:
+                ns[f"_f{n}"] = slot
+                parts.append(f"_f{n}(t)")
+        if tail >= 0:
+            parts.append(f"_dot.join(t[{int(tail)}:])")
+        lines.append("    return f'" + ".".join("{" + part + "}" for part in parts) + "'")
+    exec(compile("\n".join(lines), "<reference transform>", "exec"), ns)
+    function = ns["_apply"]
+    assert callable(function)
+    return function

@@ -1,0 +1,101 @@
+"""Release profiles: version parsing and the rules of each release line."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from reference import NEWEST, RELEASE_LINES, UnknownVersionError, for_version
+
+
+@pytest.mark.parametrize(
+    ("spec", "version"),
+    [("2.9.10", (2, 9, 10)), ("2.10", (2, 10, 29)), ("v2.14.5", (2, 14, 5)), (" 2.2.0 ", (2, 2, 0))],
+)
+def test_for_version_accepts_documented_forms(spec: str, version: tuple[int, int, int]) -> None:
+    assert for_version(spec).version == version
+
+
+@pytest.mark.parametrize("spec", ["", "latest", "2", "1.4.0", "3.0", "2.13", "2.14.99", "2.9.x", "v"])
+def test_for_version_rejects_unknown_with_one_line(spec: str) -> None:
+    with pytest.raises(UnknownVersionError) as info:
+        for_version(spec)
+    assert "\n" not in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_newest_is_the_last_release_line() -> None:
+    assert NEWEST.version == RELEASE_LINES[-1].newest == (2, 14, 5)
+    assert for_version("2.14") == NEWEST
+
+
+def test_profiles_are_frozen_and_slotted() -> None:
+    profile = for_version("2.9")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        profile.casing = "lower"  # type: ignore[misc]
+    assert not hasattr(profile, "__dict__")
+
+
+@pytest.mark.parametrize(
+    ("spec", "functions"),
+    [
+        ("2.2.6", set()),
+        ("2.8.0", {"wildcard", "partition"}),
+        (
+            "2.9.0",
+            {
+                "wildcard",
+                "partition",
+                "split",
+                "splitFromLeft",
+                "splitFromRight",
+                "sliceFromLeft",
+                "sliceFromRight",
+            },
+        ),
+        (
+            "2.12.0",
+            {
+                "wildcard",
+                "partition",
+                "split",
+                "splitFromLeft",
+                "splitFromRight",
+                "sliceFromLeft",
+                "sliceFromRight",
+                "random",
+            },
+        ),
+    ],
+)
+def test_mapping_functions_follow_the_release_table(spec: str, functions: set[str]) -> None:
+    assert for_version(spec).mapping_functions == functions
+
+
+def test_left_right_in_engine_only_from_2_10_16() -> None:
+    assert "left" not in for_version("2.10.14").functions
+    assert {"left", "right"} <= for_version("2.10.16").functions
+    assert "left" not in for_version("2.14").mapping_functions
+
+
+@pytest.mark.parametrize(
+    ("spec", "rule"),
+    [("2.2", "exact-count"), ("2.8", "per-token"), ("2.9", "per-index"), ("2.10", "none"), ("2.14", "none")],
+)
+def test_wildcard_usage_rule_by_release(spec: str, rule: str) -> None:
+    assert for_version(spec).wildcard_usage == rule
+
+
+def test_casing_lower_in_2_8_initial_from_2_9() -> None:
+    assert for_version("2.8").casing == "lower"
+    assert for_version("2.9.0").casing == "initial"
+
+
+def test_int_width_checked_from_2_11_8() -> None:
+    assert for_version("2.11.7").int_width == "truncate-32"
+    assert for_version("2.11.8").int_width == "check-32"
+
+
+def test_repr_is_a_replay() -> None:
+    assert repr(for_version("v2.9.25")) == "for_version('2.9.25')"
