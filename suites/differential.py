@@ -178,6 +178,11 @@ def run_mapping_batch(
     return result
 
 
+def is_deliverable(subject: str) -> bool:
+    """True iff a subscription could receive `subject`: it has no empty token."""
+    return all(subject.split("."))
+
+
 def judge_delivery(
     context: RunContext,
     *,
@@ -192,6 +197,10 @@ def judge_delivery(
     expected = transform.apply(subject)
     observed = "|".join(arrived)
     if len(arrived) == 1 and (arrived[0] == expected or transform.accepts(subject, arrived[0])):
+        difference = ""
+    elif not arrived and not is_deliverable(expected):
+        # A mapped subject with an empty token (e.g. `split` of a token that is all separator) is not a
+        # valid subject (subjects.ru.md): no subscription can match it, so nothing can be observed.
         difference = ""
     elif not arrived and failure:
         difference = "unknown"
