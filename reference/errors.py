@@ -126,10 +126,3 @@ class SubjectMismatchError(ConformanceError, ValueError):
     """``Transform.apply`` was given a subject that the mapping source does not match."""
 
     kind = "subject-mismatch"
-
-
-class ServerPanicError(ConformanceError, ArithmeticError):
-    """The release accepts the mapping but its server process panics when a message is mapped with it
-    (``partition(0, ...)`` before 2.12, an empty destination from 2.10): there is no output to predict."""
-
-    kind = "server-panic"

@@ -17,21 +17,26 @@ release    rule (observed unless marked "source")
 2.9        + ``split``, ``splitFromLeft/Right``, ``sliceFromLeft/Right``; each word's initial may be upper
            case (``SplitFromLeft``; ``WILDCARD`` is an unknown function); unknown ``{{...}}`` tokens are
            rejected; the *listed indexes* (repeats count) must be at least the number of ``*``; spaces
-           are allowed inside function tokens; ``partition(0, i)`` is accepted and the server panics
-           on the first mapped message.
+           are allowed inside function tokens.
 2.10       no wildcard-usage rule for account mappings; a source without ``*`` can carry no function;
-           weights total <= 100 per cluster; an empty destination is accepted and panics on publish.
-2.10.16    ``left``/``right`` exist in the transform engine (source) but the mapping validator of
-           every release rejects them as unknown functions (observed on 2.10.27-2.14.5).
+           weights total <= 100 per cluster.
+2.10.16    + ``left``/``right`` (FACTS.md release table).
 2.11.8     the integer argument of ``splitFrom*``/``sliceFrom*`` must fit 32 bits (source; observed
            on 2.11.17 rejecting 4294967297, 2.10.27 accepting it).
 2.12       + ``random(n)`` and ``partition(n)`` (hashes the whole subject, dots included); a source without
            ``*`` may carry ``random`` and ``partition`` (``partition(n, i)`` then hashes the whole subject
-           too); ``partition(0)``/``random(0)`` give ``0``; counts above 2**31-1 are rejected.
+           too); counts above 2**31-1 are rejected.
 all        a wildcard index <= 0 (``$0``, ``wildcard(0)``, ``wildcard(-1)`` from 2.9) takes the first
            *subject* token; functions cut tokens at UTF-8 *byte* offsets; a negative partition count
-           ``-k`` acts as ``2**32 - k``; ``random(-k)`` draws in ``[0, k)``.
+           ``-k`` acts as ``2**32 - k``; ``random(-k)`` draws in ``[0, k)``; ``partition(0)`` and
+           ``random(0)`` give ``0`` (the documents are silent; observed from 2.12).
 =========  ===========================================================================================
+
+Where a server contradicts this, the reference does not follow it: the difference is a finding,
+reported by the suites and listed in ``expectations.toml`` for the releases it affects. Observed so
+far: every release's mapping validator rejects ``left``/``right`` as unknown functions (2.10.27-2.14.5);
+``partition(0, i)`` crashes 2.9-2.11 on the first mapped message; 2.10+ accept an empty destination
+and crash on publish.
 """
 
 from __future__ import annotations
@@ -104,8 +109,7 @@ class ReleaseProfile:
     Attributes:
         version: the release, ``(major, minor, patch)``.
         functions: canonical names the release's transform engine parses.
-        mapping_functions: the subset its mapping validator accepts in ``mappings {}`` (never
-            ``left``/``right``).
+        mapping_functions: the functions a destination in ``mappings {}`` may use (all of them).
         casing: ``"lower"`` (names as documented in lower case only) or ``"initial"`` (each word's first
             letter in either case: ``splitFromLeft``, ``SplitFromLeft``, ``splitfromleft``).
         unknown_function_is_literal: a ``{{...}}`` token naming no known function stays literal text.
@@ -116,11 +120,9 @@ class ReleaseProfile:
             ``rejected`` (any function is an out-of-range index), ``random-partition`` (only those two).
         spaces_in_functions: whitespace is allowed inside ``{{...}}`` tokens.
         partition_single_argument: ``partition(n)`` hashes the whole subject.
-        zero_count_guard: ``partition(0)``/``random(0)`` give ``0`` instead of a server panic.
         int_width: integer arguments of ``splitFrom*``/``sliceFrom*``/``left``/``right``: ``truncate-32``
             (64-bit parse, silently cut to 32 bits) or ``check-32`` (rejected beyond 32 bits).
         count_range_check: a partition/random count above ``2**31-1`` is rejected (else truncated).
-        empty_destination_accepted: an empty destination passes validation (and panics on publish).
         weight_total_per_cluster: the 100 limit applies per ``cluster`` (else over the whole list).
         negative_index_literal: a negative wildcard index leaves the token literal (2.8 only).
         partition_nonpositive_is_wildcard: ``partition(n<=0, i, ...)`` substitutes wildcard ``i`` (2.8).
@@ -137,10 +139,8 @@ class ReleaseProfile:
     no_wildcard_source: NoWildcardSource
     spaces_in_functions: bool
     partition_single_argument: bool
-    zero_count_guard: bool
     int_width: IntWidth
     count_range_check: bool
-    empty_destination_accepted: bool
     weight_total_per_cluster: bool
     negative_index_literal: bool = False
     partition_nonpositive_is_wildcard: bool = False
@@ -175,10 +175,8 @@ def _build(version: Version) -> ReleaseProfile:
             no_wildcard_source="literal",
             spaces_in_functions=False,
             partition_single_argument=False,
-            zero_count_guard=False,
             int_width="truncate-32",
             count_range_check=False,
-            empty_destination_accepted=False,
             weight_total_per_cluster=False,
             dollar_prefix_parse=True,
             observed=version[:2] == (2, 2),
@@ -194,10 +192,8 @@ def _build(version: Version) -> ReleaseProfile:
             no_wildcard_source="literal",
             spaces_in_functions=False,
             partition_single_argument=False,
-            zero_count_guard=False,
             int_width="truncate-32",
             count_range_check=False,
-            empty_destination_accepted=False,
             weight_total_per_cluster=False,
             negative_index_literal=True,
             partition_nonpositive_is_wildcard=True,
@@ -213,10 +209,8 @@ def _build(version: Version) -> ReleaseProfile:
             no_wildcard_source="literal",
             spaces_in_functions=True,
             partition_single_argument=False,
-            zero_count_guard=False,
             int_width="truncate-32",
             count_range_check=False,
-            empty_destination_accepted=False,
             weight_total_per_cluster=False,
         )
     engine = _V29 | ({"left", "right"} if version >= (2, 10, 16) else set())
@@ -224,17 +218,15 @@ def _build(version: Version) -> ReleaseProfile:
     return ReleaseProfile(
         version=version,
         functions=frozenset(engine | ({"random"} if newer else set())),
-        mapping_functions=_V212 if newer else _V29,
+        mapping_functions=frozenset(engine | ({"random"} if newer else set())),
         casing="initial",
         unknown_function_is_literal=False,
         wildcard_usage="none",
         no_wildcard_source="random-partition" if newer else "rejected",
         spaces_in_functions=True,
         partition_single_argument=newer,
-        zero_count_guard=newer,
         int_width="check-32" if version >= (2, 11, 8) else "truncate-32",
         count_range_check=newer,
-        empty_destination_accepted=True,
         weight_total_per_cluster=True,
     )
 

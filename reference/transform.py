@@ -22,7 +22,6 @@ from reference import functions as fn
 from reference.errors import (
     InvalidDestinationError,
     InvalidSourceError,
-    ServerPanicError,
     SubjectMismatchError,
     WildcardIndexOutOfRangeError,
     WildcardsNotUsedError,
@@ -99,7 +98,6 @@ class Transform:
 
         Raises:
             SubjectMismatchError: ``subject`` does not match the source (a ``ValueError``).
-            ServerPanicError: the release panics on this mapping instead of producing a subject.
         """
         return self._apply(subject, rng)
 
@@ -231,11 +229,6 @@ def compile_transform(
         return Transform(**base)  # type: ignore[arg-type]
 
     if destination == "":
-        if p.empty_destination_accepted:
-            panic = (
-                f"empty destination for {source!r}: the server panics on publish (observed on 2.10.27-2.14.5)"
-            )
-            return build(_apply=_generate(source, length, open_ended, checks, panic=panic))
         raise InvalidDestinationError("destination is empty")
     _check_destination(destination, p, engine_only)
     dtokens = destination.split(".")
@@ -313,7 +306,6 @@ def _assemble(
     slots: list[_Slot] = []
     randoms: list[_RandomSlot] = []
     names: dict[str, None] = {}
-    panic: str | None = None
     tail = -1
     for index, node in enumerate(nodes):
         if isinstance(node, LiteralNode):
@@ -330,12 +322,6 @@ def _assemble(
             positions = tuple(position(i) for i in node.indexes)
             if node.number <= 0 and p.partition_nonpositive_is_wildcard:
                 slots.append(positions[0])
-            elif node.number == 0 and not p.zero_count_guard:
-                panic = (
-                    f"partition count 0 in {node.token}: the server panics on publish "
-                    "(observed on 2.9.25-2.11.17)"
-                )
-                slots.append(_Literal(""))
             else:
                 slots.append(_HashSpec(positions, node.number & _MASK))
         elif node.name == "wildcard":
@@ -343,7 +329,7 @@ def _assemble(
         else:
             slots.append(_token_part(node, position(node.indexes[0])))
     length = source_length - 1 if open_ended else source_length
-    run = _generate(source, length, open_ended, checks, panic=panic, slots=slots, tail=tail)
+    run = _generate(source, length, open_ended, checks, slots=slots, tail=tail)
     return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
 
 
@@ -368,7 +354,6 @@ def _generate(
     open_ended: bool,
     checks: tuple[tuple[int, str], ...],
     *,
-    panic: str | None = None,
     verbatim: str | None = None,
     slots: list[_Slot] | None = None,
     tail: int = -1,
@@ -380,7 +365,6 @@ def _generate(
     """
     ns: dict[str, object] = {
         "_mismatch": _mismatch_error(source),
-        "_Panic": ServerPanicError,
         "_random": _random,
         "_dot": ".",
     }
@@ -390,10 +374,7 @@ def _generate(
         cond += f" or t[{int(i)}] != _k{i}"
     lines = ["def _apply(subject, rng=None):", "    t = subject.split('.')", f"    if {cond}:"]
     lines.append("        raise _mismatch(subject)")
-    if panic is not None:
-        ns["_message"] = panic
-        lines.append("    raise _Panic(_message)")
-    elif verbatim is not None:
+    if verbatim is not None:
         ns["_verbatim"] = verbatim
         lines.append("    return _verbatim")
     else:

@@ -17,7 +17,7 @@ from fixtures.backends.base import Backend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
 from records.schema import Case
-from reference.errors import MappingError, ServerPanicError
+from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.expectations import Expectations
@@ -122,18 +122,13 @@ def make_case(
 
 
 def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
-    """The batch's mappings the reference holds valid and that cannot crash the server, compiled.
-
-    Invalid mappings belong to the validation property, and mappings the reference predicts a server
-    panic for belong to the crash examples; neither is sent here (they never become cases of this batch).
-    """
+    """The batch's mappings the reference holds valid, compiled; invalid ones belong to the validation
+    property and never become cases of this batch."""
     compiled: list[tuple[Transform, tuple[str, ...]]] = []
     for (source, destination), subjects in zip(batch.mappings, batch.subjects, strict=True):
         try:
             transform = compile_transform(source, destination, profile)
-            for subject in subjects[:1]:
-                transform.apply(subject)
-        except (MappingError, ServerPanicError):
+        except MappingError:
             continue
         compiled.append((transform, subjects))
     return compiled
@@ -145,12 +140,78 @@ def run_mapping_batch(
     batch: MappingBatch,
     context: RunContext,
 ) -> BatchResult:
-    """Apply the batch's mappings, publish every subject, and judge where each arrived."""
+    """Apply the batch's mappings, publish every subject, and judge where each arrived.
+
+    A server that dies during the batch is a finding: it is restarted, the mappings that crash it are
+    found one by one and recorded as `server-crash` divergences, and the rest of the batch runs again.
+    """
     result = BatchResult()
     compiled = compile_batch(batch, profile)
     if not compiled:
         return result
-    accepted = _apply_bisecting(server, compiled, context, batch.seed, result)
+    attempt = _publish_batch(server, compiled, context, batch.seed)
+    if server.is_running():
+        result.cases += attempt.cases
+        return result
+    restart(server)
+    survivors = []
+    for item in compiled:
+        crash = _crash_case(server, item, context, batch.seed)
+        if crash is None:
+            survivors.append(item)
+        else:
+            result.cases.append(crash)
+            restart(server)
+    crashed_again = _publish_batch(server, survivors, context, batch.seed) if survivors else BatchResult()
+    if not server.is_running():
+        restart(server)
+    result.cases += crashed_again.cases
+    return result
+
+
+def restart(server: Backend) -> None:
+    """Start a server that died again, with an empty configuration."""
+    server.stop()
+    server.start(ServerConfig())
+
+
+def _crash_case(
+    server: Backend, item: tuple[Transform, tuple[str, ...]], context: RunContext, seed: int
+) -> Case | None:
+    """Publish the mapping's first subject alone; a `server-crash` case if the server dies of it."""
+    transform, subjects = item
+    try:
+        server.apply(ServerConfig().with_mappings(Mapping(transform.source, transform.destination)))
+    except ConfigRejectedError:
+        return None
+    publish_and_observe(server.url, [(0, subjects[0])], settle=0.2, timeout=5.0)
+    time.sleep(0.05)
+    if server.is_running():
+        return None
+    last = [line for line in server.logs().splitlines() if "panic" in line.lower()][:1]
+    return make_case(
+        context,
+        feature=feature_of(transform),
+        functions=transform.functions,
+        source=transform.source,
+        destination=transform.destination,
+        subject=subjects[0],
+        expected=transform.apply(subjects[0]),
+        observed="",
+        difference="server-crash",
+        detail=f"the server died on this publish: {last[0] if last else 'no panic line in its log'}",
+        seed=seed,
+    )
+
+
+def _publish_batch(
+    server: Backend,
+    compiled: list[tuple[Transform, tuple[str, ...]]],
+    context: RunContext,
+    seed: int,
+) -> BatchResult:
+    result = BatchResult()
+    accepted = _apply_bisecting(server, compiled, context, seed, result)
     publications: list[tuple[int, str]] = []
     case_of: list[tuple[Transform, str]] = []
     for transform, subjects in accepted:
@@ -171,7 +232,7 @@ def run_mapping_batch(
                 subject=subject,
                 arrived=arrived,
                 failure=observation.failure,
-                seed=batch.seed,
+                seed=seed,
                 duration_us=duration_us,
             )
         )
@@ -272,7 +333,7 @@ def _apply_bisecting(
                 subject="",
                 expected="accept",
                 observed="reject",
-                difference="reference-accepts-server-rejects",
+                difference="reference-accept-server-reject",
                 detail=error.server_message,
                 seed=seed,
             )
@@ -342,7 +403,7 @@ def run_validation_case(
     elif expected.split(":")[0] == observed:
         difference = ""
     else:
-        difference = f"reference-{expected}-server-{observed}"
+        difference = f"reference-{expected.replace(':', '-')}-server-{observed}"
     return make_case(
         context,
         feature="validation",

@@ -7,7 +7,8 @@
     implementation = "nats-server"       # or a third-party target's name; "*" for any
     min_version = "2.10.16"              # inclusive; omit for "since ever"
     max_version = ""                     # inclusive; empty for "still open"
-    case_class = "validation:*:left*"    # fnmatch pattern over a case's class
+    case_class = "validation:*:reference-accept-server-reject"   # fnmatch pattern over a case's class
+    functions = ["left", "right"]        # optional: the case must use one of these functions
     link = "https://..."                 # upstream issue or document section
     note = "why this differs"
 
@@ -52,6 +53,16 @@ class Expectation:
     max_version: str = ""
     link: str = ""
     note: str = ""
+    functions: tuple[str, ...] = ()
+
+    def explains(self, case_class: str) -> bool:
+        """True iff a divergence of `case_class` (`feature:fn1+fn2:difference`) is this entry's."""
+        if not fnmatchcase(case_class, self.case_class):
+            return False
+        if not self.functions:
+            return True
+        used = {name.lower() for name in case_class.split(":")[1].split("+")}
+        return any(name.lower() in used for name in self.functions)
 
     def covers(self, implementation: str, version: str) -> bool:
         if self.implementation not in ("*", implementation):
@@ -75,7 +86,7 @@ class Expectations:
         for entry in self.entries:
             if entry.covers(implementation, version):
                 self.covered.add(entry.id)
-                if fnmatchcase(case_class, entry.case_class):
+                if entry.explains(case_class):
                     self.confirmed.add(entry.id)
                     return entry
         return None
@@ -114,7 +125,12 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         if table["id"] in seen:
             raise ExpectationsError(f"{path}: divergence id {table['id']!r} appears twice")
         seen.add(table["id"])
-        entry = Expectation(**{key: str(value) for key, value in table.items()})
+        functions = table.pop("functions", [])
+        if not isinstance(functions, list):
+            raise ExpectationsError(f"{path}: 'functions' of {table['id']!r} must be a list of names")
+        entry = Expectation(
+            **{key: str(value) for key, value in table.items()}, functions=tuple(map(str, functions))
+        )
         for bound in (entry.min_version, entry.max_version):
             if bound:
                 version_key(bound)

@@ -7,14 +7,18 @@ rules of reference/profiles.py.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
 from records.writer import RecordWriter
 from reference.profiles import for_version
-from suites.differential import RunContext, run_validation_case
+from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, sources
 
@@ -31,3 +35,47 @@ def test_server_accepts_exactly_the_mappings_the_reference_accepts(
     case = run_validation_case(server, profile, source, destination, context)
     recorder.add(case)
     assert case.verdict != "diverge", describe_divergences([case])
+
+
+KNOWN_EXAMPLES = [
+    pytest.param("v.bar.*.*", "baz.{{wildcard(2)}}.{{wildcard(1)}}", id="token-reordering"),
+    pytest.param("v.neworders.*", "neworders.{{wildcard(1)}}.{{partition(3,1)}}", id="partition"),
+    pytest.param("v.*", "{{split(1,-)}}", id="split"),
+    pytest.param("v.*", "{{splitfromleft(1,4)}}", id="splitfromleft"),
+    pytest.param("v.*", "{{slicefromright(1,2)}}", id="slicefromright"),
+    pytest.param("v.*", "x.{{left(1,2)}}", id="left"),
+    pytest.param("v.*", "x.{{right(1,2)}}", id="right"),
+    pytest.param("v.*", "", id="empty-destination"),
+]
+
+
+@pytest.mark.parametrize(("source", "destination"), KNOWN_EXAMPLES)
+def test_documented_and_known_examples(
+    server: Backend, context: RunContext, recorder: RecordWriter, source: str, destination: str
+) -> None:
+    case = run_validation_case(server, for_version(server.version), source, destination, context)
+    recorder.add(case)
+    assert case.verdict in ("agree", "expected"), describe_divergences([case])
+
+
+@pytest.mark.min_server("2.9.0")
+def test_a_server_crash_is_recorded_with_its_input(
+    server_factory: Callable[[], Backend], context: RunContext, recorder: RecordWriter
+) -> None:
+    fresh = server_factory()
+    fresh.start(ServerConfig())
+    profile = for_version(fresh.version)
+    batch = MappingBatch((("z.*", "z.{{partition(0,1)}}"), ("y.*", "y.$1")), (("z.a",), ("y.b",)))
+    result = run_mapping_batch(fresh, profile, batch, replace(context, backend=fresh.name))
+    recorder.extend(result.cases)
+    by_source = {case.source: case for case in result.cases}
+    assert by_source["y.*"].verdict == "agree"
+    assert fresh.is_running()
+    if profile.version < (2, 12, 0):
+        crash = by_source["z.*"]
+        assert crash.case_class == "partition:partition:server-crash"
+        assert crash.verdict == "expected"
+        assert crash.expectation == "partition-zero-crashes"
+        assert "panic" in crash.detail
+    else:
+        assert by_source["z.*"].observed == "z.0"

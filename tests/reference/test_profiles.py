@@ -64,6 +64,8 @@ def test_profiles_are_frozen_and_slotted() -> None:
                 "splitFromRight",
                 "sliceFromLeft",
                 "sliceFromRight",
+                "left",
+                "right",
                 "random",
             },
         ),
@@ -73,10 +75,10 @@ def test_mapping_functions_follow_the_release_table(spec: str, functions: set[st
     assert for_version(spec).mapping_functions == functions
 
 
-def test_left_right_in_engine_only_from_2_10_16() -> None:
-    assert "left" not in for_version("2.10.14").functions
-    assert {"left", "right"} <= for_version("2.10.16").functions
-    assert "left" not in for_version("2.14").mapping_functions
+def test_left_right_from_2_10_16() -> None:
+    assert "left" not in for_version("2.10.14").mapping_functions
+    assert {"left", "right"} <= for_version("2.10.16").mapping_functions
+    assert {"left", "right"} <= for_version("2.14").mapping_functions
 
 
 @pytest.mark.parametrize(
