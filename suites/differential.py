@@ -48,6 +48,7 @@ class MappingBatch:
 @dataclass(slots=True)
 class BatchResult:
     cases: list[Case] = field(default_factory=list)
+    failure: str = ""
 
     @property
     def unexpected(self) -> list[Case]:
@@ -150,7 +151,7 @@ def run_mapping_batch(
     if not compiled:
         return result
     attempt = _publish_batch(server, compiled, context, batch.seed)
-    if server.is_running():
+    if not has_died(server, attempt.failure):
         result.cases += attempt.cases
         return result
     restart(server)
@@ -163,10 +164,21 @@ def run_mapping_batch(
             result.cases.append(crash)
             restart(server)
     crashed_again = _publish_batch(server, survivors, context, batch.seed) if survivors else BatchResult()
-    if not server.is_running():
+    if has_died(server, crashed_again.failure):
         restart(server)
     result.cases += crashed_again.cases
     return result
+
+
+def has_died(server: Backend, failure: str, *, grace: float = 3.0) -> bool:
+    """True iff the server is gone; after a connection failure, wait up to `grace` seconds for a dying
+    process or container to be seen as ended."""
+    deadline = time.monotonic() + (grace if failure else 0.0)
+    while server.is_running():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def restart(server: Backend) -> None:
@@ -184,9 +196,8 @@ def _crash_case(
         server.apply(ServerConfig().with_mappings(Mapping(transform.source, transform.destination)))
     except ConfigRejectedError:
         return None
-    publish_and_observe(server.url, [(0, subjects[0])], settle=0.2, timeout=5.0)
-    time.sleep(0.05)
-    if server.is_running():
+    observation = publish_and_observe(server.url, [(0, subjects[0])], settle=0.2, timeout=5.0)
+    if not has_died(server, observation.failure):
         return None
     last = [line for line in server.logs().splitlines() if "panic" in line.lower()][:1]
     return make_case(
@@ -222,6 +233,7 @@ def _publish_batch(
         return result
     began = time.perf_counter()
     observation = publish_and_observe(server.url, publications)
+    result.failure = observation.failure
     duration_us = int((time.perf_counter() - began) * 1e6 / len(publications))
     for index, (transform, subject) in enumerate(case_of):
         arrived = observation.subjects_of(index)

@@ -1,0 +1,179 @@
+"""Statistics for the distribution properties: chi-square goodness of fit, and how many messages a
+weighted check must publish.
+
+Used by ``suites/test_partition.py`` ("Deterministic Subject token Partitioning": the hash distribution
+"tending towards perfectly balanced") and ``suites/test_weighted.py`` ("Weighted Mappings": traffic split
+by percentage). Both compare observed counts per category with expected shares by Pearson's chi-square
+test (``scipy.stats.chisquare``).
+
+False alarms: every test is run at ``ALPHA`` = 1e-6. A full CI run (``ci`` profile, 60 examples, two
+distribution properties, seven releases, plus the documented examples) performs under 1,000 such tests,
+so the chance that a correct server fails any of them in a run is below 1e-3 (Bonferroni bound).
+
+Power: :func:`sample_size` gives the number of messages for which a shift of ``DEVIATION`` = 5
+percentage points in any one category (the rest re-spread in proportion) is detected with probability
+``POWER`` = 0.99 at ``ALPHA``, from the non-central chi-square distribution. The least detectable such
+shift moves the category whose share is nearest 1/2, and its effect size is
+``w² = δ² / (p (1 - p))`` (Cohen's w; see :func:`effect_size`). The worst case, a category of share 1/2,
+needs 5,210 messages with 2 categories, 5,630 with 3 and 5,946 with 4; a 98/2 split needs 409.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from scipy import optimize, stats
+
+__all__ = [
+    "ALPHA",
+    "DEVIATION",
+    "MIN_EXPECTED",
+    "POWER",
+    "GoodnessOfFit",
+    "chi_square",
+    "effect_size",
+    "power_of",
+    "sample_size",
+    "uniformity",
+]
+
+ALPHA: Final = 1e-6
+"""False-alarm rate of one chi-square test (see the module docstring for the per-run rate)."""
+
+POWER: Final = 0.99
+"""Probability that a deviation of ``DEVIATION`` is detected with the sample :func:`sample_size` gives."""
+
+DEVIATION: Final = 0.05
+"""The smallest shift of one category's share (5 percentage points) a weighted check must detect."""
+
+MIN_EXPECTED: Final = 5.0
+"""Every category must expect at least this many observations, or the chi-square approximation of
+Pearson's statistic is poor (the usual rule of thumb)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoodnessOfFit:
+    """The outcome of one chi-square test of ``observed`` counts against ``expected`` counts."""
+
+    observed: tuple[int, ...]
+    expected: tuple[float, ...]
+    statistic: float
+    p_value: float
+    dof: int
+    alpha: float
+
+    @property
+    def rejected(self) -> bool:
+        """True iff the counts are implausible under the expected shares: ``p_value < alpha``."""
+        return self.p_value < self.alpha
+
+    def describe(self) -> str:
+        """One line: the counts, the expected counts, the statistic and the p-value against alpha."""
+        expected = ", ".join(f"{value:.1f}" for value in self.expected)
+        return (
+            f"observed {list(self.observed)}, expected [{expected}]: chi2={self.statistic:.2f} "
+            f"dof={self.dof} p={self.p_value:.3g} (alpha={self.alpha:g})"
+        )
+
+
+def _check_shares(shares: Sequence[float]) -> None:
+    if not shares or any(share < 0 for share in shares) or not math.isclose(sum(shares), 1.0):
+        raise ValueError(f"'shares' must be non-negative and sum to 1 (got {list(shares)})")
+
+
+def chi_square(observed: Sequence[int], shares: Sequence[float], *, alpha: float = ALPHA) -> GoodnessOfFit:
+    """Pearson's chi-square test of ``observed`` counts against the category ``shares`` (summing to 1).
+
+    A count in a category of share 0 is impossible under the expected shares: the p-value is 0. With one
+    possible category there is nothing to test (p = 1 when every count is in it).
+
+    Raises:
+        ValueError: the lists differ in length, or ``shares`` are negative or do not sum to 1.
+    """
+    if len(observed) != len(shares):
+        raise ValueError(f"'observed' and 'shares' differ in length ({len(observed)} != {len(shares)})")
+    _check_shares(shares)
+    total = sum(observed)
+    expected = tuple(total * share for share in shares)
+    counts = tuple(int(count) for count in observed)
+    if any(count and share == 0 for count, share in zip(counts, shares, strict=True)):
+        return GoodnessOfFit(counts, expected, math.inf, 0.0, len(counts) - 1, alpha)
+    live = [(count, exp) for count, exp in zip(counts, expected, strict=True) if exp > 0]
+    if len(live) < 2 or total == 0:
+        return GoodnessOfFit(counts, expected, 0.0, 1.0, 0, alpha)
+    result = stats.chisquare([c for c, _ in live], [e for _, e in live])
+    return GoodnessOfFit(
+        counts, expected, float(result.statistic), float(result.pvalue), len(live) - 1, alpha
+    )
+
+
+def uniformity(observed: Sequence[int], *, alpha: float = ALPHA) -> GoodnessOfFit:
+    """Chi-square test of ``observed`` counts against equal shares (one count per category)."""
+    return chi_square(observed, [1 / len(observed)] * len(observed), alpha=alpha)
+
+
+def effect_size(shares: Sequence[float], deviation: float = DEVIATION) -> float:
+    """Cohen's ``w²`` of the least detectable shift of one category's share by ``deviation``.
+
+    Moving ``δ`` into category i and taking it from the others in proportion to their shares gives
+    ``w² = Σ (Δ_j)² / p_j = δ² / p_i + δ² / (1 - p_i) = δ² / (p_i (1 - p_i))``; spreading the change in
+    proportion is the least visible way (Cauchy-Schwarz), and the category with ``p_i`` nearest 1/2 is
+    the least visible one to move. Shares of 0 or 1 are skipped (nothing to shift); with no other
+    category the result is ``inf`` (any change is a category that cannot occur).
+    """
+    _check_shares(shares)
+    spread = max((p * (1 - p) for p in shares if 0 < p < 1), default=0.0)
+    return math.inf if spread == 0 else deviation**2 / spread
+
+
+def power_of(
+    messages: int, shares: Sequence[float], *, deviation: float = DEVIATION, alpha: float = ALPHA
+) -> float:
+    """The probability that a chi-square test on ``messages`` observations rejects at ``alpha`` when one
+    category's share is off by ``deviation`` (non-central chi-square with ``λ = messages * w²``)."""
+    dof = sum(1 for p in shares if p > 0) - 1
+    w2 = effect_size(shares, deviation)
+    if dof < 1 or math.isinf(w2):
+        return 1.0
+    critical = stats.chi2.isf(alpha, dof)
+    return float(stats.ncx2.sf(critical, dof, messages * w2))
+
+
+def sample_size(
+    shares: Sequence[float],
+    *,
+    deviation: float = DEVIATION,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    min_expected: float = MIN_EXPECTED,
+    floor: int = 100,
+) -> int:
+    """How many messages to publish so that a ``deviation`` in one category's share is detected with
+    probability ``power`` at false-alarm rate ``alpha``, and every category expects ``min_expected``.
+
+    No cap is applied here: callers that must bound their run time cap the result themselves and say so
+    (a capped sample is still a valid test, with less power).
+
+    Raises:
+        ValueError: ``shares`` are negative or do not sum to 1.
+    """
+    _check_shares(shares)
+    live = [p for p in shares if p > 0]
+    needed = max(floor, math.ceil(min_expected / min(live)))
+    dof = len(live) - 1
+    w2 = effect_size(live, deviation)
+    if dof < 1 or math.isinf(w2):
+        return needed
+    critical = stats.chi2.isf(alpha, dof)
+
+    def shortfall(noncentrality: float) -> float:
+        return float(stats.ncx2.sf(critical, dof, noncentrality)) - power
+
+    upper = 1.0
+    while shortfall(upper) < 0:
+        upper *= 2
+    noncentrality = float(optimize.brentq(shortfall, 0.0, upper, xtol=1e-6))
+    return max(needed, math.ceil(noncentrality / w2))

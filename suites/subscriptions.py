@@ -1,0 +1,241 @@
+"""Observe deliveries to many subscriptions at once: which subscription received which publication.
+
+One connection subscribes every pattern (subscription id = position + 1), then publishes the subjects
+itself, each message carrying its publication index as payload (NATS echoes a connection's own messages
+to its subscriptions by default). Publications go in chunks, each followed by a PING: the server writes a
+connection's deliveries and its PONG in the order it handled them, so when the PONG arrives every
+delivery of the chunk has been read. No settle time is needed, and a missing delivery is a real absence.
+
+A chunk is sized so that even if every publication matched every subscription, the deliveries it causes
+stay far below the socket buffers and the server's slow-consumer limit.
+
+Used by ``suites/test_matching.py`` (subjects.ru.md, "Подстановки"), and with a single ``>``
+subscription by the partition and weighted properties, where mappings rewrite the subjects.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from fixtures.wire import CRLF, WireConnection, WireError
+from records.schema import Case
+from reference.matching import SubjectIndex
+from suites.differential import RunContext, make_case
+
+__all__ = [
+    "CHUNK_DELIVERIES",
+    "SubscriptionObservation",
+    "judge_matching",
+    "observe_subscriptions",
+    "publication_frames",
+    "wildcard_kinds",
+]
+
+CHUNK_DELIVERIES: Final = 5_000
+"""Upper bound on the deliveries one chunk can cause (publications x subscriptions)."""
+
+
+@dataclass(slots=True)
+class SubscriptionObservation:
+    """What one observation saw.
+
+    Attributes:
+        deliveries: (subscription id, publication index) -> the subjects it was delivered with, in order
+            (one entry per delivery: two entries mean the subscription received it twice).
+        published: how many publications were sent and confirmed by a round trip.
+        failure: why the observation ended early (empty when it completed).
+    """
+
+    deliveries: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    published: int = 0
+    failure: str = ""
+
+    def subjects_for(self, sid: int, index: int) -> list[str]:
+        """The subjects publication ``index`` reached subscription ``sid`` with (empty: not delivered)."""
+        return self.deliveries.get((sid, index), [])
+
+    def received(self, index: int) -> bool:
+        """True iff publication ``index`` was confirmed sent (its absence from a subscription means
+        something), which holds for every publication unless the observation failed."""
+        return index < self.published
+
+
+def publication_frames(subjects: Sequence[str], start: int, stop: int) -> bytes:
+    """``PUB`` frames for ``subjects[start:stop]``, the payload being each one's index, then a ``PING``."""
+    out = bytearray()
+    for index in range(start, stop):
+        payload = str(index).encode()
+        subject = subjects[index].encode("utf-8", "surrogateescape")
+        out += b"PUB " + subject + b" " + str(len(payload)).encode() + CRLF + payload + CRLF
+    out += b"PING" + CRLF
+    return bytes(out)
+
+
+class _Reader:
+    """Parses ``MSG`` frames off a raw socket until a ``PONG``; payloads are publication indexes."""
+
+    def __init__(self, sock: socket.socket, leftover: bytes, observation: SubscriptionObservation) -> None:
+        self.sock = sock
+        self.buffer = bytearray(leftover)
+        self.deliveries = observation.deliveries
+
+    def until_pong(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        buffer = self.buffer
+        deliveries = self.deliveries
+        while True:
+            position = 0
+            while True:
+                end = buffer.find(CRLF, position)
+                if end < 0:
+                    break
+                verb = bytes(buffer[position : position + 4])
+                if verb == b"MSG ":
+                    parts = bytes(buffer[position:end]).split(b" ")
+                    size = int(parts[-1])
+                    body_end = end + 2 + size
+                    if body_end + 2 > len(buffer):
+                        break
+                    payload = bytes(buffer[end + 2 : body_end])
+                    position = body_end + 2
+                    # Other payloads (the reload probe's "probe") are not ours.
+                    if payload.isdigit():
+                        key = (int(parts[2]), int(payload))
+                        subject = parts[1].decode("utf-8", "surrogateescape")
+                        deliveries.setdefault(key, []).append(subject)
+                    continue
+                line = bytes(buffer[position:end])
+                position = end + 2
+                if verb == b"PONG":
+                    del buffer[:position]
+                    return
+                if verb == b"PING":
+                    self.sock.sendall(b"PONG" + CRLF)
+                elif verb == b"-ERR":
+                    raise WireError(f"server error: {line[5:].decode('utf-8', 'replace').strip()}")
+                # +OK and INFO need no action.
+            del buffer[:position]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WireError(f"no PONG from the server within {timeout:.0f}s")
+            self.sock.settimeout(remaining)
+            try:
+                chunk = self.sock.recv(1 << 20)
+            except TimeoutError:
+                continue
+            except OSError as error:
+                raise WireError(f"connection lost: {error}") from error
+            if not chunk:
+                raise WireError("the server closed the connection")
+            buffer += chunk
+
+
+def observe_subscriptions(
+    url: str,
+    patterns: Sequence[str],
+    subjects: Sequence[str],
+    *,
+    chunk_deliveries: int = CHUNK_DELIVERIES,
+    timeout: float = 10.0,
+) -> SubscriptionObservation:
+    """Subscribe ``patterns`` (sids 1..N), publish ``subjects`` (payload = index) on the same connection,
+    and return every delivery. Never raises for server or network trouble: ``failure`` says what ended
+    the observation, and ``published`` how far it got.
+    """
+    observation = SubscriptionObservation()
+    try:
+        connection = WireConnection(url, name="nats-conformance-subscriptions", timeout=timeout)
+    except WireError as error:
+        observation.failure = str(error)
+        return observation
+    try:
+        for sid, pattern in enumerate(patterns, start=1):
+            connection.subscribe(pattern, sid)
+        connection.flush()
+        sock, leftover = connection.detach()
+        reader = _Reader(sock, leftover, observation)
+        per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
+        for start in range(0, len(subjects), per_chunk):
+            stop = min(start + per_chunk, len(subjects))
+            try:
+                sock.sendall(publication_frames(subjects, start, stop))
+            except OSError as error:
+                raise WireError(f"connection lost while publishing: {error}") from error
+            reader.until_pong(timeout)
+            observation.published = stop
+    except WireError as error:
+        observation.failure = str(error)
+    finally:
+        connection.close()
+    return observation
+
+
+def wildcard_kinds(pattern: str) -> tuple[str, ...]:
+    """The wildcards a pattern uses, as the `functions` column of its cases: ``partial`` for ``*``,
+    ``full`` for a final ``>`` (empty for a literal pattern)."""
+    tokens = pattern.split(".")
+    kinds = []
+    if "*" in tokens:
+        kinds.append("partial")
+    if tokens[-1] == ">":
+        kinds.append("full")
+    return tuple(kinds)
+
+
+def judge_matching(
+    context: RunContext,
+    patterns: Sequence[str],
+    subjects: Sequence[str],
+    observation: SubscriptionObservation,
+    *,
+    seed: int = 0,
+    duration_us: int = 0,
+) -> list[Case]:
+    """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
+    ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
+    (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
+    order, subscription id = position + 1."""
+    index = SubjectIndex(patterns)
+    cases: list[Case] = []
+    kinds = [wildcard_kinds(pattern) for pattern in patterns]
+    for position, subject in enumerate(subjects):
+        matched = index.match(subject)
+        confirmed = observation.received(position)
+        for slot, pattern in enumerate(patterns):
+            expected = "match" if pattern in matched else "no-match"
+            arrived = observation.subjects_for(slot + 1, position)
+            observed = "|".join("match" if got == subject else f"match:{got}" for got in arrived)
+            observed = observed or "no-match"
+            if not arrived and not confirmed:
+                difference, observed = "unknown", ""
+            elif observed == expected:
+                difference = ""
+            elif not arrived:
+                difference = "not-delivered"
+            elif expected == "no-match":
+                difference = "unexpected-delivery"
+            elif len(arrived) > 1:
+                difference = "duplicated"
+            else:
+                difference = "wrong-subject"
+            cases.append(
+                make_case(
+                    context,
+                    feature="matching",
+                    functions=kinds[slot],
+                    source=pattern,
+                    destination="",
+                    subject=subject,
+                    expected=expected,
+                    observed=observed,
+                    difference=difference,
+                    detail=observation.failure if difference == "unknown" else "",
+                    seed=seed,
+                    duration_us=duration_us,
+                )
+            )
+    return cases

@@ -1,0 +1,98 @@
+"""suites.distribution: chi-square verdicts, effect size, power and sample sizes."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from suites.distribution import (
+    ALPHA,
+    DEVIATION,
+    POWER,
+    chi_square,
+    effect_size,
+    power_of,
+    sample_size,
+    uniformity,
+)
+
+
+def test_counts_exactly_at_their_shares_fit() -> None:
+    fit = chi_square([98, 2], [0.98, 0.02])
+    assert fit.statistic == pytest.approx(0.0)
+    assert fit.p_value == pytest.approx(1.0)
+    assert not fit.rejected
+    assert fit.dof == 1
+
+
+def test_a_count_in_a_category_of_share_zero_is_rejected() -> None:
+    fit = chi_square([10, 1], [1.0, 0.0])
+    assert fit.p_value == 0.0
+    assert fit.rejected
+
+
+def test_a_single_possible_category_has_nothing_to_test() -> None:
+    fit = chi_square([500], [1.0])
+    assert (fit.p_value, fit.dof, fit.rejected) == (1.0, 0, False)
+
+
+def test_a_clear_imbalance_is_rejected_and_described() -> None:
+    fit = uniformity([700, 300])
+    assert fit.rejected
+    assert "p=" in fit.describe()
+    assert "observed [700, 300]" in fit.describe()
+
+
+@pytest.mark.parametrize(
+    ("observed", "shares"),
+    [([1, 2], [1.0]), ([1, 2], [0.5, 0.6]), ([1, 2], [1.5, -0.5]), ([], [])],
+)
+def test_bad_arguments_raise_value_error(observed: list[int], shares: list[float]) -> None:
+    with pytest.raises(ValueError, match="'"):
+        chi_square(observed, shares)
+
+
+def test_effect_size_is_deviation_squared_over_the_largest_binomial_variance() -> None:
+    assert effect_size([0.5, 0.5]) == pytest.approx(0.01)
+    assert effect_size([0.98, 0.02]) == pytest.approx(0.0025 / (0.98 * 0.02))
+    assert effect_size([0.2, 0.3, 0.5]) == pytest.approx(0.01)
+    assert math.isinf(effect_size([1.0]))
+
+
+@pytest.mark.parametrize(
+    ("shares", "messages"),
+    [([0.5, 0.5], 5210), ([0.5, 0.25, 0.25], 5630), ([0.5, 0.2, 0.2, 0.1], 5946), ([0.98, 0.02], 409)],
+)
+def test_sample_sizes_are_the_documented_ones_and_just_reach_the_power(
+    shares: list[float], messages: int
+) -> None:
+    assert sample_size(shares) == messages
+    assert power_of(messages, shares) >= POWER
+    assert power_of(messages - 10, shares) < POWER
+
+
+def test_sample_size_keeps_every_category_at_five_expected() -> None:
+    assert sample_size([0.99, 0.01]) >= 500
+    assert sample_size([1.0]) == 100
+
+
+def _rejections(truth: list[float], shares: list[float], messages: int, trials: int, seed: int) -> int:
+    rng = random.Random(seed)
+    rejected = 0
+    for _ in range(trials):
+        counts = [0] * len(truth)
+        for index in rng.choices(range(len(truth)), weights=truth, k=messages):
+            counts[index] += 1
+        rejected += chi_square(counts, shares).rejected
+    return rejected
+
+
+def test_simulated_false_alarms_and_detections_match_the_stated_rates() -> None:
+    shares = [0.5, 0.3, 0.2]
+    messages = sample_size(shares)
+    assert _rejections(shares, shares, messages, trials=100, seed=1) == 0  # alpha 1e-6: none expected
+    shifted = [0.5 + DEVIATION, 0.3 - DEVIATION * 0.6, 0.2 - DEVIATION * 0.4]
+    assert _rejections(shifted, shares, messages, trials=100, seed=2) >= 95  # power 0.99
+    assert ALPHA == 1e-6
