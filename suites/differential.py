@@ -122,6 +122,31 @@ def make_case(
     )
 
 
+def rejection_case(
+    context: RunContext,
+    *,
+    functions: Sequence[str],
+    source: str,
+    destination: str,
+    error: ConfigRejectedError,
+    seed: int,
+) -> Case:
+    """A validation divergence: the server refused a mapping the reference holds valid."""
+    return make_case(
+        context,
+        feature="validation",
+        functions=functions,
+        source=source,
+        destination=destination,
+        subject="",
+        expected="accept",
+        observed="reject",
+        difference="reference-accept-server-reject",
+        detail=error.server_message,
+        seed=seed,
+    )
+
+
 def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
     """The batch's mappings the reference holds valid, compiled; invalid ones belong to the validation
     property and never become cases of this batch."""
@@ -336,17 +361,12 @@ def _apply_bisecting(
             server.apply(config([item]))
             accepted.append(item)
         except ConfigRejectedError as error:
-            rejected = make_case(
+            rejected = rejection_case(
                 context,
-                feature="validation",
                 functions=transform.functions,
                 source=transform.source,
                 destination=transform.destination,
-                subject="",
-                expected="accept",
-                observed="reject",
-                difference="reference-accept-server-reject",
-                detail=error.server_message,
+                error=error,
                 seed=seed,
             )
             result.cases.append(rejected)

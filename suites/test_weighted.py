@@ -36,7 +36,7 @@ from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile, for_version
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
-from suites.differential import RunContext, make_case
+from suites.differential import RunContext, make_case, rejection_case
 from suites.distribution import GoodnessOfFit, chi_square, sample_size
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED
@@ -123,18 +123,8 @@ def run_weighted(
     try:
         server.apply(ServerConfig().with_mappings(Mapping(source, config_entries)))
     except ConfigRejectedError as error:
-        result.summary = make_case(
-            context,
-            feature="validation",
-            functions=functions,
-            source=source,
-            destination=destination,
-            subject="",
-            expected="accept",
-            observed="reject",
-            difference="reference-accept-server-reject",
-            detail=error.server_message,
-            seed=seed,
+        result.summary = rejection_case(
+            context, functions=functions, source=source, destination=destination, error=error, seed=seed
         )
         return result
     began = time.perf_counter()
