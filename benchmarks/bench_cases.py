@@ -1,0 +1,93 @@
+"""Live mapping cases per second end to end, beside the raw publish rate of the same client.
+
+    .venv/bin/python benchmarks/bench_cases.py [--version 2.14.5] [--cases 1000000] [--repeats 3]
+
+"Raw" publishes and observes the same subjects through the same wire tap with no reference and no
+records; "cases" is the whole pipeline (reference, verdicts, records written as Parquet). The
+one-million figure includes server start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fixtures.backends.process import ProcessBackend
+from fixtures.config import Mapping, ServerConfig
+from fixtures.provision import resolve_binary
+from records.writer import RecordWriter
+from reference.profiles import for_version
+from suites.differential import MappingBatch, RunContext, run_mapping_batch
+from suites.expectations import Expectations
+from suites.harness import publish_and_observe
+from suites.strategies import bulk_subjects
+
+MAPPINGS = tuple(
+    (f"m{i}.*.*", f"out{i}.{{{{wildcard(2)}}}}.{{{{partition(10,1,2)}}}}.{{{{split(1,-)}}}}")
+    for i in range(20)
+)
+
+
+def batch_of(cases: int, seed: int) -> MappingBatch:
+    rng = random.Random(seed)
+    pool = [f"k{i}-{rng.randrange(10**6)}" for i in range(1000)]
+    per = cases // len(MAPPINGS)
+    subjects = tuple(tuple(bulk_subjects(source, rng, per, pool=pool)) for source, _ in MAPPINGS)
+    return MappingBatch(MAPPINGS, subjects, seed)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default="2.14.5")
+    parser.add_argument("--cases", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    arguments = parser.parse_args()
+    binary = resolve_binary(arguments.version)
+    batch = batch_of(arguments.cases, 1)
+    publications = [(i, s) for i, s in enumerate(s for group in batch.subjects for s in group)]
+    raw_rates, case_rates, totals = [], [], []
+    for repeat in range(arguments.repeats):
+        began = time.perf_counter()
+        server = ProcessBackend(binary)
+        server.start(ServerConfig())
+        try:
+            profile = for_version(server.version)
+            with tempfile.TemporaryDirectory() as directory, RecordWriter(Path(directory) / "run") as writer:
+                context = RunContext(
+                    "bench", "nats-server", server.version, "process", Expectations(), writer.next_case_id
+                )
+                started = time.perf_counter()
+                result = run_mapping_batch(server, profile, batch, context)
+                writer.extend(result.cases)
+                writer.flush()
+                elapsed = time.perf_counter() - started
+                totals.append(time.perf_counter() - began)
+                agree = sum(case.verdict == "agree" for case in result.cases)
+                case_rates.append(len(result.cases) / elapsed)
+            server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))
+            started = time.perf_counter()
+            observation = publish_and_observe(server.url, publications)
+            raw_rates.append(len(observation.arrivals) / (time.perf_counter() - started))
+        finally:
+            server.cleanup()
+        print(
+            f"repeat {repeat + 1}: {len(result.cases)} cases ({agree} agree) at {case_rates[-1]:,.0f}/s;"
+            f" raw {raw_rates[-1]:,.0f} msg/s; with server start {totals[-1]:.1f} s",
+            flush=True,
+        )
+    raw, cases = statistics.median(raw_rates), statistics.median(case_rates)
+    print(f"median: cases {cases:,.0f}/s, raw publish+observe {raw:,.0f} msg/s, ratio {cases / raw:.2f}")
+    print(
+        f"median time for {arguments.cases:,} live cases including server start: {statistics.median(totals):.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
