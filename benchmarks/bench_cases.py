@@ -84,9 +84,8 @@ def main() -> None:
         )
     raw, cases = statistics.median(raw_rates), statistics.median(case_rates)
     print(f"median: cases {cases:,.0f}/s, raw publish+observe {raw:,.0f} msg/s, ratio {cases / raw:.2f}")
-    print(
-        f"median time for {arguments.cases:,} live cases including server start: {statistics.median(totals):.1f} s"
-    )
+    total = statistics.median(totals)
+    print(f"median time for {arguments.cases:,} live cases including server start: {total:.1f} s")
 
 
 if __name__ == "__main__":
