@@ -68,13 +68,8 @@ def replay(arguments: argparse.Namespace) -> int:
     try:
         server.start(ServerConfig())
         profile = for_version(server.version)
-        context = RunContext(
-            run_id="replay",
-            implementation="nats-server",
-            server_version=server.version,
-            backend=server.name,
-            expectations=Expectations(),
-            next_case_id=lambda: next(counter),
+        context = RunContext.for_server(
+            server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
         )
         if arguments.feature == "validation" or not arguments.subject:
             cases = [run_validation_case(server, profile, arguments.source, arguments.destination, context)]

@@ -190,14 +190,8 @@ def run_one(
     progress = Progress(label=f"{target.id}:")
     try:
         server.start(ServerConfig())
-        expectations.note_run("nats-server", server.version)
-        context = RunContext(
-            run_id=writer.run_id,
-            implementation="nats-server",
-            server_version=server.version,
-            backend=server.name,
-            expectations=expectations,
-            next_case_id=writer.next_case_id,
+        context = RunContext.for_server(
+            server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
         run_target(server, plan, context, writer, progress)
     finally:

@@ -35,6 +35,20 @@ class RunContext:
     expectations: Expectations
     next_case_id: Callable[[], int]
 
+    @classmethod
+    def for_server(
+        cls,
+        server: Backend,
+        *,
+        run_id: str,
+        expectations: Expectations,
+        next_case_id: Callable[[], int],
+        implementation: str = "nats-server",
+    ) -> RunContext:
+        """The context of a started server; its release is noted for the staleness of expectations."""
+        expectations.note_run(implementation, server.version)
+        return cls(run_id, implementation, server.version, server.name, expectations, next_case_id)
+
 
 @dataclass(frozen=True, slots=True)
 class MappingBatch:
