@@ -51,7 +51,7 @@ def main() -> None:
     arguments = parser.parse_args()
     binary = resolve_binary(arguments.version)
     batch = batch_of(arguments.cases, 1)
-    publications = [(i, s) for i, s in enumerate(s for group in batch.subjects for s in group)]
+    publications = [subject for group in batch.subjects for subject in group]
     raw_rates, case_rates, totals = [], [], []
     for repeat in range(arguments.repeats):
         began = time.perf_counter()
@@ -65,20 +65,20 @@ def main() -> None:
                 )
                 started = time.perf_counter()
                 result = run_mapping_batch(server, profile, batch, context)
-                writer.extend(result.cases)
+                result.record(writer)
                 writer.flush()
                 elapsed = time.perf_counter() - started
                 totals.append(time.perf_counter() - began)
-                agree = sum(case.verdict == "agree" for case in result.cases)
-                case_rates.append(len(result.cases) / elapsed)
+                agree = result.verdicts()["agree"]
+                case_rates.append(len(result) / elapsed)
             server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))
             started = time.perf_counter()
             observation = publish_and_observe(server.url, publications)
-            raw_rates.append(len(observation.arrivals) / (time.perf_counter() - started))
+            raw_rates.append(observation.received / (time.perf_counter() - started))
         finally:
             server.cleanup()
         print(
-            f"repeat {repeat + 1}: {len(result.cases)} cases ({agree} agree) at {case_rates[-1]:,.0f}/s;"
+            f"repeat {repeat + 1}: {len(result)} cases ({agree} agree) at {case_rates[-1]:,.0f}/s;"
             f" raw {raw_rates[-1]:,.0f} msg/s; with server start {totals[-1]:.1f} s",
             flush=True,
         )

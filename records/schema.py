@@ -6,6 +6,7 @@ refuse records newer than they know.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Final
 
@@ -52,6 +53,59 @@ class Case:
     bucket: int = -1
     seed: int = 0
     duration_us: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CaseBlock:
+    """Many cases with one verdict that share every column of `shared` except the per-case ones:
+    case id, subject, expected, observed and (when given) bucket. Volume suites produce these instead
+    of one `Case` per subject."""
+
+    shared: Case
+    case_ids: Sequence[int]
+    subjects: Sequence[str]
+    expected: Sequence[str]
+    observed: Sequence[str]
+    buckets: Sequence[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.subjects)
+
+    def cases(self) -> list[Case]:
+        """The block as single cases (for small blocks and tests)."""
+        s = self.shared
+        buckets = self.buckets if self.buckets is not None else [s.bucket] * len(self)
+        return [
+            Case(
+                s.run_id,
+                case_id,
+                s.implementation,
+                s.server_version,
+                s.backend,
+                s.feature,
+                s.functions,
+                s.source,
+                s.destination,
+                subject,
+                expected,
+                observed,
+                s.verdict,
+                s.detail,
+                s.expectation,
+                s.case_class,
+                s.partitions,
+                bucket,
+                s.seed,
+                s.duration_us,
+            )
+            for case_id, subject, expected, observed, bucket in zip(
+                self.case_ids, self.subjects, self.expected, self.observed, buckets, strict=True
+            )
+        ]
+
+
+PER_CASE: Final = ("case_id", "subject", "expected", "observed", "bucket")
+"""The columns a `CaseBlock` holds per case; the others come from its `shared` case."""
 
 
 ARROW_TYPES: Final[dict[str, pa.DataType]] = {

@@ -11,25 +11,35 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.schema import COLUMNS, SCHEMA, SCHEMA_VERSION, VERDICTS, Case
+from records.schema import COLUMNS, PER_CASE, SCHEMA, SCHEMA_VERSION, VERDICTS, Case, CaseBlock
 from reference.errors import ConformanceError
 
 MANIFEST = "manifest.json"
 ROW = attrgetter(*COLUMNS)
 """A case as a tuple in column order (dataclasses.astuple deep-copies and is ten times slower)."""
 CASES = "cases"
+UNIQUE_PER_CASE: Final = ("case_id", "subject", "expected", "observed", "detail")
+DICTIONARY_COLUMNS: Final = [name for name in COLUMNS if name not in UNIQUE_PER_CASE]
+"""Columns with few distinct values per part; dictionary-encoding the per-case ones only costs time."""
 
 
 class RecordsError(ConformanceError):
-    """Records could not be written or read (a full disk, a corrupt file, a newer schema)."""
+    """Records could not be written or read (a full disk, a corrupt file, a newer schema); `rows` is
+    how many records a failed write lost."""
+
+    def __init__(self, message: str, *, rows: int = 0) -> None:
+        super().__init__(message)
+        self.rows = rows
 
 
 def new_run_id() -> str:
@@ -42,11 +52,55 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _column(values: tuple[Any, ...], kind: pa.DataType) -> pa.Array:
+def _column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=kind)
     except UnicodeEncodeError:
         return pa.array([printable(value) for value in values], type=kind)
+
+
+def _check_verdict(case: Case) -> None:
+    if case.verdict not in VERDICTS:
+        raise ValueError(f"'verdict' must be one of {', '.join(VERDICTS)} (got {case.verdict!r})")
+
+
+def _block_table(block: CaseBlock) -> pa.Table:
+    """A block as an Arrow table: per-case columns from its lists, the others repeated."""
+    size = len(block)
+    per_case: dict[str, Sequence[Any]] = {
+        "case_id": block.case_ids,
+        "subject": block.subjects,
+        "expected": block.expected,
+        "observed": block.observed,
+        "bucket": block.buckets if block.buckets is not None else [block.shared.bucket] * size,
+    }
+    arrays = []
+    converted: dict[int, pa.Array] = {}
+    for name in COLUMNS:
+        kind = SCHEMA.field(name).type
+        if name in PER_CASE:
+            values = per_case[name]
+            if id(values) not in converted:  # observed is often the very list of expected subjects
+                converted[id(values)] = _column(values, kind)
+            arrays.append(converted[id(values)])
+        else:
+            value = getattr(block.shared, name)
+            arrays.append(
+                pa.repeat(pa.scalar(value if kind != pa.string() else printable(value), kind), size)
+            )
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def _write_part(table: pa.Table, path: Path, rows: int) -> int:
+    """Write one part (in the writer thread: Parquet encoding releases the GIL); returns its rows."""
+    try:
+        pq.write_table(table, path, compression="zstd", use_dictionary=DICTIONARY_COLUMNS)
+    except OSError as error:
+        path.unlink(missing_ok=True)
+        raise RecordsError(
+            f"cannot write {rows} records to {path.parent}: {error.strerror or error}", rows=rows
+        ) from error
+    return rows
 
 
 class RecordWriter:
@@ -68,8 +122,12 @@ class RecordWriter:
         self.written = 0
         self.unwritten = 0
         self._rows: list[tuple[Any, ...]] = []
+        self._blocks: list[CaseBlock] = []
+        self._buffered = 0
         self._parts = 0
         self._ids = itertools.count()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-conformance-records")
+        self._pending: Future[int] | None = None
         self._started = time.time()
         try:
             (run_dir / CASES).mkdir(parents=True, exist_ok=True)
@@ -92,11 +150,23 @@ class RecordWriter:
         return next(self._ids)
 
     def add(self, case: Case) -> None:
-        if case.verdict not in VERDICTS:
-            raise ValueError(f"'verdict' must be one of {', '.join(VERDICTS)} (got {case.verdict!r})")
+        _check_verdict(case)
         self.counts[(case.feature, case.verdict)] += 1
         self._rows.append(ROW(case))
-        if len(self._rows) >= self.part_rows:
+        self._grew(1)
+
+    def add_block(self, block: CaseBlock) -> None:
+        """Buffer a block of cases (their ids come from `next_case_id`, like those of single cases)."""
+        if not len(block):
+            return
+        _check_verdict(block.shared)
+        self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
+        self._blocks.append(block)
+        self._grew(len(block))
+
+    def _grew(self, rows: int) -> None:
+        self._buffered += rows
+        if self._buffered >= self.part_rows:
             self.flush()
 
     def extend(self, cases: list[Case]) -> None:
@@ -109,25 +179,43 @@ class RecordWriter:
 
     def flush(self) -> None:
         """Write buffered rows as one Parquet part; on failure they are counted as unwritten."""
-        if not self._rows:
+        if not self._buffered:
             return
         rows, self._rows = self._rows, []
-        columns = list(zip(*rows, strict=True))
-        table = pa.Table.from_arrays(
-            [_column(column, SCHEMA.field(name).type) for name, column in zip(COLUMNS, columns, strict=True)],
-            schema=SCHEMA,
-        )
+        blocks, self._blocks = self._blocks, []
+        count, self._buffered = self._buffered, 0
+        tables = [_block_table(block) for block in blocks]
+        if rows:
+            columns = list(zip(*rows, strict=True))
+            tables.append(
+                pa.Table.from_arrays(
+                    [
+                        _column(values, SCHEMA.field(name).type)
+                        for name, values in zip(COLUMNS, columns, strict=True)
+                    ],
+                    schema=SCHEMA,
+                )
+            )
         path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"
-        try:
-            pq.write_table(table, path, compression="zstd")
-        except OSError as error:
-            self.unwritten += len(rows)
-            path.unlink(missing_ok=True)
-            raise RecordsError(
-                f"cannot write {len(rows)} records to {path.parent}: {error.strerror or error}"
-            ) from error
         self._parts += 1
-        self.written += len(rows)
+        previous, self._pending = self._pending, None
+        self._pending = self._writer.submit(_write_part, pa.concat_tables(tables), path, count)
+        self._settle(previous)
+
+    def settle(self) -> None:
+        """Wait until every part handed to the writer thread is written (or counted as unwritten)."""
+        pending, self._pending = self._pending, None
+        self._settle(pending)
+
+    def _settle(self, pending: Future[int] | None) -> None:
+        """Wait for one part; a failed write counts its rows as unwritten and raises."""
+        if pending is None:
+            return
+        try:
+            self.written += pending.result()
+        except RecordsError as error:
+            self.unwritten += error.rows
+            raise
 
     def manifest(self) -> dict[str, Any]:
         by_feature: dict[str, dict[str, int]] = {}
@@ -150,14 +238,22 @@ class RecordWriter:
         }
 
     def close(self) -> None:
-        """Flush, then write the manifest (also when the flush failed, so the counts survive)."""
+        """Flush and wait for the writes, then write the manifest (also when a write failed, so the
+        counts survive)."""
         try:
             self.flush()
         finally:
-            text = json.dumps(self.manifest(), indent=2, sort_keys=True)
             try:
-                (self.run_dir / MANIFEST).write_text(text + "\n")
-            except OSError as error:
-                raise RecordsError(
-                    f"cannot write {self.run_dir / MANIFEST}: {error.strerror or error}"
-                ) from error
+                self.settle()
+            finally:
+                self._writer.shutdown()
+                self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        text = json.dumps(self.manifest(), indent=2, sort_keys=True)
+        try:
+            (self.run_dir / MANIFEST).write_text(text + "\n")
+        except OSError as error:
+            raise RecordsError(
+                f"cannot write {self.run_dir / MANIFEST}: {error.strerror or error}"
+            ) from error

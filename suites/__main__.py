@@ -75,7 +75,7 @@ def replay(arguments: argparse.Namespace) -> int:
             cases = [run_validation_case(server, profile, arguments.source, arguments.destination, context)]
         else:
             batch = MappingBatch(((arguments.source, arguments.destination),), ((arguments.subject,),))
-            cases = run_mapping_batch(server, profile, batch, context).cases
+            cases = run_mapping_batch(server, profile, batch, context).all_cases()
             if not cases:
                 cases = [
                     run_validation_case(server, profile, arguments.source, arguments.destination, context)

@@ -11,7 +11,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +24,6 @@ from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
-from records.schema import Case
 from records.writer import RecordWriter
 from reference.profiles import for_version
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
@@ -57,8 +56,8 @@ class Progress:
     shown: float = 0.0
     stream: object = sys.stderr
 
-    def add(self, cases: Sequence[Case]) -> None:
-        self.counts.update(case.verdict for case in cases)
+    def add(self, verdicts: Counter[str]) -> None:
+        self.counts.update(verdicts)
         now = time.monotonic()
         if now - self.shown > 0.25:
             self.shown = now
@@ -134,10 +133,10 @@ def run_target(
     def on_mapping_batch(batch: MappingBatch) -> None:
         if done["mapping"] >= plan.mapping_cases:
             return
-        cases = run_mapping_batch(server, profile, batch, context).cases
-        writer.extend(cases)
-        progress.add(cases)
-        done["mapping"] += len(cases)
+        result = run_mapping_batch(server, profile, batch, context)
+        result.record(writer)
+        progress.add(result.verdicts())
+        done["mapping"] += len(result)
 
     for _ in range(MAX_ROUNDS):
         if done["mapping"] >= plan.mapping_cases:
@@ -152,7 +151,7 @@ def run_target(
         ((source, destination),) = batch.mappings
         case = run_validation_case(server, profile, source, destination, context)
         writer.add(case)
-        progress.add([case])
+        progress.add(Counter([case.verdict]))
 
     if plan.validation_cases:
         run_batches(validation_pair, plan.validation_cases, rng.randrange(2**32), on_validation)

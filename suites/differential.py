@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.backends.base import Backend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
-from records.schema import Case
+from records.schema import Case, CaseBlock
+from records.writer import RecordWriter
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.expectations import Expectations
-from suites.harness import publish_and_observe
+from suites.harness import Observation, publish_and_observe
+
+FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,26 +65,77 @@ class MappingBatch:
 
 @dataclass(slots=True)
 class BatchResult:
+    """Cases judged one by one (every divergence is one), blocks of agreeing cases, and the failure
+    that cut the batch short, if any."""
+
     cases: list[Case] = field(default_factory=list)
+    blocks: list[CaseBlock] = field(default_factory=list)
     failure: str = ""
 
     @property
     def unexpected(self) -> list[Case]:
         return [case for case in self.cases if case.verdict == "diverge"]
 
+    def verdicts(self) -> Counter[str]:
+        counts = Counter(case.verdict for case in self.cases)
+        for block in self.blocks:
+            counts[block.shared.verdict] += len(block)
+        return counts
+
+    def __len__(self) -> int:
+        return len(self.cases) + sum(len(block) for block in self.blocks)
+
+    def all_cases(self) -> list[Case]:
+        """Every case, blocks expanded (for small batches: replays and examples)."""
+        return [*self.cases, *(case for block in self.blocks for case in block.cases())]
+
+    def record(self, writer: RecordWriter) -> None:
+        for case in self.cases:
+            writer.add(case)
+        for block in self.blocks:
+            writer.add_block(block)
+
 
 def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
 
 
-def partition_position(transform: Transform) -> tuple[int, int]:
-    """(token index, partition count) of the first `{{partition(n...)}}` token of the destination."""
-    for index, token in enumerate(transform.destination.split(".")):
+ONE_TOKEN_FUNCTIONS = frozenset({"wildcard", "partition", "random", "left", "right"})
+"""Functions whose output is exactly one token; split and the slice/split-from functions may emit more."""
+
+
+def _one_token(template_token: str) -> bool:
+    names = [name.lower() for name in FUNCTION_NAME.findall(template_token)]
+    return template_token != ">" and all(name in ONE_TOKEN_FUNCTIONS for name in names)
+
+
+def partition_position(transform: Transform) -> tuple[int | None, int]:
+    """(index of the first `{{partition(n...)}}` token in a mapped subject, partition count n).
+
+    The index counts from the end (negative) when a multi-token function comes before it, and is None
+    when multi-token functions on both sides make it vary from subject to subject.
+    """
+    tokens = transform.destination.split(".")
+    for index, token in enumerate(tokens):
         body = token.replace(" ", "").lower()
         if body.startswith("{{partition("):
-            count = body[len("{{partition(") :].split(",")[0].rstrip(")}")
-            return index, int(count) if count.lstrip("-").isdigit() else 0
-    return -1, 0
+            count_text = body[len("{{partition(") :].split(",")[0].rstrip(")}")
+            count = int(count_text) if count_text.lstrip("-").isdigit() else 0
+            if all(_one_token(before) for before in tokens[:index]):
+                return index, count
+            if all(_one_token(after) for after in tokens[index + 1 :]):
+                return index - len(tokens), count
+            return None, count
+    return None, 0
+
+
+def bucket_of(subject: str, position: int | None) -> int:
+    """The partition number at `position` of a mapped subject, or -1 when there is none."""
+    tokens = subject.split(".")
+    if position is None or not -len(tokens) <= position < len(tokens):
+        return -1
+    token = tokens[position]
+    return int(token) if token.isdigit() and token.isascii() else -1
 
 
 def make_case(
@@ -191,8 +246,7 @@ def run_mapping_batch(
         return result
     attempt = _publish_batch(server, compiled, context, batch.seed)
     if not has_died(server, attempt.failure):
-        result.cases += attempt.cases
-        return result
+        return attempt
     restart(server)
     survivors = []
     for item in compiled:
@@ -206,6 +260,7 @@ def run_mapping_batch(
     if has_died(server, crashed_again.failure):
         restart(server)
     result.cases += crashed_again.cases
+    result.blocks += crashed_again.blocks
     return result
 
 
@@ -235,7 +290,7 @@ def _crash_case(
         server.apply(ServerConfig().with_mappings(Mapping(transform.source, transform.destination)))
     except ConfigRejectedError:
         return None
-    observation = publish_and_observe(server.url, [(0, subjects[0])], settle=0.2, timeout=5.0)
+    observation = publish_and_observe(server.url, [subjects[0]], settle=0.2, timeout=5.0)
     if not has_died(server, observation.failure):
         return None
     last = [line for line in server.logs().splitlines() if "panic" in line.lower()][:1]
@@ -262,32 +317,88 @@ def _publish_batch(
 ) -> BatchResult:
     result = BatchResult()
     accepted = _apply_bisecting(server, compiled, context, seed, result)
-    publications: list[tuple[int, str]] = []
-    case_of: list[tuple[Transform, str]] = []
-    for transform, subjects in accepted:
-        for subject in subjects:
-            publications.append((len(case_of), subject))
-            case_of.append((transform, subject))
-    if not publications:
+    subjects = [subject for _, group in accepted for subject in group]
+    if not subjects:
         return result
     began = time.perf_counter()
-    observation = publish_and_observe(server.url, publications)
+    observation = publish_and_observe(server.url, subjects)
     result.failure = observation.failure
-    duration_us = int((time.perf_counter() - began) * 1e6 / len(publications))
-    for index, (transform, subject) in enumerate(case_of):
-        arrived = observation.subjects_of(index)
+    duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+    offset = 0
+    for transform, group in accepted:
+        _judge_group(
+            context,
+            transform,
+            group,
+            offset=offset,
+            observation=observation,
+            seed=seed,
+            duration_us=duration_us,
+            result=result,
+        )
+        offset += len(group)
+    return result
+
+
+def _judge_group(
+    context: RunContext,
+    transform: Transform,
+    subjects: Sequence[str],
+    *,
+    offset: int,
+    observation: Observation,
+    seed: int,
+    duration_us: int,
+    result: BatchResult,
+) -> None:
+    """Verdicts for one mapping's subjects (case ids `offset`...): those that arrived once, exactly on
+    the reference's subject, become one agreeing block; every other one is judged on its own."""
+    expected = transform.apply_all(subjects)
+    observed = observation.first[offset : offset + len(subjects)]
+    odd = {index - offset for index in observation.more if offset <= index < offset + len(subjects)}
+    odd.update(index for index, (want, got) in enumerate(zip(expected, observed, strict=True)) if want != got)
+    for index in sorted(odd):
         result.cases.append(
             judge_delivery(
                 context,
                 transform=transform,
-                subject=subject,
-                arrived=arrived,
+                subject=subjects[index],
+                arrived=observation.subjects_of(offset + index),
                 failure=observation.failure,
                 seed=seed,
                 duration_us=duration_us,
             )
         )
-    return result
+    if odd:
+        keep = [index for index in range(len(subjects)) if index not in odd]
+        subjects, expected = [subjects[i] for i in keep], [expected[i] for i in keep]
+    feature = feature_of(transform)
+    buckets = None
+    partitions = 0
+    if feature == "partition":
+        position, partitions = partition_position(transform)
+        buckets = [bucket_of(subject, position) for subject in expected]
+    shared = Case(
+        run_id=context.run_id,
+        case_id=-1,
+        implementation=context.implementation,
+        server_version=context.server_version,
+        backend=context.backend,
+        feature=feature,
+        functions="+".join(transform.functions),
+        source=transform.source,
+        destination=transform.destination,
+        subject="",
+        expected="",
+        observed="",
+        verdict="agree",
+        partitions=partitions,
+        seed=seed,
+        duration_us=duration_us,
+    )
+    next_id = context.next_case_id
+    case_ids = [next_id() for _ in subjects]
+    result.blocks.append(CaseBlock(shared, case_ids, subjects, expected, expected, buckets))
 
 
 def is_deliverable(subject: str) -> bool:
@@ -326,9 +437,7 @@ def judge_delivery(
     partitions, bucket = 0, -1
     if feature == "partition":
         position, partitions = partition_position(transform)
-        tokens = arrived[0].split(".") if len(arrived) == 1 else []
-        if 0 <= position < len(tokens) and tokens[position].isdigit():
-            bucket = int(tokens[position])
+        bucket = bucket_of(arrived[0], position) if len(arrived) == 1 else -1
     return make_case(
         context,
         feature=feature,
@@ -406,9 +515,6 @@ def _apply_bisecting(
     except ServerError as error:
         raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
     return accepted
-
-
-FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
 
 
 def functions_named(destination: str) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.profiles import for_version
 from reference.transform import Transform, compile_transform
-from suites.differential import RunContext, judge_delivery, make_case, partition_position
+from suites.differential import RunContext, bucket_of, judge_delivery, make_case, partition_position
 from suites.distribution import ALPHA, GoodnessOfFit, uniformity
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED
@@ -258,8 +258,7 @@ def rounds_cases(
             difference = ""
         else:
             difference = "non-deterministic"
-        tokens = arrived[0].split(".") if len(arrived) == 1 else []
-        bucket = int(tokens[position]) if len(tokens) > position and tokens[position].isdigit() else -1
+        bucket = bucket_of(arrived[0], position) if len(arrived) == 1 else -1
         cases.append(
             make_case(
                 context,

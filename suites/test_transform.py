@@ -28,5 +28,5 @@ def test_every_subject_arrives_on_the_reference_subject(
     profile = for_version(server.version)
     batch = data.draw(mapping_batches(profile), label="batch")
     result = run_mapping_batch(server, profile, batch, context)
-    recorder.extend(result.cases)
+    result.record(recorder)
     assert not result.unexpected, describe_divergences(result.unexpected)

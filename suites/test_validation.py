@@ -67,8 +67,8 @@ def test_a_server_crash_is_recorded_with_its_input(
     profile = for_version(fresh.version)
     batch = MappingBatch((("z.*", "z.{{partition(0,1)}}"), ("y.*", "y.$1")), (("z.a",), ("y.b",)))
     result = run_mapping_batch(fresh, profile, batch, replace(context, backend=fresh.name))
-    recorder.extend(result.cases)
-    by_source = {case.source: case for case in result.cases}
+    result.record(recorder)
+    by_source = {case.source: case for case in result.all_cases()}
     assert by_source["y.*"].verdict == "agree"
     assert fresh.is_running()
     if profile.version < (2, 12, 0):

@@ -1,0 +1,123 @@
+"""Case records: blocks and single cases land in Parquet with their ids, and the counts always add up,
+also when the disk is full."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from records.schema import SCHEMA, Case, CaseBlock
+from records.writer import RecordsError, RecordWriter
+
+
+def shared_case(**changes: object) -> Case:
+    fields: dict[str, object] = {
+        "run_id": "r1",
+        "case_id": -1,
+        "implementation": "nats-server",
+        "server_version": "2.14.5",
+        "backend": "process",
+        "feature": "partition",
+        "functions": "wildcard+partition",
+        "source": "m.*",
+        "destination": "o.{{partition(3,1)}}",
+        "subject": "",
+        "expected": "",
+        "observed": "",
+        "verdict": "agree",
+        "partitions": 3,
+    }
+    fields.update(changes)
+    return Case(**fields)  # type: ignore[arg-type]
+
+
+def read_rows(run_dir: Path) -> list[dict[str, object]]:
+    table = pq.read_table(sorted((run_dir / "cases").glob("*.parquet")))
+    return sorted(table.to_pylist(), key=lambda row: int(row["case_id"]))  # type: ignore[call-overload]
+
+
+def test_blocks_and_single_cases_are_written_with_their_ids(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    with RecordWriter(run_dir, run_id="r1", part_rows=3) as writer:
+        ids = [writer.next_case_id() for _ in range(4)]
+        writer.add_block(
+            CaseBlock(
+                shared_case(),
+                ids,
+                ["m.a", "m.b", "m.\udcff", "m.d"],
+                ["o.1", "o.0", "o.2", "o.1"],
+                ["o.1", "o.0", "o.2", "o.1"],
+                [1, 0, 2, 1],
+            )
+        )
+        writer.add(
+            shared_case(case_id=writer.next_case_id(), subject="m.e", verdict="diverge", expected="o.2")
+        )
+    rows = read_rows(run_dir)
+    assert [row["case_id"] for row in rows] == [0, 1, 2, 3, 4]
+    assert [row["subject"] for row in rows] == ["m.a", "m.b", "m.\\xff", "m.d", "m.e"]
+    assert [row["bucket"] for row in rows] == [1, 0, 2, 1, -1]
+    assert {row["destination"] for row in rows} == {"o.{{partition(3,1)}}"}
+    assert [row["verdict"] for row in rows] == ["agree"] * 4 + ["diverge"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cases"] == manifest["written"] == 5
+    assert manifest["verdicts"] == {"agree": 4, "diverge": 1, "expected": 0, "unknown": 0}
+    assert manifest["features"]["partition"]["agree"] == 4
+    parts = sorted((run_dir / "cases").glob("*.parquet"))
+    assert len(parts) == 2
+    assert pq.read_schema(parts[0]).metadata == SCHEMA.metadata
+
+
+def test_a_block_expands_to_the_cases_it_stands_for() -> None:
+    block = CaseBlock(shared_case(), [7, 8], ["m.a", "m.b"], ["o.1", "o.0"], ["o.1", "o.0"], [1, 0])
+    cases = block.cases()
+    assert [(case.case_id, case.subject, case.observed, case.bucket) for case in cases] == [
+        (7, "m.a", "o.1", 1),
+        (8, "m.b", "o.0", 0),
+    ]
+    assert all(case.source == "m.*" and case.verdict == "agree" for case in cases)
+
+
+def test_an_unknown_verdict_is_refused(tmp_path: Path) -> None:
+    with (
+        RecordWriter(tmp_path / "run") as writer,
+        pytest.raises(ValueError, match="'verdict' must be one of"),
+    ):
+        writer.add(shared_case(verdict="maybe"))
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs: a real file system that fills up (needs root to mount)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=False)
+    if done.returncode:
+        pytest.skip("this machine does not allow mounting a tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_gives_one_line_and_the_counts_still_add_up(tiny_disk: Path) -> None:
+    writer = RecordWriter(tiny_disk / "run", part_rows=50_000)
+    subjects = [f"m.{index:07d}-{index * 7919 % 1000003}" for index in range(60_000)]
+    ids = [writer.next_case_id() for _ in subjects]
+    writer.add_block(CaseBlock(shared_case(), ids, subjects, subjects, subjects))
+    with pytest.raises(RecordsError) as raised:
+        writer.close()
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "No space left on device" in message
+    assert writer.total == 60_000
+    assert writer.written + writer.unwritten == writer.total
+    assert writer.unwritten > 0
