@@ -45,6 +45,8 @@ def campaign(arguments: argparse.Namespace) -> int:
         validation_cases=arguments.validation_cases,
         mappings_per_batch=arguments.mappings_per_batch,
         subjects_per_mapping=arguments.subjects_per_mapping,
+        weighted_lists=arguments.weighted_lists,
+        matching_batches=arguments.matching_batches,
         seed=arguments.seed,
     )
     expectations = load_expectations(Path(arguments.expectations))
@@ -94,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     add_target_options(run, many=True)
     run.add_argument("--cases", type=int, default=20_000, help="mapping cases per target (default 20000)")
     run.add_argument("--validation-cases", type=int, default=100, help="validation cases per target")
+    run.add_argument("--weighted-lists", type=int, default=4, help="weighted lists per target (default 4)")
+    run.add_argument(
+        "--matching-batches", type=int, default=20, help="subscription batches per target (default 20)"
+    )
     run.add_argument("--mappings-per-batch", type=int, default=20)
     run.add_argument("--subjects-per-mapping", type=int, default=1_000)
     run.add_argument("--seed", type=int, default=0)

@@ -11,9 +11,10 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -24,11 +25,17 @@ from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
-from records.writer import RecordWriter
-from reference.profiles import for_version
+from records.schema import Case
+from records.writer import RecordsError, RecordWriter
+from reference.profiles import ReleaseProfile, for_version
+from reference.weighted import WeightedDestination
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import Expectations
-from suites.strategies import bulk_subjects, destination_templates, mapping_batches, sources
+from suites.strategies import bulk_subjects, destination_templates, mapping_batches, matching_batches, sources
+from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions
+from suites.weighted import message_count, run_weighted, subjects_for, weighted_lists
+
+Drawn = TypeVar("Drawn")
 
 TOKEN_POOL_SIZE = 512
 BATCHES_PER_ROUND = 5
@@ -41,6 +48,8 @@ class CampaignPlan:
 
     mapping_cases: int = 20_000
     validation_cases: int = 100
+    weighted_lists: int = 4
+    matching_batches: int = 20
     mappings_per_batch: int = 20
     subjects_per_mapping: int = 1_000
     seed: int = 0
@@ -86,10 +95,10 @@ def token_pool(rng: random.Random) -> list[str]:
 
 
 def run_batches(
-    draw_batch: Callable[[st.DataObject], MappingBatch],
+    draw_batch: Callable[[st.DataObject], Drawn],
     examples: int,
     seed: int,
-    on_batch: Callable[[MappingBatch], None],
+    on_batch: Callable[[Drawn], None],
 ) -> None:
     """Run `examples` Hypothesis-generated batches, without shrinking (a campaign records, never fails)."""
 
@@ -108,14 +117,9 @@ def run_batches(
     hypothesis_seed(seed)(body)()
 
 
-def run_target(
-    server: Backend,
-    plan: CampaignPlan,
-    context: RunContext,
-    writer: RecordWriter,
-    progress: Progress,
-) -> None:
+def run_target(server: Backend, plan: CampaignPlan, sink: Sink) -> None:
     """All of the plan's cases on one started server."""
+    context, writer, progress = sink.context, sink.writer, sink.progress
     profile = for_version(server.version)
     rng = random.Random(plan.seed)
     pool = token_pool(rng)
@@ -149,13 +153,61 @@ def run_target(
 
     def on_validation(batch: MappingBatch) -> None:
         ((source, destination),) = batch.mappings
-        case = run_validation_case(server, profile, source, destination, context)
-        writer.add(case)
-        progress.add(Counter([case.verdict]))
+        sink.record([run_validation_case(server, profile, source, destination, context)])
 
     if plan.validation_cases:
         run_batches(validation_pair, plan.validation_cases, rng.randrange(2**32), on_validation)
+    if plan.weighted_lists:
+        run_weighted_lists(server, profile, plan.weighted_lists, rng.randrange(2**32), sink)
+    if plan.matching_batches:
+        run_matching(server, plan.matching_batches, rng.randrange(2**32), sink)
     server.apply(ServerConfig())
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    """Where a target's cases go: its context (verdicts), the run's records, and the progress line."""
+
+    context: RunContext
+    writer: RecordWriter
+    progress: Progress
+
+    def record(self, cases: Sequence[Case]) -> None:
+        for case in cases:
+            self.writer.add(case)
+        self.progress.add(Counter(case.verdict for case in cases))
+
+
+def run_weighted_lists(server: Backend, profile: ReleaseProfile, lists: int, seed: int, sink: Sink) -> None:
+    """`lists` generated weighted lists, each with enough messages to test its shares."""
+
+    def draw(data: st.DataObject) -> tuple[str, tuple[WeightedDestination, ...], int]:
+        source, entries = data.draw(weighted_lists(profile))
+        return source, entries, data.draw(st.integers(0, 2**32 - 1))
+
+    def run(drawn: tuple[str, tuple[WeightedDestination, ...], int]) -> None:
+        source, entries, list_seed = drawn
+        subjects = subjects_for(source, message_count(source, entries, profile), random.Random(list_seed))
+        result = run_weighted(server, sink.context, source, entries, subjects, seed=list_seed)
+        sink.record(result.all_cases)
+
+    run_batches(draw, lists, seed, run)
+
+
+def run_matching(server: Backend, batches: int, seed: int, sink: Sink) -> None:
+    """`batches` generated sets of subscription patterns and subjects; one case per pair."""
+
+    def draw(data: st.DataObject) -> tuple[list[str], list[str], int]:
+        patterns, subjects = data.draw(matching_batches())
+        return patterns, subjects, data.draw(st.integers(0, 2**31))
+
+    def run(drawn: tuple[list[str], list[str], int]) -> None:
+        patterns, subjects, batch_seed = drawn
+        clear_mappings(server)
+        observation = observe_subscriptions(server.url, patterns, subjects)
+        sink.record(judge_matching(sink.context, patterns, subjects, observation, seed=batch_seed))
+
+    run_batches(draw, batches, seed, run)
 
 
 def run_campaign(
@@ -164,17 +216,26 @@ def run_campaign(
     run_dir: Path,
     expectations: Expectations,
 ) -> RecordWriter:
-    """Every target of `run`, one after the other, into one run directory; returns the closed writer."""
+    """Every target of `run`, one after the other, into one run directory; returns the closed writer.
+
+    Records that cannot be written (a full disk) end the campaign with one line that still accounts
+    for every case run: recorded plus lost.
+    """
     settings_record = {
         "targets": [target.id for target in run.targets],
         "plan": {name: getattr(plan, name) for name in plan.__slots__},
     }
     writer = RecordWriter(run_dir, settings=settings_record)
     try:
-        for target in run.targets:
-            run_one(target, run, plan, writer, expectations)
-    finally:
-        writer.close()
+        try:
+            for target in run.targets:
+                run_one(target, run, plan, writer, expectations)
+        finally:
+            writer.close()
+    except RecordsError as error:
+        raise RecordsError(
+            f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
+        ) from error
     return writer
 
 
@@ -192,7 +253,7 @@ def run_one(
         context = RunContext.for_server(
             server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
-        run_target(server, plan, context, writer, progress)
+        run_target(server, plan, Sink(context, writer, progress))
     finally:
         progress.show(end="\n")
         server.cleanup()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
+from fixtures.config import PROBE_SOURCE
 from reference.profiles import ReleaseProfile
 from suites.differential import MappingBatch
 
@@ -167,3 +168,75 @@ def mapping_batches(
         matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
         subject_lists.append(tuple(draw(matching)))
     return MappingBatch(tuple(mappings), tuple(subject_lists), seed=draw(st.integers(0, 2**31)))
+
+
+UTF8_TOKENS = ("Malmö", "日本", "ж")
+"""UTF-8 tokens, allowed "at your own risk" (subjects.ru.md, "Разрешенные и рекомендуемые символы");
+drawn now and then."""
+
+RESERVED_PREFIX = PROBE_SOURCE.split(".")[0][:4]
+"""``_nc_``: every server configuration maps the reload probe ``_nc_probe.genN``; no generated subject
+may start with the prefix, so no probe mapping ever rewrites one."""
+
+
+def matching_tokens() -> st.SearchStrategy[str]:
+    """Literal tokens, shrinking to "a". Excluded: ``*`` and ``>`` inside a longer token (``a*``): the
+    document forbids those characters in names, and the server treats them as literals (a separate
+    finding tracked by ``reference.subjects.is_server_valid_subject``), so no matching rule covers them."""
+    return st.text(alphabet=RECOMMENDED, min_size=1, max_size=3) | st.sampled_from(UTF8_TOKENS)
+
+
+@st.composite
+def matching_batches(
+    draw: st.DrawFn, *, max_patterns: int = 30, max_subjects: int = 30, max_bulk: int = 400
+) -> tuple[list[str], list[str]]:
+    """Patterns and subjects built from one small token pool, so they overlap often.
+
+    Patterns: 0-4 pool tokens or ``*``, then optionally ``>`` (forced when nothing else). Subjects: half
+    are a drawn pattern with its wildcards filled from the pool (often matching it, and others), half
+    are 1-5 pool tokens; up to ``max_bulk`` more of both kinds come from a seeded generator. Duplicate
+    subjects are dropped. Shrinks to one pattern, one subject, one token.
+    """
+    pool = draw(st.lists(matching_tokens(), min_size=1, max_size=5, unique=True), label="pool")
+    token = st.sampled_from(pool)
+
+    @st.composite
+    def patterns(inner: st.DrawFn) -> str:
+        body = inner(st.lists(token | st.just("*"), max_size=4))
+        if not body or inner(st.booleans()):
+            body.append(">")
+        return ".".join(body)
+
+    drawn = draw(st.lists(patterns(), min_size=1, max_size=max_patterns, unique=True), label="patterns")
+
+    @st.composite
+    def subjects(inner: st.DrawFn) -> str:
+        if inner(st.booleans()):
+            parts: list[str] = []
+            for part in inner(st.sampled_from(drawn)).split("."):
+                if part == "*":
+                    parts.append(inner(token))
+                elif part == ">":
+                    parts += inner(st.lists(token, min_size=1, max_size=2))
+                else:
+                    parts.append(part)
+            return ".".join(parts)
+        return ".".join(inner(st.lists(token, min_size=1, max_size=5)))
+
+    published = draw(st.lists(subjects(), min_size=1, max_size=max_subjects), label="subjects")
+    # Volume: more subjects of the same two kinds from a seeded generator (cheap to draw; shrinks to none).
+    rng = random.Random(draw(st.integers(0, 2**32 - 1), label="bulk_seed"))
+    for _ in range(draw(st.integers(0, 4).map(lambda k: k * max_bulk // 4), label="bulk")):
+        if rng.random() < 0.5:
+            parts = []
+            for part in rng.choice(drawn).split("."):
+                if part == "*":
+                    parts.append(rng.choice(pool))
+                elif part == ">":
+                    parts += rng.choices(pool, k=rng.randint(1, 2))
+                else:
+                    parts.append(part)
+        else:
+            parts = rng.choices(pool, k=rng.randint(1, 5))
+        published.append(".".join(parts))
+    return drawn, [s for s in dict.fromkeys(published) if not s.startswith(RESERVED_PREFIX)]

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
 from fixtures.wire import CRLF, WireConnection, WireError
 from records.schema import Case
 from reference.matching import SubjectIndex
@@ -239,3 +241,9 @@ def judge_matching(
                 )
             )
     return cases
+
+
+def clear_mappings(server: Backend) -> None:
+    """Run with no user mappings (only the probe's), so every subject arrives as published."""
+    if server.config.mappings or server.config.accounts:
+        server.apply(ServerConfig())

@@ -1,26 +1,14 @@
 """Weighted mapping properties: every message goes to a destination the list allows, in the listed shares.
 
 subject-mapping-and-partitioning.md, "Weighted Mappings" ("For A/B Testing or Canary Releases", "For
-Traffic Shaping in Testing", "For Artificial Loss"), with the exact rule of FACTS.md that
-``reference.weighted`` models: per message a draw 0..99 walks the destinations in ascending weight; a
-remainder below 100 goes to the unchanged subject, or is dropped when the source is itself listed.
-Weighted mappings exist from 2.2.0.
-
-Per message, one case: delivered once on one of the reference's possible subjects (or not at all when
-the reference allows loss) agrees, anything else is ``weighted:<functions>:impossible-destination``.
-Per list, one summary case (empty subject): the observed shares against ``expected_distribution()`` by
-chi-square at ``suites.distribution.ALPHA``, ``weighted:<functions>:distribution`` when rejected. Each list
-publishes ``sample_size(shares)`` messages (a 5-point shift detected with power 0.99), at most
-``MAX_MESSAGES``. ``bucket`` is the index of the chosen entry in the list as configured, -1 for loss and
--2 for the unchanged-subject remainder.
+Traffic Shaping in Testing", "For Artificial Loss"); the judging is ``suites.weighted``'s. Weighted
+mappings exist from 2.2.0.
 """
 
 from __future__ import annotations
 
-import json
 import random
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -28,233 +16,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
-from fixtures.config import Mapping, ServerConfig
-from fixtures.config import WeightedDestination as ConfigEntry
-from fixtures.errors import ConfigRejectedError
-from records.schema import Case
 from records.writer import RecordWriter
-from reference.profiles import ReleaseProfile, for_version
-from reference.transform import Transform
-from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
-from suites.differential import RunContext, make_case, rejection_case
-from suites.distribution import GoodnessOfFit, chi_square, sample_size
+from reference.profiles import for_version
+from reference.weighted import WeightedDestination
+from suites.differential import RunContext, make_case
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED
-from suites.subscriptions import observe_subscriptions
+from suites.weighted import (
+    LOSS,
+    UNCHANGED,
+    list_text,
+    message_count,
+    run_weighted,
+    subjects_for,
+    weighted_lists,
+)
 
 pytestmark = [pytest.mark.live, pytest.mark.weighted, pytest.mark.min_server("2.2.0")]
-
-MAX_MESSAGES = 20_000
-"""Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""
-
-LOSS = -1
-UNCHANGED = -2
-
-
-@dataclass(frozen=True, slots=True)
-class Category:
-    """One possible outcome of a weighted list: an entry (its ``bucket``), the remainder, or loss."""
-
-    bucket: int
-    share: float
-    template: str | None  # the destination template; None for loss
-    transform: Transform | None
-
-
-@dataclass(slots=True)
-class WeightedResult:
-    """The cases of one weighted run, its summary case and the fit behind it."""
-
-    cases: list[Case] = field(default_factory=list)
-    summary: Case | None = None
-    fit: GoodnessOfFit | None = None
-    categories: tuple[Category, ...] = ()
-
-    @property
-    def all_cases(self) -> list[Case]:
-        return [*self.cases, *([self.summary] if self.summary else [])]
-
-    def diverged(self) -> list[Case]:
-        return [case for case in self.all_cases if case.verdict == "diverge"]
-
-    def count(self, bucket: int) -> int:
-        return sum(1 for case in self.cases if case.verdict == "agree" and case.bucket == bucket)
-
-
-def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
-    """The outcomes of ``mapping`` with their shares (``expected_distribution``) and transforms."""
-    listed = {entry.destination: index for index, entry in enumerate(mapping.entries)}
-    transforms = {step.entry.destination: step.transform for step in mapping.steps}
-    out = []
-    for template, share in mapping.expected_distribution().items():
-        if template is None:
-            out.append(Category(LOSS, share, None, None))
-        else:
-            out.append(Category(listed.get(template, UNCHANGED), share, template, transforms[template]))
-    return tuple(out)
-
-
-def list_text(entries: Sequence[WeightedDestination]) -> str:
-    """The weighted list as JSON, the form of the `destination` column (docs/record-schema.md)."""
-    return json.dumps([{"destination": e.destination, "weight": e.weight} for e in entries])
-
-
-def run_weighted(
-    server: Backend,
-    context: RunContext,
-    source: str,
-    entries: Sequence[WeightedDestination],
-    subjects: Sequence[str],
-    *,
-    seed: int = 0,
-) -> WeightedResult:
-    """Configure ``source: [entries]``, publish ``subjects`` and judge every message and the shares.
-
-    A list the server refuses although the reference accepts it is recorded as a validation divergence
-    (no messages are then published).
-    """
-    profile = for_version(server.version)
-    mapping = compile_weighted(source, entries, profile)
-    categories = categories_of(mapping)
-    functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
-    destination = list_text(entries)
-    result = WeightedResult(categories=categories)
-    config_entries = tuple(ConfigEntry(e.destination, e.weight) for e in entries)
-    try:
-        server.apply(ServerConfig().with_mappings(Mapping(source, config_entries)))
-    except ConfigRejectedError as error:
-        result.summary = rejection_case(
-            context, functions=functions, source=source, destination=destination, error=error, seed=seed
-        )
-        return result
-    began = time.perf_counter()
-    observation = observe_subscriptions(server.url, [">"], subjects)
-    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(subjects)))
-    loss_allowed = any(c.bucket == LOSS for c in categories)
-    for index, subject in enumerate(subjects):
-        outcomes = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}
-        expected = "|".join([*outcomes, *(["(dropped)"] if loss_allowed else [])])
-        arrived = observation.subjects_for(1, index)
-        bucket = LOSS
-        if not arrived and not observation.received(index):
-            difference = "unknown"
-        elif len(arrived) == 1 and arrived[0] in outcomes:
-            difference, bucket = "", outcomes[arrived[0]]
-        elif not arrived and loss_allowed:
-            difference = ""
-        else:
-            difference = "impossible-destination"
-        result.cases.append(
-            make_case(
-                context,
-                feature="weighted",
-                functions=functions,
-                source=source,
-                destination=destination,
-                subject=subject,
-                expected=expected,
-                observed="|".join(arrived),
-                difference=difference,
-                detail=observation.failure if difference == "unknown" else "",
-                seed=seed,
-                duration_us=duration_us,
-                bucket=bucket,
-            )
-        )
-    counts = [result.count(c.bucket) for c in categories]
-    fit = chi_square(counts, [c.share for c in categories])
-    result.fit = fit
-    names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
-    result.summary = make_case(
-        context,
-        feature="weighted",
-        functions=functions,
-        source=source,
-        destination=destination,
-        subject="",
-        expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
-        observed=fit.describe(),
-        difference="distribution" if fit.rejected else "",
-        detail=f"{sum(counts)} of {len(subjects)} messages judged possible",
-        seed=seed,
-    )
-    return result
-
-
-def message_count(source: str, entries: Sequence[WeightedDestination], profile: ReleaseProfile) -> int:
-    """How many messages to publish for this list: ``sample_size`` of its shares, capped."""
-    shares = list(compile_weighted(source, entries, profile).expected_distribution().values())
-    return min(MAX_MESSAGES, sample_size(shares))
-
-
-def subjects_for(source: str, count: int, rng: random.Random) -> list[str]:
-    """``count`` subjects matching ``source``: each ``*`` a random 1-6 character token, ``>`` 1-3 tokens."""
-
-    def token() -> str:
-        return "".join(rng.choices(RECOMMENDED, k=rng.randint(1, 6)))
-
-    out = []
-    for _ in range(count):
-        parts = []
-        for part in source.split("."):
-            if part == "*":
-                parts.append(token())
-            elif part == ">":
-                parts += [token() for _ in range(rng.randint(1, 3))]
-            else:
-                parts.append(part)
-        out.append(".".join(parts))
-    return out
-
-
-SHAPES = {"literal": "wt.s", "one": "wt.s.*", "two": "wt.s.*.*", "tail": "wt.s.>"}
-"""Mapping sources by shape. Only ``literal`` and ``tail`` can list themselves as a destination (loss):
-a destination may not hold ``*`` (reference ``invalid-destination``), and ``>`` passes through."""
-
-
-def destination_for(shape: str, index: int, *, named: bool, reorder: bool) -> str:
-    """Entry ``index``'s destination: its own literal token ``d<index>`` (so no two entries, nor the
-    unchanged subject, can map a subject to the same place) and every wildcard of the source, as ``$n`` or
-    ``{{wildcard(n)}}`` (``named``, 2.8+), in source order or swapped (``reorder``)."""
-    head = f"wt.d{index}"
-    if shape == "literal":
-        return head
-    if shape == "tail":
-        return f"{head}.>"
-    refs = [1, 2] if shape == "two" else [1]
-    if reorder:
-        refs.reverse()
-    return ".".join([head, *(f"{{{{wildcard({n})}}}}" if named else f"${n}" for n in refs)])
-
-
-@st.composite
-def weighted_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple[WeightedDestination, ...]]:
-    """A source and a valid weighted list for it: 1-3 entries of weight >= 1 summing to 100 or less
-    (100 about half the time), sometimes the source itself as an entry (artificial loss), sometimes an
-    extra entry of weight 0. Shrinks to ``wt.s: [{wt.d0, 100%}]``.
-    """
-    shape = draw(st.sampled_from(list(SHAPES)), label="shape")
-    source = SHAPES[shape]
-    size = draw(st.integers(1, 3), label="size")
-    total = draw(st.just(100) | st.integers(size, 100), label="total")
-    cuts: list[int] = []
-    if size > 1:  # total >= size, so there is room for size - 1 distinct cut points
-        cut_points = st.lists(st.integers(1, total - 1), min_size=size - 1, max_size=size - 1, unique=True)
-        cuts = sorted(draw(cut_points, label="cuts"))
-    weights = [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
-    named = "wildcard" in profile.mapping_functions and draw(st.booleans())
-    reorder = draw(st.booleans())
-    entries = [
-        WeightedDestination(destination_for(shape, i, named=named, reorder=reorder), w)
-        for i, w in enumerate(weights)
-    ]
-    if shape in ("literal", "tail") and draw(st.booleans(), label="loss"):
-        slot = draw(st.integers(0, size - 1))
-        entries[slot] = WeightedDestination(source, entries[slot].weight)
-    if draw(st.integers(0, 4), label="zero_weight") == 0:
-        entries.append(WeightedDestination(destination_for(shape, 9, named=named, reorder=reorder), 0))
-    order = draw(st.permutations(range(len(entries))))
-    return source, tuple(entries[i] for i in order)
 
 
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
