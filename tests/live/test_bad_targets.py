@@ -1,0 +1,160 @@
+"""Targets that misbehave: a connection dropped mid-batch, a disk that fills up. Each gives one clear
+line, and every case still ends in exactly one verdict."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.backends.base import Backend
+from fixtures.backends.local import HOST
+from fixtures.options import Target
+from records.writer import RecordWriter
+from reference.profiles import for_version
+from suites.differential import MappingBatch, RunContext, run_mapping_batch
+
+pytestmark = pytest.mark.live
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class DroppingProxy:
+    """A TCP relay to a server that closes any connection once it has passed `limit` bytes from the
+    server to the client: a network (or a target) that drops connections under load."""
+
+    def __init__(self, upstream: str, limit: int) -> None:
+        host, port = upstream.removeprefix("nats://").rsplit(":", 1)
+        self.upstream = (host, int(port))
+        self.limit = limit
+        self.listener = socket.create_server((HOST, 0))
+        self.url = f"nats://{HOST}:{self.listener.getsockname()[1]}"
+        self.dropped = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            threading.Thread(target=self._pipe, args=(client, server, None), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, self.limit), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, limit: int | None) -> None:
+        passed = 0
+        try:
+            while chunk := source.recv(65536):
+                if limit is not None and passed + len(chunk) > limit:
+                    self.dropped += 1
+                    break
+                sink.sendall(chunk)
+                passed += len(chunk)
+        except OSError:
+            pass
+        for end in (source, sink):  # shutdown first: a close alone leaves the other relay thread's recv
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class Proxied:
+    """A backend reached through a proxy: everything but the URL is the real server's."""
+
+    def __init__(self, backend: Backend, url: str) -> None:
+        self.backend = backend
+        self.url = url
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+
+@pytest.fixture
+def dropping(server: Backend) -> Iterator[DroppingProxy]:
+    proxy = DroppingProxy(server.url, limit=200_000)
+    yield proxy
+    proxy.close()
+
+
+def test_a_dropped_connection_makes_cases_unknown_and_every_case_is_counted(
+    server: Backend, dropping: DroppingProxy, context: RunContext, recorder: RecordWriter
+) -> None:
+    profile = for_version(server.version)
+    subjects = tuple(f"drop.k{index}" for index in range(20_000))
+    batch = MappingBatch((("drop.*", "dropped.$1"),), (subjects,))
+    target: Any = Proxied(server, dropping.url)
+    result = run_mapping_batch(target, profile, batch, context)
+    result.record(recorder)
+    verdicts = result.verdicts()
+    assert len(result) == len(subjects)
+    assert sum(verdicts.values()) == len(subjects)
+    assert dropping.dropped >= 1
+    assert verdicts["diverge"] == 0
+    assert 0 < verdicts["agree"] < len(subjects)
+    assert verdicts["unknown"] == len(subjects) - verdicts["agree"]
+    details = {case.detail for case in result.cases}
+    assert details == {"the server closed the tap connection"}
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs: a real file system that fills up (needs root to mount)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs to fill needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=False)
+    if mounted.returncode:
+        pytest.skip("this machine does not allow mounting a tmpfs")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(
+    target: Target, tiny_disk: Path
+) -> None:
+    if target.backend != "process":
+        pytest.skip("one backend is enough to fill a disk")
+    command = [
+        sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
+        "--cases", "20000", "--validation-cases", "5", "--weighted-lists", "0", "--matching-batches", "0",
+        "--out", str(tiny_disk),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("nats-conformance: error:")]
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(errors) == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    line = errors[0]
+    assert "No space left on device" in line
+    run, recorded, lost = (int(word) for word in _numbers_after(line, ("cases run:", "recorded,", "lost)")))
+    assert run == recorded + lost
+    assert lost > 0
+    manifests = list(tiny_disk.glob("*/manifest.json"))
+    if manifests:
+        manifest = json.loads(manifests[0].read_text())
+        assert manifest["cases"] == manifest["written"] + manifest["unwritten"] == run
+
+
+def _numbers_after(line: str, labels: tuple[str, ...]) -> list[str]:
+    """The integers just before each label in `line` (e.g. '12 cases run:' -> '12')."""
+    numbers = []
+    for label in labels:
+        before = line[: line.index(label)].rstrip().split(" ")[-1].lstrip("(")
+        numbers.append(before)
+    return numbers
