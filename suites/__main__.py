@@ -20,7 +20,7 @@ from reference.profiles import for_version
 from suites.campaign import CampaignPlan, run_campaign
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
-from suites.reproduce import describe_case
+from suites.reproduce import describe_case, describe_divergences
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
@@ -51,8 +51,10 @@ def campaign(arguments: argparse.Namespace) -> int:
     )
     expectations = load_expectations(Path(arguments.expectations))
     run_dir = Path(arguments.out) / new_run_id()
-    writer = run_campaign(run, plan, run_dir, expectations)
+    writer, diverged = run_campaign(run, plan, run_dir, expectations)
     manifest = writer.manifest()
+    if diverged:
+        print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
     for entry in expectations.stale():

@@ -29,7 +29,7 @@ from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.profiles import ReleaseProfile, for_version
 from reference.weighted import WeightedDestination
-from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from suites.differential import BatchResult, MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import Expectations
 from suites.strategies import bulk_subjects, destination_templates, mapping_batches, matching_batches, sources
 from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions
@@ -38,6 +38,8 @@ from suites.weighted import message_count, run_weighted, subjects_for, weighted_
 Drawn = TypeVar("Drawn")
 
 TOKEN_POOL_SIZE = 512
+KEPT_DIVERGENCES = 100
+"""Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
 BATCHES_PER_ROUND = 5
 MAX_ROUNDS = 10_000
 
@@ -119,7 +121,7 @@ def run_batches(
 
 def run_target(server: Backend, plan: CampaignPlan, sink: Sink) -> None:
     """All of the plan's cases on one started server."""
-    context, writer, progress = sink.context, sink.writer, sink.progress
+    context = sink.context
     profile = for_version(server.version)
     rng = random.Random(plan.seed)
     pool = token_pool(rng)
@@ -138,8 +140,7 @@ def run_target(server: Backend, plan: CampaignPlan, sink: Sink) -> None:
         if done["mapping"] >= plan.mapping_cases:
             return
         result = run_mapping_batch(server, profile, batch, context)
-        result.record(writer)
-        progress.add(result.verdicts())
+        sink.record_batch(result)
         done["mapping"] += len(result)
 
     for _ in range(MAX_ROUNDS):
@@ -171,11 +172,23 @@ class Sink:
     context: RunContext
     writer: RecordWriter
     progress: Progress
+    diverged: list[Case]
 
     def record(self, cases: Sequence[Case]) -> None:
         for case in cases:
             self.writer.add(case)
         self.progress.add(Counter(case.verdict for case in cases))
+        self._keep(cases)
+
+    def record_batch(self, result: BatchResult) -> None:
+        result.record(self.writer)
+        self.progress.add(result.verdicts())
+        self._keep(result.cases)
+
+    def _keep(self, cases: Sequence[Case]) -> None:
+        room = KEPT_DIVERGENCES - len(self.diverged)
+        if room > 0:
+            self.diverged.extend([case for case in cases if case.verdict == "diverge"][:room])
 
 
 def run_weighted_lists(server: Backend, profile: ReleaseProfile, lists: int, seed: int, sink: Sink) -> None:
@@ -215,8 +228,9 @@ def run_campaign(
     plan: CampaignPlan,
     run_dir: Path,
     expectations: Expectations,
-) -> RecordWriter:
-    """Every target of `run`, one after the other, into one run directory; returns the closed writer.
+) -> tuple[RecordWriter, list[Case]]:
+    """Every target of `run`, one after the other, into one run directory; returns the closed writer
+    and the first unexpected divergences.
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost.
@@ -226,17 +240,18 @@ def run_campaign(
         "plan": {name: getattr(plan, name) for name in plan.__slots__},
     }
     writer = RecordWriter(run_dir, settings=settings_record)
+    diverged: list[Case] = []
     try:
         try:
             for target in run.targets:
-                run_one(target, run, plan, writer, expectations)
+                run_one(target, run, plan, writer, expectations, diverged=diverged)
         finally:
             writer.close()
     except RecordsError as error:
         raise RecordsError(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
         ) from error
-    return writer
+    return writer, diverged
 
 
 def run_one(
@@ -245,6 +260,8 @@ def run_one(
     plan: CampaignPlan,
     writer: RecordWriter,
     expectations: Expectations,
+    *,
+    diverged: list[Case],
 ) -> None:
     server = open_backend(target, run, binary_resolver=resolve_binary)
     progress = Progress(label=f"{target.id}:")
@@ -253,7 +270,7 @@ def run_one(
         context = RunContext.for_server(
             server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
-        run_target(server, plan, Sink(context, writer, progress))
+        run_target(server, plan, Sink(context, writer, progress, diverged))
     finally:
         progress.show(end="\n")
         server.cleanup()
