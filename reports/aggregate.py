@@ -1,0 +1,197 @@
+"""The Spark aggregations: four group-bys over all case records, each returning a small result.
+
+1. verdict counts per release, feature, function combination, verdict and support evidence;
+2. divergence classes (``diverge``/``expected`` rows by ``case_class``) with their smallest case;
+3. distinct partition keys per mapping, release and bucket;
+4. weighted-list messages per release, list, bucket and delivery.
+
+Rows with an empty subject are summary rows of the distribution properties and are not counted in (3)
+and (4); neither are ``unknown`` rows (no evidence). ``reports.arrow`` computes the same with pyarrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from records.schema import ARROW_TYPES, COLUMNS, Case
+from reports.model import (
+    DIVERGING,
+    EXERCISED,
+    UNCLASSIFIED,
+    UNSUPPORTED,
+    Aggregates,
+    BucketCount,
+    ClassCount,
+    VerdictCount,
+    WeightedCount,
+)
+from reports.releases import Release
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+UNSUPPORTED_EXPECTED = "reject:unsupported-function"
+SMALLEST_ORDER = (
+    "size",
+    "source",
+    "destination",
+    "subject",
+    "server_version",
+    "backend",
+    "run_id",
+    "case_id",
+)
+"""How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
+
+
+def spark_schema() -> object:
+    """The records' Spark schema, from ``records.schema.ARROW_TYPES``."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    kinds = {pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType()}
+    return T.StructType([T.StructField(name, kinds[ARROW_TYPES[name]], False) for name in COLUMNS])
+
+
+def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """All part files as one DataFrame with the records schema (no schema inference)."""
+    return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]
+
+
+def evidence_column() -> Column:
+    """``unsupported`` / ``exercised`` / empty, per ``reports.model``."""
+    from pyspark.sql import functions as F
+
+    validation = F.col("feature") == "validation"
+    return (
+        F.when(
+            validation & (F.col("expected") == UNSUPPORTED_EXPECTED) & (F.col("observed") == "reject"),
+            UNSUPPORTED,
+        )
+        .when(~validation & (F.col("verdict") != "unknown"), EXERCISED)
+        .otherwise("")
+    )
+
+
+def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
+    keys = ["implementation", "server_version", "feature", "functions", "verdict"]
+    rows = frame.groupBy(*keys, evidence_column().alias("evidence")).count().collect()
+    return [
+        VerdictCount(
+            Release(r.implementation, r.server_version),
+            r.feature,
+            r.functions,
+            r.verdict,
+            r.evidence,
+            r["count"],
+        )
+        for r in rows
+    ]
+
+
+def class_counts(frame: DataFrame) -> list[ClassCount]:
+    from pyspark.sql import functions as F
+
+    diverging = frame.filter(F.col("verdict").isin(*DIVERGING)).withColumn(
+        "size", F.length("source") + F.length("destination") + F.length("subject")
+    )
+    klass = F.when(F.col("case_class") == "", UNCLASSIFIED).otherwise(F.col("case_class"))
+    ordered = [*SMALLEST_ORDER, *(name for name in COLUMNS if name not in SMALLEST_ORDER)]
+    rows = (
+        diverging.groupBy(klass.alias("klass"))
+        .agg(
+            F.sum(F.when(F.col("verdict") == "diverge", 1).otherwise(0)).alias("diverge"),
+            F.sum(F.when(F.col("verdict") == "expected", 1).otherwise(0)).alias("expected"),
+            F.collect_set(F.struct("implementation", "server_version")).alias("releases"),
+            F.collect_set(F.when(F.col("expectation") != "", F.col("expectation"))).alias("expectations"),
+            F.min(F.struct(*ordered)).alias("smallest"),
+        )
+        .collect()
+    )
+    return [
+        ClassCount(
+            case_class=r.klass,
+            diverge=int(r.diverge),
+            expected=int(r.expected),
+            releases=tuple(Release(x.implementation, x.server_version) for x in r.releases),
+            expectations=tuple(r.expectations),
+            smallest=Case(**{name: r.smallest[name] for name in COLUMNS}),
+        )
+        for r in rows
+    ]
+
+
+def partition_buckets(frame: DataFrame) -> list[BucketCount]:
+    from pyspark.sql import functions as F
+
+    keys = ["implementation", "server_version", "source", "destination", "partitions"]
+    rows = (
+        frame.filter(
+            (F.col("feature") == "partition")
+            & (F.col("subject") != "")
+            & (F.col("partitions") > 0)
+            & (F.col("verdict") != "unknown")
+        )
+        .select(*keys, "subject", "bucket")
+        .distinct()
+        .groupBy(*keys, "bucket")
+        .count()
+        .collect()
+    )
+    return [
+        BucketCount(
+            Release(r.implementation, r.server_version),
+            r.source,
+            r.destination,
+            r.partitions,
+            r.bucket,
+            r["count"],
+        )
+        for r in rows
+    ]
+
+
+def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
+    from pyspark.sql import functions as F
+
+    keys = ["implementation", "server_version", "source", "destination", "bucket"]
+    rows = (
+        frame.filter(
+            (F.col("feature") == "weighted") & (F.col("subject") != "") & (F.col("verdict") != "unknown")
+        )
+        .groupBy(*keys, (F.col("observed") != "").alias("delivered"))
+        .count()
+        .collect()
+    )
+    return [
+        WeightedCount(
+            Release(r.implementation, r.server_version),
+            r.source,
+            r.destination,
+            r.bucket,
+            r.delivered,
+            r["count"],
+        )
+        for r in rows
+    ]
+
+
+def aggregate(
+    spark: SparkSession,
+    paths: Sequence[str],
+    *,
+    rows: int,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Aggregates:
+    """Every aggregation of the report over the part files ``paths`` (``rows`` rows, already counted)."""
+    frame = read_records(spark, paths)
+    progress("verdict counts")
+    verdicts = verdict_counts(frame)
+    progress("divergence classes")
+    classes = class_counts(frame)
+    progress("partition buckets")
+    partitions = partition_buckets(frame)
+    progress("weighted shares")
+    weighted = weighted_buckets(frame)
+    return Aggregates(rows, tuple(verdicts), tuple(classes), tuple(partitions), tuple(weighted)).normalised()

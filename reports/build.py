@@ -1,0 +1,92 @@
+"""One report build: check the records, aggregate them (Spark by default), write the three outputs.
+
+Outputs in the ``out`` directory: ``report.html`` (self-contained, with plots), ``report.md`` (for a
+pull-request comment) and ``summary.json`` (for machines).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from reports.errors import ReportError
+from reports.load import load_records
+from reports.model import Aggregates
+from reports.render_html import render_html
+from reports.render_markdown import render_markdown
+from reports.report import assemble
+from reports.spark import DEFAULT_MASTER
+from reports.summary import summary_json
+
+ENGINES: Final = ("spark", "arrow")
+HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    html: Path
+    markdown: Path
+    summary: Path
+
+
+def _aggregate(
+    parts: list[str], rows: int, engine: str, master: str, say: Callable[[str], None]
+) -> Aggregates:
+    if engine == "arrow":
+        from reports import arrow
+
+        say("aggregating with pyarrow and pandas")
+        return arrow.aggregate(parts, rows=rows)
+    from reports.aggregate import aggregate
+    from reports.spark import spark_errors, spark_session
+
+    say(f"starting Spark ({master})")
+    with spark_session(master) as spark:
+        say("aggregating with Spark")
+        with spark_errors("while aggregating the records"):
+            return aggregate(spark, parts, rows=rows, progress=say)
+
+
+def build_report(
+    run_dirs: Sequence[Path],
+    out: Path,
+    *,
+    master: str = DEFAULT_MASTER,
+    engine: str = "spark",
+    progress: Callable[[str], None] = lambda line: None,
+) -> Built:
+    """Build the report of the runs in ``run_dirs`` into ``out``.
+
+    Raises:
+        ReportError: bad input (see ``reports.load``), a Spark failure, or an unwritable ``out``.
+    """
+    if engine not in ENGINES:
+        raise ReportError(f"'engine' must be one of {', '.join(ENGINES)} (got {engine!r})")
+    began = time.monotonic()
+
+    def say(line: str) -> None:
+        progress(f"[{time.monotonic() - began:5.1f}s] {line}")
+
+    records = load_records(list(run_dirs))
+    say(f"{records.rows:,} case records in {len(records.parts)} part file(s) of {len(records.runs)} run(s)")
+    aggregates = _aggregate([str(p) for p in records.parts], records.rows, engine, master, say)
+    say("computing statistics and the compatibility matrix")
+    report = assemble(records, aggregates)
+    say("rendering HTML, Markdown and summary.json")
+    built = Built(out / HTML, out / MARKDOWN, out / SUMMARY)
+    texts = {
+        built.html: render_html(report),
+        built.markdown: render_markdown(report),
+        built.summary: summary_json(report),
+    }
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for path, text in texts.items():
+            path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ReportError(f"cannot write the report to {out}: {error.strerror or error}") from error
+    say(f"wrote {built.html}, {built.markdown.name} and {built.summary.name}")
+    return built

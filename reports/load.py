@@ -1,0 +1,133 @@
+"""Find the case records of one or many run directories and check them before any Spark work.
+
+A run directory holds ``cases/part-NNNNN.parquet`` and ``manifest.json`` (docs/record-schema.md). A
+directory without ``cases/`` whose subdirectories are run directories (such as ``runs/``) stands for all
+of them. Every part file's footer is read here: a file that is not Parquet, lacks the schema-version
+metadata, is of a newer schema than ``records.schema.SCHEMA_VERSION`` or lacks a column is refused with
+one line naming it, so that Spark only ever sees files it can read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from records.schema import COLUMNS, SCHEMA_VERSION
+from records.writer import CASES, MANIFEST
+from reports.errors import ReportError
+
+SCHEMA_KEY = b"nats_conformance_schema"
+PARTS = "part-*.parquet"
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run directory: its part files, their row count and its manifest (empty if none)."""
+
+    path: Path
+    parts: tuple[Path, ...]
+    rows: int
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest.get("run_id") or self.path.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """The checked inputs of one report."""
+
+    runs: tuple[Run, ...]
+
+    @property
+    def parts(self) -> list[Path]:
+        return [part for run in self.runs for part in run.parts]
+
+    @property
+    def rows(self) -> int:
+        return sum(run.rows for run in self.runs)
+
+
+def run_directories(path: Path) -> list[Path]:
+    """The run directories ``path`` stands for: itself, or its subdirectories that are runs."""
+    if not path.exists():
+        raise ReportError(f"run directory {path} does not exist")
+    if not path.is_dir():
+        raise ReportError(f"{path} is not a run directory (expected a directory holding {CASES}/)")
+    if (path / CASES).is_dir():
+        return [path]
+    children = sorted(child for child in path.iterdir() if (child / CASES).is_dir())
+    if not children:
+        raise ReportError(
+            f"no case records in {path}: expected {path / CASES / PARTS} (an empty run directory?)"
+        )
+    return children
+
+
+def check_part(path: Path) -> int:
+    """The number of rows in one part file, after checking its footer, schema version and columns."""
+    try:
+        metadata = pq.read_metadata(path)
+        schema = metadata.schema.to_arrow_schema()
+    except (OSError, pa.ArrowException) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ReportError(f"corrupt records file {path}: {reason}") from error
+    version_text = (schema.metadata or {}).get(SCHEMA_KEY)
+    if version_text is None:
+        raise ReportError(f"{path} is not a case-records file (no nats_conformance_schema metadata)")
+    try:
+        version = int(version_text)
+    except ValueError as error:
+        raise ReportError(f"{path} has an unreadable schema version {version_text!r}") from error
+    if version > SCHEMA_VERSION:
+        raise ReportError(
+            f"{path} holds records of schema version {version}, newer than the {SCHEMA_VERSION} this "
+            "report builder reads; update nats-conformance"
+        )
+    missing = [name for name in COLUMNS if name not in schema.names]
+    if missing:
+        raise ReportError(f"{path} lacks the column(s) {', '.join(missing)} of schema version {version}")
+    return int(metadata.num_rows)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's manifest, or an empty dict when it has none (a run that never closed)."""
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ReportError(f"corrupt manifest {path}: {error}") from error
+    if not isinstance(data, dict):
+        raise ReportError(f"corrupt manifest {path}: not a JSON object")
+    return data
+
+
+def load_run(run_dir: Path) -> Run:
+    parts = tuple(sorted((run_dir / CASES).glob(PARTS)))
+    if not parts:
+        raise ReportError(f"no case records in {run_dir}: {run_dir / CASES} holds no {PARTS} files")
+    rows = sum(check_part(part) for part in parts)
+    return Run(run_dir, parts, rows, read_manifest(run_dir))
+
+
+def load_records(paths: list[Path]) -> Records:
+    """Check every run directory named by ``paths`` (each once, in the order given).
+
+    Raises:
+        ReportError: a missing or empty directory, or a part file that cannot be read (see the module).
+    """
+    if not paths:
+        raise ReportError("no run directory given")
+    seen: dict[Path, None] = {}
+    for path in paths:
+        for run_dir in run_directories(path):
+            seen.setdefault(run_dir.resolve(), None)
+    return Records(tuple(load_run(run_dir) for run_dir in seen))

@@ -1,0 +1,135 @@
+"""What an aggregation engine (Spark, or pyarrow for comparison) returns: small grouped counts.
+
+Everything after this point (statistics, the matrix, rendering) is plain Python over these values, so
+both engines must return equal `Aggregates` for the same records (`Aggregates.normalised`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final
+
+from records.schema import Case
+from reports.releases import Release
+
+UNSUPPORTED: Final = "unsupported"
+"""Evidence that a function is not supported: a validation case where the reference rejects the mapping
+as ``reject:unsupported-function`` (a known function this release's validator refuses) and the server
+rejected it too."""
+
+EXERCISED: Final = "exercised"
+"""Evidence that a function is supported: a non-validation case with a verdict other than ``unknown``,
+i.e. the server applied a mapping using it and the message was judged."""
+
+UNCLASSIFIED: Final = "(unclassified)"
+"""The class of a diverging row that carries no ``case_class`` (a suite bug, shown rather than lost)."""
+
+DIVERGING: Final = ("diverge", "expected")
+"""Verdicts that make a row part of a divergence class (``unknown`` is a failed run, not a finding)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictCount:
+    """Rows per release, feature, function combination, verdict and evidence kind."""
+
+    release: Release
+    feature: str
+    functions: str
+    verdict: str
+    evidence: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClassCount:
+    """One divergence class (``case_class``) over all runs: counts per verdict, the releases it
+    appears in, the expectation ids that explain it, and its smallest case.
+
+    The smallest case has the fewest characters in source + destination + subject; ties go to the
+    least (source, destination, subject, server_version, backend, run_id, case_id) in code-point order.
+    """
+
+    case_class: str
+    diverge: int
+    expected: int
+    releases: tuple[Release, ...]
+    expectations: tuple[str, ...]
+    smallest: Case
+
+
+@dataclass(frozen=True, slots=True)
+class BucketCount:
+    """Distinct published subjects of one partition mapping on one release that landed in ``bucket``
+    (-1: not observed in a partition)."""
+
+    release: Release
+    source: str
+    destination: str
+    partitions: int
+    bucket: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedCount:
+    """Messages of one weighted list on one release with this ``bucket`` (entry index, -1 loss, -2
+    unchanged subject), split by whether the message was delivered at all."""
+
+    release: Release
+    source: str
+    destination: str
+    bucket: int
+    delivered: bool
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregates:
+    """Everything the report needs from the records, grouped."""
+
+    rows: int
+    verdicts: tuple[VerdictCount, ...]
+    classes: tuple[ClassCount, ...]
+    partitions: tuple[BucketCount, ...]
+    weighted: tuple[WeightedCount, ...]
+
+    def normalised(self) -> Aggregates:
+        """The same aggregates in a canonical order (engines return groups in any order)."""
+
+        def release_key(release: Release) -> tuple[object, ...]:
+            return release.key
+
+        return Aggregates(
+            rows=self.rows,
+            verdicts=tuple(
+                sorted(
+                    self.verdicts,
+                    key=lambda v: (release_key(v.release), v.feature, v.functions, v.verdict, v.evidence),
+                )
+            ),
+            classes=tuple(
+                sorted(
+                    (
+                        replace(
+                            c,
+                            releases=tuple(sorted(set(c.releases), key=release_key)),
+                            expectations=tuple(sorted(set(c.expectations))),
+                        )
+                        for c in self.classes
+                    ),
+                    key=lambda c: c.case_class,
+                )
+            ),
+            partitions=tuple(
+                sorted(
+                    self.partitions,
+                    key=lambda b: (release_key(b.release), b.source, b.destination, b.partitions, b.bucket),
+                )
+            ),
+            weighted=tuple(
+                sorted(
+                    self.weighted,
+                    key=lambda w: (release_key(w.release), w.source, w.destination, w.bucket, w.delivered),
+                )
+            ),
+        )

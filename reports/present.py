@@ -1,0 +1,66 @@
+"""What both renderers share: display order of distributions, number formats and cell colours."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+from reports.distributions import PartitionDistribution, WeightedShares
+from reports.matrix import AGREES, DIVERGES, KNOWN, NO_EVIDENCE, NOT_SUPPORTED
+
+STATE_COLOURS: Final = {
+    AGREES: "#9fd89a",
+    KNOWN: "#ffd966",
+    DIVERGES: "#f08080",
+    NOT_SUPPORTED: "#b4bcc8",
+    NO_EVIDENCE: "#f4f4f4",
+}
+"""Matrix cell backgrounds (also checked in a browser screenshot by the tests)."""
+
+STATE_SYMBOLS: Final = {
+    AGREES: "✅",
+    KNOWN: "🟨",
+    DIVERGES: "❌",
+    NOT_SUPPORTED: "⛔",
+    NO_EVIDENCE: "·",
+}
+"""Matrix cells in Markdown, where cells have no colour."""
+
+TABLE_ROWS: Final = 200
+"""Rows of a long table shown in a report; the rest are in summary.json."""
+
+
+def ranked_partitions(items: Sequence[PartitionDistribution]) -> list[PartitionDistribution]:
+    """Least uniform first: lowest p-value, then highest max/min ratio; untested ones last."""
+    return sorted(
+        items,
+        key=lambda d: (
+            d.fit is None,
+            d.fit.p_value if d.fit else 1.0,
+            -(d.ratio if math.isfinite(d.ratio) else 1e300 if d.ratio > 0 else 0),
+        ),
+    )
+
+
+def ranked_weighted(items: Sequence[WeightedShares]) -> list[WeightedShares]:
+    """Inconsistent lists first, then by release and source."""
+    return sorted(items, key=lambda w: (w.consistent, w.release.key, w.source, w.destination))
+
+
+def count(value: int) -> str:
+    return f"{value:,}"
+
+
+def share(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value * 100:.2f} %"
+
+
+def ratio(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return "∞" if math.isinf(value) else f"{value:.2f}"
+
+
+def p_value(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"

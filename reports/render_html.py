@@ -1,0 +1,344 @@
+"""The self-contained HTML report: inline CSS and SVG plots, no scripts, no external assets."""
+
+from __future__ import annotations
+
+import time
+from html import escape
+from typing import Final
+
+from records.schema import VERDICTS
+from reports.figures import PANELS, partition_histograms, weighted_plots
+from reports.matrix import STATES, Matrix
+from reports.present import (
+    STATE_COLOURS,
+    TABLE_ROWS,
+    count,
+    p_value,
+    ranked_partitions,
+    ranked_weighted,
+    ratio,
+    share,
+)
+from reports.releases import Release
+from reports.report import Report
+from suites.distribution import ALPHA
+
+STYLE: Final = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }
+h1 { font-size: 24px; margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 8px 0 16px; }
+th, td { border: 1px solid #d0d0d0; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f0f2f5; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.matrix td.cell { text-align: center; min-width: 96px; font-size: 13px; }
+table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
+.legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
+code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
+.muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
+svg { max-width: 100%; height: auto; }
+"""
+
+
+def _table(headers: list[str], rows: list[list[str]], *, numeric: set[int] | None = None) -> str:
+    """An HTML table; cells are already-escaped HTML."""
+    right = numeric or set()
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=n' if i in right else ''}>{c}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _more(total: int, shown: int) -> str:
+    if total <= shown:
+        return ""
+    return f"<p class=muted>{total - shown:,} more rows in summary.json.</p>"
+
+
+def matrix_html(item: Matrix) -> str:
+    head = "".join(f"<th>{escape(r.label)}</th>" for r in item.releases)
+    rows = []
+    for row in item.rows:
+        cells = []
+        for cell in row.cells:
+            tally = cell.tally
+            detail = f"{tally.judged:,} cases" if tally.judged else ""
+            if tally.diverge or tally.expected:
+                detail += f", {tally.diverge + tally.expected:,} differ"
+            cells.append(
+                f'<td class=cell style="background:{STATE_COLOURS[cell.state]}">{escape(cell.state)}'
+                f"<small>{escape(detail)}</small></td>"
+            )
+        first = (
+            escape(row.first_documented.label) if row.first_documented else "<span class=muted>none</span>"
+        )
+        name = f"<b>{escape(row.name)}</b>" if row.kind == "feature" else f"<code>{escape(row.name)}</code>"
+        rows.append(
+            f"<tr><td>{name}</td><td class=muted>{row.kind}</td>{''.join(cells)}<td>{first}</td></tr>"
+        )
+    title = f"<h3>{escape(item.implementation)}</h3>"
+    return (
+        f"{title}<table class=matrix><tr><th>row</th><th>kind</th>{head}"
+        f"<th>behaves as documented from</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def legend() -> str:
+    spans = "".join(f'<span style="background:{STATE_COLOURS[s]}">{escape(s)}</span>' for s in STATES)
+    return f"<p class=legend>{spans}</p>"
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document."""
+    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(report.generated))
+    parts = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        "<title>nats-conformance report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>nats-conformance report</h1>",
+        f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
+        f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
+        "<nav><a href=#matrix>compatibility matrix</a><a href=#verdicts>verdicts</a>"
+        "<a href=#divergences>divergence classes</a><a href=#partition>partition</a>"
+        "<a href=#weighted>weighted</a></nav>",
+    ]
+    parts.append(
+        _table(
+            ["verdict", "cases"],
+            [[escape(v), count(report.verdicts[v])] for v in VERDICTS],
+            numeric={1},
+        )
+    )
+    parts.append(
+        _table(
+            ["run", "directory", "records", "unwritten"],
+            [
+                [
+                    escape(r.run_id),
+                    f"<code>{escape(r.path)}</code>",
+                    count(r.rows),
+                    f"<span class=bad>{r.unwritten:,}</span>" if r.unwritten else "0",
+                ]
+                for r in report.runs
+            ],
+            numeric={2, 3},
+        )
+    )
+    parts.append("<h2 id=matrix>Compatibility matrix</h2>")
+    parts.append(
+        "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "
+        "<i>known divergence</i>: every difference is listed in expectations.toml; <i>not supported</i>: "
+        "the reference and the server both reject the function as unsupported on that release. "
+        "The last column is the lowest release from which every later release agrees.</p>"
+    )
+    parts.append(legend())
+    parts += [matrix_html(item) for item in report.matrices]
+    parts.append(verdicts_html(report))
+    parts.append(divergences_html(report))
+    parts.append(partitions_html(report))
+    parts.append(weighted_html(report))
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def verdicts_html(report: Report) -> str:
+    """Rows: features, then functions; per release the agree / diverge / expected / unknown counts."""
+    releases = report.releases
+    by_row: dict[tuple[str, str], dict[Release, dict[str, int]]] = {}
+    for row in report.verdict_rows:
+        by_row.setdefault((row.kind, row.name), {})[row.release] = row.counts
+    top = "".join(f"<th colspan={len(VERDICTS)}>{escape(r.label)}</th>" for r in releases)
+    sub = "".join(f"<th>{v}</th>" for _ in releases for v in VERDICTS)
+    body = []
+    for (kind, name), counts in by_row.items():
+        label = f"<b>{escape(name)}</b>" if kind == "feature" else f"<code>{escape(name)}</code>"
+        cells = []
+        for release in releases:
+            for verdict in VERDICTS:
+                value = counts.get(release, {}).get(verdict, 0)
+                alarm = verdict == "diverge" and value
+                cells.append(
+                    f"<td class=n>{f'<span class=bad>{value:,}</span>' if alarm else f'{value:,}'}</td>"
+                )
+        body.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
+    return (
+        "<h2 id=verdicts>Verdicts per feature, function and release</h2>"
+        f"<table><tr><th rowspan=2>feature / function</th>{top}</tr><tr>{sub}</tr>{''.join(body)}</table>"
+    )
+
+
+def divergences_html(report: Report) -> str:
+    out = ["<h2 id=divergences>Divergence classes</h2>"]
+    if not report.divergences:
+        return out[0] + "<p>No case diverged from the reference.</p>"
+    rows = []
+    replays = []
+    for number, item in enumerate(report.divergences[:TABLE_ROWS], 1):
+        feature, functions, difference = item.parts
+        anchor = f"class-{number}"
+        rows.append(
+            [
+                f"<code>{escape(item.case_class)}</code>",
+                escape(feature),
+                escape(functions),
+                escape(difference),
+                f"<span class=bad>{item.diverge:,}</span>" if item.diverge else "0",
+                count(item.expected),
+                escape(item.first_release.label),
+                escape(item.last_release.label),
+                escape(", ".join(item.expectations)) or "<span class=muted>-</span>",
+                f"<a href=#{anchor}>replay</a>",
+            ]
+        )
+        case = item.smallest
+        replays.append(
+            f"<h3 id={anchor}>{number}. <code>{escape(item.case_class)}</code></h3>"
+            f"<p>smallest case, {escape(case.server_version)} ({escape(case.backend)}): source "
+            f"<code>{escape(case.source)}</code>, destination <code>{escape(case.destination)}</code>"
+            + (f", subject <code>{escape(case.subject)}</code>" if case.subject else "")
+            + f"; expected <code>{escape(case.expected)}</code>, observed "
+            f"<code>{escape(case.observed or '(nothing)')}</code></p>"
+            + (f"<p class=muted>{escape(case.detail)}</p>" if case.detail else "")
+            + f"<pre>{escape(item.replay)}</pre>"
+        )
+    out.append(
+        "<p>Cases that differ from the reference, grouped by <code>feature:functions:difference</code>; "
+        "<i>expected</i> ones are listed in expectations.toml.</p>"
+    )
+    out.append(
+        _table(
+            [
+                "class",
+                "feature",
+                "functions",
+                "difference",
+                "diverge",
+                "expected",
+                "first release",
+                "last release",
+                "expectation",
+                "replay",
+            ],
+            rows,
+            numeric={4, 5},
+        )
+    )
+    out.append(_more(len(report.divergences), TABLE_ROWS))
+    out.append("<h3>Replay commands (smallest case of each class)</h3>")
+    out += replays
+    return "\n".join(out)
+
+
+def partitions_html(report: Report) -> str:
+    out = ["<h2 id=partition>Partition distributions</h2>"]
+    if not report.partitions:
+        return out[0] + "<p>No partition cases in these records.</p>"
+    ranked = ranked_partitions(report.partitions)
+    drawn = min(PANELS, len(ranked))
+    out.append(
+        f"<p>Distinct keys per partition for each mapping and release. Histograms: the {drawn} "
+        "least uniform (lowest chi-square p-value first); dashed line: equal shares; orange bars: p below "
+        f"the suites' alpha ({ALPHA:g}).</p>"
+    )
+    out.append(partition_histograms(ranked))
+    rows = [
+        [
+            f"<b>{number}</b>",
+            escape(d.release.label),
+            f"<code>{escape(d.source)}</code>",
+            f"<code>{escape(d.destination)}</code>",
+            count(d.partitions),
+            count(d.keys),
+            count(d.outside),
+            "-" if d.fit is None else f"{d.fit.statistic:.2f}",
+            "-" if d.fit is None else str(d.fit.dof),
+            (
+                f"<span class=bad>{p_value(d.fit.p_value)}</span>"
+                if d.fit and d.fit.rejected
+                else p_value(d.fit.p_value if d.fit else None)
+            ),
+            ratio(d.ratio),
+        ]
+        for number, d in enumerate(ranked[:TABLE_ROWS], 1)
+    ]
+    out.append(
+        _table(
+            [
+                "#",
+                "release",
+                "source",
+                "destination",
+                "partitions",
+                "keys",
+                "not partitioned",
+                "chi-square",
+                "dof",
+                "p-value",
+                "max/min",
+            ],
+            rows,
+            numeric={4, 5, 6, 7, 8, 9, 10},
+        )
+    )
+    out.append(_more(len(ranked), TABLE_ROWS))
+    return "\n".join(out)
+
+
+def weighted_html(report: Report) -> str:
+    out = ["<h2 id=weighted>Weighted mappings</h2>"]
+    if not report.weighted:
+        return out[0] + "<p>No weighted-mapping cases in these records.</p>"
+    ranked = ranked_weighted(report.weighted)
+    out.append(
+        "<p>Observed share of every outcome against its exact expected share (weight / 100; the remainder "
+        "goes to the unchanged subject, or is lost when the source is listed), with 99.9 % Wilson "
+        "intervals. Plots: observed minus expected share in percentage points; an interval crossing the "
+        "dashed zero line agrees; orange: it does not.</p>"
+    )
+    out.append(weighted_plots(ranked))
+    rows = []
+    for number, item in enumerate(ranked[:TABLE_ROWS], 1):
+        for position, s in enumerate(item.shares):
+            first = position == 0
+            rows.append(
+                [
+                    f"<b>{number}</b>" if first else "",
+                    escape(item.release.label) if first else "",
+                    f"<code>{escape(item.source)}</code>" if first else "",
+                    count(item.messages) if first else "",
+                    share(item.loss_rate) if first else "",
+                    f"<code>{escape(s.label)}</code>",
+                    share(s.expected),
+                    count(s.count),
+                    share(s.observed),
+                    f"{share(s.low)} &ndash; {share(s.high)}",
+                    "yes" if s.consistent else "<span class=bad>no</span>",
+                ]
+            )
+        if item.problem:
+            rows.append(
+                ["", "", "", "", f"<span class=bad>{escape(item.problem)}</span>", "", "", "", "", ""]
+            )
+    out.append(
+        _table(
+            [
+                "list",
+                "release",
+                "source",
+                "messages",
+                "loss rate",
+                "outcome",
+                "expected",
+                "count",
+                "observed",
+                "99.9 % interval",
+                "within",
+            ],
+            rows,
+            numeric={3, 4, 6, 7, 8},
+        )
+    )
+    out.append(_more(len(ranked), TABLE_ROWS))
+    return "\n".join(out)

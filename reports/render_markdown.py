@@ -1,0 +1,186 @@
+"""The report as Markdown for a pull-request comment: the HTML report's tables, without the plots.
+
+Long tables are cut at ``MARKDOWN_ROWS`` rows (GitHub comments hold 65,536 characters); summary.json has
+everything.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from records.schema import VERDICTS
+from reports.matrix import STATES
+from reports.present import STATE_SYMBOLS, count, p_value, ranked_partitions, ranked_weighted, ratio, share
+from reports.report import Report
+
+MARKDOWN_ROWS: Final = 40
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def code(text: str) -> str:
+    """Inline code that survives backticks and pipes inside a table."""
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{cell(text)}{fence}" if text else ""
+
+
+def table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def more(total: int, shown: int) -> list[str]:
+    return [f"_{total - shown:,} more rows in summary.json._", ""] if total > shown else []
+
+
+def render_markdown(report: Report) -> str:
+    generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(report.generated))
+    lines = [
+        "## nats-conformance report",
+        "",
+        f"{count(report.rows)} case records of {len(report.runs)} run(s) across {len(report.releases)} "
+        f"release(s), generated {generated}: "
+        + ", ".join(f"{count(report.verdicts[v])} {v}" for v in VERDICTS)
+        + ".",
+        "",
+    ]
+    lines += matrix_markdown(report)
+    lines += divergences_markdown(report)
+    lines += verdicts_markdown(report)
+    lines += partitions_markdown(report)
+    lines += weighted_markdown(report)
+    return "\n".join(lines)
+
+
+def matrix_markdown(report: Report) -> list[str]:
+    lines = ["### Compatibility matrix", ""]
+    lines.append(" ".join(f"{STATE_SYMBOLS[state]} {state}" for state in STATES))
+    lines.append("")
+    for item in report.matrices:
+        lines.append(f"**{item.implementation}**")
+        lines.append("")
+        rows = [
+            [
+                f"**{cell(row.name)}**" if row.kind == "feature" else code(row.name),
+                *(f"{STATE_SYMBOLS[c.state]} {c.state}" for c in row.cells),
+                row.first_documented.label if row.first_documented else "none",
+            ]
+            for row in item.rows
+        ]
+        lines += table(["row", *(r.label for r in item.releases), "as documented from"], rows)
+    return lines
+
+
+def divergences_markdown(report: Report) -> list[str]:
+    lines = ["### Divergence classes", ""]
+    if not report.divergences:
+        return [*lines, "No case diverged from the reference.", ""]
+    shown = report.divergences[:MARKDOWN_ROWS]
+    rows = [
+        [
+            code(item.case_class),
+            f"**{item.diverge:,}**" if item.diverge else "0",
+            count(item.expected),
+            item.first_release.label,
+            item.last_release.label,
+            cell(", ".join(item.expectations)) or "-",
+            f"[replay](#replay-{number})",
+        ]
+        for number, item in enumerate(shown, 1)
+    ]
+    lines += table(["class", "diverge", "expected", "first", "last", "expectation", "replay"], rows)
+    lines += more(len(report.divergences), len(shown))
+    lines += ["#### Replay commands", ""]
+    for number, item in enumerate(shown, 1):
+        lines += [
+            f'<a id="replay-{number}"></a>{number}. `{item.case_class}` (smallest case, '
+            f"{item.smallest.server_version}):",
+            "",
+            "```",
+            item.replay,
+            "```",
+            "",
+        ]
+    return lines
+
+
+def verdicts_markdown(report: Report) -> list[str]:
+    rows = [
+        [
+            f"**{cell(r.name)}**" if r.kind == "feature" else code(r.name),
+            r.release.label,
+            *(count(r.counts[v]) for v in VERDICTS),
+        ]
+        for r in report.verdict_rows
+    ]
+    return [
+        "<details><summary>Verdicts per feature, function and release</summary>",
+        "",
+        *table(["feature / function", "release", *VERDICTS], rows),
+        "</details>",
+        "",
+    ]
+
+
+def partitions_markdown(report: Report) -> list[str]:
+    lines = ["### Partition distributions", ""]
+    if not report.partitions:
+        return [*lines, "No partition cases in these records.", ""]
+    ranked = ranked_partitions(report.partitions)
+    shown = ranked[:MARKDOWN_ROWS]
+    rows = [
+        [
+            d.release.label,
+            code(d.destination),
+            count(d.partitions),
+            count(d.keys),
+            "-" if d.fit is None else f"{d.fit.statistic:.2f}",
+            (
+                f"**{p_value(d.fit.p_value)}**"
+                if d.fit and d.fit.rejected
+                else p_value(d.fit.p_value if d.fit else None)
+            ),
+            ratio(d.ratio),
+        ]
+        for d in shown
+    ]
+    lines.append("Distinct keys per partition, least uniform first (bold: p below the suites' alpha).")
+    lines.append("")
+    lines += table(["release", "destination", "n", "keys", "chi-square", "p-value", "max/min"], rows)
+    return lines + more(len(ranked), len(shown))
+
+
+def weighted_markdown(report: Report) -> list[str]:
+    lines = ["### Weighted mappings", ""]
+    if not report.weighted:
+        return [*lines, "No weighted-mapping cases in these records.", ""]
+    ranked = ranked_weighted(report.weighted)
+    shown = ranked[:MARKDOWN_ROWS]
+    rows = []
+    for number, item in enumerate(shown, 1):
+        for position, s in enumerate(item.shares):
+            first = position == 0
+            rows.append(
+                [
+                    str(number) if first else "",
+                    item.release.label if first else "",
+                    code(item.source) if first else "",
+                    count(item.messages) if first else "",
+                    share(item.loss_rate) if first else "",
+                    code(s.label),
+                    share(s.expected),
+                    f"{share(s.observed)} ({share(s.low)} - {share(s.high)})",
+                    "yes" if s.consistent else "**no**",
+                ]
+            )
+    lines.append("Observed shares with 99.9 % Wilson intervals against the exact expected shares.")
+    lines.append("")
+    lines += table(
+        ["release", "source", "loss", "outcome", "expected", "observed (interval)", "within"], rows
+    )
+    return lines + more(len(ranked), len(shown))

@@ -1,0 +1,139 @@
+"""The report's content, assembled from checked inputs and aggregates: what every renderer shows.
+
+Divergence classes come first if they hold unexpected divergences, then by count; each carries its
+first and last release (version order) and the replay command of its smallest case
+(``suites.reproduce.replay_command``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from records.schema import VERDICTS, Case
+from reports.distributions import (
+    PartitionDistribution,
+    WeightedShares,
+    partition_distributions,
+    weighted_shares,
+)
+from reports.load import Records
+from reports.matrix import Matrix, compatibility_matrices, row_order, tallies
+from reports.model import Aggregates, VerdictCount
+from reports.releases import Release, sorted_releases
+from suites.reproduce import replay_command
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    run_id: str
+    path: str
+    rows: int
+    unwritten: int
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """One divergence class: ``feature:functions:difference``."""
+
+    case_class: str
+    diverge: int
+    expected: int
+    releases: tuple[Release, ...]
+    expectations: tuple[str, ...]
+    smallest: Case
+    replay: str
+
+    @property
+    def count(self) -> int:
+        return self.diverge + self.expected
+
+    @property
+    def parts(self) -> tuple[str, str, str]:
+        """(feature, functions, difference); the class text when it has another shape."""
+        feature, _, rest = self.case_class.partition(":")
+        functions, _, difference = rest.rpartition(":")
+        return (feature, functions, difference) if functions else (self.case_class, "", "")
+
+    @property
+    def first_release(self) -> Release:
+        return self.releases[0]
+
+    @property
+    def last_release(self) -> Release:
+        return self.releases[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRow:
+    """Cases of one feature or function on one release, per verdict."""
+
+    kind: str
+    name: str
+    release: Release
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    generated: float
+    runs: tuple[RunSummary, ...]
+    rows: int
+    releases: tuple[Release, ...]
+    verdicts: dict[str, int]
+    verdict_rows: tuple[VerdictRow, ...]
+    verdict_counts: tuple[VerdictCount, ...]
+    divergences: tuple[Divergence, ...]
+    partitions: tuple[PartitionDistribution, ...]
+    weighted: tuple[WeightedShares, ...]
+    matrices: tuple[Matrix, ...]
+
+
+def divergences(aggregates: Aggregates) -> list[Divergence]:
+    found = [
+        Divergence(
+            case_class=item.case_class,
+            diverge=item.diverge,
+            expected=item.expected,
+            releases=tuple(sorted_releases(item.releases)),
+            expectations=item.expectations,
+            smallest=item.smallest,
+            replay=replay_command(item.smallest),
+        )
+        for item in aggregates.classes
+    ]
+    return sorted(found, key=lambda d: (d.diverge == 0, -d.count, d.case_class))
+
+
+def verdict_rows(counts: tuple[VerdictCount, ...]) -> list[VerdictRow]:
+    table = tallies(counts)
+    rows = []
+    for kind, name in row_order(table):
+        for release in sorted_releases(table[(kind, name)]):
+            tally = table[(kind, name)][release]
+            rows.append(VerdictRow(kind, name, release, {v: getattr(tally, v) for v in VERDICTS}))
+    return rows
+
+
+def assemble(records: Records, aggregates: Aggregates, *, generated: float | None = None) -> Report:
+    """Everything the renderers show, from the checked inputs and the engine's aggregates."""
+    totals: Counter[str] = Counter()
+    for item in aggregates.verdicts:
+        totals[item.verdict] += item.count
+    return Report(
+        generated=time.time() if generated is None else generated,
+        runs=tuple(
+            RunSummary(run.run_id, str(run.path), run.rows, int(run.manifest.get("unwritten", 0) or 0))
+            for run in records.runs
+        ),
+        rows=aggregates.rows,
+        releases=tuple(sorted_releases(item.release for item in aggregates.verdicts)),
+        verdicts={verdict: totals[verdict] for verdict in VERDICTS},
+        verdict_rows=tuple(verdict_rows(aggregates.verdicts)),
+        verdict_counts=aggregates.verdicts,
+        divergences=tuple(divergences(aggregates)),
+        partitions=tuple(partition_distributions(aggregates.partitions)),
+        weighted=tuple(weighted_shares(aggregates.weighted)),
+        matrices=tuple(compatibility_matrices(aggregates.verdicts)),
+    )

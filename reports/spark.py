@@ -1,0 +1,107 @@
+"""The one place a SparkSession is built (pyspark is imported here, lazily, and nowhere at import time).
+
+``local[*]`` by default; any master URL by option, so the same job runs on a laptop and on a cluster.
+For a local master the driver binds to 127.0.0.1 (``SPARK_LOCAL_IP``, ``spark.driver.host`` and
+``spark.driver.bindAddress``; Spark binds elsewhere otherwise on these machines, FACTS.md) and uses few
+shuffle partitions, since every result is small. The UI and the console progress bar are off and the
+JVM logs only errors. On a cluster, run directories must be readable by the executors at the same path.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reports.errors import ReportError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "nats-conformance-reports"
+LOCAL_SHUFFLE_PARTITIONS = 4
+LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+"""Errors only. pyspark's gateway counts as an interpreter, whose own logger level Spark announces
+when it differs from the root's: configured equal, it stays quiet."""
+
+
+PANDAS_WARNING = "PySpark does not yet fully support pandas"
+"""pyspark 4.3 warns about pandas 3 on first use; the reports use no pandas interoperation of Spark."""
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+@contextmanager
+def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
+    """A started session for ``master``, stopped on exit.
+
+    Raises:
+        ReportError: pyspark is not installed, or Spark (Java) cannot start.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
+        try:
+            from pyspark.errors import PySparkException
+            from pyspark.sql import SparkSession
+        except ImportError as error:
+            raise ReportError("reports need pyspark: pip install 'nats-conformance[spark]'") from error
+    with tempfile.TemporaryDirectory(prefix="nats-conformance-spark-") as scratch:
+        log4j = Path(scratch) / "log4j2.properties"
+        log4j.write_text(LOG4J)
+        builder = (
+            SparkSession.builder.master(master)
+            .appName(APP_NAME)
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}")
+            .config("spark.local.dir", scratch)
+        )
+        if is_local(master):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            builder = (
+                builder.config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
+            )
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
+                session = builder.getOrCreate()
+        except (PySparkException, OSError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ReportError(f"cannot start Spark with master {master} (Java 17 needed): {first}") from error
+        session.sparkContext.setLogLevel("ERROR")
+        try:
+            yield session
+        finally:
+            session.stop()
+
+
+@contextmanager
+def spark_errors(what: str) -> Iterator[None]:
+    """Spark and JVM failures inside the block as one-line `ReportError`s saying what failed."""
+    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except (PySparkException, Py4JError) as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        raise ReportError(f"Spark failed {what}: {lines[0] if lines else type(error).__name__}") from error

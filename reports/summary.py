@@ -1,0 +1,151 @@
+"""``summary.json``: the report for machines. Infinite or undefined numbers are written as null.
+
+Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
+``runs``, ``rows``, ``releases``, ``verdicts`` (totals), ``verdict_counts`` (per release, feature,
+function combination and verdict), ``divergence_classes``, ``partition``, ``weighted`` and ``matrix``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import asdict
+from typing import Any, Final
+
+from records.schema import SCHEMA_VERSION
+from reports.distributions import PartitionDistribution, WeightedShares
+from reports.matrix import Matrix
+from reports.releases import Release
+from reports.report import Divergence, Report
+
+FORMAT: Final = 1
+
+
+def number(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def release_text(release: Release | None) -> str | None:
+    return None if release is None else release.label
+
+
+def divergence(item: Divergence) -> dict[str, Any]:
+    feature, functions, difference = item.parts
+    return {
+        "case_class": item.case_class,
+        "feature": feature,
+        "functions": functions,
+        "difference": difference,
+        "diverge": item.diverge,
+        "expected": item.expected,
+        "releases": [release.label for release in item.releases],
+        "first_release": item.first_release.label,
+        "last_release": item.last_release.label,
+        "expectations": list(item.expectations),
+        "smallest": asdict(item.smallest),
+        "replay": item.replay,
+    }
+
+
+def partition(item: PartitionDistribution) -> dict[str, Any]:
+    return {
+        "release": item.release.label,
+        "source": item.source,
+        "destination": item.destination,
+        "partitions": item.partitions,
+        "keys": item.keys,
+        "outside": item.outside,
+        "counts": {str(bucket): count for bucket, count in sorted(item.counts.items())},
+        "chi_square": None if item.fit is None else number(item.fit.statistic),
+        "dof": None if item.fit is None else item.fit.dof,
+        "p_value": None if item.fit is None else item.fit.p_value,
+        "uniform": None if item.fit is None else not item.fit.rejected,
+        "max_min_ratio": number(item.ratio),
+    }
+
+
+def weighted(item: WeightedShares) -> dict[str, Any]:
+    return {
+        "release": item.release.label,
+        "source": item.source,
+        "destination": item.destination,
+        "messages": item.messages,
+        "loss_rate": number(item.loss_rate),
+        "consistent": item.consistent,
+        "problem": item.problem,
+        "shares": [
+            {
+                "category": share.category,
+                "label": share.label,
+                "expected": share.expected,
+                "count": share.count,
+                "observed": number(share.observed),
+                "low": share.low,
+                "high": share.high,
+                "consistent": share.consistent,
+            }
+            for share in item.shares
+        ],
+    }
+
+
+def matrix(item: Matrix) -> dict[str, Any]:
+    return {
+        "implementation": item.implementation,
+        "releases": [release.label for release in item.releases],
+        "rows": [
+            {
+                "kind": row.kind,
+                "name": row.name,
+                "first_documented": release_text(row.first_documented),
+                "cells": {
+                    release.label: {
+                        "state": cell.state,
+                        "agree": cell.tally.agree,
+                        "diverge": cell.tally.diverge,
+                        "expected": cell.tally.expected,
+                        "unknown": cell.tally.unknown,
+                    }
+                    for release, cell in zip(item.releases, row.cells, strict=True)
+                },
+            }
+            for row in item.rows
+        ],
+    }
+
+
+def summary(report: Report) -> dict[str, Any]:
+    """The whole report as plain JSON values."""
+    counts: Counter[tuple[str, str, str, str, str]] = Counter()
+    for item in report.verdict_counts:
+        key = (item.release.implementation, item.release.version, item.feature, item.functions, item.verdict)
+        counts[key] += item.count
+    return {
+        "format": FORMAT,
+        "records_schema": SCHEMA_VERSION,
+        "generated": report.generated,
+        "runs": [asdict(run) for run in report.runs],
+        "rows": report.rows,
+        "releases": [release.label for release in report.releases],
+        "verdicts": report.verdicts,
+        "verdict_counts": [
+            {
+                "implementation": implementation,
+                "server_version": version,
+                "feature": feature,
+                "functions": functions,
+                "verdict": verdict,
+                "count": count,
+            }
+            for (implementation, version, feature, functions, verdict), count in counts.items()
+        ],
+        "divergence_classes": [divergence(item) for item in report.divergences],
+        "partition": [partition(item) for item in report.partitions],
+        "weighted": [weighted(item) for item in report.weighted],
+        "matrix": [matrix(item) for item in report.matrices],
+    }
+
+
+def summary_json(report: Report) -> str:
+    return json.dumps(summary(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
