@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
 import time
 import uuid
 from collections import Counter
@@ -91,15 +93,24 @@ def _block_table(block: CaseBlock) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
+ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]")
+
+
+def reason(error: OSError) -> str:
+    """The system's wording of an I/O error (Arrow wraps it as 'Error writing bytes... [errno 28] ...')."""
+    found = ERRNO_IN_TEXT.search(str(error))
+    code = error.errno or (int(found[1]) if found else None)
+    return os.strerror(code) if code else str(error)
+
+
 def _write_part(table: pa.Table, path: Path, rows: int) -> int:
     """Write one part (in the writer thread: Parquet encoding releases the GIL); returns its rows."""
     try:
         pq.write_table(table, path, compression="zstd", use_dictionary=DICTIONARY_COLUMNS)
     except OSError as error:
         path.unlink(missing_ok=True)
-        raise RecordsError(
-            f"cannot write {rows} records to {path.parent}: {error.strerror or error}", rows=rows
-        ) from error
+        message = f"cannot write {rows} records to {path.parent}: {reason(error)}"
+        raise RecordsError(message, rows=rows) from error
     return rows
 
 
