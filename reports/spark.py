@@ -50,7 +50,8 @@ def is_local(master: str) -> bool:
 
 @contextmanager
 def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
-    """A started session for ``master``, stopped on exit.
+    """A started session for ``master``, stopped on exit; a session already active in this process
+    (started by someone else, e.g. a test fixture) is used as it is and left running.
 
     Raises:
         ReportError: pyspark is not installed, or Spark (Java) cannot start.
@@ -62,6 +63,10 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
             from pyspark.sql import SparkSession
         except ImportError as error:
             raise ReportError("reports need pyspark: pip install 'nats-conformance[spark]'") from error
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
     with tempfile.TemporaryDirectory(prefix="nats-conformance-spark-") as scratch:
         log4j = Path(scratch) / "log4j2.properties"
         log4j.write_text(LOG4J)

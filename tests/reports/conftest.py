@@ -1,0 +1,39 @@
+"""Fixtures for the report tests: run directories of hand-built records, one Spark session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from handmade import hand_cases, write_run
+
+from records.schema import Case
+
+
+@pytest.fixture
+def hand_run(tmp_path: Path) -> Path:
+    """A run directory with ``hand_cases()`` in two part files."""
+    return write_run(tmp_path / "run-1", hand_cases(), part_rows=150)
+
+
+@pytest.fixture
+def run_of(tmp_path: Path) -> Callable[[list[Case]], Path]:
+    """Writes a run directory of the given cases under tmp_path."""
+    counter = iter(range(1_000))
+
+    def make(cases: list[Case]) -> Path:
+        return write_run(tmp_path / f"run-{next(counter)}", cases)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local Spark session for every Spark test (start-up takes 7-10 s)."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    from reports.spark import spark_session
+
+    with spark_session("local[2]") as session:
+        yield session

@@ -1,0 +1,163 @@
+"""Hand-built case records for the report tests, and how to write them as a run directory."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from records.schema import Case
+from records.writer import RecordWriter
+
+BASE = Case(
+    run_id="run-1",
+    case_id=0,
+    implementation="nats-server",
+    server_version="2.9.25",
+    backend="process",
+    feature="mapping",
+    functions="wildcard",
+    source="m.*",
+    destination="n.{{wildcard(1)}}",
+    subject="m.a",
+    expected="n.a",
+    observed="n.a",
+    verdict="agree",
+)
+
+WEIGHTED_LIST = json.dumps([{"destination": "w.a", "weight": 60}, {"destination": "w.b", "weight": 30}])
+LOSS_LIST = json.dumps([{"destination": "w.l", "weight": 50}])
+PARTITION_DESTINATION = "p.{{wildcard(1)}}.{{partition(3,1)}}"
+
+
+def case(**fields: Any) -> Case:
+    """A case differing from ``BASE`` in ``fields``."""
+    return replace(BASE, **fields)
+
+
+def hand_cases() -> list[Case]:
+    """Small records whose aggregates the tests work out by hand (see each test for the sums).
+
+    - 2.9.25: mapping ``wildcard`` 3 agree; mapping ``splitFromLeft`` 1 diverge (long); matching 2 agree;
+      validation ``random`` 2 rejected as unsupported by both (agree); validation ``left`` 1 the same.
+    - 2.10.27: mapping ``wildcard`` 2 agree + 1 unknown; mapping ``splitFromLeft`` 1 diverge (short:
+      the class's smallest case); validation ``left`` 1 expected (``left-right``); validation
+      ``random`` 1 rejected as unsupported (agree);
+      partition over 3 buckets: 10, 20 and 30 distinct keys, the 10 keys of bucket 0 published a
+      second time, one key not delivered (bucket -1), one ``unknown`` row and one summary row;
+      weighted 60/30 (remainder unchanged): 55, 35, 10 of 100 messages, plus one unknown and one
+      summary row; weighted loss list (source listed at 50 %): 40 delivered, 60 lost.
+    """
+    cases = [
+        *(case(subject=f"m.{i}") for i in range(3)),
+        case(
+            functions="splitFromLeft",
+            destination="n.{{splitFromLeft(1,2)}}.long",
+            subject="m.abcdef",
+            expected="n.ab.cdef.long",
+            observed="n.abcdef.long",
+            verdict="diverge",
+            case_class="mapping:splitFromLeft:wrong-subject",
+        ),
+        *(
+            case(feature="matching", functions="", source="x.*", destination="", subject=f"x.{i}")
+            for i in range(2)
+        ),
+        *(
+            case(
+                feature="validation",
+                functions="random",
+                destination="{{random(3)}}",
+                subject="",
+                expected="reject:unsupported-function",
+                observed="reject",
+            )
+            for _ in range(2)
+        ),
+        case(
+            feature="validation",
+            functions="left",
+            destination="{{left(1,2)}}",
+            subject="",
+            expected="reject:unsupported-function",
+            observed="reject",
+        ),
+    ]
+    later = "2.10.27"
+    cases += [
+        *(case(server_version=later, subject=f"m.{i}") for i in range(2)),
+        case(server_version=later, subject="m.u", observed="", verdict="unknown", detail="connection lost"),
+        case(
+            server_version=later,
+            functions="splitFromLeft",
+            destination="n.{{splitFromLeft(1,1)}}",
+            subject="m.ab",
+            expected="n.a.b",
+            observed="n.ab",
+            verdict="diverge",
+            case_class="mapping:splitFromLeft:wrong-subject",
+        ),
+        case(
+            server_version=later,
+            feature="validation",
+            functions="left",
+            destination="{{left(1,2)}}",
+            subject="",
+            expected="accept",
+            observed="reject",
+            verdict="expected",
+            expectation="left-right",
+            case_class="validation:left:reference-accept-server-reject",
+        ),
+        case(
+            server_version=later,
+            feature="validation",
+            functions="random",
+            destination="{{random(3)}}",
+            subject="",
+            expected="reject:unsupported-function",
+            observed="reject",
+        ),
+    ]
+    partition = {
+        "server_version": later,
+        "feature": "partition",
+        "functions": "wildcard+partition",
+        "source": "p.*",
+        "destination": PARTITION_DESTINATION,
+        "partitions": 3,
+    }
+    for bucket, keys in enumerate((10, 20, 30)):
+        cases += [case(**partition, subject=f"p.k{bucket}-{key}", bucket=bucket) for key in range(keys)]
+    cases += [case(**partition, subject=f"p.k0-{key}", bucket=0, detail="round 2") for key in range(10)]
+    cases += [
+        case(**partition, subject="p.gone", observed="", bucket=-1),
+        case(**partition, subject="p.unknown", observed="", bucket=-1, verdict="unknown"),
+        case(**partition, subject="", expected="uniform over 3 partitions", observed="chi2=10"),
+    ]
+    weighted = {
+        "server_version": later,
+        "feature": "weighted",
+        "functions": "",
+        "source": "w.s",
+        "destination": WEIGHTED_LIST,
+        "subject": "w.s",
+    }
+    for bucket, observed, count in ((0, "w.a", 55), (1, "w.b", 35), (-2, "w.s", 10)):
+        cases += [case(**weighted, observed=observed, bucket=bucket) for _ in range(count)]
+    cases += [
+        case(**weighted, observed="", bucket=-1, verdict="unknown"),
+        case(**{**weighted, "subject": ""}, expected="shares", observed="chi2", bucket=-1),
+    ]
+    loss = {**weighted, "source": "w.l", "destination": LOSS_LIST, "subject": "w.l"}
+    cases += [case(**loss, observed="w.l", bucket=0) for _ in range(40)]
+    cases += [case(**loss, observed="", bucket=-1) for _ in range(60)]
+    return [replace(c, case_id=index) for index, c in enumerate(cases)]
+
+
+def write_run(run_dir: Path, cases: list[Case], *, part_rows: int = 250_000) -> Path:
+    """A run directory holding ``cases`` (parts of ``part_rows``) and its manifest."""
+    with RecordWriter(run_dir, run_id=run_dir.name, part_rows=part_rows) as writer:
+        writer.extend(cases)
+    return run_dir

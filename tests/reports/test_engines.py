@@ -1,0 +1,99 @@
+"""The aggregations of both engines on hand-built records (tests/reports/handmade.py), counted by hand.
+
+The pyarrow engine is checked against the hand counts; the Spark engine must return exactly the same
+aggregates (one shared session, a few hundred rows).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST
+
+from reports import arrow
+from reports.load import load_records
+from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
+from reports.releases import Release
+
+OLD = Release("nats-server", "2.9.25")
+NEW = Release("nats-server", "2.10.27")
+
+
+def arrow_aggregates(run: Path) -> Aggregates:
+    records = load_records([run])
+    return arrow.aggregate([str(p) for p in records.parts], rows=records.rows)
+
+
+def verdict_table(aggregates: Aggregates) -> dict[tuple[str, str, str, str, str], int]:
+    return {
+        (v.release.version, v.feature, v.functions, v.verdict, v.evidence): v.count
+        for v in aggregates.verdicts
+    }
+
+
+def test_verdict_counts_per_release_feature_function_verdict_and_evidence(hand_run: Path) -> None:
+    table = verdict_table(arrow_aggregates(hand_run))
+    assert table == {
+        ("2.9.25", "mapping", "wildcard", "agree", EXERCISED): 3,
+        ("2.9.25", "mapping", "splitFromLeft", "diverge", EXERCISED): 1,
+        ("2.9.25", "matching", "", "agree", EXERCISED): 2,
+        ("2.9.25", "validation", "random", "agree", UNSUPPORTED): 2,
+        ("2.9.25", "validation", "left", "agree", UNSUPPORTED): 1,
+        ("2.10.27", "mapping", "wildcard", "agree", EXERCISED): 2,
+        ("2.10.27", "mapping", "wildcard", "unknown", ""): 1,
+        ("2.10.27", "mapping", "splitFromLeft", "diverge", EXERCISED): 1,
+        ("2.10.27", "validation", "left", "expected", ""): 1,
+        ("2.10.27", "validation", "random", "agree", UNSUPPORTED): 1,
+        # 60 keys + 10 repeats + 1 not delivered + 1 summary row
+        ("2.10.27", "partition", "wildcard+partition", "agree", EXERCISED): 72,
+        ("2.10.27", "partition", "wildcard+partition", "unknown", ""): 1,
+        # 100 + 100 messages + 1 summary row
+        ("2.10.27", "weighted", "", "agree", EXERCISED): 201,
+        ("2.10.27", "weighted", "", "unknown", ""): 1,
+    }
+    assert sum(table.values()) == 290
+
+
+def test_divergence_classes_with_counts_releases_and_smallest_case(hand_run: Path) -> None:
+    classes = {c.case_class: c for c in arrow_aggregates(hand_run).classes}
+    assert set(classes) == {
+        "mapping:splitFromLeft:wrong-subject",
+        "validation:left:reference-accept-server-reject",
+    }
+    split = classes["mapping:splitFromLeft:wrong-subject"]
+    assert (split.diverge, split.expected, split.expectations) == (2, 0, ())
+    assert split.releases == (OLD, NEW)
+    # 3 + 24 + 4 characters on 2.10.27 against 3 + 29 + 8 on 2.9.25
+    assert (split.smallest.server_version, split.smallest.subject) == ("2.10.27", "m.ab")
+    left = classes["validation:left:reference-accept-server-reject"]
+    assert (left.diverge, left.expected, left.releases, left.expectations) == (0, 1, (NEW,), ("left-right",))
+
+
+def test_partition_buckets_count_distinct_keys_and_skip_summary_and_unknown_rows(hand_run: Path) -> None:
+    assert arrow_aggregates(hand_run).partitions == tuple(
+        BucketCount(NEW, "p.*", PARTITION_DESTINATION, 3, bucket, count)
+        for bucket, count in ((-1, 1), (0, 10), (1, 20), (2, 30))
+    )
+
+
+def test_weighted_counts_by_bucket_and_delivery_skip_summary_and_unknown_rows(hand_run: Path) -> None:
+    assert arrow_aggregates(hand_run).weighted == (
+        WeightedCount(NEW, "w.l", LOSS_LIST, -1, False, 60),
+        WeightedCount(NEW, "w.l", LOSS_LIST, 0, True, 40),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, -2, True, 10),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 0, True, 55),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 1, True, 35),
+    )
+
+
+@pytest.mark.spark
+def test_spark_aggregates_equal_the_pyarrow_ones(spark: Any, hand_run: Path) -> None:
+    from reports.aggregate import aggregate
+
+    records = load_records([hand_run])
+    assert len(records.parts) == 2
+    result = aggregate(spark, [str(p) for p in records.parts], rows=records.rows)
+    assert result == arrow_aggregates(hand_run)
+    assert sum(v.count for v in result.verdicts) == 290

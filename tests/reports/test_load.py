@@ -1,0 +1,115 @@
+"""reports.load and the command line on bad input: one clear line each, exit status 2, before Spark."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from handmade import case
+
+from records.schema import SCHEMA
+from records.writer import CASES
+from reports.__main__ import main
+from reports.errors import ReportError
+from reports.load import load_records
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the command line; it must fail with status 2 and exactly one line on stderr."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("nats-conformance: error: ")
+    return err.strip()
+
+
+def a_table(rows: int = 3) -> pa.Table:
+    return pa.Table.from_pylist([vars_of(case(case_id=i)) for i in range(rows)], schema=SCHEMA)
+
+
+def vars_of(item: object) -> dict[str, object]:
+    return {name: getattr(item, name) for name in SCHEMA.names}
+
+
+def test_a_run_directory_and_a_directory_of_runs(run_of: Callable[..., Path], tmp_path: Path) -> None:
+    first = run_of([case(case_id=i) for i in range(5)])
+    second = run_of([case(case_id=i) for i in range(7)])
+    records = load_records([tmp_path])
+    assert [run.path for run in records.runs] == [first.resolve(), second.resolve()]
+    assert records.rows == 12
+    assert records.runs[0].run_id == first.name  # from the manifest
+    assert load_records([first, first]).rows == 5  # each run once
+
+
+def test_missing_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    line = one_error_line(capsys, ["build", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
+    assert line == f"nats-conformance: error: run directory {tmp_path / 'nope'} does not exist"
+
+
+def test_empty_run_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    line = one_error_line(capsys, ["build", str(empty), "--out", str(tmp_path / "out")])
+    assert f"no case records in {empty}" in line
+    assert "empty run directory" in line
+
+
+def test_run_directory_without_parts(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "run" / CASES).mkdir(parents=True)
+    line = one_error_line(capsys, ["build", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    assert "holds no part-*.parquet files" in line
+
+
+def test_corrupt_file(
+    capsys: pytest.CaptureFixture[str], run_of: Callable[..., Path], tmp_path: Path
+) -> None:
+    run = run_of([case()])
+    part = run / CASES / "part-00000.parquet"
+    part.write_bytes(part.read_bytes()[: len(part.read_bytes()) // 2])  # truncated on copy
+    line = one_error_line(capsys, ["build", str(run), "--out", str(tmp_path / "out")])
+    assert line.startswith(f"nats-conformance: error: corrupt records file {part}: ")
+
+
+def test_not_parquet_at_all(tmp_path: Path) -> None:
+    (tmp_path / CASES).mkdir()
+    (tmp_path / CASES / "part-00000.parquet").write_text("hello")
+    with pytest.raises(ReportError, match=r"^corrupt records file .*part-00000.parquet: "):
+        load_records([tmp_path])
+
+
+def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / CASES).mkdir()
+    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"2"})
+    pq.write_table(newer, tmp_path / CASES / "part-00000.parquet")
+    line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert "holds records of schema version 2, newer than the 1 this report builder reads" in line
+
+
+def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
+    (tmp_path / CASES).mkdir()
+    pq.write_table(pa.table({"x": [1]}), tmp_path / CASES / "part-00000.parquet")
+    with pytest.raises(ReportError, match="is not a case-records file"):
+        load_records([tmp_path])
+
+
+def test_records_missing_a_column(tmp_path: Path) -> None:
+    (tmp_path / CASES).mkdir()
+    pq.write_table(a_table().drop_columns(["bucket"]), tmp_path / CASES / "part-00000.parquet")
+    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 1"):
+        load_records([tmp_path])
+
+
+def test_corrupt_manifest(run_of: Callable[..., Path]) -> None:
+    run = run_of([case()])
+    (run / "manifest.json").write_text("{")
+    with pytest.raises(ReportError, match=r"^corrupt manifest"):
+        load_records([run])
+
+
+def test_a_run_without_manifest_is_read(run_of: Callable[..., Path]) -> None:
+    run = run_of([case()])
+    (run / "manifest.json").unlink()
+    assert load_records([run]).runs[0].manifest == {}
