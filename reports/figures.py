@@ -38,6 +38,12 @@ def _pyplot() -> Any:
     return plt
 
 
+def _ticker() -> Any:
+    from matplotlib import ticker
+
+    return ticker
+
+
 def _grid(count: int, height: float) -> tuple[Any, list[Any]]:
     plt = _pyplot()
     rows = math.ceil(count / COLUMNS)
@@ -65,6 +71,7 @@ def partition_histograms(distributions: Sequence[PartitionDistribution]) -> str:
     if not shown:
         return ""
     figure, axes = _grid(len(shown), 2.6)
+    ticker = _ticker()
     for number, (axis, item) in enumerate(zip(axes, shown, strict=True), 1):
         alarm = item.fit is not None and item.fit.rejected
         axis.bar(range(item.partitions), item.dense(), color=ALARM_COLOUR if alarm else OBSERVED_COLOUR)
@@ -78,6 +85,7 @@ def partition_histograms(distributions: Sequence[PartitionDistribution]) -> str:
             fontsize=8,
         )
         axis.set_xlabel("partition", fontsize=8)
+        axis.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         axis.set_ylabel("keys", fontsize=8)
         axis.tick_params(labelsize=7)
     return _svg(figure, "partition")

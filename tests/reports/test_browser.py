@@ -1,0 +1,122 @@
+"""The HTML report in a real browser: a headless Chromium screenshot shows the plots and the matrix.
+
+Skipped only when no ``chromium`` is installed (Debian: ``apt-get install chromium``; ``./dev setup``
+installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from handmade import case
+
+from records.schema import Case
+from reports.build import build_report
+from reports.figures import OBSERVED_COLOUR
+from reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
+from reports.present import STATE_COLOURS
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+WIDTH, HEIGHT = 1400, 3000
+
+
+def four_releases() -> list[Case]:
+    """Cases on 2.9, 2.10, 2.12 and 2.14 giving every matrix state, a partition and a weighted list."""
+    cases: list[Case] = []
+    for version in ("2.9.25", "2.10.27", "2.12.15", "2.14.5"):
+        cases += [case(server_version=version, subject=f"m.{i}") for i in range(5)]
+        random_supported = version in ("2.12.15", "2.14.5")
+        cases.append(
+            case(server_version=version, functions="random", destination="n.{{random(3)}}")
+            if random_supported
+            else case(
+                server_version=version,
+                feature="validation",
+                functions="random",
+                destination="n.{{random(3)}}",
+                subject="",
+                expected="reject:unsupported-function",
+                observed="reject",
+            )
+        )
+        partition = {"feature": "partition", "functions": "wildcard+partition", "partitions": 4}
+        cases += [
+            case(server_version=version, **partition, subject=f"p.{key}", bucket=key % 4)
+            for key in range(400)
+        ]
+        listed = json.dumps([{"destination": "w.a", "weight": 70}, {"destination": "w.b", "weight": 20}])
+        weighted = {"feature": "weighted", "functions": "", "source": "w.s", "destination": listed}
+        for bucket, share in ((0, 68), (1, 21), (-2, 11)):
+            cases += [
+                case(server_version=version, **weighted, subject="w.s", bucket=bucket) for _ in range(share)
+            ]
+    cases.append(
+        case(
+            server_version="2.10.27",
+            feature="validation",
+            functions="left",
+            destination="{{left(1,2)}}",
+            subject="",
+            expected="accept",
+            observed="reject",
+            verdict="expected",
+            expectation="left-right-rejected-in-mappings",
+            case_class="validation:left:reference-accept-server-reject",
+        )
+    )
+    cases.append(
+        case(
+            server_version="2.12.15",
+            functions="split",
+            destination="n.{{split(1,-)}}",
+            subject="m.a-b",
+            expected="n.a.b",
+            observed="n.a-b",
+            verdict="diverge",
+            case_class="mapping:split:wrong-subject",
+        )
+    )
+    return cases
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_screenshot_shows_plots_and_a_coloured_matrix(
+    run_of: Callable[[list[Case]], Path], tmp_path: Path
+) -> None:
+    from PIL import Image
+
+    built = build_report([run_of(four_releases())], tmp_path / "report", engine="arrow")
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            f"--window-size={WIDTH},{HEIGHT}",
+            built.html.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (WIDTH, HEIGHT)
+    colours = Counter({colour: n for n, colour in image.getcolors(WIDTH * HEIGHT)})
+    assert len(colours) > 500, "a page of text and plots has many colours (anti-aliasing)"
+    for state in (AGREES, KNOWN, DIVERGES, NOT_SUPPORTED):
+        assert colours[rgb(STATE_COLOURS[state])] > 1_000, f"no '{state}' cells in the screenshot"
+    assert colours[rgb(OBSERVED_COLOUR)] > 2_000, "no histogram bars in the screenshot"

@@ -1,0 +1,141 @@
+"""The three outputs of `python -m reports build` on hand-built records (tests/reports/handmade.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from handmade import PARTITION_DESTINATION
+
+from reports.__main__ import main
+from reports.build import build_report
+from reports.present import STATE_COLOURS
+
+
+def no_constants(name: str) -> object:
+    raise AssertionError(f"summary.json holds {name}")
+
+
+def summary_of(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(), parse_constant=no_constants)
+    return data
+
+
+@pytest.fixture
+def built(hand_run: Path, tmp_path: Path) -> Path:
+    build_report([hand_run], tmp_path / "out", engine="arrow")
+    return tmp_path / "out"
+
+
+def test_command_line_writes_three_files_with_progress(
+    hand_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["build", str(hand_run), "--out", str(tmp_path / "out"), "--engine", "arrow"]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == str(tmp_path / "out" / "report.html")
+    assert "290 case records in 2 part file(s) of 1 run(s)" in err
+    assert all(line.startswith("reports: [") for line in err.splitlines())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "report.html",
+        "report.md",
+        "summary.json",
+    ]
+
+
+def test_summary_json(built: Path) -> None:
+    summary = summary_of(built / "summary.json")
+    assert summary["rows"] == 290
+    # agree: 2.9.25 3 + 2 + 2 + 1, 2.10.27 2 + 1 + 72 + 201; unknown: one mapping, partition, weighted case
+    assert summary["verdicts"] == {"agree": 284, "diverge": 2, "expected": 1, "unknown": 3}
+    assert summary["releases"] == ["2.9.25", "2.10.27"]
+    first, second = summary["divergence_classes"]
+    assert first["case_class"] == "mapping:splitFromLeft:wrong-subject"  # unexpected ones first
+    assert (first["first_release"], first["last_release"], first["diverge"]) == ("2.9.25", "2.10.27", 2)
+    assert first["replay"] == (
+        "python -m suites replay --server-version 2.10.27 --backend process --feature mapping "
+        "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab"
+    )
+    assert second["expectations"] == ["left-right"]
+    (partition,) = summary["partition"]
+    assert partition["destination"] == PARTITION_DESTINATION
+    assert partition["counts"] == {"0": 10, "1": 20, "2": 30}
+    assert (partition["keys"], partition["outside"], partition["max_min_ratio"]) == (60, 1, 3.0)
+    assert partition["chi_square"] == pytest.approx(10.0)
+    assert partition["p_value"] == pytest.approx(math.exp(-5))
+    lists = {item["source"]: item for item in summary["weighted"]}
+    assert lists["w.l"]["loss_rate"] == 0.6
+    assert [(s["label"], s["expected"], s["count"]) for s in lists["w.s"]["shares"]] == [
+        ("w.a", 0.6, 55),
+        ("w.b", 0.3, 35),
+        ("w.s (unchanged)", pytest.approx(0.1), 10),
+    ]
+    assert all(item["consistent"] for item in summary["weighted"])
+    (matrix,) = summary["matrix"]
+    rows = {row["name"] if row["kind"] == "feature" else "fn:" + row["name"]: row for row in matrix["rows"]}
+    assert {name: row["first_documented"] for name, row in rows.items()} == {
+        "mapping": None,
+        "validation": None,
+        "matching": "2.9.25",
+        "partition": "2.10.27",
+        "weighted": "2.10.27",
+        "fn:wildcard": "2.9.25",
+        "fn:partition": "2.10.27",
+        "fn:splitFromLeft": None,
+        "fn:left": None,
+        "fn:random": None,
+    }
+    assert [cell["state"] for cell in rows["fn:left"]["cells"].values()] == [
+        "not supported",
+        "known divergence",
+    ]
+    assert rows["fn:random"]["cells"]["2.10.27"] == {
+        "state": "not supported",
+        "agree": 1,
+        "diverge": 0,
+        "expected": 0,
+        "unknown": 0,
+    }
+
+
+def test_html_is_self_contained_with_plots_matrix_and_replay_links(built: Path) -> None:
+    html = (built / "report.html").read_text()
+    assert "<script" not in html
+    assert "<link" not in html
+    assert " src=" not in html
+    assert set(re.findall(r'href="?([^" >]*)', html)) <= {
+        f"#{a}" for a in re.findall(r"id=\"?([\w-]+)", html)
+    }
+    assert html.count("<svg") == 2  # the partition histograms and the weighted plots
+    for colour in ("agrees", "known divergence", "not supported"):
+        assert f"background:{STATE_COLOURS[colour]}" in html
+    assert "<a href=#class-1>replay</a>" in html
+    assert "--destination &#x27;n.{{splitFromLeft(1,1)}}&#x27; --subject m.ab</pre>" in html
+
+
+def test_markdown_has_the_same_sections_and_replay_commands(built: Path) -> None:
+    markdown = (built / "report.md").read_text()
+    for heading in (
+        "Compatibility matrix",
+        "Divergence classes",
+        "Partition distributions",
+        "Weighted mappings",
+    ):
+        assert f"### {heading}" in markdown
+    assert "| `left` | ⛔ not supported | 🟨 known divergence | none |" in markdown
+    assert "[replay](#replay-1)" in markdown
+    assert "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab\n```" in markdown
+
+
+@pytest.mark.spark
+def test_spark_build_writes_the_same_report(spark: Any, hand_run: Path, built: Path, tmp_path: Path) -> None:
+    build_report([hand_run], tmp_path / "spark", engine="spark")
+    assert spark.getActiveSession() is not None  # the shared session is left running
+    with_spark = summary_of(tmp_path / "spark" / "summary.json")
+    with_arrow = summary_of(built / "summary.json")
+    with_spark.pop("generated")
+    with_arrow.pop("generated")
+    assert with_spark == with_arrow
