@@ -126,3 +126,35 @@ class SubjectMismatchError(ConformanceError, ValueError):
     """``Transform.apply`` was given a subject that the mapping source does not match."""
 
     kind = "subject-mismatch"
+
+
+class PartitioningError(ConformanceError, ValueError):
+    """A NATS Streaming server's channel-partitioning configuration that it refuses at startup
+    (streaming-channel-partitioning.txt)."""
+
+    kind: ClassVar[str] = "invalid-partitioning"
+
+
+class InvalidChannelError(PartitioningError):
+    """A channel entry that is not a valid channel name (wildcards allowed as whole tokens)."""
+
+    kind = "invalid-channel"
+
+
+class NoChannelError(PartitioningError):
+    """Partitioning is on but the channel list is empty."""
+
+    kind = "no-channel"
+
+
+class PartitioningWithClusteringError(PartitioningError):
+    """Partitioning and clustering are both enabled ("will result in a startup error")."""
+
+    kind = "partitioning-with-clustering"
+
+
+PARTITIONING_ERROR_KINDS: tuple[str, ...] = (
+    InvalidChannelError.kind,
+    NoChannelError.kind,
+    PartitioningWithClusteringError.kind,
+)
