@@ -1,0 +1,288 @@
+"""Operator (JWT) mode: mappings live in the test account's JWT and change when a new JWT is pushed to the
+running server's resolver, without a restart.
+
+subject-mapping-and-partitioning.md, introduction: "When using operator JWT security with the built-in
+resolver you define the mappings [...] in the account JWT so after modifying them they will take effect as
+soon as you push the updated account JWT to the servers." The transform and validation properties run
+unchanged on `operator_server`, whose `apply` pushes a JWT (fixtures/backends/operator.py); the other
+tests pin what a push does, release by release.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+
+import nats
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fixtures.backends.base import Backend
+from fixtures.backends.local import LocalServer
+from fixtures.backends.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
+from fixtures.config import Mapping, ServerConfig, WeightedDestination
+from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
+from fixtures.plugin import version_tuple
+from fixtures.wire import WireConnection
+from records.writer import RecordWriter
+from reference.partition import FNV_OFFSET_BASIS, fnv1a32
+from reference.profiles import for_version
+from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from suites.reproduce import describe_divergences
+from suites.strategies import destination_templates, mapping_batches, sources
+
+pytestmark = [pytest.mark.live, pytest.mark.operator]
+
+
+def deliveries(url: str, subjects: Sequence[str]) -> list[str]:
+    """Publish one message per subject; the subjects a `>` subscription of the same account saw."""
+    with WireConnection(url, name="nats-conformance-operator-tap") as connection:
+        connection.subscribe(">", 1)
+        connection.flush()
+        for subject in subjects:
+            connection.publish(subject, b"x")
+        connection.flush()
+        return [message.subject for message in connection.messages(0.1)]
+
+
+def identity(server: OperatorBackend) -> object:
+    """What changes when the server process is restarted: its pid, or its container's id."""
+    return getattr(server.inner, "pid", None) or getattr(server.inner, "container_id", None)
+
+
+def is_literal_partition(source: str, destination: str) -> bool:
+    """A source without wildcards whose destination uses `partition` (see
+    `test_partition_of_a_literal_source_hashes_the_subject`)."""
+    return not {"*", ">"} & set(source.split(".")) and "partition(" in destination.lower()
+
+
+def without_literal_partitions(batch: MappingBatch) -> MappingBatch:
+    """The batch without literal-source partition mappings: from 2.12 the server hashes an empty key for
+    one that is first in its mapping list, and that order varies from push to push."""
+    kept = [
+        (mapping, subjects)
+        for mapping, subjects in zip(batch.mappings, batch.subjects, strict=True)
+        if not is_literal_partition(*mapping)
+    ]
+    return MappingBatch(tuple(m for m, _ in kept), tuple(s for _, s in kept), seed=batch.seed)
+
+
+@pytest.fixture
+def fresh_operator(server_factory: Callable[[], Backend]) -> Iterator[Callable[..., OperatorBackend]]:
+    """Starts extra operator-mode servers of the current target (for raw pushes that would leave the
+    session server in an unknown state); all are stopped after the test."""
+    made: list[OperatorBackend] = []
+
+    def start(*, resolver: str = "full", request_timeout: float = 5.0) -> OperatorBackend:
+        inner = server_factory()
+        assert isinstance(inner, LocalServer)
+        backend = OperatorBackend(inner, resolver=resolver, request_timeout=request_timeout)
+        made.append(backend)
+        backend.start(ServerConfig())
+        return backend
+
+    try:
+        yield start
+    finally:
+        for backend in made:
+            backend.cleanup()
+
+
+@pytest.mark.mapping
+@pytest.mark.min_server("2.9.0")
+@given(data=st.data())
+def test_every_subject_arrives_on_the_reference_subject_after_a_push(
+    operator_server: OperatorBackend,
+    operator_context: RunContext,
+    recorder: RecordWriter,
+    data: st.DataObject,
+) -> None:
+    """The transform property of test_transform.py with the batch's mappings pushed in the account JWT.
+
+    From 2.9: before, the server's JWT library refuses `*` and `>` tokens in mapping destinations
+    (nats-io/jwt v2.0.2-v2.2.x `Mapping.Validate`), which a config file accepts (see
+    `test_full_wildcard_destination_is_pushable_from_2_9`)."""
+    profile = for_version(operator_server.version)
+    # Excluded: literal-source partitions, whose outcome depends on the order the server happens to
+    # hold the mappings in (test_partition_of_a_literal_source_hashes_the_subject pins the bug).
+    batch = without_literal_partitions(data.draw(mapping_batches(profile), label="batch"))
+    result = run_mapping_batch(operator_server, profile, batch, operator_context)
+    recorder.extend(result.cases)
+    assert not result.unexpected, describe_divergences(result.unexpected)
+
+
+@pytest.mark.validation
+@pytest.mark.min_server("2.9.0")
+@given(data=st.data())
+def test_server_installs_exactly_the_mappings_the_reference_accepts(
+    operator_server: OperatorBackend,
+    operator_context: RunContext,
+    recorder: RecordWriter,
+    data: st.DataObject,
+) -> None:
+    """The validation property of test_validation.py where "accept" means the pushed mapping is
+    installed; a mapping the server cannot compile is acknowledged and dropped, which counts as a
+    rejection (from 2.9, as above)."""
+    profile = for_version(operator_server.version)
+    source = data.draw(sources(namespace="v"), label="source")
+    destination = data.draw(destination_templates(source, profile), label="destination")
+    case = run_validation_case(operator_server, profile, source, destination, operator_context)
+    recorder.add(case)
+    assert case.verdict != "diverge", describe_divergences([case])
+
+
+@pytest.mark.partition
+@pytest.mark.xfail(
+    reason="2.12-2.14.5: a literal-source mapping first in the account's list hashes an empty key",
+    strict=True,
+)
+def test_partition_of_a_literal_source_hashes_the_subject(
+    fresh_operator: Callable[..., OperatorBackend],
+) -> None:
+    """FACTS.md: from 2.12 the one-argument `partition(n)` hashes the whole subject.
+
+    The server splits the published subject into tokens only while passing mappings that do not match
+    it literally (accounts.go `selectMappedSubject`), so a literal-source mapping first in the account's
+    list hashes no tokens at all. That order follows Go map iteration of the JWT (or config file), so
+    with other mappings the result varies between pushes and reloads. Here the JWT holds this mapping
+    alone (no probe): it is first on every push.
+    """
+    server = fresh_operator()
+    if version_tuple(server.version) < (2, 12, 0):
+        pytest.skip(f"partition(n) of a literal source needs nats-server >= 2.12.0 ({server.version} found)")
+    server.push_account_jwt(server.keys.account_jwt([Mapping("orders.new", "p.{{partition(12)}}")]))
+    observed = deliveries(server.url, ["orders.new"])
+    assert observed != [f"p.{FNV_OFFSET_BASIS % 12}"], "hashed an empty key"
+    assert observed == [f"p.{fnv1a32(b'orders.new') % 12}"]
+
+
+def test_pushed_mapping_takes_effect_without_a_restart(operator_server: OperatorBackend) -> None:
+    """Two pushes change where `jwt.*` goes; the server process is the same and never reloaded."""
+    before, offset = identity(operator_server), len(operator_server.logs())
+    operator_server.apply(ServerConfig().with_mappings(Mapping("jwt.*", "first.$1")))
+    assert deliveries(operator_server.url, ["jwt.a"]) == ["first.a"]
+    operator_server.apply(ServerConfig().with_mappings(Mapping("jwt.*", "second.$1")))
+    assert deliveries(operator_server.url, ["jwt.a", "other"]) == ["second.a", "other"]
+    assert identity(operator_server) == before
+    assert operator_server.is_running()
+    assert "Reloaded server configuration" not in operator_server.logs()[offset:]
+
+
+OVER_100_ANSWERS = {
+    "full": 'jwt validation failed - validation errors: [Mapping "w.*" exceeds 100% among all of '
+    "it's weighted to mappings]",
+    "memory": "jwt update resulted in error - account validation failed",
+}
+"""What each resolver answers to a JWT whose weights for one source sum to 120 (same on 2.2.6-2.14.5)."""
+
+
+@pytest.mark.parametrize("resolver", sorted(OVER_100_ANSWERS))
+def test_jwt_with_weights_over_100_is_rejected_by_the_push(
+    fresh_operator: Callable[..., OperatorBackend], resolver: str
+) -> None:
+    """The push answers with the server's validation error (one line); the previous mappings stay."""
+    server = fresh_operator(resolver=resolver)
+    server.apply(ServerConfig().with_mappings(Mapping("w.*", "kept.$1")))
+    over = (WeightedDestination("a.$1", 60), WeightedDestination("b.$1", 60))
+    with pytest.raises(ClaimsRejectedError) as caught:
+        server.apply(ServerConfig().with_mappings(Mapping("w.*", over)))
+    assert "\n" not in str(caught.value)
+    assert caught.value.server_message == OVER_100_ANSWERS[resolver]
+    assert deliveries(server.url, ["w.a"]) == ["kept.a"]
+
+
+def test_destination_the_server_cannot_compile_is_acknowledged_and_dropped(
+    fresh_operator: Callable[..., OperatorBackend],
+) -> None:
+    """`$3` with one wildcard: the push answers "jwt updated", the mapping is not installed, the JWT's
+    other mappings are, and an earlier mapping of the same source stays in force."""
+    server = fresh_operator()
+    keys = server.keys
+    assert server.push_account_jwt(keys.account_jwt([Mapping("bad.*", "old.$1")])) == "jwt updated"
+    token = keys.account_jwt([Mapping("bad.*", "new.$3"), Mapping("good.*", "fine.$1")])
+    assert server.push_account_jwt(token) == "jwt updated"
+    assert server.installed_mappings() == {"bad.*": {"old.$1"}, "good.*": {"fine.$1"}}
+    assert deliveries(server.url, ["bad.a", "good.a"]) == ["old.a", "fine.a"]
+
+
+def test_backend_reports_a_dropped_mapping_and_restores_the_previous_ones(
+    operator_server: OperatorBackend,
+) -> None:
+    operator_server.apply(ServerConfig().with_mappings(Mapping("d.*", "before.$1")))
+    with pytest.raises(MappingNotInstalledError) as caught:
+        operator_server.apply(ServerConfig().with_mappings(Mapping("d.*", "after.$3")))
+    assert caught.value.server_message.startswith('mapping "d.*" -> "after.$3" not installed')
+    assert deliveries(operator_server.url, ["d.a"]) == ["before.a"]
+
+
+def test_push_replaces_the_destination_of_a_mapped_source(
+    fresh_operator: Callable[..., OperatorBackend], request: pytest.FixtureRequest
+) -> None:
+    """A second JWT mapping the same source elsewhere takes effect (the document's promise)."""
+    server = fresh_operator()
+    if version_tuple(server.version) < (2, 9, 0):
+        request.applymarker(
+            pytest.mark.xfail(
+                reason="before 2.9 the push is acknowledged but the old destination stays in force "
+                "(Account.AddWeightedMappings assigns the old entry to itself)",
+                strict=True,
+            )
+        )
+    server.push_account_jwt(server.keys.account_jwt([Mapping("r.*", "one.$1")]))
+    server.push_account_jwt(server.keys.account_jwt([Mapping("r.*", "two.$1")]))
+    assert deliveries(server.url, ["r.a"]) == ["two.a"]
+
+
+def test_full_wildcard_destination_is_pushable_from_2_9(operator_server: OperatorBackend) -> None:
+    """`wc.>` -> `out.>` is valid in a config file on every release; in a JWT only from 2.9."""
+    mapping = Mapping("wc.>", "out.>")
+    if version_tuple(operator_server.version) >= (2, 9, 0):
+        operator_server.apply(ServerConfig().with_mappings(mapping))
+        assert deliveries(operator_server.url, ["wc.a.b"]) == ["out.a.b"]
+        return
+    with pytest.raises(ClaimsRejectedError) as caught:
+        operator_server.apply(ServerConfig().with_mappings(mapping))
+    assert 'Subject "out.>" in weighted mapping "wc.>" is not allowed to contains wildcard' in str(
+        caught.value
+    )
+
+
+@pytest.mark.parametrize("resolver", ["full", "memory"])
+def test_general_claims_update_subject_is_served_by_the_full_resolver_only(
+    fresh_operator: Callable[..., OperatorBackend], resolver: str
+) -> None:
+    """`$SYS.REQ.CLAIMS.UPDATE` updates the account with the full resolver; MEMORY never answers it
+    (both answer `$SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE`, which the backend uses)."""
+    server = fresh_operator(resolver=resolver, request_timeout=0.5)
+    token = server.keys.account_jwt([Mapping("g.*", "general.$1")])
+    if resolver == "full":
+        assert server.push_account_jwt(token, subject=CLAIMS_UPDATE_GENERAL) == "jwt updated"
+        assert deliveries(server.url, ["g.a"]) == ["general.a"]
+    else:
+        with pytest.raises(ServerError, match="no answer"):
+            server.push_account_jwt(token, subject=CLAIMS_UPDATE_GENERAL)
+        assert deliveries(server.url, ["g.a"]) == ["g.a"]
+
+
+def test_nats_py_with_the_creds_file_sees_the_pushed_mapping(operator_server: OperatorBackend) -> None:
+    """The minted user JWT and seed work for a standard client (nonce signed by nats-py and nkeys)."""
+    operator_server.apply(ServerConfig().with_mappings(Mapping("py.*", "seen.$1")))
+    plain_url = operator_server.url.split("@", 1)[1]
+
+    async def observe() -> str:
+        connection = await nats.connect(
+            f"nats://{plain_url}",
+            user_credentials=str(operator_server.creds_path),
+            allow_reconnect=False,
+            connect_timeout=3,
+        )
+        try:
+            subscription = await connection.subscribe("seen.*")
+            await connection.publish("py.a", b"x")
+            message = await subscription.next_msg(timeout=2)
+            return str(message.subject)
+        finally:
+            await connection.close()
+
+    assert asyncio.run(observe()) == "seen.a"
