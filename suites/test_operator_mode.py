@@ -28,7 +28,7 @@ from fixtures.wire import WireConnection
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
 from reference.profiles import for_version
-from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from suites.differential import RunContext, run_mapping_batch, run_validation_case
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, mapping_batches, sources
 
@@ -49,23 +49,6 @@ def deliveries(url: str, subjects: Sequence[str]) -> list[str]:
 def identity(server: OperatorBackend) -> object:
     """What changes when the server process is restarted: its pid, or its container's id."""
     return getattr(server.inner, "pid", None) or getattr(server.inner, "container_id", None)
-
-
-def is_literal_partition(source: str, destination: str) -> bool:
-    """A source without wildcards whose destination uses `partition` (see
-    `test_partition_of_a_literal_source_hashes_the_subject`)."""
-    return not {"*", ">"} & set(source.split(".")) and "partition(" in destination.lower()
-
-
-def without_literal_partitions(batch: MappingBatch) -> MappingBatch:
-    """The batch without literal-source partition mappings: from 2.12 the server hashes an empty key for
-    one that is first in its mapping list, and that order varies from push to push."""
-    kept = [
-        (mapping, subjects)
-        for mapping, subjects in zip(batch.mappings, batch.subjects, strict=True)
-        if not is_literal_partition(*mapping)
-    ]
-    return MappingBatch(tuple(m for m, _ in kept), tuple(s for _, s in kept), seed=batch.seed)
 
 
 @pytest.fixture
@@ -104,9 +87,7 @@ def test_every_subject_arrives_on_the_reference_subject_after_a_push(
     (nats-io/jwt v2.0.2-v2.2.x `Mapping.Validate`), which a config file accepts (see
     `test_full_wildcard_destination_is_pushable_from_2_9`)."""
     profile = for_version(operator_server.version)
-    # Excluded: literal-source partitions, whose outcome depends on the order the server happens to
-    # hold the mappings in (test_partition_of_a_literal_source_hashes_the_subject pins the bug).
-    batch = without_literal_partitions(data.draw(mapping_batches(profile), label="batch"))
+    batch = data.draw(mapping_batches(profile), label="batch")
     result = run_mapping_batch(operator_server, profile, batch, operator_context)
     recorder.extend(result.cases)
     assert not result.unexpected, describe_divergences(result.unexpected)
@@ -145,8 +126,9 @@ def test_partition_of_a_literal_source_hashes_the_subject(
     The server splits the published subject into tokens only while passing mappings that do not match
     it literally (accounts.go `selectMappedSubject`), so a literal-source mapping first in the account's
     list hashes no tokens at all. That order follows Go map iteration of the JWT (or config file), so
-    with other mappings the result varies between pushes and reloads. Here the JWT holds this mapping
-    alone (no probe): it is first on every push.
+    with other mappings the result varies between pushes and reloads (expectations.toml,
+    `partition-of-literal-source-hashes-nothing`). Here the JWT holds this mapping alone (no probe): it
+    is first on every push, so the bug shows every time.
     """
     server = fresh_operator()
     if version_tuple(server.version) < (2, 12, 0):
