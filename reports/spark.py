@@ -4,7 +4,8 @@
 For a local master the driver binds to 127.0.0.1 (``SPARK_LOCAL_IP``, ``spark.driver.host`` and
 ``spark.driver.bindAddress``; Spark binds elsewhere otherwise on these machines, FACTS.md) and uses few
 shuffle partitions, since every result is small. The UI and the console progress bar are off and the
-JVM logs only errors. On a cluster, run directories must be readable by the executors at the same path.
+JVM logs only fatal errors (failures reach the user as one line). On a cluster, run directories
+must be readable by the executors at the same path.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "nats-conformance-reports"
 LOCAL_SHUFFLE_PARTITIONS = 4
+LOCAL_MEMORY = "2g"
+"""Heap of a local driver (Spark's default, 1g, runs out on ten million records' distinct keys)."""
 LOG4J = """\
-rootLogger.level = error
+rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -34,10 +37,11 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
 logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = error
+logger.gateway.level = fatal
 """
-"""Errors only. pyspark's gateway counts as an interpreter, whose own logger level Spark announces
-when it differs from the root's: configured equal, it stays quiet."""
+"""Fatal errors only: a failed job reaches the user as one line (`spark_errors`), not as the stack traces
+Spark logs on the way. pyspark's gateway counts as an interpreter, whose own logger level Spark
+announces when it differs from the root's: configured equal, it stays quiet."""
 
 
 PANDAS_WARNING = "PySpark does not yet fully support pandas"
@@ -84,6 +88,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
                 builder.config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
+                .config("spark.driver.memory", LOCAL_MEMORY)
             )
         try:
             with warnings.catch_warnings():
@@ -92,7 +97,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
         except (PySparkException, OSError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise ReportError(f"cannot start Spark with master {master} (Java 17 needed): {first}") from error
-        session.sparkContext.setLogLevel("ERROR")
+        session.sparkContext.setLogLevel("FATAL")
         try:
             yield session
         finally:
