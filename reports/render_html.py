@@ -35,6 +35,7 @@ table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 .muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
 svg { max-width: 100%; height: auto; }
+table.verdicts th, table.verdicts td { padding: 2px 5px; font-size: 12px; }
 """
 
 
@@ -165,7 +166,8 @@ def verdicts_html(report: Report) -> str:
         body.append(f"<tr><td>{label}</td>{''.join(cells)}</tr>")
     return (
         "<h2 id=verdicts>Verdicts per feature, function and release</h2>"
-        f"<table><tr><th rowspan=2>feature / function</th>{top}</tr><tr>{sub}</tr>{''.join(body)}</table>"
+        f"<table class=verdicts><tr><th rowspan=2>feature / function</th>{top}</tr><tr>{sub}</tr>"
+        f"{''.join(body)}</table>"
     )
 
 
