@@ -21,6 +21,7 @@ from suites.campaign import CampaignPlan, run_campaign
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
 from suites.reproduce import describe_case, describe_divergences
+from suites.streaming.replay import replay_streaming
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
@@ -63,6 +64,11 @@ def campaign(arguments: argparse.Namespace) -> int:
 
 
 def replay(arguments: argparse.Namespace) -> int:
+    if arguments.feature == "streaming":
+        streaming = replay_streaming(arguments.source, arguments.subject, arguments.server_version)
+        for case in streaming:
+            print(describe_case(case))
+        return 1 if any(case.verdict != "agree" for case in streaming) else 0
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
@@ -112,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     add_target_options(again, many=False)
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", required=True)
-    again.add_argument("--destination", required=True)
+    again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
     again.add_argument("--subject", default="")
     again.set_defaults(handler=replay)
     arguments = parser.parse_args(argv)

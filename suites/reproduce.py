@@ -25,9 +25,9 @@ def replay_command(case: Case) -> str:
         case.feature,
         "--source",
         case.source,
-        "--destination",
-        case.destination,
     ]
+    if case.feature != "streaming":  # a streaming case's source is its whole layout
+        parts += ["--destination", case.destination]
     if case.subject:
         parts += ["--subject", case.subject]
     return shlex.join(parts)
@@ -53,7 +53,9 @@ def describe_case(case: Case) -> str:
     lines += [f"  expected:    {case.expected}", f"  observed:    {case.observed or '(nothing)'}"]
     if case.detail:
         lines.append(f"  detail:      {case.detail}")
-    lines += [f"  replay:      {replay_command(case)}", f"  nats CLI:    {nats_cli_command(case)}"]
+    lines.append(f"  replay:      {replay_command(case)}")
+    if case.feature != "streaming":  # the nats CLI has no streaming counterpart
+        lines.append(f"  nats CLI:    {nats_cli_command(case)}")
     return "\n".join(lines)
 
 

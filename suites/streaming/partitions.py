@@ -1,0 +1,420 @@
+"""Run a layout of partitioned streaming servers and judge every server start and every request.
+
+Cases (feature `streaming`; the `functions` column names what was checked; `source` is the layout's
+JSON, servers labelled from 1 in start order):
+
+* `startup`, one per server (`destination` = `server K: [its list]`): started, or failed and why, against
+  `reference.channels.start_outcome` given the servers that were running when it started. The server's
+  own message is the case's `detail`. A duplicate-channel failure must also name a running server that
+  has a channel in common and one of the two servers' entries.
+* `publish` and `subscribe`, one per channel (`subject`): which running servers accepted or refused the
+  request, or that none answered (timeout), against `publish_outcome` and `subscribe_outcome` given the
+  servers that did start (so a start that diverged is one case, not a cascade). Who answered is read
+  from each server's trace log (the publish's guid, the subscription's inbox), and the answers the
+  client received are in `detail`.
+* `receive`, one per channel whose subscription was accepted: how many times one message published on
+  the channel reached the subscriber, against `deliveries` (each server serving the subscription
+  delivers it once).
+
+Differences are named `reference-<expected>-server-<observed>` (kinds), `wrong-servers` (same kind, other
+servers), `duplicate-acks` (a server acknowledged one publish more than once), `duplicate-deliveries` or
+`missing-deliveries`, and `conflict-names-wrong-server`; a server that neither started nor exited
+in time, or a client that could not connect, makes its cases `unknown`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fixtures.streaming import StartResult, StreamingConfig, StreamingNetwork, StreamingServer
+from fixtures.streaming_client import (
+    StreamingClient,
+    StreamingError,
+    StreamingRequestError,
+    StreamingTimeoutError,
+)
+from records.schema import Case
+from reference.channels import (
+    ACCEPTED,
+    DUPLICATE_CHANNEL,
+    REFUSED,
+    STARTED,
+    TIMEOUT,
+    RequestOutcome,
+    ServerSpec,
+    StartOutcome,
+    deliveries,
+    publish_outcome,
+    start_outcome,
+    subscribe_outcome,
+)
+from reference.errors import InvalidChannelError, NoChannelError, PartitioningWithClusteringError
+from suites.differential import RunContext, make_case
+from suites.streaming.layouts import Layout
+
+FEATURE = "streaming"
+IMPLEMENTATION = "nats-streaming-server"
+CONFLICT = re.compile(r'channel "(.*)" causes conflict with channels on server "(.*)"')
+FAILURE_KINDS = (
+    ("invalid channel name", InvalidChannelError.kind),
+    ("could not subscribe to publish subject", InvalidChannelError.kind),
+    ("no configured channel", NoChannelError.kind),
+    ("partitioning in clustering mode", PartitioningWithClusteringError.kind),
+    ("causes conflict with channels on server", DUPLICATE_CHANNEL),
+)
+"""The server's start-up failure messages (observed on 0.25.6) and the reference kind each one means; a
+channel entry the subject rules forbid but the configuration parser lets through (a space) fails when
+the server subscribes to its publish subject."""
+
+REQUEST_TIMEOUT = 1.0
+"""Seconds without an answer after which a publish or subscription counts as timed out."""
+SETTLE = 0.25
+"""Seconds to keep collecting answers (and deliveries) after the first one."""
+
+
+@dataclass(slots=True)
+class LayoutRun:
+    """A started layout: its servers (with their results) and the cases judged so far."""
+
+    layout: Layout
+    cluster_id: str
+    servers: list[StreamingServer]
+    cases: list[Case] = field(default_factory=list)
+
+    def running(self) -> list[tuple[int, ServerSpec]]:
+        """(label, spec) of the servers that started and still run."""
+        return [
+            (label, spec)
+            for label, spec, server in zip(self.layout.labels(), self.layout, self.servers, strict=True)
+            if server.result is not None and server.result.started and server.is_running()
+        ]
+
+    def label_of(self, server_id: str) -> int | None:
+        for label, server in zip(self.layout.labels(), self.servers, strict=True):
+            if server.result is not None and server.result.server_id == server_id:
+                return label
+        return None
+
+
+def observed_kind(result: StartResult) -> str:
+    """The reference kind a start result means (`started`, an error kind, or `failed` for a message
+    no kind explains)."""
+    if result.started:
+        return STARTED
+    for sign, kind in FAILURE_KINDS:
+        if sign in result.message:
+            return kind
+    return "failed"
+
+
+def start_layout(
+    network: StreamingNetwork, layout: Layout, context: RunContext, *, seed: int = 0
+) -> LayoutRun:
+    """Start `layout`'s servers with a new cluster ID (each once the earlier servers it may conflict
+    with are settled) and judge each start; the caller stops the servers (`network.stop_servers`)."""
+    cluster_id = f"nc-{uuid.uuid4().hex[:12]}"
+    configs = [StreamingConfig(cluster_id, spec.channels, clustered=spec.clustered) for spec in layout]
+    began = time.perf_counter()
+    servers = network.start_servers(configs, depends=lambda j, k: layout.may_conflict(j + 1, k + 1))
+    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(servers)))
+    run = LayoutRun(layout, cluster_id, servers)
+    source = layout.to_json()
+    running: list[tuple[int, ServerSpec]] = []
+    for label, spec, server in zip(layout.labels(), layout, servers, strict=True):
+        result = server.result
+        assert result is not None
+        expected = start_outcome(spec, running)
+        run.cases.append(
+            _startup_case(
+                context,
+                run,
+                label=label,
+                spec=spec,
+                expected=expected,
+                result=result,
+                running=running,
+                source=source,
+                seed=seed,
+                duration_us=duration_us,
+            )
+        )
+        if result.started:
+            running.append((label, spec))
+    return run
+
+
+def _startup_case(
+    context: RunContext,
+    run: LayoutRun,
+    *,
+    label: int,
+    spec: ServerSpec,
+    expected: StartOutcome,
+    result: StartResult,
+    running: Sequence[tuple[int, ServerSpec]],
+    source: str,
+    seed: int,
+    duration_us: int,
+) -> Case:
+    kind = observed_kind(result)
+    observed = STARTED if kind == STARTED else f"failed: {kind}"
+    before = "+".join(str(other) for other, _ in running) or "none"
+    detail = f"running before: {before}; {result.message or 'ready'}"
+    if result.state == "unknown":
+        difference = "unknown"
+        detail = result.message
+    elif kind != expected.kind:
+        difference = f"reference-{expected.kind}-server-{kind}"
+    elif kind == DUPLICATE_CHANNEL and not _names_a_conflict(run, spec, expected, result):
+        difference = "conflict-names-wrong-server"
+    else:
+        difference = ""
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=("startup",),
+        source=source,
+        destination=f"server {label}: {json.dumps(list(spec.channels))}",
+        subject="",
+        expected=expected.describe(),
+        observed=observed,
+        difference=difference,
+        detail=detail,
+        seed=seed,
+        duration_us=duration_us,
+    )
+
+
+def _names_a_conflict(run: LayoutRun, spec: ServerSpec, expected: StartOutcome, result: StartResult) -> bool:
+    """The failure names a server the reference says conflicts, and an entry of it or of the failing
+    server (which of the two the server names is not documented)."""
+    found = CONFLICT.search(result.message)
+    if not found:
+        return False
+    channel, server_id = found.groups()
+    other = run.label_of(server_id)
+    if other is None or other not in expected.conflicts:
+        return False
+    return channel in spec.channels or channel in run.layout.spec(other).channels
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelObservation:
+    """What one channel's probe saw: each request's first answer kind, the answers received, who logged
+    handling it, and the deliveries of the probe's message."""
+
+    channel: str
+    subscribe_kind: str = TIMEOUT
+    subscribe_answers: tuple[str, ...] = ()
+    inbox: str = ""
+    publish_kind: str = TIMEOUT
+    publish_answers: tuple[str, ...] = ()
+    guid: str = ""
+    delivered: int = 0
+    failure: str = ""
+
+
+async def _probe(client: StreamingClient, channel: str) -> ChannelObservation:
+    """Subscribe to `channel`, publish one message on it, count its deliveries and acknowledge them."""
+    subscribe_kind, subscription = TIMEOUT, None
+    subscribe_answers: tuple[str, ...] = ()
+    try:
+        subscription = await client.subscribe(channel, timeout=REQUEST_TIMEOUT, settle=SETTLE)
+        subscribe_kind, subscribe_answers = ACCEPTED, subscription.replies.errors
+    except StreamingRequestError as error:
+        subscribe_kind, subscribe_answers = REFUSED, (error.server_message,)
+    except StreamingTimeoutError:
+        pass
+    payload = uuid.uuid4().hex.encode()
+    publish_kind, guid = TIMEOUT, ""
+    publish_answers: tuple[str, ...] = ()
+    try:
+        replies = await client.publish(channel, payload, timeout=REQUEST_TIMEOUT, settle=SETTLE)
+        publish_kind, publish_answers, guid = ACCEPTED, replies.errors, replies.request_id
+    except StreamingRequestError as error:
+        publish_kind, publish_answers, guid = REFUSED, (error.server_message,), error.request_id
+    except StreamingTimeoutError as error:
+        guid = error.request_id
+    delivered = 0
+    if subscription is not None:
+        await asyncio.sleep(SETTLE)
+        for message in subscription.received():
+            if message.data == payload:
+                delivered += 1
+                await subscription.ack(message)
+    return ChannelObservation(
+        channel,
+        subscribe_kind,
+        subscribe_answers,
+        subscription.inbox if subscription is not None else "",
+        publish_kind,
+        publish_answers,
+        guid,
+        delivered,
+    )
+
+
+async def _observe(url: str, cluster_id: str, channels: Sequence[str]) -> list[ChannelObservation]:
+    async with await StreamingClient.connect(url, cluster_id, "probe", timeout=2.0) as client:
+        return list(await asyncio.gather(*(_probe(client, channel) for channel in channels)))
+
+
+def _handled_by(run: LayoutRun, needle: str) -> tuple[int, ...]:
+    """Labels of the servers whose log mentions `needle` (a guid or a subscription inbox)."""
+    if not needle:
+        return ()
+    return tuple(
+        label
+        for label, server in zip(run.layout.labels(), run.servers, strict=True)
+        if server.result is not None and server.result.started and needle in server.logs()
+    )
+
+
+def _describe_observed(kind: str, servers: tuple[int, ...]) -> str:
+    if kind == TIMEOUT:
+        return TIMEOUT if not servers else f"timeout, logged by {'+'.join(map(str, servers))}"
+    return RequestOutcome(kind, servers).describe()
+
+
+def _difference(expected: RequestOutcome, kind: str, servers: tuple[int, ...]) -> str:
+    if kind != expected.kind:
+        return f"reference-{expected.kind}-server-{kind}"
+    if kind != TIMEOUT and servers != expected.servers:
+        return "wrong-servers"
+    if kind == TIMEOUT and servers:
+        return "reference-timeout-server-logged"
+    return ""
+
+
+def judge_channels(
+    context: RunContext,
+    run: LayoutRun,
+    observations: Sequence[ChannelObservation],
+    *,
+    seed: int = 0,
+    duration_us: int = 0,
+) -> list[Case]:
+    """Cases for every probed channel: publish, subscribe, and receive when the subscription was
+    accepted as the reference says."""
+    running = run.running()
+    source = run.layout.to_json()
+    destination = f"running {'+'.join(str(label) for label, _ in running) or 'none'}"
+    cases: list[Case] = []
+
+    def case(
+        function: str, channel: str, *, expected: str, observed: str, difference: str, detail: str
+    ) -> None:
+        cases.append(
+            make_case(
+                context,
+                feature=FEATURE,
+                functions=(function,),
+                source=source,
+                destination=destination,
+                subject=channel,
+                expected=expected,
+                observed=observed,
+                difference=difference,
+                detail=detail,
+                seed=seed,
+                duration_us=duration_us,
+            )
+        )
+
+    for seen in observations:
+        channel = seen.channel
+        expected_sub = subscribe_outcome(running, channel)
+        expected_pub = publish_outcome(running, channel)
+        if seen.failure:
+            for function, expected in (("subscribe", expected_sub), ("publish", expected_pub)):
+                case(
+                    function,
+                    channel,
+                    expected=expected.describe(),
+                    observed="",
+                    difference="unknown",
+                    detail=seen.failure,
+                )
+            continue
+        sub_servers = _subscription_handlers(run, seen)
+        case(
+            "subscribe",
+            channel,
+            expected=expected_sub.describe(),
+            observed=_describe_observed(seen.subscribe_kind, sub_servers),
+            difference=_difference(expected_sub, seen.subscribe_kind, sub_servers),
+            detail=f"answers: {_answers(seen.subscribe_answers)}",
+        )
+        pub_servers = _handled_by(run, seen.guid)
+        pub_observed = _describe_observed(seen.publish_kind, pub_servers)
+        pub_difference = _difference(expected_pub, seen.publish_kind, pub_servers)
+        if seen.publish_kind == ACCEPTED and len(seen.publish_answers) > len(pub_servers):
+            # More acknowledgements than servers that logged the message: one server acknowledged (and
+            # stored) it more than once. Fewer is not judged: a late one may miss the settle window.
+            pub_observed += f" ({len(seen.publish_answers)} acks)"
+            pub_difference = pub_difference or "duplicate-acks"
+        case(
+            "publish",
+            channel,
+            expected=expected_pub.describe(),
+            observed=pub_observed,
+            difference=pub_difference,
+            detail=f"answers: {_answers(seen.publish_answers)}",
+        )
+        if expected_sub.kind == ACCEPTED and seen.subscribe_kind == ACCEPTED:
+            wanted = deliveries(running, channel)
+            case(
+                "receive",
+                channel,
+                expected=f"delivered {wanted}x",
+                observed=f"delivered {seen.delivered}x",
+                difference=_delivery_difference(wanted, seen.delivered),
+                detail=f"publish: {_describe_observed(seen.publish_kind, pub_servers)}",
+            )
+    run.cases.extend(cases)
+    return cases
+
+
+def _delivery_difference(wanted: int, delivered: int) -> str:
+    if delivered > wanted:
+        return "duplicate-deliveries"
+    return "missing-deliveries" if delivered < wanted else ""
+
+
+def _subscription_handlers(run: LayoutRun, seen: ChannelObservation) -> tuple[int, ...]:
+    if seen.subscribe_kind == REFUSED:
+        return _handled_by(run, f'Invalid channel "{seen.channel}" in subscription request')
+    return _handled_by(run, f"inbox={seen.inbox},")
+
+
+def _answers(answers: Sequence[str]) -> str:
+    if not answers:
+        return "none"
+    return ", ".join(repr(answer) if answer else "ok" for answer in answers)
+
+
+def probe_and_judge(
+    network: StreamingNetwork,
+    run: LayoutRun,
+    channels: Sequence[str],
+    context: RunContext,
+    *,
+    seed: int = 0,
+) -> list[Case]:
+    """Probe every channel on the layout's running servers and judge each request (nothing to ask when
+    no server runs). A client that cannot connect makes every request's case `unknown`."""
+    if not run.running() or not channels:
+        return []
+    began = time.perf_counter()
+    try:
+        observations = asyncio.run(_observe(network.url, run.cluster_id, channels))
+    except StreamingError as error:
+        observations = [ChannelObservation(channel, failure=str(error)) for channel in channels]
+    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(channels)))
+    return judge_channels(context, run, observations, seed=seed, duration_us=duration_us)
