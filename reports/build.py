@@ -18,7 +18,7 @@ from reports.model import Aggregates
 from reports.render_html import render_html
 from reports.render_markdown import render_markdown
 from reports.report import assemble
-from reports.spark import DEFAULT_MASTER
+from reports.spark import DEFAULT_MASTER, check_master
 from reports.summary import summary_json
 
 ENGINES: Final = ("spark", "arrow")
@@ -65,6 +65,8 @@ def build_report(
     """
     if engine not in ENGINES:
         raise ReportError(f"'engine' must be one of {', '.join(ENGINES)} (got {engine!r})")
+    if engine == "spark":
+        check_master(master)
     began = time.monotonic()
 
     def say(line: str) -> None:

@@ -11,6 +11,7 @@ must be readable by the executors at the same path.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -48,6 +49,23 @@ PANDAS_WARNING = "PySpark does not yet fully support pandas"
 """pyspark 4.3 warns about pandas 3 on first use; the reports use no pandas interoperation of Spark."""
 
 
+MASTER = re.compile(r"local(\[[0-9*]+(,[0-9]+)?\])?|local-cluster\[[0-9, ]+\]|yarn|(spark|k8s)://\S+")
+"""Master URLs Spark accepts."""
+
+
+def check_master(master: str) -> str:
+    """``master`` if Spark accepts it.
+
+    Raises:
+        ReportError: any other text, before a JVM is started for it.
+    """
+    if not MASTER.fullmatch(master):
+        raise ReportError(
+            f"'--master' must be local[*], local[N], spark://HOST:PORT, k8s://URL or yarn (got {master!r})"
+        )
+    return master
+
+
 def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
@@ -60,6 +78,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
     Raises:
         ReportError: pyspark is not installed, or Spark (Java) cannot start.
     """
+    check_master(master)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
         try:
@@ -96,7 +115,9 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
                 session = builder.getOrCreate()
         except (PySparkException, OSError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ReportError(f"cannot start Spark with master {master} (Java 17 needed): {first}") from error
+            raise ReportError(
+                f"cannot start Spark with master {master} (is Java 17 installed?): {first}"
+            ) from error
         session.sparkContext.setLogLevel("FATAL")
         try:
             yield session

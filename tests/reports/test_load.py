@@ -113,3 +113,15 @@ def test_a_run_without_manifest_is_read(run_of: Callable[..., Path]) -> None:
     run = run_of([case()])
     (run / "manifest.json").unlink()
     assert load_records([run]).runs[0].manifest == {}
+
+
+def test_an_unknown_spark_master_is_refused_before_spark_starts(
+    capsys: pytest.CaptureFixture[str], run_of: Callable[..., Path], tmp_path: Path
+) -> None:
+    run = run_of([case()])
+    line = one_error_line(
+        capsys, ["build", str(run), "--out", str(tmp_path / "out"), "--master", "bogus://x"]
+    )
+    assert line.endswith(
+        "'--master' must be local[*], local[N], spark://HOST:PORT, k8s://URL or yarn (got 'bogus://x')"
+    )
