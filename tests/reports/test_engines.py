@@ -97,3 +97,15 @@ def test_spark_aggregates_equal_the_pyarrow_ones(spark: Any, hand_run: Path) -> 
     result = aggregate(spark, [str(p) for p in records.parts], rows=records.rows)
     assert result == arrow_aggregates(hand_run)
     assert sum(v.count for v in result.verdicts) == 290
+
+
+def test_a_spark_failure_becomes_one_line() -> None:
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    from pyspark.errors import PySparkException
+
+    from reports.errors import ReportError
+    from reports.spark import spark_errors
+
+    expected = pytest.raises(ReportError, match=r"^Spark failed while aggregating: \[X\] first line$")
+    with expected, spark_errors("while aggregating"):
+        raise PySparkException(message="[X] first line\n  at org.apache.spark...\n")
