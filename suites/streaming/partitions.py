@@ -279,6 +279,8 @@ def _handled_by(run: LayoutRun, needle: str) -> tuple[int, ...]:
 def _describe_observed(kind: str, servers: tuple[int, ...]) -> str:
     if kind == TIMEOUT:
         return TIMEOUT if not servers else f"timeout, logged by {'+'.join(map(str, servers))}"
+    if not servers:
+        return f"{kind} by a server of no log"
     return RequestOutcome(kind, servers).describe()
 
 
@@ -400,20 +402,21 @@ def _answers(answers: Sequence[str]) -> str:
 
 
 def probe_and_judge(
-    network: StreamingNetwork,
+    url: str,
     run: LayoutRun,
     channels: Sequence[str],
     context: RunContext,
     *,
     seed: int = 0,
 ) -> list[Case]:
-    """Probe every channel on the layout's running servers and judge each request (nothing to ask when
-    no server runs). A client that cannot connect makes every request's case `unknown`."""
+    """Probe every channel through the NATS server at `url` on the layout's running servers and judge
+    each request (nothing to ask when no server runs). A client that cannot connect makes every
+    request's case `unknown`."""
     if not run.running() or not channels:
         return []
     began = time.perf_counter()
     try:
-        observations = asyncio.run(_observe(network.url, run.cluster_id, channels))
+        observations = asyncio.run(_observe(url, run.cluster_id, channels))
     except StreamingError as error:
         observations = [ChannelObservation(channel, failure=str(error)) for channel in channels]
     duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(channels)))

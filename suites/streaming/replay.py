@@ -40,6 +40,6 @@ def replay_streaming(source: str, channel: str = "", spec: str | None = None) ->
         )
         try:
             run = start_layout(network, layout, context)
-            return [*run.cases, *probe_and_judge(network, run, (channel,) if channel else (), context)]
+            return [*run.cases, *probe_and_judge(network.url, run, (channel,) if channel else (), context)]
         finally:
             network.stop_servers()

@@ -50,7 +50,7 @@ def run_layout(
     """Start the layout, probe the channels, stop every server; record and return the cases."""
     try:
         run = start_layout(network, layout, context)
-        cases = [*run.cases, *probe_and_judge(network, run, channels, context)]
+        cases = [*run.cases, *probe_and_judge(network.url, run, channels, context)]
     finally:
         network.stop_servers()
     recorder.extend(cases)
