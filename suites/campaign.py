@@ -239,7 +239,7 @@ def run_campaign(
         "targets": [target.id for target in run.targets],
         "plan": {name: getattr(plan, name) for name in plan.__slots__},
     }
-    writer = RecordWriter(run_dir, settings=settings_record)
+    writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
     diverged: list[Case] = []
     try:
         try:
