@@ -1,113 +1,20 @@
-"""The document's "Fault Tolerance and Partitioning" example, on one machine.
-
-Two partitions (foo.conf with foo.>, bar.conf with bar.>), each an FT pair sharing a file store, four
-servers with embedded NATS servers routed into one mesh as in the document's command lines: host1 and
-host2 become two sets of 127.0.0.1 ports, /nss/datastore a temporary directory. The document's command
-lines are run first as written; their `-ft_group_name` option is not a command-line flag of the server
-(the configuration-file key is), which is the `ft-group-name-not-a-flag` divergence. With `-ft_group`
-in its place the example holds: one active server and one standby per partition, a client of the
-cluster reaches both partitions, and after the active foo server dies its standby serves foo.> with the
-messages stored before.
-"""
+"""The document's "Fault Tolerance and Partitioning" example (``suites.streaming.fault_tolerance``): its
+command lines as written are refused (``ft-group-name-not-a-flag``); with ``-ft_group`` two FT pairs
+share one cluster, each partition answers its channels, and the foo standby takes over with the store."""
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from pathlib import Path
 
 import pytest
 
-from fixtures.backends.local import HOST, free_port
-from fixtures.streaming import StreamingConfig, StreamingNetwork, StreamingServer
-from fixtures.streaming_client import StreamingClient, StreamingTimeoutError
-from records.schema import Case
+from fixtures.streaming import StreamingNetwork
 from records.writer import RecordWriter
-from suites.differential import RunContext, make_case
+from suites.differential import RunContext
 from suites.reproduce import describe_divergences
-from suites.streaming.layouts import Layout
-from suites.streaming.partitions import FEATURE, LayoutRun, probe_and_judge
+from suites.streaming.fault_tolerance import DOCUMENTED_FLAG, PARTITIONS, run_example
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
-
-PARTITIONS = {"foo": "foo.>", "bar": "bar.>"}
-HOSTS = ("host1", "host2")
-DOCUMENTED_FLAG = "-ft_group_name"
-SERVER_FLAG = "-ft_group"
-SOURCE = '[["foo.>"],["bar.>"]] as FT pairs (docs: Fault Tolerance and Partitioning)'
-
-
-class Mesh:
-    """Ports of the example: a client and a cluster port per (host, partition)."""
-
-    def __init__(self) -> None:
-        self.client = {(host, part): free_port() for host in HOSTS for part in PARTITIONS}
-        self.cluster = {(host, part): free_port() for host in HOSTS for part in PARTITIONS}
-
-    def arguments(self, host: str, part: str, datastore: Path, flag: str) -> list[str]:
-        """The document's command line for `part` on `host`, with its hosts and ports mapped here."""
-        other = HOSTS[1 - HOSTS.index(host)]
-        routes = ",".join(f"nats://{HOST}:{self.cluster[other, p]}" for p in PARTITIONS)
-        return [
-            "-store",
-            "file",
-            "-dir",
-            str(datastore / f"{part}data"),
-            flag,
-            part,
-            "-a",
-            HOST,
-            "-p",
-            str(self.client[host, part]),
-            "-cluster",
-            f"nats://{HOST}:{self.cluster[host, part]}",
-            "-routes",
-            routes,
-        ]
-
-    def url(self, host: str, part: str) -> str:
-        return f"nats://{HOST}:{self.client[host, part]}"
-
-
-def ft_case(
-    context: RunContext, *, what: str, expected: str, observed: str, difference: str, detail: str = ""
-) -> Case:
-    return make_case(
-        context,
-        feature=FEATURE,
-        functions=("fault-tolerance",),
-        source=SOURCE,
-        destination=what,
-        subject="",
-        expected=expected,
-        observed=observed,
-        difference=difference,
-        detail=detail,
-    )
-
-
-def start_pairs(
-    network: StreamingNetwork, cluster_id: str, mesh: Mesh, datastore: Path, flag: str
-) -> dict[tuple[str, str], StreamingServer]:
-    """Start the four servers: host1's foo and bar together, then host2's once those are settled (the
-    document starts them one by one; only which member of a pair comes first matters)."""
-    servers: dict[tuple[str, str], StreamingServer] = {}
-    for host in HOSTS:
-        started = network.start_servers(
-            [StreamingConfig(cluster_id, (channel,)) for channel in PARTITIONS.values()],
-            depends=lambda _j, _k: False,
-            embedded=True,
-            arguments=[mesh.arguments(host, part, datastore, flag) for part in PARTITIONS],
-        )
-        servers.update(zip(((host, part) for part in PARTITIONS), started, strict=True))
-    return servers
-
-
-def state(server: StreamingServer) -> str:
-    result = server.result
-    if result is None:
-        return "not started"
-    return {"started": "active", "standby": "standby"}.get(result.state, f"{result.state}: {result.message}")
 
 
 def test_documented_fault_tolerance_and_partitioning(
@@ -116,104 +23,22 @@ def test_documented_fault_tolerance_and_partitioning(
     recorder: RecordWriter,
     tmp_path: Path,
 ) -> None:
-    cluster_id = f"nc-ft-{uuid.uuid4().hex[:8]}"
-    mesh = Mesh()
-    cases: list[Case] = []
-    try:
-        # As written: -ft_group_name on the command line.
-        as_written = streaming_network.server(
-            StreamingConfig(cluster_id, (PARTITIONS["foo"],)),
-            embedded=True,
-            arguments=mesh.arguments("host1", "foo", tmp_path / "as-written", DOCUMENTED_FLAG),
-        )
-        result = as_written.start()
-        as_written.stop()
-        cases.append(
-            ft_case(
-                streaming_context,
-                what="host1 foo, the document's command line",
-                expected="active",
-                observed=state(as_written),
-                difference="" if result.started else "document-command-line-refused",
-                detail=result.message,
-            )
-        )
-        assert result.message == f"flag provided but not defined: {DOCUMENTED_FLAG}"
-
-        # With the server's flag: two FT pairs.
-        servers = start_pairs(streaming_network, cluster_id, mesh, tmp_path, SERVER_FLAG)
-        wanted = {("host1", p): "active" for p in PARTITIONS} | {("host2", p): "standby" for p in PARTITIONS}
-        for key, server in servers.items():
-            cases.append(
-                ft_case(
-                    streaming_context,
-                    what=f"{key[0]} {key[1]} with {SERVER_FLAG}",
-                    expected=wanted[key],
-                    observed=state(server),
-                    difference="" if state(server) == wanted[key] else "wrong-ft-role",
-                    detail=server.result.message if server.result else "",
-                )
-            )
-        assert {key: state(server) for key, server in servers.items()} == wanted, describe_divergences(cases)
-
-        layout = Layout.of([PARTITIONS["foo"]], [PARTITIONS["bar"]])
-        actives = LayoutRun(layout, cluster_id, [servers["host1", "foo"], servers["host1", "bar"]])
-        routed = probe_and_judge(
-            mesh.url("host2", "bar"), actives, ("foo.a", "bar.b", "baz"), streaming_context
-        )
-        cases += routed
-        assert {c.subject: c.observed for c in routed if c.functions == "publish"} == {
-            "foo.a": "accepted by 1",
-            "bar.b": "accepted by 2",
-            "baz": "timeout",
-        }
-
-        # The active foo server dies: its standby takes over and serves foo.> from the shared store.
-        servers["host1", "foo"].kill()
-        took_over = servers["host2", "foo"].wait_until_active(timeout=15)
-        cases.append(
-            ft_case(
-                streaming_context,
-                what="host2 foo after host1 foo died",
-                expected="active",
-                observed="active" if took_over else "standby",
-                difference="" if took_over else "standby-did-not-take-over",
-            )
-        )
-        assert took_over, "the standby foo server did not take over"
-        after = LayoutRun(layout, cluster_id, [servers["host2", "foo"], servers["host1", "bar"]])
-        failover = probe_and_judge(mesh.url("host2", "bar"), after, ("foo.c", "bar.d"), streaming_context)
-        cases += failover
-        stored = asyncio.run(stored_messages(mesh.url("host1", "bar"), cluster_id, "foo.a"))
-        cases.append(
-            ft_case(
-                streaming_context,
-                what="foo.a after the failover",
-                expected="1 message stored before the failover",
-                observed=f"{stored} message(s)",
-                difference="" if stored == 1 else "store-lost-on-failover",
-            )
-        )
-    finally:
-        streaming_network.stop_servers()
-        recorder.extend(cases)
-    bad = [c for c in cases if c.verdict in ("diverge", "unknown")]
+    run = run_example(streaming_network, streaming_context, tmp_path)
+    recorder.extend(run.cases)
+    bad = [case for case in run.cases if case.verdict in ("diverge", "unknown")]
     assert not bad, describe_divergences(bad)
-    assert cases[0].verdict == "expected"
-    assert cases[0].expectation == "ft-group-name-not-a-flag"
-    assert all(
-        c.observed == "accepted by 1" for c in failover if c.functions == "publish" and c.subject == "foo.c"
-    )
-
-
-async def stored_messages(url: str, cluster_id: str, channel: str, *, quiet: float = 0.5) -> int:
-    """How many messages `channel` holds: a subscription from the first, counted until `quiet`."""
-    async with await StreamingClient.connect(url, cluster_id, "ft-reader") as client:
-        subscription = await client.subscribe(channel, start="First")
-        count = 0
-        while True:
-            try:
-                await subscription.next_message(timeout=quiet)
-            except StreamingTimeoutError:
-                return count
-            count += 1
+    assert run.as_written == f"flag provided but not defined: {DOCUMENTED_FLAG}"
+    assert (run.cases[0].verdict, run.cases[0].expectation) == ("expected", "ft-group-name-not-a-flag")
+    assert run.roles == {("host1", p): "active" for p in PARTITIONS} | {
+        ("host2", p): "standby" for p in PARTITIONS
+    }
+    assert run.took_over, "the standby foo server did not take over"
+    published = {case.subject: case.observed for case in run.cases if case.functions == "publish"}
+    assert published == {
+        "foo.a": "accepted by 1",
+        "bar.b": "accepted by 2",
+        "baz": "timeout",
+        "foo.c": "accepted by 1",
+        "bar.d": "accepted by 2",
+    }
+    assert run.cases[-1].observed == "1 message(s)"
