@@ -80,6 +80,7 @@ class Expectations:
     entries: tuple[Expectation, ...] = ()
     confirmed: set[str] = field(default_factory=set)
     covered: set[str] = field(default_factory=set)
+    features: set[str] = field(default_factory=set)
 
     def classify(self, implementation: str, version: str, case_class: str) -> Expectation | None:
         """The entry explaining a divergence of this class, or None (an unexpected divergence)."""
@@ -97,9 +98,19 @@ class Expectations:
             if entry.covers(implementation, version):
                 self.covered.add(entry.id)
 
+    def note_feature(self, feature: str) -> None:
+        """Record that a run checked cases of this feature (for staleness)."""
+        self.features.add(feature)
+
     def stale(self) -> list[Expectation]:
-        """Entries whose range this run covered but which no divergence confirmed."""
-        return [e for e in self.entries if e.id in self.covered and e.id not in self.confirmed]
+        """Entries whose range and feature this run covered but which no divergence confirmed."""
+        return [
+            e
+            for e in self.entries
+            if e.id in self.covered
+            and e.id not in self.confirmed
+            and any(fnmatchcase(feature, e.case_class.split(":")[0]) for feature in self.features)
+        ]
 
 
 def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
