@@ -21,6 +21,8 @@ from suites.campaign import CampaignPlan, run_campaign
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
 from suites.reproduce import describe_case, describe_divergences
+from suites.republish import describe_case as describe_republish_case
+from suites.republish_replay import replay_republish
 from suites.streaming.replay import replay_streaming
 
 
@@ -64,6 +66,19 @@ def campaign(arguments: argparse.Namespace) -> int:
 
 
 def replay(arguments: argparse.Namespace) -> int:
+    if arguments.feature == "republish":
+        republished = replay_republish(
+            stream_subjects=arguments.stream_subjects,
+            source=arguments.source,
+            destination=arguments.destination,
+            headers_only=arguments.headers_only,
+            subject=arguments.subject,
+            version=arguments.server_version,
+            backend=arguments.backend,
+        )
+        for case in republished:
+            print(describe_republish_case(case))
+        return 1 if any(case.verdict != "agree" for case in republished) else 0
     if arguments.feature == "streaming":
         streaming = replay_streaming(arguments.source, arguments.subject, arguments.server_version)
         for case in streaming:
@@ -120,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     again.add_argument("--source", required=True)
     again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
     again.add_argument("--subject", default="")
+    again.add_argument(
+        "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
+    )
+    again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
     again.set_defaults(handler=replay)
     arguments = parser.parse_args(argv)
     try:

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from fixtures.jetstream import ApiError, JetStreamClient, JsonObject, api_error
 from fixtures.wire import Message
 from records.schema import Case
+from reference.errors import ConformanceError
 from reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_SEQUENCE,
     HEADER_STREAM,
+    HEADER_SUBJECT,
     SERVER_KINDS,
     STORE_TIME,
     RePublish,
@@ -34,7 +36,9 @@ from reference.republish import (
     parse_time_stamp,
     reportable_by,
     republish_violations,
+    rules_for,
 )
+from reference.transform import compile_transform
 from suites.differential import RunContext, functions_named, make_case
 
 FEATURE = "republish"
@@ -282,6 +286,25 @@ def _stamp_differences(want: list[str], seen: list[str], window: Window | None) 
     return []
 
 
+def _original_subject(observed: Message | None) -> str:
+    """The ingested subject an unpredicted message names in its last ``Nats-Subject`` (2.9+), if any."""
+    subjects = observed.header_map().get(HEADER_SUBJECT, []) if observed else []
+    return subjects[-1] if subjects else ""
+
+
+def functions_of(republish: RePublish, version: str) -> tuple[str, ...]:
+    """Canonical names of the functions the option's transform uses on this release (as message cases
+    name them), or the names its destination spells when the transform does not compile."""
+    try:
+        profile = rules_for(version).profile
+        transform = compile_transform(
+            republish.effective_source, republish.destination, profile, engine_only=True
+        )
+    except ConformanceError:
+        return functions_named(republish.destination)
+    return transform.functions
+
+
 def choose_difference(context: RunContext, functions: Sequence[str], differences: Sequence[str]) -> str:
     """The first difference no expectation explains (so the case diverges), else the first one."""
     names = "+".join(functions) or "literal"
@@ -303,9 +326,7 @@ def judge_message(
     seed: int = 0,
 ) -> Case:
     """One republished message's verdict: predicted and delivered, predicted only, or delivered only."""
-    functions: tuple[str, ...] = (
-        expected.transform.functions if expected else functions_named(republish.destination)
-    )
+    functions = expected.transform.functions if expected else functions_of(republish, context.server_version)
     if expected is not None and observed is not None:
         differences = message_differences(expected, observed, window)
     elif expected is not None:
@@ -320,7 +341,7 @@ def judge_message(
         functions=functions,
         source=republish.source,
         destination=republish.destination,
-        subject=expected.original_subject if expected else "",
+        subject=expected.original_subject if expected else _original_subject(observed),
         expected=expected.describe() if expected else "(nothing)",
         observed=describe_message(observed) if observed else "",
         difference=difference,

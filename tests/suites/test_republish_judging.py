@@ -1,0 +1,207 @@
+"""How republish cases are judged (``suites.republish``), on hand-built replies and messages: every
+difference has its name, expectations explain only what they list, and replays carry the stream."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+
+import pytest
+
+from fixtures.jetstream import ApiError
+from fixtures.wire import Message
+from reference.republish import RePublish, StreamModel, rules_for
+from suites.differential import RunContext
+from suites.expectations import Expectation, Expectations
+from suites.republish import (
+    MessageLedger,
+    Window,
+    is_republished,
+    judge_configuration,
+    message_differences,
+    refusal_kind,
+    replay_command,
+)
+
+RULES = rules_for("2.14.5")
+OPTION = RePublish("s.*", "r.$1")
+SUBJECTS = ("s.*",)
+
+
+def context(*entries: Expectation, version: str = "2.14.5") -> RunContext:
+    counter = itertools.count()
+    return RunContext("run", "nats-server", version, "process", Expectations(entries), lambda: next(counter))
+
+
+def wire(
+    subject: str, headers: list[tuple[str, str]], payload: bytes = b"", reply: str | None = None
+) -> Message:
+    block = "NATS/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+    return Message(subject, 2, reply, block.encode(), payload)
+
+
+def predicted(*subjects: str, payload: bytes = b"x") -> StreamModel:
+    model = StreamModel("S", SUBJECTS, OPTION, RULES)
+    for subject in subjects:
+        model.publish(subject, payload)
+    return model
+
+
+STAMP = "2026-11-21T15:15:36.5Z"
+STAMP_NS = 1795274136_500_000_000
+
+
+def server_headers(sequence: int, last: int, subject: str = "s.a") -> list[tuple[str, str]]:
+    return [
+        ("Nats-Stream", "S"),
+        ("Nats-Subject", subject),
+        ("Nats-Sequence", str(sequence)),
+        ("Nats-Time-Stamp", STAMP),
+        ("Nats-Last-Sequence", str(last)),
+    ]
+
+
+def test_a_faithful_message_has_no_difference() -> None:
+    want = predicted("s.a").republished[0]
+    got = wire("r.a", server_headers(1, 0), b"x")
+    assert message_differences(want, got, Window(STAMP_NS - 10, STAMP_NS + 10)) == []
+
+
+@pytest.mark.parametrize(
+    ("subject", "headers", "payload", "window", "difference"),
+    [
+        ("s.a", server_headers(1, 0), b"x", None, "original-subject"),
+        ("r.b", server_headers(1, 0), b"x", None, "wrong-subject"),
+        ("r.a", server_headers(1, 0), b"", None, "wrong-body"),
+        ("r.a", server_headers(1, 7), b"x", None, "header-nats-last-sequence"),
+        ("r.a", server_headers(1, 0)[:3] + server_headers(1, 0)[4:], b"x", None, "header-nats-time-stamp"),
+        ("r.a", [*server_headers(1, 0), ("X-Extra", "1")], b"x", None, "extra-header-x-extra"),
+        (
+            "r.a",
+            server_headers(1, 0),
+            b"x",
+            Window(STAMP_NS + 10**9, STAMP_NS + 2 * 10**9),
+            "time-stamp-outside-publish",
+        ),
+    ],
+)
+def test_each_difference_has_its_name(
+    subject: str, headers: list[tuple[str, str]], payload: bytes, window: Window | None, difference: str
+) -> None:
+    want = predicted("s.a").republished[0]
+    assert message_differences(want, wire(subject, headers, payload), window) == [difference]
+
+
+def test_a_last_sequence_naming_the_remaining_message_is_its_own_difference() -> None:
+    model = predicted("s.a", "s.a")
+    model.delete(2)
+    model.publish("s.a", b"x")
+    want = model.republished[-1]
+    got = wire("r.a", server_headers(3, 1), b"x")
+    assert message_differences(want, got, None) == ["last-sequence-of-remaining"]
+
+
+def test_the_ledger_pairs_by_sequence_and_reports_strays_and_losses() -> None:
+    model = predicted("s.a", "s.b", "s.a")
+    ledger = MessageLedger(SUBJECTS, OPTION)
+    tapped = [
+        wire("r.b", server_headers(2, 0, "s.b"), b"x"),
+        wire("r.zz", server_headers(9, 0, "s.zz"), b"x"),  # nobody predicted sequence 9
+    ]
+    cases = ledger.judge(context(), model.republished, tapped, final=False)
+    assert [c.verdict for c in cases] == ["agree", "diverge"]
+    assert cases[1].case_class == "republish:wildcard:unexpected-message"
+    final = ledger.judge(context(), model.republished, tapped, final=True)
+    assert [c.case_class for c in final] == ["republish:wildcard:not-delivered"] * 2
+
+
+def test_an_expectation_does_not_hide_a_second_difference() -> None:
+    listed = Expectation("subject-listed", "republish:*:original-subject")
+    want = predicted("s.a").republished[0]
+    ledger = MessageLedger(SUBJECTS, OPTION)
+    both = wire("s.a", server_headers(1, 0), b"")  # original subject and the wrong body
+    (case,) = ledger.judge(context(listed), [want], [both], final=True)
+    assert case.verdict == "diverge"
+    assert case.case_class == "republish:wildcard:wrong-body"
+    assert "original-subject, wrong-body" in case.detail
+    (alone,) = MessageLedger(SUBJECTS, OPTION).judge(
+        context(listed), [want], [wire("s.a", server_headers(1, 0), b"x")], final=True
+    )
+    assert (alone.verdict, alone.expectation) == ("expected", "subject-listed")
+
+
+@pytest.mark.parametrize(
+    ("reply", "option", "verdict", "case_class"),
+    [
+        ({"config": {}}, OPTION, "agree", ""),
+        (
+            {"config": {}},
+            RePublish("s.*", "$1"),
+            "diverge",
+            "reference-reject-destination-without-literal-server-accept",
+        ),
+        (
+            {"error": {"code": 500, "err_code": 10052, "description": "republish destination forms a cycle"}},
+            RePublish("s.*", "s.$1"),
+            "agree",
+            "",
+        ),
+        (
+            {
+                "error": {
+                    "code": 500,
+                    "err_code": 10052,
+                    "description": "stream configuration for republish not valid",
+                }
+            },
+            RePublish("s.*", "s.$1"),
+            "diverge",
+            "reference-reject-destination-overlaps-stream-server-reject-invalid-transform",
+        ),
+        (
+            {"error": {"code": 500, "err_code": 10049, "description": "error creating store for stream"}},
+            OPTION,
+            "unknown",
+            "",
+        ),
+    ],
+)
+def test_configuration_verdicts(
+    reply: dict[str, object], option: RePublish, verdict: str, case_class: str
+) -> None:
+    case = judge_configuration(context(), RULES, SUBJECTS, option, reply)
+    assert case.verdict == verdict
+    assert case.case_class.endswith(case_class)
+    if "error" in reply:
+        assert "err_code" in case.detail
+
+
+def test_refusal_kinds_follow_the_server_words() -> None:
+    def kind(text: str) -> str:
+        return refusal_kind(ApiError(500, 10052, text))
+
+    assert (
+        kind("stream configuration for republish source is not valid subset of subjects")
+        == "source-outside-stream"
+    )
+    assert kind("stream configuration update can not change RePublish") == "update-not-allowed"
+    assert (
+        kind("stream configuration for republish with transform from 'a' to 'b' not valid")
+        == "invalid-transform"
+    )
+    assert kind("insufficient resources") == "other"
+
+
+def test_replay_command_names_the_stream_subjects_and_headers_only() -> None:
+    option = RePublish("", "r.>", headers_only=True)
+    case = judge_configuration(context(), RULES, ("s.>", "t.*"), option, {"config": {}})
+    words = shlex.split(replay_command(case))
+    assert words[words.index("--stream-subjects") + 1] == "s.>,t.*"
+    assert "--headers-only" in words
+    assert words[words.index("--destination") + 1] == "r.>"
+
+
+def test_the_tap_keeps_only_messages_without_reply_outside_the_api() -> None:
+    assert is_republished(wire("r.a", []))
+    assert not is_republished(wire("s.a", [], reply="_INBOX.x.1"))
+    assert not is_republished(wire("$JS.EVENT.ADVISORY.API", []))
