@@ -71,6 +71,7 @@ def evidence_column() -> Column:
             UNSUPPORTED,
         )
         .when(~validation & (F.col("verdict") != "unknown"), EXERCISED)
+        .when(validation & (F.col("expected") == "accept") & (F.col("observed") == "accept"), EXERCISED)
         .otherwise("")
     )
 

@@ -55,7 +55,11 @@ def verdict_counts(table: pa.Table) -> list[VerdictCount]:
         validation,
         pc.and_(pc.equal(table["expected"], UNSUPPORTED_EXPECTED), pc.equal(table["observed"], "reject")),
     )
-    exercised = pc.and_(pc.invert(validation), pc.not_equal(table["verdict"], "unknown"))
+    accepted = pc.and_(pc.equal(table["expected"], "accept"), pc.equal(table["observed"], "accept"))
+    exercised = pc.or_(
+        pc.and_(pc.invert(validation), pc.not_equal(table["verdict"], "unknown")),
+        pc.and_(validation, accepted),
+    )
     evidence = pc.if_else(unsupported, UNSUPPORTED, pc.if_else(exercised, EXERCISED, ""))
     keys = ["implementation", "server_version", "feature", "functions", "verdict"]
     narrow = table.select(keys).append_column("evidence", evidence)

@@ -18,8 +18,9 @@ as ``reject:unsupported-function`` (a known function this release's validator re
 rejected it too."""
 
 EXERCISED: Final = "exercised"
-"""Evidence that a function is supported: a non-validation case with a verdict other than ``unknown``,
-i.e. the server applied a mapping using it and the message was judged."""
+"""Evidence that a function is supported: a non-validation case with a verdict other than ``unknown``
+(the server applied a mapping using it and the message was judged), or a validation case that reference
+and server both accepted. A rejected mapping naming two functions says nothing about the supported one."""
 
 UNCLASSIFIED: Final = "(unclassified)"
 """The class of a diverging row that carries no ``case_class`` (a suite bug, shown rather than lost)."""

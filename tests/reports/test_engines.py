@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST
+from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
 from reports import arrow
 from reports.load import load_records
@@ -109,3 +109,24 @@ def test_a_spark_failure_becomes_one_line() -> None:
     expected = pytest.raises(ReportError, match=r"^Spark failed while aggregating: \[X\] first line$")
     with expected, spark_errors("while aggregating"):
         raise PySparkException(message="[X] first line\n  at org.apache.spark...\n")
+
+
+def test_an_accepted_validation_case_is_evidence_of_support(run_of: Any) -> None:
+    """A template that mixes an unsupported function (random on 2.10) with a supported one (split)
+    is rejected as unsupported; a split mapping both sides accept shows split is supported there."""
+    validation = {"feature": "validation", "subject": "", "server_version": "2.10.27"}
+    run = run_of(
+        [
+            case(case_id=0, functions="random+split", expected="reject:unsupported-function",
+                 observed="reject", **validation),
+            case(case_id=1, functions="split", expected="accept", observed="accept", **validation),
+            case(case_id=2, functions="split", expected="reject:wrong-argument-count", observed="reject",
+                 **validation),
+        ]
+    )  # fmt: skip
+    table = verdict_table(arrow_aggregates(run))
+    assert table == {
+        ("2.10.27", "validation", "random+split", "agree", UNSUPPORTED): 1,
+        ("2.10.27", "validation", "split", "agree", EXERCISED): 1,
+        ("2.10.27", "validation", "split", "agree", ""): 1,
+    }
