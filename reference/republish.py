@@ -612,6 +612,7 @@ class StreamModel:
         self.compiled = compile_republish(self.subjects, republish, rules) if republish else None
         self.last_sequence = 0
         self.stored: dict[int, _Stored] = {}
+        self._by_subject: dict[str, list[int]] = {}
         self.last_ingested: dict[str, int] = {}
         self.msg_ids: dict[str, int] = {}
         self.republished: list[RePublishedMessage] = []
@@ -645,23 +646,21 @@ class StreamModel:
             self.msg_ids[msg_id] = sequence
         previous = self.last_ingested.get(subject, 0)
         last = previous if previous in self.stored else 0
-        remaining = max((s for s, m in self.stored.items() if m.subject == subject), default=0)
+        mine = self._by_subject.setdefault(subject, [])
+        remaining = mine[-1] if mine else 0
         self.stored[sequence] = _Stored(subject, len(payload))
+        mine.append(sequence)
         self.last_ingested[subject] = sequence
-        self._apply_subject_limit(subject)
+        if 0 < self.max_msgs_per_subject < len(mine):
+            for evicted in mine[: len(mine) - self.max_msgs_per_subject]:
+                del self.stored[evicted]
+            del mine[: len(mine) - self.max_msgs_per_subject]
         message = self._republish(
             subject, payload=payload, headers=headers, sequence=sequence, last=last, remaining=remaining
         )
         if message is not None:
             self.republished.append(message)
         return PublishOutcome(sequence, False, message)
-
-    def _apply_subject_limit(self, subject: str) -> None:
-        if self.max_msgs_per_subject <= 0:
-            return
-        mine = sorted(s for s, m in self.stored.items() if m.subject == subject)
-        for sequence in mine[: max(0, len(mine) - self.max_msgs_per_subject)]:
-            del self.stored[sequence]
 
     def _republish(
         self,
@@ -705,17 +704,26 @@ class StreamModel:
 
     def delete(self, sequence: int) -> bool:
         """Delete one message; False when no such message is stored."""
-        return self.stored.pop(sequence, None) is not None
+        message = self.stored.pop(sequence, None)
+        if message is None:
+            return False
+        self._by_subject[message.subject].remove(sequence)
+        return True
 
     def purge(self, subject: str | None = None) -> int:
         """Remove every message (matching the filter ``subject`` when given); the number removed."""
-        gone = [s for s, m in self.stored.items() if subject is None or matches(subject, m.subject)]
-        for sequence in gone:
-            del self.stored[sequence]
-        return len(gone)
+        count = 0
+        for stored_subject, sequences in self._by_subject.items():
+            if subject is None or matches(subject, stored_subject):
+                for sequence in sequences:
+                    del self.stored[sequence]
+                count += len(sequences)
+                sequences.clear()
+        return count
 
     def subjects_stored(self) -> list[str]:
-        return sorted({m.subject for m in self.stored.values()})
+        """The subjects that have at least one stored message, sorted."""
+        return sorted(subject for subject, sequences in self._by_subject.items() if sequences)
 
 
 class StreamSet:

@@ -238,13 +238,19 @@ class Window:
     acked_ns: int
 
 
-def describe_message(message: Message) -> str:
+def describe_message(message: Message, headers: Mapping[str, list[str]] | None = None) -> str:
     """Compact text of an observed message, in the form of ``RePublishedMessage.describe``."""
-    headers = " ".join(f"{name}={value}" for name, values in message.header_map().items() for value in values)
-    return f"{message.subject} body={len(message.payload)}B {headers}".rstrip()
+    parsed = message.header_map() if headers is None else headers
+    text = " ".join(f"{name}={value}" for name, values in parsed.items() for value in values)
+    return f"{message.subject} body={len(message.payload)}B {text}".rstrip()
 
 
-def message_differences(expected: RePublishedMessage, observed: Message, window: Window | None) -> list[str]:
+def message_differences(
+    expected: RePublishedMessage,
+    observed: Message,
+    window: Window | None,
+    headers: Mapping[str, list[str]] | None = None,
+) -> list[str]:
     """What differs between a predicted and an observed republished message, as short kebab-case names
     (empty when they agree). `window` bounds the time stamp when known."""
     found: list[str] = []
@@ -253,7 +259,7 @@ def message_differences(expected: RePublishedMessage, observed: Message, window:
     if observed.payload != expected.payload:
         found.append("wrong-body")
     want = expected.header_lists()
-    got = observed.header_map()
+    got = observed.header_map() if headers is None else headers
     for name, values in want.items():
         seen = got.get(name, [])
         if STORE_TIME in values:
@@ -324,11 +330,15 @@ def judge_message(
     *,
     window: Window | None = None,
     seed: int = 0,
+    headers: Mapping[str, list[str]] | None = None,
 ) -> Case:
-    """One republished message's verdict: predicted and delivered, predicted only, or delivered only."""
+    """One republished message's verdict: predicted and delivered, predicted only, or delivered only
+    (`headers`: the observed message's parsed headers, when the caller has them)."""
     functions = expected.transform.functions if expected else functions_of(republish, context.server_version)
+    if observed is not None and headers is None:
+        headers = observed.header_map()
     if expected is not None and observed is not None:
-        differences = message_differences(expected, observed, window)
+        differences = message_differences(expected, observed, window, headers)
     elif expected is not None:
         differences = ["not-delivered"]
     else:
@@ -343,17 +353,17 @@ def judge_message(
         destination=republish.destination,
         subject=expected.original_subject if expected else _original_subject(observed),
         expected=expected.describe() if expected else "(nothing)",
-        observed=describe_message(observed) if observed else "",
+        observed=describe_message(observed, headers) if observed else "",
         difference=difference,
         detail=detail,
         seed=seed,
     )
 
 
-def republish_key(message: Message) -> tuple[str, int] | None:
+def republish_key(message: Message, headers: Mapping[str, list[str]] | None = None) -> tuple[str, int] | None:
     """(stream, sequence) of a republished message: the last ``Nats-Stream`` and ``Nats-Sequence``
     values (earlier ones are application headers, e.g. from another stream's republish)."""
-    headers = message.header_map()
+    headers = message.header_map() if headers is None else headers
     streams, sequences = headers.get(HEADER_STREAM), headers.get(HEADER_SEQUENCE)
     if not streams or not sequences or not sequences[-1].isdigit():
         return None
@@ -391,13 +401,23 @@ class MessageLedger:
         new: list[Case] = []
         index_of = {(p.stream, p.sequence): i for i, p in enumerate(predicted)}
         for message in tapped[self.seen :]:
-            index = index_of.get(republish_key(message) or ("", -1))
+            headers = message.header_map()
+            index = index_of.get(republish_key(message, headers) or ("", -1))
             want = predicted[index] if index is not None and index not in self.matched else None
             if index is not None and want is not None:
                 self.matched.add(index)
             window = self.windows.get(want.sequence) if want else None
             new.append(
-                judge_message(context, self.subjects, self.republish, want, message, window=window, seed=seed)
+                judge_message(
+                    context,
+                    self.subjects,
+                    self.republish,
+                    want,
+                    message,
+                    window=window,
+                    seed=seed,
+                    headers=headers,
+                )
             )
         self.seen = len(tapped)
         if final:
