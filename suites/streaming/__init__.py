@@ -3,6 +3,9 @@ network, compared with ``reference.channels`` (``docs/streaming-channel-partitio
 
 ``layouts`` holds the layout value and its JSON form (the ``source`` of every case), ``partitions`` runs a
 layout and judges every server start and every request, ``strategies`` generates layouts and channels,
-``replay`` runs one recorded case again; the tests are in ``test_channels.py`` and run once per session
-against nats-streaming-server 0.25.6 (not per ``--server-version``, which names nats-server releases).
+``fault_tolerance`` is the document's FT-pairs example as a scenario, ``replay`` runs one recorded case
+again. Tests: ``test_channels.py`` (properties and the document's examples), ``test_fault_tolerance.py``,
+``test_cluster_forming.py`` (running servers failing when their NATS servers join). They run once per
+session against nats-streaming-server 0.25.6 (not per ``--server-version``, which names nats-server
+releases); ``conftest.py`` provides the NATS network.
 """
