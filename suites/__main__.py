@@ -23,7 +23,6 @@ from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
 from suites.reproduce import describe_case, describe_divergences
 from suites.republish import describe_case as describe_republish_case
 from suites.republish_replay import replay_republish
-from suites.streaming.replay import replay_streaming
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
@@ -80,6 +79,9 @@ def replay(arguments: argparse.Namespace) -> int:
             print(describe_republish_case(case))
         return 1 if any(case.verdict != "agree" for case in republished) else 0
     if arguments.feature == "streaming":
+        # Imported here: the streaming client needs protobuf (the `streaming` extra).
+        from suites.streaming.replay import replay_streaming
+
         streaming = replay_streaming(arguments.source, arguments.subject, arguments.server_version)
         for case in streaming:
             print(describe_case(case))
