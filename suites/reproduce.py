@@ -12,6 +12,10 @@ SHOWN = 5
 
 def replay_command(case: Case) -> str:
     """The command that runs this one case again on a fresh server of the same release and backend."""
+    if case.feature == "republish":  # needs the stream's subjects, kept in the case's detail
+        from suites.republish import replay_command as republish_replay
+
+        return republish_replay(case)
     parts = [
         "python",
         "-m",
@@ -35,6 +39,10 @@ def replay_command(case: Case) -> str:
 
 def nats_cli_command(case: Case) -> str:
     """The equivalent `nats server mapping` invocation (nats CLI), for people who have it."""
+    if case.feature == "republish":  # a stream with the option: `nats stream add`
+        from suites.republish import nats_cli_command as republish_cli
+
+        return republish_cli(case)
     parts = ["nats", "server", "mapping", case.source, case.destination]
     if case.subject:
         parts.append(case.subject)

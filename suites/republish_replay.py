@@ -50,7 +50,8 @@ def replay_republish(
             next_case_id=lambda: next(counter),
         )
         rules = rules_for(server.version)
-        subjects = tuple(s for s in stream_subjects.split(",") if s)
+        # Without stream subjects (a case recorded without them), the source stands for them.
+        subjects = tuple(s for s in stream_subjects.split(",") if s) or (source or "replay.>",)
         option = RePublish(source, destination, headers_only)
         with JetStreamClient(server.url) as js:
             js.tap(">", is_republished)
