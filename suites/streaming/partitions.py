@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from fixtures.provision import NATS_STREAMING_SERVER
 from fixtures.streaming import StartResult, StreamingConfig, StreamingNetwork, StreamingServer
 from fixtures.streaming_client import (
     StreamingClient,
@@ -59,7 +60,7 @@ from suites.differential import RunContext, make_case
 from suites.streaming.layouts import Layout
 
 FEATURE = "streaming"
-IMPLEMENTATION = "nats-streaming-server"
+IMPLEMENTATION = NATS_STREAMING_SERVER.name
 CONFLICT = re.compile(r'channel "(.*)" causes conflict with channels on server "(.*)"')
 FAILURE_KINDS = (
     ("invalid channel name", InvalidChannelError.kind),
