@@ -29,7 +29,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.provision import NATS_STREAMING_SERVER
@@ -261,8 +261,21 @@ async def _probe(client: StreamingClient, channel: str) -> ChannelObservation:
     )
 
 
-async def _observe(url: str, cluster_id: str, channels: Sequence[str]) -> list[ChannelObservation]:
-    async with await StreamingClient.connect(url, cluster_id, "probe", timeout=2.0) as client:
+CLIENT_ID = "probe"
+REGISTERED = f"[Client:{CLIENT_ID}] Connected"
+"""What a server logs once it has registered the probe's connection."""
+
+
+async def _observe(
+    url: str, cluster_id: str, channels: Sequence[str], registered: Callable[[], bool]
+) -> list[ChannelObservation]:
+    async with await StreamingClient.connect(url, cluster_id, CLIENT_ID, timeout=2.0) as client:
+        # Every server answers the connection; the client goes on with the first answer. A server that
+        # has not registered it yet holds a publish or subscription for up to a second (observed), which
+        # could outlast REQUEST_TIMEOUT under load: wait until every running server has registered it.
+        deadline = time.monotonic() + 3.0
+        while not registered() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         return list(await asyncio.gather(*(_probe(client, channel) for channel in channels)))
 
 
@@ -417,7 +430,14 @@ def probe_and_judge(
         return []
     began = time.perf_counter()
     try:
-        observations = asyncio.run(_observe(url, run.cluster_id, channels))
+        observations = asyncio.run(
+            _observe(
+                url,
+                run.cluster_id,
+                channels,
+                lambda: all(REGISTERED in run.servers[label - 1].logs() for label, _ in run.running()),
+            )
+        )
     except StreamingError as error:
         observations = [ChannelObservation(channel, failure=str(error)) for channel in channels]
     duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(channels)))
