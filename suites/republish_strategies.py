@@ -36,12 +36,12 @@ def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]
     n = namespace
     return st.sampled_from(
         [
-            (f"{n}.>",),
             (f"{n}.*",),
-            (f"{n}.a.*", f"{n}.b.>"),
             (f"{n}.*.*",),
+            (f"{n}.a.*", f"{n}.b.>"),
             (f"{n}.*.x", f"{n}.y"),
             (f"{n}.a", f"{n}.b.*"),
+            (f"{n}.>",),
         ]
     )
 
@@ -58,11 +58,16 @@ def _refinements(pattern: str) -> list[str]:
 
 @st.composite
 def sources_for(draw: st.DrawFn, subjects: Sequence[str]) -> str:
-    """A RePublish source: the default (empty), ``>``, a stream subject or a narrower form of one, a
-    broader one (``ns.>``), or one outside the stream (valid from 2.10 only)."""
+    """A RePublish source: mostly one of the stream's subjects (shrinks to the first), else a narrower
+    form of one, the default (empty), ``>``, a broader one (``ns.>``), or one outside the stream
+    (valid from 2.10 only)."""
     namespace = subjects[0].split(".")[0]
-    choices = ["", ">", *[r for s in subjects for r in _refinements(s)], f"{namespace}.>", "elsewhere.*"]
-    return draw(st.sampled_from(choices))
+    kind = draw(st.sampled_from(["stream", "stream", "narrower", "default", "all", "broader", "outside"]))
+    if kind == "stream":
+        return draw(st.sampled_from(list(subjects)))
+    if kind == "narrower":
+        return draw(st.sampled_from([r for s in subjects for r in _refinements(s)[1:]] or list(subjects)))
+    return {"default": "", "all": ">", "broader": f"{namespace}.>", "outside": "elsewhere.*"}[kind]
 
 
 @st.composite
@@ -86,12 +91,16 @@ def placeholder(draw: st.DrawFn, index: int, profile: ReleaseProfile) -> str:
 @st.composite
 def destinations_for(draw: st.DrawFn, source: str, namespace: str, profile: ReleaseProfile) -> str:
     """A destination for ``source``: the literal ``namespace`` and a placeholder for each ``*`` in some
-    order (rarely one left out), ``>`` last when the source has it."""
+    order (rarely one left out, now and then a ``random`` token from 2.12), ``>`` last when the source
+    has it. Excluded: ``split`` and the ``sliceFrom*``/``splitFrom*`` functions, whose outputs can hold
+    empty tokens that no subscriber can receive (the validation property still draws them)."""
     stars = source.split(".").count("*") if source else 0
     indexes = draw(st.permutations(list(range(1, stars + 1)))) if stars else []
     if indexes and draw(st.integers(0, 9)) == 0:
         indexes = indexes[:-1]
     tokens = [draw(placeholder(i, profile)) for i in indexes]
+    if "random" in profile.functions and draw(st.integers(0, 5)) == 0:
+        tokens.append(f"{{{{random({draw(st.integers(1, 4))})}}}}")
     tokens.insert(draw(st.integers(0, len(tokens))), namespace)
     if not source or source.endswith(">"):
         tokens.append(">")
