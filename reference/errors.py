@@ -9,6 +9,8 @@ adapter protocol reports it verbatim, and suites compare kinds, never message te
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import ClassVar
 
 
@@ -16,6 +18,19 @@ class ConformanceError(Exception):
     """Root of every deliberate nats-conformance error; its message is one line meant for a user."""
 
     kind: ClassVar[str] = "error"
+
+
+def run_command(command: Callable[[], int]) -> int:
+    """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
+    stderr for a `ConformanceError`, or 130 when interrupted."""
+    try:
+        return int(command())
+    except ConformanceError as error:
+        print(f"nats-conformance: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nats-conformance: interrupted", file=sys.stderr)
+        return 130
 
 
 class MappingError(ConformanceError, ValueError):

@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reference.errors import ConformanceError
+from reference.errors import run_command
 from reports.build import ENGINES, build_report
 from reports.spark import DEFAULT_MASTER
 
@@ -52,14 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.set_defaults(handler=build)
     arguments = parser.parse_args(argv)
-    try:
-        return int(arguments.handler(arguments))
-    except ConformanceError as error:
-        print(f"nats-conformance: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("nats-conformance: interrupted", file=sys.stderr)
-        return 130
+    return run_command(lambda: arguments.handler(arguments))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from fixtures.config import ServerConfig
 from fixtures.options import build_run_config
 from fixtures.provision import resolve_binary
 from records.writer import new_run_id
-from reference.errors import ConformanceError
+from reference.errors import run_command
 from reference.profiles import for_version
 from suites.campaign import CampaignPlan, run_campaign
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
@@ -143,14 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
     again.set_defaults(handler=replay)
     arguments = parser.parse_args(argv)
-    try:
-        return int(arguments.handler(arguments))
-    except ConformanceError as error:
-        print(f"nats-conformance: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("nats-conformance: interrupted", file=sys.stderr)
-        return 130
+    return run_command(lambda: arguments.handler(arguments))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -107,22 +106,6 @@ def test_a_dropped_connection_makes_cases_unknown_and_every_case_is_counted(
     assert verdicts["unknown"] == len(subjects) - verdicts["agree"]
     details = {case.detail for case in result.cases}
     assert details == {"the server closed the tap connection"}
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs: a real file system that fills up (needs root to mount)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=False)
-    if mounted.returncode:
-        pytest.skip("this machine does not allow mounting a tmpfs")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(

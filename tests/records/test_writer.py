@@ -4,9 +4,6 @@ also when the disk is full."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -90,22 +87,6 @@ def test_an_unknown_verdict_is_refused(tmp_path: Path) -> None:
         pytest.raises(ValueError, match="'verdict' must be one of"),
     ):
         writer.add(shared_case(verdict="maybe"))
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs: a real file system that fills up (needs root to mount)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs to fill needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=False)
-    if done.returncode:
-        pytest.skip("this machine does not allow mounting a tmpfs")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_gives_one_line_and_the_counts_still_add_up(tiny_disk: Path) -> None:
