@@ -110,6 +110,19 @@ def apply_mappings(server: Backend, *transforms: Transform) -> None:
     server.apply(ServerConfig().with_mappings(*(Mapping(t.source, t.destination) for t in transforms)))
 
 
+def keyed_mapping(
+    server: Backend, count: int, shape: str, keys: int, seed: int
+) -> tuple[Transform, list[str]]:
+    """Apply the partition mapping for keys of `shape` (single or composite) and return it with `keys`
+    subjects carrying distinct keys of that shape."""
+    composite = shape in COMPOSITE_SHAPES
+    source, destination = (composite_key_mapping if composite else single_key_mapping)(count)
+    transform = compile_transform(source, destination, for_version(server.version))
+    apply_mappings(server, transform)
+    prefix = source.split(".")[0]
+    return transform, [f"{prefix}.{key}" for key in keys_of_shape(shape, keys, random.Random(seed))]
+
+
 def observe_all(server: Backend, subjects: Sequence[str]) -> tuple[SubscriptionObservation, int]:
     """Publish ``subjects`` under a ``>`` subscription (sid 1); the observation and microseconds each."""
     began = time.perf_counter()
@@ -179,13 +192,7 @@ def test_partitions_are_uniform_over_distinct_keys(
     reference; the property fails when a case diverges, or when the chi-square test against equal shares
     gives p < ``ALPHA`` (1e-6): a ``partition:partition:non-uniform`` divergence.
     """
-    profile = for_version(server.version)
-    composite = shape in COMPOSITE_SHAPES
-    source, destination = (composite_key_mapping if composite else single_key_mapping)(count)
-    transform = compile_transform(source, destination, profile)
-    apply_mappings(server, transform)
-    prefix = source.split(".")[0]
-    subjects = [f"{prefix}.{key}" for key in keys_of_shape(shape, KEYS, random.Random(seed))]
+    transform, subjects = keyed_mapping(server, count, shape, KEYS, seed)
     observation, duration_us = observe_all(server, subjects)
     cases = judge_all(context, lambda _: transform, subjects, observation, seed=seed, duration_us=duration_us)
     summary, fit = uniformity_case(context, transform, count, cases, seed=seed)
@@ -298,13 +305,7 @@ def test_partitions_are_deterministic_across_publishes(
 ) -> None:
     """The mapping "is deterministic": 500 subjects published three times land on the same partitions
     each time (rounds 2 and 3 are compared with round 1; round 1 with the reference)."""
-    profile = for_version(server.version)
-    composite = shape in COMPOSITE_SHAPES
-    source, destination = (composite_key_mapping if composite else single_key_mapping)(count)
-    transform = compile_transform(source, destination, profile)
-    apply_mappings(server, transform)
-    prefix = source.split(".")[0]
-    subjects = [f"{prefix}.{key}" for key in keys_of_shape(shape, 500, random.Random(seed))]
+    transform, subjects = keyed_mapping(server, count, shape, 500, seed)
     observation, duration_us = observe_all(server, subjects)
     first = judge_all(context, lambda _: transform, subjects, observation, seed=seed, duration_us=duration_us)
     cases = list(first)
