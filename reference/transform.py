@@ -45,8 +45,6 @@ _WHITESPACE: Final = frozenset(" \t\n\r\f")
 _FNV_BASIS: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
 _MASK: Final = 0xFFFFFFFF
-_MEMO_SIZE: Final = 1 << 17
-"""Partition numbers remembered per compiled transform and key (the hash is a byte loop in Python)."""
 _RANDOM_MARK: Final = "\x00random\x00"
 _NO_INDEX: Final = ("random", "partition")
 
@@ -401,18 +399,16 @@ def _generate(
                     parts.append("0")
                     continue
                 key = "+".join(f"t[{int(i)}]" for i in slot.positions) if slot.positions else "subject"
-                ns[f"_m{n}"] = {}
                 lines += [
-                    f"    k{n} = {key}",
-                    f"    p{n} = _m{n}.get(k{n})",
-                    f"    if p{n} is None:",
-                    f"        h = {_FNV_BASIS}",
-                    f"        for b in k{n}.encode('utf-8', 'surrogateescape'):",
-                    f"            h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
-                    f"        p{n} = str(h % {int(slot.modulus)})",
-                    f"        if len(_m{n}) < {_MEMO_SIZE}:",
-                    f"            _m{n}[k{n}] = p{n}",
+                    f"    h = {_FNV_BASIS}",
+                    f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
+                    f"        h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
                 ]
+                if slot.modulus <= 4096:
+                    ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
+                    lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")
+                else:
+                    lines.append(f"    p{n} = h % {int(slot.modulus)}")
                 parts.append(f"p{n}")
             else:
                 ns[f"_f{n}"] = slot
