@@ -7,7 +7,7 @@ refuse records newer than they know.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 import pyarrow as pa
@@ -71,37 +71,22 @@ class CaseBlock:
     def __len__(self) -> int:
         return len(self.subjects)
 
+    def case(self, index: int) -> Case:
+        """The block's case at `index`."""
+        s = self.shared
+        bucket = self.buckets[index] if self.buckets is not None else s.bucket
+        return replace(
+            s,
+            case_id=self.case_ids[index],
+            subject=self.subjects[index],
+            expected=self.expected[index],
+            observed=self.observed[index],
+            bucket=bucket,
+        )
+
     def cases(self) -> list[Case]:
         """The block as single cases (for small blocks and tests)."""
-        s = self.shared
-        buckets = self.buckets if self.buckets is not None else [s.bucket] * len(self)
-        return [
-            Case(
-                s.run_id,
-                case_id,
-                s.implementation,
-                s.server_version,
-                s.backend,
-                s.feature,
-                s.functions,
-                s.source,
-                s.destination,
-                subject,
-                expected,
-                observed,
-                s.verdict,
-                s.detail,
-                s.expectation,
-                s.case_class,
-                s.partitions,
-                bucket,
-                s.seed,
-                s.duration_us,
-            )
-            for case_id, subject, expected, observed, bucket in zip(
-                self.case_ids, self.subjects, self.expected, self.observed, buckets, strict=True
-            )
-        ]
+        return [self.case(index) for index in range(len(self))]
 
 
 PER_CASE: Final = ("case_id", "subject", "expected", "observed", "bucket")

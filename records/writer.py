@@ -23,6 +23,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from records.casefile import size, write_case_files
 from records.schema import COLUMNS, PER_CASE, SCHEMA, SCHEMA_VERSION, VERDICTS, Case, CaseBlock
 from reference.errors import ConformanceError
 
@@ -139,6 +140,7 @@ class RecordWriter:
         self._ids = itertools.count()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-conformance-records")
         self._pending: Future[int] | None = None
+        self.smallest: dict[tuple[str, str, str], Case] = {}
         self._started = time.time()
         try:
             (run_dir / CASES).mkdir(parents=True, exist_ok=True)
@@ -163,6 +165,8 @@ class RecordWriter:
     def add(self, case: Case) -> None:
         _check_verdict(case)
         self.counts[(case.feature, case.verdict)] += 1
+        if case.verdict in ("diverge", "expected"):
+            self._keep_if_smallest(case)
         self._rows.append(ROW(case))
         self._grew(1)
 
@@ -172,8 +176,17 @@ class RecordWriter:
             return
         _check_verdict(block.shared)
         self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
+        if block.shared.verdict in ("diverge", "expected"):
+            shortest = min(range(len(block)), key=lambda i: len(block.subjects[i]))
+            self._keep_if_smallest(block.case(shortest))
         self._blocks.append(block)
         self._grew(len(block))
+
+    def _keep_if_smallest(self, case: Case) -> None:
+        key = (case.implementation, case.server_version, case.case_class)
+        kept = self.smallest.get(key)
+        if kept is None or size(case) < size(kept):
+            self.smallest[key] = case
 
     def _grew(self, rows: int) -> None:
         self._buffered += rows
@@ -259,6 +272,14 @@ class RecordWriter:
             finally:
                 self._writer.shutdown()
                 self._write_manifest()
+                self._write_case_files()
+
+    def _write_case_files(self) -> None:
+        """The smallest case of each divergence class, as case files (records.casefile)."""
+        try:
+            write_case_files(self.run_dir, self.smallest.values())
+        except OSError as error:
+            raise RecordsError(f"cannot write case files in {self.run_dir}: {reason(error)}") from error
 
     def _write_manifest(self) -> None:
         text = json.dumps(self.manifest(), indent=2, sort_keys=True)

@@ -10,16 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from fixtures.backends import open_backend
-from fixtures.config import ServerConfig
 from fixtures.options import build_run_config
-from fixtures.provision import resolve_binary
 from records.writer import new_run_id
 from reference.errors import run_command
-from reference.profiles import for_version
 from suites.campaign import CampaignPlan, run_campaign
-from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
-from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
+from suites.expectations import DEFAULT_PATH, load_expectations
+from suites.replay import replay_on_server
 from suites.reproduce import describe_case, describe_divergences
 from suites.republish import describe_case as describe_republish_case
 from suites.republish_replay import replay_republish
@@ -89,26 +85,13 @@ def replay(arguments: argparse.Namespace) -> int:
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
-    target = run.targets[0]
-    server = open_backend(target, run, binary_resolver=resolve_binary)
-    counter = iter(range(1 << 62))
-    try:
-        server.start(ServerConfig())
-        profile = for_version(server.version)
-        context = RunContext.for_server(
-            server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
-        )
-        if arguments.feature == "validation" or not arguments.subject:
-            cases = [run_validation_case(server, profile, arguments.source, arguments.destination, context)]
-        else:
-            batch = MappingBatch(((arguments.source, arguments.destination),), ((arguments.subject,),))
-            cases = run_mapping_batch(server, profile, batch, context).all_cases()
-            if not cases:
-                cases = [
-                    run_validation_case(server, profile, arguments.source, arguments.destination, context)
-                ]
-    finally:
-        server.cleanup()
+    cases = replay_on_server(
+        run,
+        feature=arguments.feature,
+        source=arguments.source,
+        destination=arguments.destination,
+        subject=arguments.subject,
+    )
     for case in cases:
         print(describe_case(case))
     return 1 if any(case.verdict != "agree" for case in cases) else 0

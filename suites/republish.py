@@ -69,6 +69,12 @@ def context_line(subjects: Sequence[str], republish: RePublish) -> str:
 _CONTEXT = re.compile(r"^subjects=(?P<subjects>[^;]*); headers_only=(?P<headers_only>true|false)")
 
 
+def stream_context(detail: str) -> tuple[str, bool]:
+    """The stream's subjects (comma-separated) and headers-only, read back from a case's ``detail``."""
+    found = _CONTEXT.match(detail)
+    return (found.group("subjects"), found.group("headers_only") == "true") if found else ("", False)
+
+
 def replay_command(case: Case) -> str:
     """The command that runs this one case again (stream, option and, for a message, one publish) on a
     fresh JetStream server of the same release and backend."""

@@ -1,0 +1,143 @@
+"""Case files: one divergence as a small JSON document any language can read (docs/case-file.md).
+
+A run writes the smallest case of each divergence class to `<run>/divergences/`; `python -m suites
+replay FILE --target ...` runs it again against any target, and `python -m suites bisect FILE` looks for
+the releases it occurs in. Besides the case's columns, a file carries the adapter-protocol request
+(docs/adapter-protocol.md) that asks a transform library the same question, when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from records.schema import Case
+from reference.errors import ConformanceError
+
+FORMAT: Final = "nats-conformance-case"
+VERSION: Final = 1
+DIVERGENCES: Final = "divergences"
+"""The folder of a run directory holding its case files."""
+
+TRANSFORM_FEATURES: Final = frozenset({"mapping", "partition", "validation"})
+
+
+class CaseFileError(ConformanceError, ValueError):
+    """A case file that cannot be read or is not a case file."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFile:
+    """The question (feature, source, destination, subject, release profile) and where it was seen."""
+
+    feature: str
+    source: str
+    destination: str
+    subject: str
+    server_version: str
+    case_class: str = ""
+    expected: str = ""
+    observed: str = ""
+    detail: str = ""
+    found_on: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, case: Case) -> CaseFile:
+        return cls(
+            feature=case.feature,
+            source=case.source,
+            destination=case.destination,
+            subject=case.subject,
+            server_version=case.server_version,
+            case_class=case.case_class,
+            expected=case.expected,
+            observed=case.observed,
+            detail=case.detail,
+            found_on={
+                "implementation": case.implementation,
+                "server_version": case.server_version,
+                "backend": case.backend,
+                "run_id": case.run_id,
+                "verdict": case.verdict,
+            },
+        )
+
+    def request(self) -> dict[str, Any] | None:
+        """The adapter-protocol request asking the same question, or None (server-only features)."""
+        if self.feature in TRANSFORM_FEATURES:
+            return {
+                "op": "transform",
+                "source": self.source,
+                "destination": self.destination,
+                "subject": self.subject or self.source,
+                "server_version": self.server_version,
+            }
+        if self.feature == "matching":
+            return {"op": "match", "pattern": self.source, "subject": self.subject}
+        return None
+
+    def to_json(self) -> str:
+        document = {"format": FORMAT, "version": VERSION, **asdict(self), "request": self.request()}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def slug(case_class: str) -> str:
+    """A file-name-safe form of a case class."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", case_class).strip("_")[:120] or "case"
+
+
+def size(case: Case) -> int:
+    """How big a case is to read: the smallest of a class is the one a file keeps."""
+    return len(case.source) + len(case.destination) + len(case.subject)
+
+
+def write_case_files(run_dir: Path, cases: Iterable[Case]) -> list[Path]:
+    """One file per case, named by release and class; returns the paths written."""
+    folder = run_dir / DIVERGENCES
+    paths = []
+    for case in cases:
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{slug(case.implementation)}-{slug(case.server_version)}-{slug(case.case_class)}.json"
+        path = folder / name
+        path.write_text(CaseFile.of(case).to_json())
+        paths.append(path)
+    return paths
+
+
+def read_case_file(path: Path) -> CaseFile:
+    """Read a case file; anything else is a one-line `CaseFileError`."""
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError as error:
+        raise CaseFileError(f"no case file {path}") from error
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CaseFileError(f"cannot read case file {path}: {error}") from error
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise CaseFileError(f'{path} is not a case file (no "format": "{FORMAT}")')
+    if not isinstance(document.get("version"), int) or document["version"] > VERSION:
+        raise CaseFileError(f"{path} has case-file version {document.get('version')!r}; this reads {VERSION}")
+    try:
+        found_on = document.get("found_on") or {}
+        text = {name: document.get(name, "") for name in ("case_class", "expected", "observed", "detail")}
+        return CaseFile(
+            feature=_text(document, "feature", path),
+            source=_text(document, "source", path),
+            destination=str(document.get("destination", "")),
+            subject=str(document.get("subject", "")),
+            server_version=str(document.get("server_version", "")),
+            found_on={str(k): str(v) for k, v in dict(found_on).items()},
+            **{name: str(value) for name, value in text.items()},
+        )
+    except (TypeError, ValueError) as error:
+        raise CaseFileError(f"{path}: {error}") from error
+
+
+def _text(document: dict[str, Any], name: str, path: Path) -> str:
+    value = document.get(name)
+    if not isinstance(value, str) or not value:
+        raise CaseFileError(f"{path}: field {name!r} must be a non-empty string")
+    return value
