@@ -1,6 +1,9 @@
 """`python -m reports build RUN_DIR... --out DIR [--master URL]`: the report of one or many runs.
 
-Progress goes to stderr; errors are one line (`nats-conformance: error: ...`) with exit status 2.
+`python -m reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a baseline file;
+`python -m reports gate RUN_DIR... --baseline FILE [--update]` compares runs with it and exits 1 on a
+regression (reports/baseline.py). Progress goes to stderr; errors are one line
+(`nats-conformance: error: ...`) with exit status 2.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import sys
 from pathlib import Path
 
 from reference.errors import run_command
+from reports.baseline import class_verdicts, gate, read_baseline, write_baseline
 from reports.build import ENGINES, build_report
 from reports.spark import DEFAULT_MASTER
 
@@ -30,16 +34,39 @@ def build(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("build", help="build report.html, report.md and summary.json")
-    run.add_argument(
+def baseline(arguments: argparse.Namespace) -> int:
+    classes = class_verdicts([Path(path) for path in arguments.run_dirs])
+    write_baseline(Path(arguments.out), classes)
+    print(f"{arguments.out}: {len(classes)} classes")
+    return 0
+
+
+def check(arguments: argparse.Namespace) -> int:
+    baseline_file = Path(arguments.baseline)
+    before = read_baseline(baseline_file)
+    classes = class_verdicts([Path(run_dir) for run_dir in arguments.run_dirs])
+    result = gate(before, classes)
+    print(result.render())
+    if arguments.update:
+        write_baseline(baseline_file, classes)
+        print(f"{baseline_file}: updated from the run, {len(classes)} classes")
+    return 1 if result.failed else 0
+
+
+def add_run_dirs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "run_dirs",
         nargs="+",
         metavar="RUN_DIR",
         help="a run directory (holding cases/), or a directory of them such as runs/",
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("build", help="build report.html, report.md and summary.json")
+    add_run_dirs(run)
     run.add_argument("--out", required=True, metavar="DIR", help="where the report files go")
     run.add_argument(
         "--master", default=DEFAULT_MASTER, metavar="URL", help="Spark master (default local[*])"
@@ -51,6 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         help="spark (default) or arrow: pyarrow and pandas in this process, no JVM",
     )
     run.set_defaults(handler=build)
+    write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
+    add_run_dirs(write)
+    write.add_argument("--out", required=True, metavar="FILE", help="the baseline file to write")
+    write.set_defaults(handler=baseline)
+    compare = commands.add_parser(
+        "gate", help="compare runs with a baseline file; exit status 1 on a regression"
+    )
+    add_run_dirs(compare)
+    compare.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
+    compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
+    compare.set_defaults(handler=check)
     arguments = parser.parse_args(argv)
     return run_command(lambda: arguments.handler(arguments))
 

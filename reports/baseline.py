@@ -1,0 +1,279 @@
+"""Baseline gating: each case class's verdict per target, kept in a committed JSON file, and the gate
+that compares a run with it.
+
+A gate class is ``{feature}:{functions}`` (``literal`` when a case uses no function), per
+implementation and server version. Its verdict is the worst of its cases' (agree < expected <
+diverge); ``unknown`` cases (failed infrastructure) are ignored, and a class with only unknown cases is
+left out. A **regression** (agree in the baseline, diverge now) fails the gate; an **improvement**
+(diverge or expected, now agree) and every other move (agree -> expected, expected -> diverge, a new
+class, a class missing from the run) are printed and never fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reference.errors import ConformanceError
+from reports.load import load_records
+from reports.releases import Release
+
+FORMAT: Final = "nats-conformance-baseline"
+VERSION: Final = 1
+ORDER: Final = ("agree", "expected", "diverge")
+"""Judged verdicts from best to worst; a class takes its worst case's."""
+LITERAL: Final = "literal"
+KEY_COLUMNS: Final = ["implementation", "server_version", "feature", "functions", "verdict"]
+BATCH_ROWS: Final = 262_144
+
+
+class BaselineError(ConformanceError):
+    """A baseline file cannot be read or written: missing, not a baseline, of a newer version, or a
+    record of a verdict the gate does not know. The message is one line naming the file."""
+
+    kind = "baseline"
+
+
+class ClassKey(NamedTuple):
+    """A gate class of one target: ``nats-server 2.14.5 partition:partition``."""
+
+    implementation: str
+    server_version: str
+    case_class: str
+
+    def __str__(self) -> str:
+        return f"{self.implementation} {self.server_version} {self.case_class}"
+
+    @property
+    def order(self) -> tuple[Any, ...]:
+        """Sort key: targets as the report orders releases (2.9 before 2.10), then the class."""
+        return Release(self.implementation, self.server_version).key, self.case_class
+
+    @classmethod
+    def parse(cls, text: str) -> ClassKey | None:
+        """The key written as ``text`` (the implementation may hold spaces, the rest may not)."""
+        parts = text.rsplit(" ", 2)
+        if len(parts) != 3 or not all(parts):
+            return None
+        return cls(*parts)
+
+
+def gate_class(feature: str, functions: str) -> str:
+    """``feature:functions``, or ``feature:literal`` when the case uses no mapping function."""
+    return f"{feature}:{functions or LITERAL}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClassVerdict:
+    """A class's worst verdict and its judged cases; ``worst`` is how many of them have that verdict
+    (None when read from a baseline file, which keeps only the total)."""
+
+    verdict: str
+    cases: int
+    worst: int | None = None
+
+    def describe(self) -> str:
+        """``diverge (3 of 1000 cases)``, or ``agree (1000 cases)`` when every case has the verdict."""
+        if self.worst is None or self.worst == self.cases:
+            return f"{self.verdict} ({self.cases} cases)"
+        return f"{self.verdict} ({self.worst} of {self.cases} cases)"
+
+
+Classes = dict[ClassKey, ClassVerdict]
+
+
+def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
+    """Class verdicts from case counts per (class, verdict); unknown cases are not counted."""
+    per_class: dict[ClassKey, Counter[str]] = {}
+    for (key, verdict), count in counts.items():
+        if verdict in ORDER and count:
+            per_class.setdefault(key, Counter())[verdict] += count
+    classes: Classes = {}
+    for key, verdicts in per_class.items():
+        worst = max(verdicts, key=ORDER.index)
+        classes[key] = ClassVerdict(worst, sum(verdicts.values()), verdicts[worst])
+    return classes
+
+
+def class_verdicts(paths: Sequence[Path]) -> Classes:
+    """The gate classes of every run named by ``paths`` (run directories or directories of them).
+
+    Records are checked as the report checks them (``reports.load``) and read part by part with pyarrow,
+    five columns at a time, so memory stays small whatever the run's size.
+
+    Raises:
+        ReportError: a missing or empty run directory, or a records file that cannot be read.
+        BaselineError: a record with a verdict outside ``records.schema.VERDICTS``.
+    """
+    records = load_records(list(paths))
+    counts: Counter[tuple[ClassKey, str]] = Counter()
+    for part in records.parts:
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=KEY_COLUMNS):
+            grouped = pa.Table.from_batches([batch]).group_by(KEY_COLUMNS).aggregate([([], "count_all")])
+            for row in grouped.to_pylist():
+                verdict = str(row["verdict"])
+                if verdict != "unknown" and verdict not in ORDER:
+                    raise BaselineError(f"{part} holds a case of unknown verdict {verdict!r}")
+                key = ClassKey(
+                    str(row["implementation"]),
+                    str(row["server_version"]),
+                    gate_class(str(row["feature"]), str(row["functions"])),
+                )
+                counts[(key, verdict)] += int(row["count_all"])
+    return fold(counts)
+
+
+def baseline_text(classes: Classes) -> str:
+    """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well)."""
+    entries = {
+        str(key): {"verdict": verdict.verdict, "cases": verdict.cases} for key, verdict in classes.items()
+    }
+    document = {"format": FORMAT, "version": VERSION, "classes": entries}
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def write_baseline(path: Path, classes: Classes) -> None:
+    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(baseline_text(classes))
+        os.replace(temporary, path)
+    except OSError as error:
+        with suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise BaselineError(f"cannot write baseline {path}: {error.strerror or error}") from error
+
+
+def read_baseline(path: Path) -> Classes:
+    """The classes of the baseline file at ``path``.
+
+    Raises:
+        BaselineError: the file is missing or unreadable, is not a baseline, or is of a newer version.
+    """
+    if not path.exists():
+        raise BaselineError(
+            f"baseline file {path} does not exist (create it with: python -m reports baseline RUN_DIR... "
+            f"--out {path})"
+        )
+    try:
+        document = json.loads(path.read_text())
+    except OSError as error:
+        raise BaselineError(f"cannot read baseline {path}: {error.strerror or error}") from error
+    except ValueError as error:
+        raise BaselineError(f"{path} is not a baseline file (not JSON: {error})") from error
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise BaselineError(f'{path} is not a baseline file (no "format": "{FORMAT}")')
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BaselineError(f"{path} is not a baseline file (unreadable version {version!r})")
+    if version > VERSION:
+        raise BaselineError(
+            f"{path} is a baseline of version {version}, newer than the {VERSION} this gate reads; "
+            "update nats-conformance"
+        )
+    entries = document.get("classes")
+    if not isinstance(entries, dict):
+        raise BaselineError(f'{path} is not a baseline file (no "classes" object)')
+    classes: Classes = {}
+    for text, entry in entries.items():
+        key = ClassKey.parse(text)
+        if (
+            key is None
+            or not isinstance(entry, dict)
+            or entry.get("verdict") not in ORDER
+            or not isinstance(entry.get("cases"), int)
+            or isinstance(entry.get("cases"), bool)
+            or entry["cases"] < 1
+        ):
+            raise BaselineError(f"{path} has a malformed class entry {text!r}: {json.dumps(entry)}")
+        classes[key] = ClassVerdict(entry["verdict"], entry["cases"])
+    return classes
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One class whose verdict differs between the baseline (``before``) and the run (``after``); None
+    on one side for a class new in the run or missing from it."""
+
+    key: ClassKey
+    before: ClassVerdict | None
+    after: ClassVerdict | None
+
+    @property
+    def kind(self) -> str:
+        """``regression``, ``improvement``, ``changed``, ``new`` or ``missing``."""
+        if self.before is None:
+            return "new"
+        if self.after is None:
+            return "missing"
+        if self.before.verdict == "agree" and self.after.verdict == "diverge":
+            return "regression"
+        if self.after.verdict == "agree":
+            return "improvement"
+        return "changed"
+
+    def line(self) -> str:
+        """``REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)``."""
+        label = f"{self.kind.upper()} {self.key}"
+        if self.before is None:
+            assert self.after is not None
+            return f"{label}: {self.after.describe()}, not in the baseline"
+        if self.after is None:
+            return f"{label}: {self.before.describe()} in the baseline, no judged case in the run"
+        return f"{label}: {self.before.verdict} -> {self.after.describe()}"
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """The moves of a run against a baseline; the gate fails when there is a regression."""
+
+    regressions: tuple[Move, ...]
+    improvements: tuple[Move, ...]
+    others: tuple[Move, ...]
+    unchanged: int
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions)
+
+    def render(self) -> str:
+        """One line per move (regressions, improvements, then the others), then the outcome."""
+        lines = [move.line() for move in (*self.regressions, *self.improvements, *self.others)]
+        counts = (
+            f"{_count(len(self.regressions), 'regression')}, "
+            f"{_count(len(self.improvements), 'improvement')}, "
+            f"{_count(len(self.others), 'other change')}, "
+            f"{_count(self.unchanged, 'class', 'classes')} unchanged"
+        )
+        lines.append(f"gate {'failed' if self.failed else 'passed'}: {counts}")
+        return "\n".join(lines)
+
+
+def _count(number: int, singular: str, plural: str | None = None) -> str:
+    return f"{number} {singular if number == 1 else plural or singular + 's'}"
+
+
+def gate(baseline: Classes, run: Classes) -> GateResult:
+    """Compare the run's classes with the baseline's (see the module for what fails)."""
+    moves: dict[str, list[Move]] = {"regression": [], "improvement": [], "other": []}
+    unchanged = 0
+    for key in sorted(baseline.keys() | run.keys(), key=lambda key: key.order):
+        before, after = baseline.get(key), run.get(key)
+        if before is not None and after is not None and before.verdict == after.verdict:
+            unchanged += 1
+            continue
+        move = Move(key, before, after)
+        moves.get(move.kind, moves["other"]).append(move)
+    return GateResult(
+        tuple(moves["regression"]), tuple(moves["improvement"]), tuple(moves["other"]), unchanged
+    )

@@ -1,0 +1,279 @@
+"""reports.baseline and `python -m reports baseline|gate`: class verdicts, the baseline file, the gate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from handmade import case
+
+from records.schema import Case
+from reports.__main__ import main
+from reports.baseline import (
+    BaselineError,
+    ClassKey,
+    ClassVerdict,
+    baseline_text,
+    class_verdicts,
+    gate,
+    read_baseline,
+    write_baseline,
+)
+
+RunOf = Callable[[list[Case]], Path]
+LATEST = "2.14.5"
+PARTITION = ClassKey("nats-server", LATEST, "partition:partition")
+MAPPING = ClassKey("nats-server", LATEST, "mapping:wildcard")
+
+
+def cases(count: int, verdict: str = "agree", **fields: object) -> list[Case]:
+    return [case(**{"server_version": LATEST, **fields}, verdict=verdict) for _ in range(count)]
+
+
+def partition(count: int, verdict: str = "agree") -> list[Case]:
+    return cases(count, verdict, feature="partition", functions="partition")
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the command line; it must fail with status 2 and exactly one line on stderr."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("nats-conformance: error: ")
+    return err.strip()
+
+
+def test_a_class_takes_its_worst_verdict_and_ignores_unknown_cases(run_of: RunOf) -> None:
+    run = run_of(
+        [
+            *cases(3),
+            *cases(1, "expected"),
+            *cases(2, "unknown"),  # mapping:wildcard -> expected, 4 judged cases
+            *cases(2, functions="wildcard+partition"),
+            *cases(1, "expected", functions="wildcard+partition"),
+            *cases(1, "diverge", functions="wildcard+partition"),  # -> diverge, 1 of 4
+            *cases(2, feature="matching", functions=""),  # no function: matching:literal
+            *cases(3, "unknown", feature="validation", functions="random"),  # only unknown: left out
+            *cases(1, server_version="2.9.25"),  # another target, another class
+            *cases(1, "diverge", implementation="other-server"),
+        ]
+    )
+    assert class_verdicts([run]) == {
+        MAPPING: ClassVerdict("expected", 4, 1),
+        ClassKey("nats-server", LATEST, "mapping:wildcard+partition"): ClassVerdict("diverge", 4, 1),
+        ClassKey("nats-server", LATEST, "matching:literal"): ClassVerdict("agree", 2, 2),
+        ClassKey("nats-server", "2.9.25", "mapping:wildcard"): ClassVerdict("agree", 1, 1),
+        ClassKey("other-server", LATEST, "mapping:wildcard"): ClassVerdict("diverge", 1, 1),
+    }
+
+
+def test_several_runs_are_read_together(run_of: RunOf, tmp_path: Path) -> None:
+    run_of(partition(5))
+    run_of(partition(2, "diverge"))
+    assert class_verdicts([tmp_path]) == {PARTITION: ClassVerdict("diverge", 7, 2)}
+
+
+def test_the_baseline_file_is_sorted_indented_and_reads_back(tmp_path: Path) -> None:
+    classes = {
+        PARTITION: ClassVerdict("diverge", 7, 2),
+        ClassKey("nats-server", "2.9.25", "mapping:literal"): ClassVerdict("agree", 3, 3),
+    }
+    path = tmp_path / "baseline.json"
+    write_baseline(path, classes)
+    assert path.read_text() == (
+        "{\n"
+        '  "classes": {\n'
+        '    "nats-server 2.14.5 partition:partition": {\n'
+        '      "cases": 7,\n'
+        '      "verdict": "diverge"\n'
+        "    },\n"
+        '    "nats-server 2.9.25 mapping:literal": {\n'
+        '      "cases": 3,\n'
+        '      "verdict": "agree"\n'
+        "    }\n"
+        "  },\n"
+        '  "format": "nats-conformance-baseline",\n'
+        '  "version": 1\n'
+        "}\n"
+    )
+    assert read_baseline(path) == {key: ClassVerdict(v.verdict, v.cases) for key, v in classes.items()}
+    assert baseline_text(dict(reversed(classes.items()))) == path.read_text()  # order-independent
+
+
+def test_a_regression_fails_and_names_the_class() -> None:
+    result = gate(
+        {PARTITION: ClassVerdict("agree", 1000), MAPPING: ClassVerdict("agree", 5)},
+        {PARTITION: ClassVerdict("diverge", 1000, 3), MAPPING: ClassVerdict("agree", 5, 5)},
+    )
+    assert result.failed
+    assert [move.key for move in result.regressions] == [PARTITION]
+    assert (result.improvements, result.others, result.unchanged) == ((), (), 1)
+    assert result.render().splitlines() == [
+        "REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)",
+        "gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged",
+    ]
+
+
+def test_an_improvement_is_printed_and_passes() -> None:
+    result = gate(
+        {PARTITION: ClassVerdict("diverge", 10), MAPPING: ClassVerdict("expected", 4)},
+        {PARTITION: ClassVerdict("agree", 12, 12), MAPPING: ClassVerdict("agree", 4, 4)},
+    )
+    assert not result.failed
+    assert result.render().splitlines() == [
+        "IMPROVEMENT nats-server 2.14.5 mapping:wildcard: expected -> agree (4 cases)",
+        "IMPROVEMENT nats-server 2.14.5 partition:partition: diverge -> agree (12 cases)",
+        "gate passed: 0 regressions, 2 improvements, 0 other changes, 0 classes unchanged",
+    ]
+
+
+def test_other_moves_are_information_and_never_fail() -> None:
+    new = ClassKey("nats-server", "2.15.0", "mapping:wildcard")
+    gone = ClassKey("nats-server", "2.9.25", "mapping:wildcard")
+    worse = ClassKey("nats-server", LATEST, "weighted:literal")
+    result = gate(
+        {
+            MAPPING: ClassVerdict("agree", 10),
+            gone: ClassVerdict("agree", 8),
+            worse: ClassVerdict("expected", 9),
+        },
+        {
+            MAPPING: ClassVerdict("expected", 10, 2),
+            new: ClassVerdict("diverge", 6, 1),
+            worse: ClassVerdict("diverge", 9, 9),
+        },
+    )
+    assert not result.failed
+    assert (result.regressions, result.improvements) == ((), ())
+    assert [move.kind for move in result.others] == ["missing", "changed", "changed", "new"]
+    assert result.render().splitlines() == [  # in release order: 2.9.25 before 2.14.5
+        "MISSING nats-server 2.9.25 mapping:wildcard: agree (8 cases) in the baseline, "
+        "no judged case in the run",
+        "CHANGED nats-server 2.14.5 mapping:wildcard: agree -> expected (2 of 10 cases)",
+        "CHANGED nats-server 2.14.5 weighted:literal: expected -> diverge (9 cases)",
+        "NEW nats-server 2.15.0 mapping:wildcard: diverge (1 of 6 cases), not in the baseline",
+        "gate passed: 0 regressions, 0 improvements, 4 other changes, 0 classes unchanged",
+    ]
+
+
+def test_cli_baseline_then_gate_on_the_same_run_passes(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path
+) -> None:
+    run = run_of([*partition(4), *cases(2)])
+    path = tmp_path / "ci" / "baseline.json"
+    assert main(["baseline", str(run), "--out", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: 2 classes\n"
+    assert json.loads(path.read_text())["classes"] == {
+        str(MAPPING): {"verdict": "agree", "cases": 2},
+        str(PARTITION): {"verdict": "agree", "cases": 4},
+    }
+    assert main(["gate", str(run), "--baseline", str(path)]) == 0
+    assert capsys.readouterr().out == (
+        "gate passed: 0 regressions, 0 improvements, 0 other changes, 2 classes unchanged\n"
+    )
+
+
+def test_cli_gate_exit_statuses(capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    assert main(["baseline", str(run_of([*partition(1000), *cases(5, "expected")])), "--out", str(path)]) == 0
+    capsys.readouterr()
+
+    regressed = run_of([*partition(997), *partition(3, "diverge"), *cases(5, "expected")])
+    assert main(["gate", str(regressed), "--baseline", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)\n" in out
+    assert out.endswith("gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged\n")
+
+    improved = run_of([*partition(1000), *cases(5)])
+    assert main(["gate", str(improved), "--baseline", str(path)]) == 0
+    assert "IMPROVEMENT nats-server 2.14.5 mapping:wildcard: expected -> agree (5 cases)\n" in (
+        capsys.readouterr().out
+    )
+
+    softened = run_of([*partition(999), *partition(1, "expected"), *cases(5, "expected")])
+    assert main(["gate", str(softened), "--baseline", str(path)]) == 0
+    assert "CHANGED nats-server 2.14.5 partition:partition: agree -> expected (1 of 1000 cases)\n" in (
+        capsys.readouterr().out
+    )
+
+    elsewhere = run_of(cases(5, "diverge", server_version="2.15.0"))  # both old classes missing
+    assert main(["gate", str(elsewhere), "--baseline", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["MISSING", "MISSING", "NEW"]
+
+
+def test_cli_update_rewrites_the_baseline_after_printing(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path
+) -> None:
+    path = tmp_path / "baseline.json"
+    assert main(["baseline", str(run_of(partition(10))), "--out", str(path)]) == 0
+    capsys.readouterr()
+    regressed = run_of([*partition(9), *partition(1, "diverge"), *cases(2)])
+    assert main(["gate", str(regressed), "--baseline", str(path), "--update"]) == 1  # still a regression
+    out = capsys.readouterr().out
+    assert out.index("REGRESSION") < out.index(f"{path}: updated from the run, 2 classes")
+    assert read_baseline(path) == {
+        PARTITION: ClassVerdict("diverge", 10),
+        MAPPING: ClassVerdict("agree", 2),
+    }
+    assert main(["gate", str(regressed), "--baseline", str(path)]) == 0  # the run is the baseline now
+
+
+def test_cli_missing_baseline_file(capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path) -> None:
+    missing = tmp_path / "nope.json"
+    line = one_error_line(capsys, ["gate", str(run_of(cases(1))), "--baseline", str(missing), "--update"])
+    assert line == (
+        f"nats-conformance: error: baseline file {missing} does not exist (create it with: "
+        f"python -m reports baseline RUN_DIR... --out {missing})"
+    )
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "is not a baseline file (not JSON: "),
+        (
+            '{"version": 1, "classes": {}}',
+            'is not a baseline file (no "format": "nats-conformance-baseline")',
+        ),
+        ('{"format": "nats-conformance-baseline", "classes": {}}', "unreadable version None"),
+        (
+            '{"format": "nats-conformance-baseline", "version": 2, "classes": {}}',
+            "is a baseline of version 2, newer than the 1 this gate reads; update nats-conformance",
+        ),
+        (
+            '{"format": "nats-conformance-baseline", "version": 1, "classes": {"x": {}}}',
+            "has a malformed class entry 'x': {}",
+        ),
+    ],
+)
+def test_cli_bad_baseline_files(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(text)
+    line = one_error_line(capsys, ["gate", str(run_of(cases(1))), "--baseline", str(path)])
+    assert line.startswith(f"nats-conformance: error: {path} ")
+    assert message in line
+    assert path.read_text() == text
+
+
+def test_cli_empty_run_directory(capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    path = tmp_path / "baseline.json"
+    line = one_error_line(capsys, ["baseline", str(empty), "--out", str(path)])
+    assert f"no case records in {empty}" in line
+    assert not path.exists()
+    write_baseline(path, {})
+    line = one_error_line(capsys, ["gate", str(empty), "--baseline", str(path)])
+    assert f"no case records in {empty}" in line
+
+
+def test_a_baseline_that_cannot_be_written(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(BaselineError, match=r"^cannot write baseline .*file/baseline.json: "):
+        write_baseline(tmp_path / "file" / "baseline.json", {})
