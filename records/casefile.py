@@ -39,6 +39,7 @@ class CaseFile:
     destination: str
     subject: str
     server_version: str
+    functions: str = ""
     case_class: str = ""
     expected: str = ""
     observed: str = ""
@@ -53,6 +54,7 @@ class CaseFile:
             destination=case.destination,
             subject=case.subject,
             server_version=case.server_version,
+            functions=case.functions,
             case_class=case.case_class,
             expected=case.expected,
             observed=case.observed,
@@ -67,7 +69,14 @@ class CaseFile:
         )
 
     def request(self) -> dict[str, Any] | None:
-        """The adapter-protocol request asking the same question, or None (server-only features)."""
+        """The adapter-protocol request asking the same question, or None (server-only features).
+        A library's `partition` and `valid_subject` questions are the features `partition` (functions
+        `partition-op`, the tokens as JSON in `source`, `n=N` in `destination`) and `subjects`."""
+        if self.functions == "partition-op":
+            return {"op": "partition", "tokens": json.loads(self.source), "n": int(self.destination[2:])}
+        if self.feature == "subjects":
+            literal = self.functions == "publish-rule"
+            return {"op": "valid_subject", "subject": self.subject, "literal": literal}
         if self.feature in TRANSFORM_FEATURES:
             return {
                 "op": "transform",

@@ -152,7 +152,7 @@ def handle_request(request: Any) -> Answer:
     return {"id": request_id, **answer}
 
 
-def handle_line(line: bytes) -> Answer:
+def handle_line(line: bytes, handle: Callable[[Any], Answer] = handle_request) -> Answer:
     """The answer to one raw request line (bytes, newline optional). Never raises."""
     try:
         text = line.decode("utf-8")
@@ -162,7 +162,7 @@ def handle_line(line: bytes) -> Answer:
         request = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return _error(None, "bad-request", f"line is not JSON: {str(exc)[:200]}")
-    return handle_request(request)
+    return handle(request)
 
 
 def _encode(answer: Answer) -> bytes:
@@ -170,8 +170,11 @@ def _encode(answer: Answer) -> bytes:
     return json.dumps(answer, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """Answer every line of ``stdin`` on ``stdout``, in order, flushing after each, until end of input."""
+def serve(
+    stdin: IO[bytes], stdout: IO[bytes], handle: Callable[[Any], Answer] = handle_request
+) -> None:
+    """Answer every line of ``stdin`` on ``stdout``, in order, flushing after each, until end of input.
+    ``handle`` answers one decoded request (another implementation can wrap the reference's)."""
     while True:
         line = stdin.readline(MAX_LINE_BYTES + 1)
         if not line:
@@ -185,6 +188,6 @@ def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         elif not line.strip():
             continue
         else:
-            answer = handle_line(line)
+            answer = handle_line(line, handle)
         stdout.write(_encode(answer))
         stdout.flush()

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from fixtures.options import build_run_config
+from fixtures.options import OptionError, build_run_config
+from records.casefile import CaseFile, read_case_file
 from records.writer import new_run_id
 from reference.errors import run_command
+from reference.profiles import NEWEST, for_version
+from suites.bisect import add_bisect_command
 from suites.campaign import CampaignPlan, run_campaign
-from suites.expectations import DEFAULT_PATH, load_expectations
-from suites.replay import replay_on_server
+from suites.expectations import DEFAULT_PATH, load_expectations, updated_entries, write_expectations
+from suites.library import replay_on_adapter
+from suites.replay import replay_file_on_server, replay_on_server
 from suites.reproduce import describe_case, describe_divergences
 from suites.republish import describe_case as describe_republish_case
 from suites.republish_replay import replay_republish
+from suites.targets import Targets, gather_targets
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
@@ -32,12 +38,30 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
     parser.add_argument("--backend", action="append" if many else "store", default=[] if many else None)
     parser.add_argument("--server-url", help="nats://HOST:PORT with --backend external")
     parser.add_argument("--apply-command", help="command applying {config} to the external server")
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="a release (2.14.5), a server URL (nats://HOST:PORT) or adapter:COMMAND; repeatable",
+    )
+    parser.add_argument(
+        "--profile",
+        action="append" if many else "store",
+        default=[] if many else None,
+        metavar="RELEASE",
+        help="the release whose rules an adapter is asked to follow (default the newest)",
+    )
 
 
 def campaign(arguments: argparse.Namespace) -> int:
-    run = build_run_config(
-        arguments.server_version, arguments.backend, arguments.server_url, arguments.apply_command
-    )
+    targets = gather_targets(arguments.target, arguments.server_version, arguments.server_url)
+    run = None
+    if targets.has_servers or not targets.adapters:
+        run = build_run_config(
+            targets.versions, arguments.backend, targets.server_url, arguments.apply_command
+        )
+    profiles = [for_version(spec).name for spec in arguments.profile or [NEWEST.name]]
     plan = CampaignPlan(
         mapping_cases=arguments.cases,
         validation_cases=arguments.validation_cases,
@@ -47,20 +71,35 @@ def campaign(arguments: argparse.Namespace) -> int:
         matching_batches=arguments.matching_batches,
         seed=arguments.seed,
     )
-    expectations = load_expectations(Path(arguments.expectations))
+    expectations_path = Path(arguments.expectations)
+    expectations = load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
-    writer, diverged = run_campaign(run, plan, run_dir, expectations)
+    writer, diverged = run_campaign(
+        run, plan, run_dir, expectations, adapters=targets.adapters, profiles=profiles
+    )
     manifest = writer.manifest()
     if diverged:
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
-    for entry in expectations.stale():
+    stale = expectations.stale()
+    for entry in stale:
         print(f"stale expectation: {entry.id} ({entry.case_class}) matched nothing in this run")
-    return 1 if manifest["verdicts"]["diverge"] else 0
+    if arguments.update_expectations:
+        found = [case for case in writer.smallest.values() if case.verdict == "diverge"]
+        write_expectations(expectations_path, updated_entries(expectations, found))
+        print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
+        return 0
+    failed = manifest["verdicts"]["diverge"] or (arguments.strict and stale)
+    return 1 if failed else 0
 
 
 def replay(arguments: argparse.Namespace) -> int:
+    targets = gather_targets(
+        arguments.target, [arguments.server_version] if arguments.server_version else [], arguments.server_url
+    )
+    if arguments.file or targets.adapters:
+        return replay_question(arguments, targets)
     if arguments.feature == "republish":
         republished = replay_republish(
             stream_subjects=arguments.stream_subjects,
@@ -97,6 +136,38 @@ def replay(arguments: argparse.Namespace) -> int:
     return 1 if any(case.verdict != "agree" for case in cases) else 0
 
 
+def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
+    """A case file (or the question on the command line) on every target named."""
+    if arguments.file:
+        case = read_case_file(Path(arguments.file))
+    else:
+        case = CaseFile(
+            feature=arguments.feature,
+            source=arguments.source,
+            destination=arguments.destination,
+            subject=arguments.subject,
+            server_version=arguments.profile or "",
+            functions=arguments.functions,
+        )
+    if arguments.profile:
+        case = replace(case, server_version=for_version(arguments.profile).name)
+    cases = []
+    for command in targets.adapters:
+        cases += replay_on_adapter(case, command)
+    versions = list(targets.versions)
+    if not versions and not targets.adapters and not targets.server_url:
+        if case.found_on.get("backend") == "adapter":
+            raise OptionError("this case was found on an adapter: name one with --target adapter:COMMAND")
+        versions = [case.found_on.get("server_version") or case.server_version]
+    if versions or targets.server_url:
+        backends = [arguments.backend] if arguments.backend else []
+        run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
+        cases += replay_file_on_server(case, run)
+    for replayed in cases:
+        print(describe_case(replayed))
+    return 1 if any(replayed.verdict != "agree" for replayed in cases) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m suites", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -112,12 +183,22 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--subjects-per-mapping", type=int, default=1_000)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
-    run.add_argument("--expectations", default=str(DEFAULT_PATH))
+    run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")
+    run.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="rewrite the expectations file from this run: add its divergences, drop stale entries",
+    )
+    run.add_argument(
+        "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
+    )
     run.set_defaults(handler=campaign)
     again = commands.add_parser("replay", help="run one case again and compare with the reference")
+    again.add_argument("file", nargs="?", help="a case file (a run's divergences/*.json)")
     add_target_options(again, many=False)
+    again.add_argument("--functions", default="", help="an adapter case's functions column")
     again.add_argument("--feature", default="mapping")
-    again.add_argument("--source", required=True)
+    again.add_argument("--source", default="")
     again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
     again.add_argument("--subject", default="")
     again.add_argument(
@@ -125,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
     again.set_defaults(handler=replay)
+    add_bisect_command(commands)
     arguments = parser.parse_args(argv)
     return run_command(lambda: arguments.handler(arguments))
 

@@ -11,15 +11,14 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from fixtures.adapter import AdapterProcess
 from fixtures.backends import open_backend
 from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
@@ -31,7 +30,15 @@ from reference.profiles import ReleaseProfile, for_version
 from reference.weighted import WeightedDestination
 from suites.differential import BatchResult, MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.expectations import Expectations
-from suites.strategies import bulk_subjects, destination_templates, mapping_batches, matching_batches, sources
+from suites.library import BACKEND, run_library
+from suites.strategies import (
+    bulk_subjects,
+    destination_templates,
+    mapping_batches,
+    matching_batches,
+    run_batches,
+    sources,
+)
 from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions
 from suites.weighted import message_count, run_weighted, subjects_for, weighted_lists
 
@@ -94,29 +101,6 @@ def token_pool(rng: random.Random) -> list[str]:
     pool = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 20))) for _ in range(TOKEN_POOL_SIZE)]
     pool += ["ö", "日本", "a-b-c", "x_y", "1234567", "foo--bar"]
     return pool
-
-
-def run_batches(
-    draw_batch: Callable[[st.DataObject], Drawn],
-    examples: int,
-    seed: int,
-    on_batch: Callable[[Drawn], None],
-) -> None:
-    """Run `examples` Hypothesis-generated batches, without shrinking (a campaign records, never fails)."""
-
-    @settings(
-        max_examples=examples,
-        database=None,
-        phases=[Phase.generate],
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        derandomize=False,
-    )
-    @given(data=st.data())
-    def body(data: st.DataObject) -> None:
-        on_batch(draw_batch(data))
-
-    hypothesis_seed(seed)(body)()
 
 
 def run_target(server: Backend, plan: CampaignPlan, sink: Sink) -> None:
@@ -224,27 +208,37 @@ def run_matching(server: Backend, batches: int, seed: int, sink: Sink) -> None:
 
 
 def run_campaign(
-    run: RunConfig,
+    run: RunConfig | None,
     plan: CampaignPlan,
     run_dir: Path,
     expectations: Expectations,
+    *,
+    adapters: Sequence[str] = (),
+    profiles: Sequence[str] = (),
 ) -> tuple[RecordWriter, list[Case]]:
-    """Every target of `run`, one after the other, into one run directory; returns the closed writer
-    and the first unexpected divergences.
+    """Every server target of `run`, then every adapter command asked under each release profile, one
+    after the other, into one run directory; returns the closed writer and the first unexpected
+    divergences (an adapter's minimal cases first).
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost.
     """
     settings_record = {
-        "targets": [target.id for target in run.targets],
+        "targets": [target.id for target in run.targets] if run else [],
+        "adapters": list(adapters),
+        "profiles": list(profiles),
         "plan": {name: getattr(plan, name) for name in plan.__slots__},
     }
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
     diverged: list[Case] = []
     try:
         try:
-            for target in run.targets:
+            for target in run.targets if run is not None else ():
+                assert run is not None
                 run_one(target, run, plan, writer, expectations, diverged=diverged)
+            for command in adapters:
+                for profile in profiles:
+                    run_adapter(command, profile, plan, writer, expectations, diverged=diverged)
         finally:
             writer.close()
     except RecordsError as error:
@@ -274,3 +268,28 @@ def run_one(
     finally:
         progress.show(end="\n")
         server.cleanup()
+
+
+def run_adapter(
+    command: str,
+    profile: str,
+    plan: CampaignPlan,
+    writer: RecordWriter,
+    expectations: Expectations,
+    *,
+    diverged: list[Case],
+) -> None:
+    """`plan.mapping_cases` questions to one adapter under one release's rules, then its minimal cases."""
+    with AdapterProcess(command) as adapter:
+        version = for_version(profile).name
+        expectations.note_run(adapter.implementation, version)
+        context = RunContext(
+            writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id
+        )
+        progress = Progress(label=f"{adapter.implementation}@{version}:")
+        sink = Sink(context, writer, progress, [])
+        try:
+            minimal = run_library(adapter, context, sink.record, cases=plan.mapping_cases, seed=plan.seed)
+        finally:
+            progress.show(end="\n")
+        diverged[:0] = [case for case in minimal if case.verdict == "diverge"]

@@ -19,12 +19,16 @@ and `stale()` lists it so the file does not rot.
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from records.schema import Case
 from reference.errors import ConformanceError
 
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "expectations.toml"
@@ -146,3 +150,73 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
             if bound:
                 version_key(bound)
         yield entry
+
+
+def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> list[Expectation]:
+    """The file's entries after a run: stale ones dropped, one new entry per unexpected divergence
+    class and implementation (its range starts at the lowest release it was seen on, open-ended)."""
+    stale = {entry.id for entry in expectations.stale()}
+    kept = [entry for entry in expectations.entries if entry.id not in stale]
+    taken = {entry.id for entry in kept}
+    grouped: dict[tuple[str, str], list[Case]] = {}
+    for case in divergences:
+        grouped.setdefault((case.implementation, case.case_class), []).append(case)
+    for (implementation, case_class), cases in sorted(grouped.items()):
+        first = min(cases, key=lambda case: version_key(case.server_version))
+        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{case_class}".lower()).strip("-")
+        unique = name
+        for number in itertools.count(2):
+            if unique not in taken:
+                break
+            unique = f"{name}-{number}"
+        taken.add(unique)
+        note = (
+            f"Recorded by --update-expectations from run {first.run_id}: expected {first.expected!r}, "
+            f"observed {first.observed!r} (source {first.source!r}, destination {first.destination!r}, "
+            f"subject {first.subject!r}). Review and explain."
+        )
+        kept.append(
+            Expectation(
+                id=unique,
+                case_class=case_class,
+                implementation=implementation,
+                min_version=first.server_version,
+                note=note,
+            )
+        )
+    return kept
+
+
+HEADER = """# Known divergences (see suites/expectations.py for the format).
+# A divergence listed here is reported as `expected`; an entry no run confirms any more is flagged stale.
+"""
+
+
+def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
+    """Write `entries` as an expectations file (what `load_expectations` reads back unchanged)."""
+    blocks = [HEADER]
+    for entry in entries:
+        lines = ["[[divergence]]"]
+        for name in ("id", "implementation", "min_version", "max_version", "case_class"):
+            value = getattr(entry, name)
+            if value or name in ("id", "case_class"):
+                lines.append(f"{name} = {_toml_string(value)}")
+        if entry.functions:
+            lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")
+        for name in ("link", "note"):
+            value = getattr(entry, name)
+            if value:
+                lines.append(f"{name} = {_toml_string(value)}")
+        blocks.append("\n".join(lines) + "\n")
+    try:
+        path.write_text("\n".join(blocks))
+    except OSError as error:
+        raise ExpectationsError(f"cannot write expectations {path}: {error.strerror or error}") from error
+
+
+def _toml_string(text: str) -> str:
+    """A TOML string: multi-line when it holds line breaks and nothing needing escapes, else escaped."""
+    plain = all(ch == "\n" or (ch.isprintable() and ch not in '\\"') for ch in text)
+    if "\n" in text and plain:
+        return f'"""\n{text}"""'
+    return json.dumps(text, ensure_ascii=False)

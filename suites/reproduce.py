@@ -16,6 +16,16 @@ def replay_command(case: Case) -> str:
         from suites.republish import replay_command as republish_replay
 
         return republish_replay(case)
+    if case.backend == "adapter":  # a transform library: the question again, to the same command
+        from suites.library import adapter_command
+
+        return shlex.join(
+            [
+                *("python", "-m", "suites", "replay", "--target", f"adapter:{adapter_command(case)}"),
+                *("--profile", case.server_version, "--feature", case.feature, "--functions", case.functions),
+                *("--source", case.source, "--destination", case.destination, "--subject", case.subject),
+            ]
+        )
     parts = [
         "python",
         "-m",
@@ -62,7 +72,8 @@ def describe_case(case: Case) -> str:
     if case.detail:
         lines.append(f"  detail:      {case.detail}")
     lines.append(f"  replay:      {replay_command(case)}")
-    if case.feature != "streaming":  # the nats CLI has no streaming counterpart
+    # The nats CLI maps subjects; it has no streaming, matching or subject-validity counterpart.
+    if case.feature not in ("streaming", "matching", "subjects") and case.functions != "partition-op":
         lines.append(f"  nats CLI:    {nats_cli_command(case)}")
     return "\n".join(lines)
 

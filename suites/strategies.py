@@ -9,8 +9,11 @@ templates, with wrong argument counts, unknown names, out-of-range indexes and o
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from fixtures.config import PROBE_SOURCE
@@ -28,6 +31,8 @@ TRICKY_TOKENS = ("$1", "{{x}}", "a*", "*a", "a>", ">a", "$SYS", "_INBOX", "{{wil
 `*` or `>` (subjects.ru.md lists only null, space, `.`, `*`, `>` as forbidden characters). Tokens holding
 `*`/`>` are excluded from inputs of transform properties: the document says those characters are not
 allowed in names, so what a server does with them is not promised."""
+
+Drawn = TypeVar("Drawn")
 
 SEPARATORS = ("-", "_", "--", "x", "ab", "0")
 CAMEL = {
@@ -82,12 +87,19 @@ def _named(name: str, casing_choice: int) -> str:
 
 
 @st.composite
-def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
-    """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`."""
+def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names: Sequence[str] = ()) -> str:
+    """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`; `names`
+    (canonical, lower case) limits the functions drawn from."""
     count = wildcard_count(source)
     index = st.integers(1, max(count, 1)) | st.sampled_from([0, count + 1, -1])
-    names = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
-    name = draw(st.sampled_from(["wildcard", "$", *names]))
+    known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
+    wanted = {name.lower() for name in names}
+    choices = [
+        name
+        for name in ["wildcard", "$", *known]
+        if not wanted or name.lower() in wanted or (name == "$" and "$n" in wanted)
+    ]
+    name = draw(st.sampled_from(choices or ["wildcard"]))
     if name == "$":
         return f"${draw(index)}"
     casing = draw(st.sampled_from([0, 0, 0, 1, 2]))
@@ -110,10 +122,13 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> st
 
 
 @st.composite
-def destination_templates(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
-    """A destination for `source`: literal tokens and function tokens, `>` last when the source has it."""
+def destination_templates(
+    draw: st.DrawFn, source: str, profile: ReleaseProfile, names: Sequence[str] = ()
+) -> str:
+    """A destination for `source`: literal tokens and function tokens (of `names` when given), `>` last
+    when the source has it."""
     literal = tokens(max_size=5)
-    parts = draw(st.lists(function_tokens(source, profile) | literal, min_size=1, max_size=4))
+    parts = draw(st.lists(function_tokens(source, profile, names) | literal, min_size=1, max_size=4))
     if source.endswith(">") and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)
@@ -240,3 +255,26 @@ def matching_batches(
             parts = rng.choices(pool, k=rng.randint(1, 5))
         published.append(".".join(parts))
     return drawn, [s for s in dict.fromkeys(published) if not s.startswith(RESERVED_PREFIX)]
+
+
+def run_batches(
+    draw_batch: Callable[[st.DataObject], Drawn],
+    examples: int,
+    seed: int,
+    on_batch: Callable[[Drawn], None],
+) -> None:
+    """Run `examples` Hypothesis-generated batches, without shrinking (a campaign records, never fails)."""
+
+    @settings(
+        max_examples=examples,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+    )
+    @given(data=st.data())
+    def body(data: st.DataObject) -> None:
+        on_batch(draw_batch(data))
+
+    hypothesis_seed(seed)(body)()

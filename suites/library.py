@@ -1,0 +1,406 @@
+"""Transform libraries as targets: generated adapter-protocol questions, the library's answers compared
+with the reference's (docs/adapter-protocol.md).
+
+The reference answers through the same protocol handler it serves (`reference.adapter.handle_request`),
+so a library and the reference are asked the very same request. Questions cover the documented features a
+library can answer without a network: mapping (transform, including validation per release), partition,
+wildcard matching and subject validity. `{{random(n)}}` is left out: one draw cannot be compared with
+another (the server suites test its distribution).
+
+Every divergence class (feature, functions, what differed) is then shrunk with Hypothesis to a minimal
+question that still shows it, recorded as a case of its own, so its case file (records.casefile) is the
+minimal reproduction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from fixtures.adapter import AdapterProcess, Answer, Request
+from records.casefile import CaseFile, CaseFileError
+from records.schema import Case
+from reference.adapter import handle_request
+from reference.profiles import NEWEST, ReleaseProfile, for_version
+from suites.differential import RunContext, functions_named, make_case
+from suites.expectations import Expectations
+from suites.strategies import (
+    bulk_subjects,
+    destination_templates,
+    patterns,
+    run_batches,
+    sources,
+    subjects,
+    subjects_matching,
+    tokens,
+)
+from suites.subscriptions import wildcard_kinds
+
+BACKEND = "adapter"
+BATCH = 500
+"""Questions per round trip to the adapter."""
+FAMILY = 25
+"""Questions per Hypothesis example: one drawn structure, many generated inputs."""
+
+COMMAND_DETAIL = "adapter command: "
+"""How a library case's `detail` starts: the command that ran the adapter (for its replay line)."""
+
+RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
+"""The answer field that carries each operation's result."""
+
+
+SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
+"""Token texts at the edge of subject validity (subjects.ru.md)."""
+
+
+def wildcard_sources() -> st.SearchStrategy[str]:
+    """Mapping sources with one to three `*` (what most functions need), sometimes none."""
+    return sources(max_tokens=4).filter(lambda source: 1 <= source.count("*") <= 3) | sources(max_tokens=3)
+
+
+def _no_random(destination: str) -> bool:
+    return "random" not in destination.lower()
+
+
+FOCUS = (
+    "wildcard",
+    "$n",
+    "partition",
+    "split",
+    "splitfromleft",
+    "splitfromright",
+    "slicefromleft",
+    "slicefromright",
+    "left",
+    "right",
+)
+"""Functions a family of questions may focus on (one or two at a time, so each meets its edge cases)."""
+
+
+@st.composite
+def transform_requests(draw: st.DrawFn, profile: ReleaseProfile, names: Sequence[str] = ()) -> Request:
+    """A mapping (its functions among `names` when given), a subject its source matches, and the
+    release whose rules apply."""
+    source = draw(wildcard_sources())
+    destination = draw(destination_templates(source, profile, names).filter(_no_random))
+    return _transform(source, destination, draw(subjects_matching(source)), profile)
+
+
+def _transform(source: str, destination: str, subject: str, profile: ReleaseProfile) -> Request:
+    return {
+        "op": "transform",
+        "source": source,
+        "destination": destination,
+        "subject": subject,
+        "server_version": profile.name,
+    }
+
+
+def partition_requests() -> st.SearchStrategy[Request]:
+    """Tokens and a partition count (the `partition` operation)."""
+    return st.builds(_partition, st.lists(tokens(max_size=6), min_size=1, max_size=4), st.integers(1, 16))
+
+
+def _partition(keys: list[str], n: int) -> Request:
+    return {"op": "partition", "tokens": keys, "n": n}
+
+
+def _boundary(subject: str, kind: str, extra: str) -> str:
+    """A subject next to a matching one: its last token dropped, one token more, or itself."""
+    if kind == "shorter":
+        return ".".join(subject.split(".")[:-1]) or subject
+    if kind == "longer":
+        return f"{subject}.{extra}"
+    return subject
+
+
+@st.composite
+def match_requests(draw: st.DrawFn) -> Request:
+    """A subscription pattern and a subject: one it matches, an unrelated one, or a boundary one
+    (the pattern's tokens with `>` dropped or one token more)."""
+    pattern = draw(patterns(max_tokens=4))
+    kind = draw(st.sampled_from(["match", "other", "shorter", "longer"]))
+    if kind == "other":
+        return _match(pattern, draw(subjects(max_tokens=5)))
+    return _match(pattern, _boundary(draw(subjects_matching(pattern)), kind, draw(tokens(max_size=3))))
+
+
+def _match(pattern: str, subject: str) -> Request:
+    return {"op": "match", "pattern": pattern, "subject": subject}
+
+
+def valid_subject_requests() -> st.SearchStrategy[Request]:
+    """Subjects with empty tokens, spaces and wildcards mixed in, checked by either rule."""
+    token = tokens(max_size=4) | st.sampled_from(SPECIAL_TOKENS)
+    return st.builds(
+        lambda parts, literal: _valid_subject(".".join(parts), literal),
+        st.lists(token, min_size=1, max_size=4),
+        st.booleans(),
+    )
+
+
+def _valid_subject(subject: str, literal: bool) -> Request:
+    return {"op": "valid_subject", "subject": subject, "literal": literal}
+
+
+def strategy_for(op: str, profile: ReleaseProfile, names: Sequence[str] = ()) -> st.SearchStrategy[Request]:
+    """The questions of one operation (what a divergence of that operation is shrunk within)."""
+    return {
+        "transform": transform_requests(profile, names),
+        "partition": partition_requests(),
+        "match": match_requests(),
+        "valid_subject": valid_subject_requests(),
+    }[op]
+
+
+def token_pool(rng: random.Random) -> list[str]:
+    """Short tokens for bulk questions (short, so that cuts and hashes meet their boundaries)."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+    pool = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(48)]
+    return [*pool, "a", "aa", "ab", "é", "日本", "a-b"]
+
+
+@st.composite
+def question_families(draw: st.DrawFn, profile: ReleaseProfile) -> list[Request]:
+    """`FAMILY` questions sharing one drawn structure (a mapping, a pattern, a count, a rule); the
+    structure comes from Hypothesis, the bulk of each family from a generator it seeds."""
+    op = draw(st.sampled_from(["transform", "transform", "transform", "partition", "match", "valid_subject"]))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    pool = token_pool(rng)
+    if op == "transform":
+        source = draw(wildcard_sources())
+        # The focus comes from the seeded generator: Hypothesis's own generation stays near earlier
+        # examples, and every function should get its share of a short run.
+        focus = rng.sample(FOCUS, rng.randint(1, 2)) if rng.random() < 0.8 else []
+        destination = draw(destination_templates(source, profile, focus).filter(_no_random))
+        found = bulk_subjects(source, rng, FAMILY, pool=pool)
+        return [_transform(source, destination, subject, profile) for subject in found]
+    if op == "partition":
+        n = draw(st.integers(1, 16))
+        return [_partition(rng.choices(pool, k=rng.randint(1, 4)), n) for _ in range(FAMILY)]
+    if op == "match":
+        pattern = draw(patterns(max_tokens=4))
+        kinds = ("match", "shorter", "longer")
+        found = bulk_subjects(pattern, rng, FAMILY, pool=pool[:8])
+        return [_match(pattern, _boundary(s, rng.choice(kinds), rng.choice(pool))) for s in found]
+    literal = draw(st.booleans())
+    choices = [*pool[:8], *SPECIAL_TOKENS]
+    parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(FAMILY)]
+    return [_valid_subject(".".join(chosen), literal) for chosen in parts]
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What a request is about (feature, functions, the case columns) and what differed ('' if nothing)."""
+
+    feature: str
+    functions: tuple[str, ...]
+    source: str
+    destination: str
+    subject: str
+    expected: str
+    observed: str
+    difference: str
+
+    @property
+    def case_class(self) -> str:
+        return f"{self.feature}:{'+'.join(self.functions) or 'literal'}:{self.difference}"
+
+
+def _shown(answer: Answer | None) -> str:
+    if answer is None:
+        return ""
+    if "error" in answer:
+        return f"error {answer['error']}"
+    return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
+
+
+def difference(op: str, expected: Answer, observed: Answer | None) -> str:
+    """What differs between the reference's answer and the target's, '' when they agree."""
+    if observed is None:
+        return "unknown"
+    wanted, got = expected.get("error"), observed.get("error")
+    if got == "internal-error":
+        return "target-internal-error"
+    if wanted and got:
+        return "" if wanted == got else f"reference-{wanted}-target-{got}"
+    if wanted:
+        return f"reference-reject-{wanted}-target-accept"
+    if got:
+        return f"reference-accept-target-reject-{got}"
+    name = RESULT_FIELD[op]
+    if name not in observed:
+        return "target-answer-without-result"
+    return "" if observed[name] == expected[name] else "value"
+
+
+def judge(request: Request, expected: Answer, observed: Answer | None) -> Judgement:
+    """The case a question makes, with the class of its difference."""
+    op = request["op"]
+    differs = difference(op, expected, observed)
+    shown = (_shown(expected), _shown(observed))
+    if op == "transform":
+        destination = request["destination"]
+        functions = functions_named(destination)
+        feature = (
+            "validation" if "error" in expected else "partition" if "partition" in functions else "mapping"
+        )
+        return Judgement(
+            feature, functions, request["source"], destination, request["subject"], *shown, differs
+        )
+    if op == "partition":
+        source = json.dumps(request["tokens"], ensure_ascii=False)
+        return Judgement("partition", ("partition-op",), source, f"n={request['n']}", "", *shown, differs)
+    if op == "match":
+        kinds = wildcard_kinds(request["pattern"])
+        return Judgement("matching", kinds, request["pattern"], "", request["subject"], *shown, differs)
+    rule = ("publish-rule",) if request.get("literal") else ("subject-rule",)
+    return Judgement("subjects", rule, "", "", request["subject"], *shown, differs)
+
+
+def reference_answer(request: Request) -> Answer:
+    answer = handle_request({**request, "id": None})
+    answer.pop("id", None)
+    return answer
+
+
+@dataclass(slots=True)
+class LibraryRun:
+    """Asks an adapter questions and turns each answer into a recorded case."""
+
+    adapter: AdapterProcess
+    context: RunContext
+    record: Callable[[Sequence[Case]], None]
+    found: dict[str, tuple[Request, Case]] = field(default_factory=dict)
+
+    def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
+        answers = self.adapter.ask(batch)
+        cases = []
+        for request, observed in zip(batch, answers, strict=True):
+            judged = judge(request, reference_answer(request), observed)
+            cases.append(self._case(judged, seed, observed is None))
+            if cases[-1].verdict in ("diverge", "expected"):
+                kept = self.found.get(cases[-1].case_class)
+                if kept is None or _size(request) < _size(kept[0]):
+                    self.found[cases[-1].case_class] = (request, cases[-1])
+        self.record(cases)
+        return cases
+
+    def _case(self, judged: Judgement, seed: int, unanswered: bool) -> Case:
+        detail = f"{COMMAND_DETAIL}{self.adapter.command}"
+        if unanswered and self.adapter.failures:
+            detail += f"; {self.adapter.failures[-1]}"
+        return make_case(
+            self.context,
+            feature=judged.feature,
+            functions=judged.functions,
+            source=judged.source,
+            destination=judged.destination,
+            subject=judged.subject,
+            expected=judged.expected,
+            observed=judged.observed,
+            difference=judged.difference,
+            detail=detail,
+            seed=seed,
+        )
+
+    def class_of(self, request: Request) -> str:
+        """The case class of one question's divergence now ('' when the target agrees)."""
+        judged = judge(request, reference_answer(request), self.adapter.ask([request])[0])
+        return judged.case_class if judged.difference else ""
+
+    def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
+        """For every divergence class seen, the smallest question Hypothesis finds that still shows it,
+        asked once more and recorded (falls back to the smallest seen when none is found)."""
+        minimal: list[Case] = []
+        for case_class, (seen, _) in sorted(self.found.items()):
+            if case_class.endswith(":unknown"):
+                continue
+
+            def shows(candidate: Request, wanted: str = case_class) -> bool:
+                return self.class_of(candidate) == wanted
+
+            try:
+                names = [name for name in case_class.split(":")[1].split("+") if name != "literal"]
+                request = find(
+                    strategy_for(seen["op"], profile, names),
+                    shows,
+                    settings=settings(
+                        max_examples=max_examples,
+                        database=None,
+                        phases=[Phase.generate, Phase.shrink],
+                        derandomize=False,
+                        suppress_health_check=list(HealthCheck),
+                        deadline=None,
+                    ),
+                    random=random.Random(0),
+                )
+            except NoSuchExample:
+                request = seen
+            minimal.extend(case for case in self.ask([request]) if case.case_class == case_class)
+        return minimal
+
+
+def _size(request: Request) -> int:
+    return len(json.dumps(request))
+
+
+def run_library(
+    adapter: AdapterProcess,
+    context: RunContext,
+    record: Callable[[Sequence[Case]], None],
+    *,
+    cases: int,
+    seed: int = 0,
+) -> list[Case]:
+    """`cases` generated questions for the context's release, then one minimal case per divergence
+    class; returns the minimal cases."""
+    profile = for_version(context.server_version)
+    run = LibraryRun(adapter, context, record)
+    pending: list[Request] = []
+
+    drawn = [0]
+
+    def collect(family: list[Request]) -> None:
+        drawn[0] += len(family)
+        pending.extend(family)
+        if len(pending) >= BATCH:
+            run.ask(pending, seed)
+            pending.clear()
+
+    strategy = question_families(profile)
+    run_batches(lambda data: data.draw(strategy)[: cases - drawn[0]], -(-cases // FAMILY), seed, collect)
+    if pending:
+        run.ask(pending, seed)
+    return run.minimise(profile)
+
+
+def adapter_command(case: Case) -> str:
+    """The adapter command a library case was asked of (from its `detail`), '' if not recorded."""
+    if not case.detail.startswith(COMMAND_DETAIL):
+        return ""
+    return case.detail[len(COMMAND_DETAIL) :].split("; adapter ", 1)[0]
+
+
+def replay_on_adapter(case: CaseFile, command: str) -> list[Case]:
+    """A case file's question asked of an adapter, judged against the reference (not looked up in
+    the expectations: a replay shows the comparison as it is)."""
+    request = case.request()
+    if request is None:
+        raise CaseFileError(f"a {case.feature} case needs a server: an adapter cannot answer it")
+    if request["op"] == "transform" and not request.get("server_version"):
+        request.pop("server_version")
+    counter = itertools.count()
+    with AdapterProcess(command) as adapter:
+        version = for_version(str(request.get("server_version") or NEWEST.name)).name
+        context = RunContext(
+            "replay", adapter.implementation, version, BACKEND, Expectations(), lambda: next(counter)
+        )
+        return LibraryRun(adapter, context, lambda _cases: None).ask([request])

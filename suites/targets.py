@@ -1,0 +1,67 @@
+"""What `--target` names: a nats-server release, a running server at a URL, or a transform library
+behind the adapter protocol. One option for every kind, so that reports and replays name the target
+the same way.
+
+    --target 2.14.5                         a release (or line `2.10`, `system`, a binary path)
+    --target nats://127.0.0.1:4222          a running server (mappings applied with --apply-command)
+    --target "adapter:python my_lib.py"     a program speaking docs/adapter-protocol.md
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fixtures.options import OptionError
+
+ADAPTER_PREFIX = "adapter:"
+URL_PREFIXES = ("nats://", "tls://")
+
+
+@dataclass(frozen=True, slots=True)
+class TargetSpec:
+    """A parsed `--target`: its kind (`server`, `url` or `adapter`) and the rest of the text."""
+
+    kind: str
+    value: str
+
+
+def parse_target(text: str) -> TargetSpec:
+    """Read one `--target` value; an empty value or an adapter without a command is a one-line error."""
+    text = text.strip()
+    if text.startswith(ADAPTER_PREFIX):
+        command = text[len(ADAPTER_PREFIX) :].strip()
+        if not command:
+            raise OptionError("--target adapter: needs the adapter's command, e.g. 'adapter:python lib.py'")
+        return TargetSpec("adapter", command)
+    if text.startswith(URL_PREFIXES):
+        return TargetSpec("url", text)
+    if not text:
+        raise OptionError("--target is empty: give a release (2.14.5), a nats:// URL or adapter:COMMAND")
+    return TargetSpec("server", text)
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """Every `--target` of a command line, merged with the older options that name servers."""
+
+    versions: tuple[str, ...]
+    server_url: str | None
+    adapters: tuple[str, ...]
+
+    @property
+    def has_servers(self) -> bool:
+        return bool(self.versions or self.server_url)
+
+
+def gather_targets(targets: Sequence[str], versions: Sequence[str], server_url: str | None) -> Targets:
+    """`--target` values together with `--server-version` and `--server-url`."""
+    parsed = [parse_target(text) for text in targets]
+    urls = [spec.value for spec in parsed if spec.kind == "url"] + ([server_url] if server_url else [])
+    if len(set(urls)) > 1:
+        raise OptionError(f"one server URL per run (got {', '.join(dict.fromkeys(urls))})")
+    return Targets(
+        versions=(*versions, *(spec.value for spec in parsed if spec.kind == "server")),
+        server_url=urls[0] if urls else None,
+        adapters=tuple(spec.value for spec in parsed if spec.kind == "adapter"),
+    )

@@ -1,0 +1,177 @@
+"""Transform libraries as targets (issue 8): the planted bugs of examples/adapters/planted_bugs.py are all
+found, each with a minimal case; the correct example adapter shows nothing; case files replay against any
+adapter; the baseline gate fails on the changed target; expectations are updated from a run and stale
+ones fail a strict run; a broken adapter gives one line or unknown cases, never a lost one."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.adapter import AdapterError, AdapterProcess
+from records.casefile import read_case_file
+from reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
+from suites.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = shlex.quote(sys.executable)
+CORRECT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/correct.py'}"
+PLANTED = f"adapter:{PYTHON} {ROOT / 'examples/adapters/planted_bugs.py'}"
+CASES = "5000"
+PLANTED_NAME = "example-planted-bugs-adapter"
+
+
+def campaign(tmp_path: Path, target: str, *extra: str) -> tuple[int, Path]:
+    out = tmp_path / "runs"
+    before = set(out.iterdir()) if out.exists() else set()
+    status = main(["campaign", "--target", target, "--cases", CASES, "--out", str(out), *extra])
+    (run_dir,) = set(out.iterdir()) - before
+    return status, run_dir
+
+
+def manifest(run_dir: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((run_dir / "manifest.json").read_text())
+    return document
+
+
+def case_files(run_dir: Path) -> dict[str, dict[str, Any]]:
+    folder = run_dir / "divergences"
+    files = sorted(folder.glob("*.json")) if folder.exists() else []
+    return {str(doc["case_class"]): doc for doc in (json.loads(path.read_text()) for path in files)}
+
+
+@pytest.fixture(scope="module")
+def planted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    return campaign(tmp_path_factory.mktemp("planted"), PLANTED, "--expectations", "/nonexistent.toml")
+
+
+def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, Path]) -> None:
+    status, run_dir = planted_run
+    assert status == 1
+    found = case_files(run_dir)
+    # Bug 2, slicing: one wildcard, one function token, a two-byte token cut in ones.
+    slicing = found["mapping:slicefromleft:value"]
+    assert (slicing["source"], slicing["destination"]) == ("*", "{{sliceFromLeft(1,1)}}")
+    assert len(slicing["subject"]) == 2
+    assert slicing["observed"].endswith('."}')
+    # Bug 1, partition hashing with a separator: in a mapping and in the partition operation.
+    mapped = found["partition:partition:value"]
+    assert re.fullmatch(r"\{\{partition\(\d+,\d,\d\)\}\}", mapped["destination"]), mapped
+    assert len(mapped["source"].split(".")) <= 2
+    assert len(mapped["subject"]) <= 4
+    keys = json.loads(found["partition:partition-op:value"]["source"])
+    assert len(keys) == 2
+    assert len("".join(keys)) <= 4
+    # Bug 3, `>` matching nothing: a pattern and the subject it would match without its `>`.
+    matching = found["matching:full:value"]
+    assert matching["source"].removesuffix(".>") == matching["subject"]
+    # Nothing else: every class is one of the planted bugs.
+    planted = ("slicefromleft", "partition", "matching:")
+    assert all(any(mark in name for mark in planted) for name in found), sorted(found)
+    counts = manifest(run_dir)
+    assert counts["cases"] == sum(counts["verdicts"].values())
+    assert counts["verdicts"]["unknown"] == 0
+
+
+def test_the_correct_adapter_shows_nothing(tmp_path: Path) -> None:
+    status, run_dir = campaign(tmp_path, CORRECT, "--profile", "2.9", "--profile", "2.14")
+    assert status == 0
+    assert manifest(run_dir)["verdicts"] == {"agree": 10_000, "diverge": 0, "expected": 0, "unknown": 0}
+    assert case_files(run_dir) == {}
+
+
+def test_a_case_file_replays_against_any_adapter(
+    planted_run: tuple[int, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, run_dir = planted_run
+    path = next((run_dir / "divergences").glob("*slicefromleft*.json"))
+    assert read_case_file(path).request() == {
+        "op": "transform",
+        "source": "*",
+        "destination": "{{sliceFromLeft(1,1)}}",
+        "subject": read_case_file(path).subject,
+        "server_version": "2.14.5",
+    }
+    assert main(["replay", str(path), "--target", PLANTED]) == 1
+    assert "mapping diverge on example-planted-bugs-adapter" in capsys.readouterr().out
+    assert main(["replay", str(path), "--target", CORRECT]) == 0
+    assert "mapping agree on example-correct-adapter" in capsys.readouterr().out
+    assert main(["replay", str(path)]) == 2  # found on an adapter: the target must be named
+    assert "found on an adapter" in capsys.readouterr().err
+
+
+def test_the_gate_fails_only_on_the_changed_target(tmp_path: Path, planted_run: tuple[int, Path]) -> None:
+    _, baseline_run = campaign(tmp_path, CORRECT, "--profile", "2.14")
+    _, changed_run = planted_run
+    baseline = tmp_path / "baseline.json"
+    # The two targets have different names; the gate compares one target's classes over time.
+    write_baseline(baseline, _renamed(class_verdicts([baseline_run]), PLANTED_NAME))
+    result = gate(read_baseline(baseline), class_verdicts([changed_run]))
+    assert result.failed
+    moved = {key.case_class for key in (move.key for move in result.regressions)}
+    assert {
+        "mapping:slicefromleft",
+        "partition:partition",
+        "partition:partition-op",
+        "matching:full",
+    } <= moved
+    assert "REGRESSION example-planted-bugs-adapter 2.14.5 mapping:slicefromleft: agree -> diverge" in (
+        result.render()
+    )
+    back = gate(class_verdicts([changed_run]), _renamed(class_verdicts([baseline_run]), PLANTED_NAME))
+    assert not back.failed
+    assert {move.key.case_class for move in back.improvements} == moved
+
+
+def _renamed(classes: Classes, implementation: str) -> Classes:
+    return {key._replace(implementation=implementation): verdict for key, verdict in classes.items()}
+
+
+def test_expectations_are_updated_from_a_run_and_stale_ones_fail_strict_runs(tmp_path: Path) -> None:
+    expectations = tmp_path / "adapter-expectations.toml"
+    status, _ = campaign(tmp_path, PLANTED, "--expectations", str(expectations), "--update-expectations")
+    assert status == 0
+    assert PLANTED_NAME in expectations.read_text()
+    status, run_dir = campaign(tmp_path, PLANTED, "--expectations", str(expectations), "--strict")
+    verdicts = manifest(run_dir)["verdicts"]
+    assert status == 0
+    assert verdicts["diverge"] == 0
+    assert verdicts["expected"] > 0
+    # The same entries for any implementation: the correct adapter no longer shows them.
+    text = expectations.read_text().replace(f'implementation = "{PLANTED_NAME}"', 'implementation = "*"')
+    expectations.write_text(text)
+    status, _ = campaign(tmp_path, CORRECT, "--expectations", str(expectations))
+    assert status == 0  # stale entries are reported, not failed, unless --strict
+    status, _ = campaign(tmp_path, CORRECT, "--expectations", str(expectations), "--strict")
+    assert status == 1
+
+
+def test_a_missing_adapter_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(AdapterError, match="cannot start adapter 'no-such-adapter-program'"):
+        AdapterProcess("no-such-adapter-program --flag")
+    assert main(["campaign", "--target", "adapter:no-such-adapter-program", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "cannot start adapter" in err[0]
+
+
+def test_an_adapter_that_dies_leaves_unknown_cases_that_add_up(tmp_path: Path) -> None:
+    dying = tmp_path / "dying.py"
+    dying.write_text(
+        "import sys\nfrom reference.adapter import handle_line\nimport json\n"
+        "for number, line in enumerate(sys.stdin.buffer):\n"
+        "    if number == 700:\n        sys.exit(3)\n"
+        "    sys.stdout.write(json.dumps(handle_line(line)) + '\\n'); sys.stdout.flush()\n"
+    )
+    _, run_dir = campaign(tmp_path, f"adapter:{PYTHON} {dying}")
+    counts = manifest(run_dir)
+    verdicts = counts["verdicts"]
+    assert counts["cases"] == sum(verdicts.values()) >= 5000
+    assert verdicts["unknown"] > 0
+    assert verdicts["diverge"] == 0
