@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from records.schema import COLUMNS, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST
+from reports.bisection import ReleaseBisection, read_bisection
 from reports.errors import ReportError
 
 SCHEMA_KEY = b"nats_conformance_schema"
@@ -27,12 +28,14 @@ PARTS = "part-*.parquet"
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """One run directory: its part files, their row count and its manifest (empty if none)."""
+    """One run directory: its part files, their row count, its manifest (empty if none) and its release
+    bisection (``bisection.json``, when ``python -m suites bisect`` wrote the run)."""
 
     path: Path
     parts: tuple[Path, ...]
     rows: int
     manifest: dict[str, Any] = field(default_factory=dict)
+    bisection: ReleaseBisection | None = None
 
     @property
     def run_id(self) -> str:
@@ -115,7 +118,7 @@ def load_run(run_dir: Path) -> Run:
     if not parts:
         raise ReportError(f"no case records in {run_dir}: {run_dir / CASES} holds no {PARTS} files")
     rows = sum(check_part(part) for part in parts)
-    return Run(run_dir, parts, rows, read_manifest(run_dir))
+    return Run(run_dir, parts, rows, read_manifest(run_dir), read_bisection(run_dir))
 
 
 def load_records(paths: list[Path]) -> Records:

@@ -7,6 +7,7 @@ from html import escape
 from typing import Final
 
 from records.schema import VERDICTS
+from reports.bisection import probe_text
 from reports.figures import PANELS, partition_histograms, weighted_plots
 from reports.matrix import STATES, Matrix
 from reports.present import (
@@ -103,7 +104,9 @@ def render_html(report: Report) -> str:
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
         "<nav><a href=#matrix>compatibility matrix</a><a href=#verdicts>verdicts</a>"
         "<a href=#divergences>divergence classes</a><a href=#partition>partition</a>"
-        "<a href=#weighted>weighted</a></nav>",
+        "<a href=#weighted>weighted</a>"
+        + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
+        + "</nav>",
     ]
     parts.append(
         _table(
@@ -138,6 +141,7 @@ def render_html(report: Report) -> str:
     parts += [matrix_html(item) for item in report.matrices]
     parts.append(verdicts_html(report))
     parts.append(divergences_html(report))
+    parts.append(bisections_html(report))
     parts.append(partitions_html(report))
     parts.append(weighted_html(report))
     parts.append("</body></html>")
@@ -230,6 +234,61 @@ def divergences_html(report: Report) -> str:
     out.append(_more(len(report.divergences), TABLE_ROWS))
     out.append("<h3>Replay commands (smallest case of each class)</h3>")
     out += replays
+    return "\n".join(out)
+
+
+def bisections_html(report: Report) -> str:
+    """The release bisections of the runs (none: no section)."""
+    if not report.bisections:
+        return ""
+    out = [
+        "<h2 id=bisection>Release bisection</h2>",
+        "<p>For a case file, the first and last release where its divergence occurs (a replay there gives "
+        "a case of its class), found by binary search from the release it was found on; it assumes the "
+        "releases where it occurs are contiguous. <i>not on</i>: the neighbouring releases probed where "
+        "it does not occur.</p>",
+    ]
+    rows = []
+    for item in report.bisections:
+        result = item.result
+        rows.append(
+            [
+                f"<code>{escape(item.case_class)}</code>",
+                f"<code>{escape(item.source)}</code> &rarr; <code>{escape(item.destination)}</code>"
+                + (f", <code>{escape(item.subject)}</code>" if item.subject else ""),
+                escape(result.found_on),
+                f"<b>{escape(result.first)}</b>",
+                f"<b>{escape(result.last)}</b>",
+                escape(item.before_text),
+                escape(item.after_text),
+                count(len(result.probes)),
+                f"{len(result.releases):,} ({escape(result.releases[0])} to {escape(result.releases[-1])})",
+            ]
+        )
+    out.append(
+        _table(
+            [
+                "class",
+                "case",
+                "found on",
+                "first",
+                "last",
+                "not on (before)",
+                "not on (after)",
+                "probes",
+                "releases considered",
+            ],
+            rows,
+            numeric={7},
+        )
+    )
+    for number, item in enumerate(report.bisections, 1):
+        probes = "".join(f"<li>{escape(probe_text(probe))}</li>" for probe in item.result.probes)
+        gaps = f"<p class=muted>{escape(item.gaps_text)}</p>" if item.gaps_text else ""
+        out.append(
+            f"<h3>{number}. <code>{escape(item.case_class)}</code> ({escape(item.backend)}, run "
+            f"{escape(item.run_id)})</h3>{gaps}<p>Probes in order:</p><ol>{probes}</ol>"
+        )
     return "\n".join(out)
 
 

@@ -10,6 +10,7 @@ import time
 from typing import Final
 
 from records.schema import VERDICTS
+from reports.bisection import probe_text
 from reports.matrix import STATES
 from reports.present import STATE_SYMBOLS, count, p_value, ranked_partitions, ranked_weighted, ratio, share
 from reports.report import Report
@@ -51,6 +52,7 @@ def render_markdown(report: Report) -> str:
     ]
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
+    lines += bisections_markdown(report)
     lines += verdicts_markdown(report)
     lines += partitions_markdown(report)
     lines += weighted_markdown(report)
@@ -104,6 +106,43 @@ def divergences_markdown(report: Report) -> list[str]:
             "```",
             item.replay,
             "```",
+            "",
+        ]
+    return lines
+
+
+def bisections_markdown(report: Report) -> list[str]:
+    """The release bisections of the runs (none: no section)."""
+    if not report.bisections:
+        return []
+    lines = [
+        "### Release bisection",
+        "",
+        "First and last release where a case file's divergence occurs, by binary search from the release "
+        "it was found on, assuming the releases where it occurs are contiguous.",
+        "",
+    ]
+    rows = [
+        [
+            code(item.case_class),
+            item.result.found_on,
+            f"**{item.result.first}**",
+            f"**{item.result.last}**",
+            cell(item.before_text),
+            cell(item.after_text),
+            f"{len(item.result.releases)} ({item.result.releases[0]} to {item.result.releases[-1]})",
+        ]
+        for item in report.bisections
+    ]
+    lines += table(
+        ["class", "found on", "first", "last", "not on (before)", "not on (after)", "releases considered"],
+        rows,
+    )
+    for item in report.bisections:
+        probes = ", ".join(probe_text(probe) for probe in item.result.probes)
+        lines += [
+            f"Probes of {code(item.case_class)}: {cell(probes)}."
+            + (f" {item.gaps_text}." if item.gaps_text else ""),
             "",
         ]
     return lines

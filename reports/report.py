@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from records.schema import VERDICTS, Case
+from reports.bisection import ReleaseBisection
 from reports.distributions import (
     PartitionDistribution,
     WeightedShares,
@@ -88,6 +89,7 @@ class Report:
     partitions: tuple[PartitionDistribution, ...]
     weighted: tuple[WeightedShares, ...]
     matrices: tuple[Matrix, ...]
+    bisections: tuple[ReleaseBisection, ...] = ()
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
@@ -136,4 +138,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         partitions=tuple(partition_distributions(aggregates.partitions)),
         weighted=tuple(weighted_shares(aggregates.weighted)),
         matrices=tuple(compatibility_matrices(aggregates.verdicts)),
+        bisections=tuple(run.bisection for run in records.runs if run.bisection),
     )

@@ -2,7 +2,8 @@
 
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
 ``runs``, ``rows``, ``releases``, ``verdicts`` (totals), ``verdict_counts`` (per release, feature,
-function combination and verdict), ``divergence_classes``, ``partition``, ``weighted`` and ``matrix``.
+function combination and verdict), ``divergence_classes``, ``partition``, ``weighted``, ``matrix`` and
+``bisections`` (the release bisections of runs written by ``python -m suites bisect``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import asdict
 from typing import Any, Final
 
 from records.schema import SCHEMA_VERSION
+from reports.bisection import ReleaseBisection
 from reports.distributions import PartitionDistribution, WeightedShares
 from reports.matrix import Matrix
 from reports.releases import Release
@@ -115,6 +117,29 @@ def matrix(item: Matrix) -> dict[str, Any]:
     }
 
 
+def bisection(item: ReleaseBisection) -> dict[str, Any]:
+    result = item.result
+    return {
+        "run_id": item.run_id,
+        "case_class": item.case_class,
+        "feature": item.feature,
+        "source": item.source,
+        "destination": item.destination,
+        "subject": item.subject,
+        "backend": item.backend,
+        "found_on": result.found_on,
+        "first": result.first,
+        "last": result.last,
+        "absent_before": result.absent_before,
+        "absent_after": result.absent_after,
+        "unknown_before": list(result.unknown_before),
+        "unknown_after": list(result.unknown_after),
+        "probes": [asdict(probe) for probe in result.probes],
+        "releases": list(result.releases),
+        "assumption": item.assumption,
+    }
+
+
 def summary(report: Report) -> dict[str, Any]:
     """The whole report as plain JSON values."""
     counts: Counter[tuple[str, str, str, str, str]] = Counter()
@@ -144,6 +169,7 @@ def summary(report: Report) -> dict[str, Any]:
         "partition": [partition(item) for item in report.partitions],
         "weighted": [weighted(item) for item in report.weighted],
         "matrix": [matrix(item) for item in report.matrices],
+        "bisections": [bisection(item) for item in report.bisections],
     }
 
 

@@ -1,0 +1,391 @@
+"""Release bisection: the first and last nats-server release where a case file's divergence occurs.
+
+A case *occurs* on a release when replaying it there (`suites.replay.replay_file_on_server`, on a
+server provisioned on demand) gives a case of the file's class with the verdict `diverge` or
+`expected`. The search starts from the release the file was found on, which must show it, and
+binary-searches downward for the first release and upward for the last, **assuming the releases where
+it occurs are contiguous** (a divergence that comes, goes and comes back is reported as one range). A
+release whose probe cannot tell (the server does not build or start, or the reference has no profile)
+is `unknown`: the search skips it and goes on with its neighbours, and the result lists it.
+
+`python -m suites bisect FILE` considers the stable releases the Go module proxy lists (`--since`, default
+2.2.0, the oldest line of `reference.profiles`) or `--releases`, writes every probe's cases to a run
+directory and the result to its `bisection.json`, which `python -m reports build` shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Final
+
+from fixtures.errors import VersionSpecError
+from fixtures.options import build_run_config, parse_backend, split_list
+from fixtures.provision import NATS_SERVER, RELEASE, parse_version_spec
+from records.casefile import CaseFile, read_case_file
+from records.schema import Case
+from records.writer import RecordWriter, new_run_id
+from reference.errors import ConformanceError
+from reference.profiles import RELEASE_LINES, for_version
+from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
+from suites.replay import replay_file_on_server
+
+BISECTION_FILE: Final = "bisection.json"
+FORMAT: Final = "nats-conformance-bisection"
+VERSION: Final = 1
+ASSUMPTION: Final = "the releases where the case occurs are contiguous"
+OLDEST: Final = f"{RELEASE_LINES[0].name}.0"
+"""The default lower bound: the first release of the oldest line the reference profiles know."""
+
+OCCURS, ABSENT, UNKNOWN = "occurs", "absent", "unknown"
+OUTCOME_TEXT: Final = {OCCURS: "occurs", ABSENT: "does not occur", UNKNOWN: "unknown"}
+
+
+class BisectError(ConformanceError):
+    """A bisection that cannot start or finish: no release list, a bad option, or a case file that
+    does not name a release it occurs on."""
+
+    kind = "bisect"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One release tried: `occurs`, `absent` or `unknown`, and why in a few words."""
+
+    release: str
+    outcome: str
+    detail: str = ""
+
+    def describe(self) -> str:
+        text = f"probing {self.release} ... {OUTCOME_TEXT[self.outcome]}"
+        return f"{text} ({self.detail})" if self.detail else text
+
+
+@dataclass(frozen=True, slots=True)
+class Bisection:
+    """Where a case occurs among `releases` (version order), found from `found_on`.
+
+    `absent_before` is the last release before `first` where it does not occur (None: it occurs from
+    the oldest release probed), `absent_after` the first after `last` (None: it still occurs on the
+    newest). `unknown_before`/`unknown_after` are the releases between those neighbours and
+    `first`/`last` that could not be probed: the true boundary may lie among them.
+    """
+
+    releases: tuple[str, ...]
+    found_on: str
+    first: str
+    last: str
+    absent_before: str | None
+    absent_after: str | None
+    unknown_before: tuple[str, ...]
+    unknown_after: tuple[str, ...]
+    probes: tuple[Probe, ...]
+
+
+class NotOccurringError(BisectError):
+    """The case does not occur (or cannot be checked) on the release it was found on."""
+
+    def __init__(self, probe: Probe) -> None:
+        why = f" ({probe.detail})" if probe.detail else ""
+        verb = "does not occur" if probe.outcome == ABSENT else "cannot be checked"
+        super().__init__(f"the case {verb} on {probe.release}, where it was found{why}: nothing to bisect")
+        self.probe = probe
+
+
+def release_key(release: str) -> tuple[int, int, int]:
+    """Numeric order of an `X.Y.Z` release (2.9.25 before 2.10.0)."""
+    found = RELEASE.match(release)
+    if found is None:
+        raise BisectError(f"{release!r} is not a release such as 2.10.27")
+    major, minor, patch = (int(part) for part in found.groups())
+    return major, minor, patch
+
+
+def bisect_releases(releases: Iterable[str], found: str, probe: Callable[[str], Probe]) -> Bisection:
+    """Probe `found`, then binary-search below it for the first release where the case occurs and above
+    it for the last, skipping `unknown` probes; assumes the releases where it occurs are contiguous.
+
+    Raises:
+        NotOccurringError: the case does not occur, or cannot be checked, on `found`.
+    """
+    order = sorted(set(releases) | {found}, key=release_key)
+    index = order.index(found)
+    probes: list[Probe] = []
+    unknown: set[int] = set()
+
+    def outcome(position: int) -> str:
+        result = probe(order[position])
+        probes.append(result)
+        if result.outcome == UNKNOWN:
+            unknown.add(position)
+        return result.outcome
+
+    def narrow(low: int, high: int, *, occurs_low: bool) -> tuple[int, int]:
+        """Halve the releases strictly between `low` and `high` (one side shows the case, the other
+        not) until none is left that could still be probed."""
+        while candidates := [i for i in range(low + 1, high) if i not in unknown]:
+            middle = candidates[len(candidates) // 2]
+            result = outcome(middle)
+            if result != UNKNOWN:
+                low, high = (middle, high) if (result == OCCURS) == occurs_low else (low, middle)
+        return low, high
+
+    if outcome(index) != OCCURS:
+        raise NotOccurringError(probes[0])
+    before, first = narrow(-1, index, occurs_low=False)
+    last, after = narrow(index, len(order), occurs_low=True)
+    return Bisection(
+        releases=tuple(order),
+        found_on=found,
+        first=order[first],
+        last=order[last],
+        absent_before=order[before] if before >= 0 else None,
+        absent_after=order[after] if after < len(order) else None,
+        unknown_before=tuple(order[before + 1 : first]),
+        unknown_after=tuple(order[last + 1 : after]),
+        probes=tuple(probes),
+    )
+
+
+def parse_version_list(text: str) -> list[str]:
+    """The stable `X.Y.Z` releases in a `go list -m -versions` line (module path first; -RC, -preview,
+    -binary, -fips and other suffixed versions dropped), in numeric order."""
+    found = {".".join(match.groups()) for word in text.split() if (match := RELEASE.match(word))}
+    return sorted(found, key=release_key)
+
+
+def proxy_releases(go: str | None = None) -> list[str]:
+    """The stable nats-server releases the Go module proxy lists (`go list -m -versions`)."""
+    toolchain = go or shutil.which("go")
+    if toolchain is None:
+        raise BisectError(
+            "cannot list nats-server releases: no Go toolchain on PATH (install Go, or name the "
+            "releases with --releases 2.9.25,2.10.27,...)"
+        )
+    command = [toolchain, "list", "-m", "-versions", NATS_SERVER.module]
+    environment = {**os.environ, "GOTOOLCHAIN": "local", "GO111MODULE": "on"}
+    try:
+        done = subprocess.run(
+            command,
+            env=environment,
+            cwd=tempfile.gettempdir(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise BisectError(f"cannot list nats-server releases with {toolchain}: {error}") from error
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        reason = lines[-1] if lines else f"exit status {done.returncode}"
+        raise BisectError(f"cannot list nats-server releases through the Go module proxy: {reason}")
+    releases = parse_version_list(done.stdout)
+    if not releases:
+        raise BisectError(f"the Go module proxy lists no stable {NATS_SERVER.module} release")
+    return releases
+
+
+def has_profile(release: str) -> bool:
+    """Whether the reference can judge a release (it has a profile for it)."""
+    try:
+        for_version(release)
+    except ConformanceError:
+        return False
+    return True
+
+
+def select_releases(listed: Iterable[str], since: str = OLDEST) -> tuple[list[str], list[str]]:
+    """(releases at or after `since` that the reference has a profile for, the ones left out for want
+    of a profile), both in numeric order."""
+    bound = release_key(since)
+    recent = sorted((r for r in set(listed) if release_key(r) >= bound), key=release_key)
+    return [r for r in recent if has_profile(r)], [r for r in recent if not has_profile(r)]
+
+
+def parse_releases(texts: Sequence[str]) -> list[str]:
+    """`--releases` values: releases (2.10.27) or pinned lines (2.10), comma-separated or repeated."""
+    releases = []
+    for text in split_list(texts):
+        try:
+            spec = parse_version_spec(text)
+        except VersionSpecError as error:
+            raise BisectError(f"--releases: {error}") from error
+        if spec.release is None:
+            raise BisectError(f"--releases takes releases such as 2.10.27 (got {text!r})")
+        releases.append(spec.release)
+    if not releases:
+        raise BisectError("--releases names no release")
+    return releases
+
+
+def parse_since(text: str) -> str:
+    """`--since`: a release (2.9.0) or a line (2.9, meaning 2.9.0)."""
+    value = text.strip().lstrip("v")
+    if value.count(".") == 1:
+        value += ".0"
+    if RELEASE.match(value) is None:
+        raise BisectError(f"--since takes a release such as 2.9.0 or a line such as 2.9 (got {text!r})")
+    return value
+
+
+def found_release(case: CaseFile) -> str:
+    """The release a case file was found on; it must be a nats-server release."""
+    implementation = case.found_on.get("implementation") or NATS_SERVER.name
+    if implementation != NATS_SERVER.name:
+        raise BisectError(f"bisection covers nats-server releases; this case was found on {implementation}")
+    if not case.case_class:
+        raise BisectError("the case file names no case_class: there is no divergence to look for")
+    release = (case.found_on.get("server_version") or case.server_version).strip().lstrip("v")
+    if RELEASE.match(release) is None:
+        raise BisectError(f"the case was found on {release!r}, not on a release such as 2.10.27")
+    return release
+
+
+def judge(case: CaseFile, cases: Sequence[Case], release: str) -> Probe:
+    """A replay's cases as one probe outcome for the case file's class."""
+    if any(c.case_class == case.case_class and c.verdict in ("diverge", "expected") for c in cases):
+        return Probe(release, OCCURS)
+    others = sorted({c.case_class for c in cases if c.verdict in ("diverge", "expected")})
+    if others:
+        return Probe(release, ABSENT, "diverges as " + ", ".join(others))
+    failed = [c for c in cases if c.verdict == "unknown"]
+    if failed or not cases:
+        return Probe(release, UNKNOWN, failed[0].detail if failed else "the replay gave no case")
+    return Probe(release, ABSENT, "agrees")
+
+
+def replay_probe(
+    case: CaseFile,
+    backend: str,
+    writer: RecordWriter,
+    expectations: Expectations,
+    say: Callable[[str], None],
+) -> Callable[[str], Probe]:
+    """A probe that replays `case` on a fresh server of each release it is given and records the
+    cases (known divergences as `expected`); a server that cannot be built or started is `unknown`."""
+
+    def probe(release: str) -> Probe:
+        run = build_run_config([release], [backend], None, None)
+        try:
+            cases = replay_file_on_server(case, run)
+        except ConformanceError as error:
+            result = Probe(release, UNKNOWN, str(error))
+        else:
+            cases = [classified(c, writer, expectations) for c in cases]
+            writer.extend(cases)
+            result = judge(case, cases, release)
+        say(result.describe())
+        return result
+
+    return probe
+
+
+def classified(case: Case, writer: RecordWriter, expectations: Expectations) -> Case:
+    """A replayed case renumbered into the bisection's run, `expected` when the expectations list it."""
+    renumbered = replace(case, run_id=writer.run_id, case_id=writer.next_case_id())
+    if case.verdict != "diverge":
+        return renumbered
+    entry = expectations.classify(case.implementation, case.server_version, case.case_class)
+    return renumbered if entry is None else replace(renumbered, verdict="expected", expectation=entry.id)
+
+
+def document(case: CaseFile, result: Bisection, *, backend: str, run_id: str, seconds: float) -> str:
+    """`bisection.json`: the case, the result and every probe."""
+    body = {
+        "format": FORMAT,
+        "version": VERSION,
+        "run_id": run_id,
+        "case": asdict(case),
+        "case_class": case.case_class,
+        "backend": backend,
+        "assumption": ASSUMPTION,
+        **asdict(result),
+        "seconds": round(seconds, 1),
+    }
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+
+def describe(case_class: str, result: Bisection) -> str:
+    """The result in one line."""
+    parts = [f"{case_class} occurs from {result.first} to {result.last} (found on {result.found_on})"]
+    if result.absent_before:
+        parts.append(f"not on {result.absent_before}, the release before")
+    else:
+        parts.append(f"it occurs on the oldest release considered, {result.releases[0]}")
+    if result.absent_after:
+        parts.append(f"not on {result.absent_after}, the release after")
+    else:
+        parts.append(f"it still occurs on the newest release considered, {result.releases[-1]}")
+    for gap, where in ((result.unknown_before, "below"), (result.unknown_after, "above")):
+        if gap:
+            parts.append(f"the boundary {where} may lie among {', '.join(gap)} (could not be probed)")
+    parts.append(f"{len(result.probes)} probes of {len(result.releases)} releases, assuming {ASSUMPTION}")
+    return "; ".join(parts)
+
+
+def bisect_command(arguments: argparse.Namespace) -> int:
+    case_path = Path(arguments.case_file)
+    case = read_case_file(case_path)
+    found = found_release(case)
+    backend = parse_backend(arguments.backend)
+    if backend == "external":
+        raise BisectError("--backend external cannot bisect: every probe starts a server of its own")
+    expectations = load_expectations(Path(arguments.expectations))
+    if arguments.releases:
+        listed = parse_releases(arguments.releases)
+        releases, left_out = select_releases(listed, min(listed, key=release_key))
+    else:
+        since = parse_since(arguments.since)
+        releases, left_out = select_releases(proxy_releases(), since)
+        print(f"{len(releases)} releases from the Go module proxy since {since}")
+    if left_out:
+        print(f"left out (no reference profile to judge them): {', '.join(left_out)}")
+    if not releases:
+        raise BisectError("no release to bisect over")
+    run_id = new_run_id()
+    run_dir = Path(arguments.out) / run_id
+    settings = {"command": "bisect", "case_file": str(case_path), "backend": backend, "releases": releases}
+    began = time.monotonic()
+    with RecordWriter(run_dir, run_id=run_id, settings=settings) as writer:
+        probe = replay_probe(case, backend, writer, expectations, lambda line: print(line, flush=True))
+        result = bisect_releases(releases, found, probe)
+    seconds = time.monotonic() - began
+    try:
+        (run_dir / BISECTION_FILE).write_text(
+            document(case, result, backend=backend, run_id=run_id, seconds=seconds)
+        )
+    except OSError as error:
+        raise BisectError(f"cannot write {run_dir / BISECTION_FILE}: {error.strerror or error}") from error
+    print(f"result: {describe(case.case_class, result)} ({seconds:.0f} s)")
+    print(f"run directory: {run_dir}")
+    return 0
+
+
+def add_bisect_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `bisect` on the `python -m suites` sub-command parser."""
+    parser = commands.add_parser(
+        "bisect", help="find the first and last release where a case file's divergence occurs"
+    )
+    parser.add_argument("case_file", metavar="FILE", help="a case file (a run's divergences/*.json)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--releases", action="append", default=[], help="releases to consider, comma-separated"
+    )
+    chosen.add_argument(
+        "--since",
+        default=OLDEST,
+        help=f"oldest release of the Go module proxy's list to consider (default {OLDEST})",
+    )
+    parser.add_argument("--backend", default="process", help="process (default) or container")
+    parser.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    parser.add_argument("--expectations", default=str(DEFAULT_PATH))
+    parser.set_defaults(handler=bisect_command)
