@@ -170,9 +170,7 @@ def _encode(answer: Answer) -> bytes:
     return json.dumps(answer, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-def serve(
-    stdin: IO[bytes], stdout: IO[bytes], handle: Callable[[Any], Answer] = handle_request
-) -> None:
+def serve(stdin: IO[bytes], stdout: IO[bytes], handle: Callable[[Any], Answer] = handle_request) -> None:
     """Answer every line of ``stdin`` on ``stdout``, in order, flushing after each, until end of input.
     ``handle`` answers one decoded request (another implementation can wrap the reference's)."""
     while True:

@@ -7,8 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from records.schema import Case
 from records.writer import RecordWriter
+from reports.__main__ import main
 
 BASE = Case(
     run_id="run-1",
@@ -161,3 +164,12 @@ def write_run(run_dir: Path, cases: list[Case], *, part_rows: int = 250_000) -> 
     with RecordWriter(run_dir, run_id=run_dir.name, part_rows=part_rows) as writer:
         writer.extend(cases)
     return run_dir
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run the command line; it must fail with status 2 and exactly one line on stderr."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("nats-conformance: error: ")
+    return err.strip()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from handmade import case
+from handmade import case, one_error_line
 
 from records.schema import Case
 from reports.__main__ import main
@@ -34,15 +34,6 @@ def cases(count: int, verdict: str = "agree", **fields: object) -> list[Case]:
 
 def partition(count: int, verdict: str = "agree") -> list[Case]:
     return cases(count, verdict, feature="partition", functions="partition")
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    """Run the command line; it must fail with status 2 and exactly one line on stderr."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    assert err.startswith("nats-conformance: error: ")
-    return err.strip()
 
 
 def test_a_class_takes_its_worst_verdict_and_ignores_unknown_cases(run_of: RunOf) -> None:

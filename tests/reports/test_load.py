@@ -8,22 +8,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from handmade import case
+from handmade import case, one_error_line
 
 from records.schema import SCHEMA
 from records.writer import CASES
-from reports.__main__ import main
 from reports.errors import ReportError
 from reports.load import load_records
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    """Run the command line; it must fail with status 2 and exactly one line on stderr."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1, err
-    assert err.startswith("nats-conformance: error: ")
-    return err.strip()
 
 
 def a_table(rows: int = 3) -> pa.Table:

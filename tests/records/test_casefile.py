@@ -1,0 +1,93 @@
+"""Case files: a run keeps the smallest case of each divergence class and writes it as JSON that reads
+back to the same question; anything else is a one-line error."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from records.casefile import CaseFile, CaseFileError, read_case_file
+from records.schema import Case
+from records.writer import RecordWriter
+
+BASE = Case(
+    run_id="r",
+    case_id=0,
+    implementation="nats-server",
+    server_version="2.10.27",
+    backend="process",
+    feature="partition",
+    functions="partition",
+    source="a.*",
+    destination="b.{{partition(0,1)}}",
+    subject="a.xyz",
+    expected="b.0",
+    observed="",
+    verdict="expected",
+    case_class="partition:partition:server-crash",
+)
+
+
+def test_a_run_writes_the_smallest_case_of_each_class(tmp_path: Path) -> None:
+    with RecordWriter(tmp_path / "run") as writer:
+        writer.add(BASE)
+        writer.add(replace(BASE, case_id=1, subject="a.x"))
+        writer.add(replace(BASE, case_id=2, subject="a.x", verdict="agree", case_class=""))
+        writer.add(
+            replace(
+                BASE,
+                case_id=3,
+                feature="matching",
+                source="a.>",
+                subject="a",
+                verdict="diverge",
+                functions="full",
+                case_class="matching:full:value",
+                destination="",
+            )
+        )
+    files = sorted((tmp_path / "run" / "divergences").glob("*.json"))
+    assert [path.name for path in files] == [
+        "nats-server-2.10.27-matching_full_value.json",
+        "nats-server-2.10.27-partition_partition_server-crash.json",
+    ]
+    crash = read_case_file(files[1])
+    assert crash.subject == "a.x"
+    assert crash.found_on["verdict"] == "expected"
+    assert crash.request() == {
+        "op": "transform",
+        "source": "a.*",
+        "destination": "b.{{partition(0,1)}}",
+        "subject": "a.x",
+        "server_version": "2.10.27",
+    }
+    assert read_case_file(files[0]).request() == {"op": "match", "pattern": "a.>", "subject": "a"}
+
+
+def test_library_operations_round_trip() -> None:
+    partition = CaseFile("partition", '["a", "b"]', "n=3", "", "2.14.5", functions="partition-op")
+    assert partition.request() == {"op": "partition", "tokens": ["a", "b"], "n": 3}
+    subjects = CaseFile("subjects", "", "", "a. b", "2.14.5", functions="publish-rule")
+    assert subjects.request() == {"op": "valid_subject", "subject": "a. b", "literal": True}
+    assert CaseFile("weighted", "a", "b", "a", "2.14.5").request() is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "cannot read case file"),
+        ('{"format": "other"}', "is not a case file"),
+        ('{"format": "nats-conformance-case", "version": 9}', "case-file version 9"),
+        ('{"format": "nats-conformance-case", "version": 1, "feature": ""}', "'feature' must be"),
+    ],
+)
+def test_a_bad_case_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "case.json"
+    path.write_text(text)
+    with pytest.raises(CaseFileError, match=message) as raised:
+        read_case_file(path)
+    assert "\n" not in str(raised.value)
+    with pytest.raises(CaseFileError, match="no case file"):
+        read_case_file(tmp_path / "missing.json")
