@@ -9,6 +9,7 @@ the answer fields. Nothing here raises: every failure becomes an answer with ``e
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import IO, Any, Final
@@ -18,7 +19,7 @@ from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from reference.subjects import is_valid_publish_subject, is_valid_subject
-from reference.transform import compile_transform
+from reference.transform import Transform, compile_transform
 from reference.weighted import WeightedDestination, compile_weighted, parse_weight
 
 __all__ = ["MAX_LINE_BYTES", "OPERATIONS", "PROTOCOL_VERSION", "BadRequestError", "handle_line", "serve"]
@@ -53,14 +54,29 @@ def _profile(request: Request) -> ReleaseProfile:
     return NEWEST if spec is None else for_version(spec)
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(
+    source: str, destination: str, version: str | None, engine_only: bool
+) -> Transform | ConformanceError:
+    """A mapping compiled once however many subjects are asked about (a refusal is kept too)."""
+    try:
+        return compile_transform(
+            source, destination, NEWEST if version is None else for_version(version), engine_only=engine_only
+        )
+    except ConformanceError as refusal:
+        return refusal
+
+
 def _op_transform(request: Request) -> Answer:
-    transform = compile_transform(
+    compiled = _compiled(
         _field(request, "source", str),
         _field(request, "destination", str),
-        _profile(request),
-        engine_only=bool(_field(request, "engine_only", bool, optional=True)),
+        _field(request, "server_version", str, optional=True),
+        bool(_field(request, "engine_only", bool, optional=True)),
     )
-    return {"subject": transform.apply(_field(request, "subject", str))}
+    if isinstance(compiled, ConformanceError):
+        raise compiled.with_traceback(None)  # the kept refusal, without the traceback of earlier raises
+    return {"subject": compiled.apply(_field(request, "subject", str))}
 
 
 def _op_match(request: Request) -> Answer:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fixtures.options import OptionError, build_run_config
 from records.casefile import CaseFile, read_case_file
+from records.schema import Case
 from records.writer import new_run_id
 from reference.errors import run_command
 from reference.profiles import NEWEST, for_version
@@ -20,7 +21,7 @@ from suites.bisect import add_bisect_command
 from suites.campaign import CampaignPlan, run_campaign
 from suites.expectations import DEFAULT_PATH, load_expectations, updated_entries, write_expectations
 from suites.library import replay_on_adapter
-from suites.replay import replay_file_on_server, replay_on_server
+from suites.replay import replay_file_on_server
 from suites.reproduce import describe_case, describe_divergences
 from suites.republish import describe_case as describe_republish_case
 from suites.republish_replay import replay_republish
@@ -112,43 +113,44 @@ def replay(arguments: argparse.Namespace) -> int:
         )
         for case in republished:
             print(describe_republish_case(case))
-        return 1 if any(case.verdict != "agree" for case in republished) else 0
+        return _status(republished)
     if arguments.feature == "streaming":
         # Imported here: the streaming client needs protobuf (the `streaming` extra).
         from suites.streaming.replay import replay_streaming
 
-        streaming = replay_streaming(arguments.source, arguments.subject, arguments.server_version)
-        for case in streaming:
-            print(describe_case(case))
-        return 1 if any(case.verdict != "agree" for case in streaming) else 0
+        return _show(replay_streaming(arguments.source, arguments.subject, arguments.server_version))
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
-    cases = replay_on_server(
-        run,
+    return _show(replay_file_on_server(_question(arguments), run))
+
+
+def _status(cases: list[Case]) -> int:
+    return 1 if any(case.verdict != "agree" for case in cases) else 0
+
+
+def _show(cases: list[Case]) -> int:
+    """Print each replayed case; the exit status is 1 when any of them did not agree."""
+    for case in cases:
+        print(describe_case(case))
+    return _status(cases)
+
+
+def _question(arguments: argparse.Namespace) -> CaseFile:
+    """The case a replay command line spells (without a case file)."""
+    return CaseFile(
         feature=arguments.feature,
         source=arguments.source,
         destination=arguments.destination,
         subject=arguments.subject,
+        server_version=arguments.profile or "",
+        functions=arguments.functions,
     )
-    for case in cases:
-        print(describe_case(case))
-    return 1 if any(case.verdict != "agree" for case in cases) else 0
 
 
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     """A case file (or the question on the command line) on every target named."""
-    if arguments.file:
-        case = read_case_file(Path(arguments.file))
-    else:
-        case = CaseFile(
-            feature=arguments.feature,
-            source=arguments.source,
-            destination=arguments.destination,
-            subject=arguments.subject,
-            server_version=arguments.profile or "",
-            functions=arguments.functions,
-        )
+    case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
     if arguments.profile:
         case = replace(case, server_version=for_version(arguments.profile).name)
     cases = []
@@ -163,9 +165,7 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
         backends = [arguments.backend] if arguments.backend else []
         run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
         cases += replay_file_on_server(case, run)
-    for replayed in cases:
-        print(describe_case(replayed))
-    return 1 if any(replayed.verdict != "agree" for replayed in cases) else 0
+    return _show(cases)
 
 
 def main(argv: list[str] | None = None) -> int:

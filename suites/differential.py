@@ -139,6 +139,11 @@ def bucket_of(subject: str, position: int | None) -> int:
     return int(token) if token.isdigit() and token.isascii() else -1
 
 
+def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
+    """A divergence's class: `feature:fn1+fn2:difference` (`literal` when no function is used)."""
+    return f"{feature}:{'+'.join(functions) or 'literal'}:{difference}"
+
+
 def make_case(
     context: RunContext,
     *,
@@ -159,7 +164,7 @@ def make_case(
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`."""
     context.expectations.note_feature(feature)
-    case_class = f"{feature}:{'+'.join(functions) or 'literal'}:{difference}" if difference else ""
+    case_class = case_class_of(feature, functions, difference) if difference else ""
     expectation = ""
     if not difference:
         verdict = "agree"

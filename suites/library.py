@@ -29,7 +29,7 @@ from records.casefile import CaseFile, CaseFileError
 from records.schema import Case
 from reference.adapter import handle_request
 from reference.profiles import NEWEST, ReleaseProfile, for_version
-from suites.differential import RunContext, functions_named, make_case
+from suites.differential import RunContext, case_class_of, functions_named, make_case
 from suites.expectations import Expectations
 from suites.strategies import (
     bulk_subjects,
@@ -211,7 +211,7 @@ class Judgement:
 
     @property
     def case_class(self) -> str:
-        return f"{self.feature}:{'+'.join(self.functions) or 'literal'}:{self.difference}"
+        return case_class_of(self.feature, self.functions, self.difference)
 
 
 def _shown(answer: Answer | None) -> str:
