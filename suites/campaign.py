@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from hypothesis import strategies as st
 
@@ -41,8 +40,6 @@ from suites.strategies import (
 )
 from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions
 from suites.weighted import message_count, run_weighted, subjects_for, weighted_lists
-
-Drawn = TypeVar("Drawn")
 
 TOKEN_POOL_SIZE = 512
 KEPT_DIVERGENCES = 100

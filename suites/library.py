@@ -278,7 +278,8 @@ class LibraryRun:
     adapter: AdapterProcess
     context: RunContext
     record: Callable[[Sequence[Case]], None]
-    found: dict[str, tuple[Request, Case]] = field(default_factory=dict)
+    found: dict[str, Request] = field(default_factory=dict)
+    """The smallest question seen of each divergence class (where its minimisation falls back to)."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
         answers = self.adapter.ask(batch)
@@ -288,8 +289,8 @@ class LibraryRun:
             cases.append(self._case(judged, seed, observed is None))
             if cases[-1].verdict in ("diverge", "expected"):
                 kept = self.found.get(cases[-1].case_class)
-                if kept is None or _size(request) < _size(kept[0]):
-                    self.found[cases[-1].case_class] = (request, cases[-1])
+                if kept is None or _size(request) < _size(kept):
+                    self.found[cases[-1].case_class] = request
         self.record(cases)
         return cases
 
@@ -320,7 +321,7 @@ class LibraryRun:
         """For every divergence class seen, the smallest question Hypothesis finds that still shows it,
         asked once more and recorded (falls back to the smallest seen when none is found)."""
         minimal: list[Case] = []
-        for case_class, (seen, _) in sorted(self.found.items()):
+        for case_class, seen in sorted(self.found.items()):
             if case_class.endswith(":unknown"):
                 continue
 
