@@ -18,8 +18,9 @@ from records.writer import new_run_id
 from reference.errors import run_command
 from reference.profiles import NEWEST, for_version
 from suites.bisect import add_bisect_command
-from suites.campaign import CampaignPlan, run_campaign
+from suites.engine.campaign import CampaignPlan, run_campaign
 from suites.expectations import DEFAULT_PATH, load_expectations, updated_entries, write_expectations
+from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
 from suites.reproduce import describe_case, describe_divergences
@@ -55,6 +56,16 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
     )
 
 
+def budget_option(text: str) -> tuple[str, int]:
+    """`FAMILY=N`, a registered family and a count of cases."""
+    name, _, count = text.partition("=")
+    if name not in FAMILIES or not count.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"--budget takes FAMILY=N with N >= 0 and FAMILY one of {', '.join(FAMILIES)} (got {text!r})"
+        )
+    return name, int(count)
+
+
 def campaign(arguments: argparse.Namespace) -> int:
     targets = gather_targets(arguments.target, arguments.server_version, arguments.server_url)
     run = None
@@ -63,15 +74,10 @@ def campaign(arguments: argparse.Namespace) -> int:
             targets.versions, arguments.backend, targets.server_url, arguments.apply_command
         )
     profiles = [for_version(spec).name for spec in arguments.profile or [NEWEST.name]]
-    plan = CampaignPlan(
-        mapping_cases=arguments.cases,
-        validation_cases=arguments.validation_cases,
-        mappings_per_batch=arguments.mappings_per_batch,
-        subjects_per_mapping=arguments.subjects_per_mapping,
-        weighted_lists=arguments.weighted_lists,
-        matching_batches=arguments.matching_batches,
-        seed=arguments.seed,
-    )
+    budgets = dict(arguments.budget)
+    if arguments.cases is not None:
+        budgets["mapping"] = arguments.cases
+    plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
     expectations_path = Path(arguments.expectations)
     expectations = load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
@@ -173,14 +179,19 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("campaign", help="run many generated cases and record them")
     add_target_options(run, many=True)
-    run.add_argument("--cases", type=int, default=20_000, help="mapping cases per target (default 20000)")
-    run.add_argument("--validation-cases", type=int, default=100, help="validation cases per target")
-    run.add_argument("--weighted-lists", type=int, default=4, help="weighted lists per target (default 4)")
     run.add_argument(
-        "--matching-batches", type=int, default=20, help="subscription batches per target (default 20)"
+        "--budget",
+        action="append",
+        default=[],
+        type=budget_option,
+        metavar="FAMILY=N",
+        help="cases of a family per target; 0 skips it; repeatable (families and defaults: "
+        + ", ".join(f"{name}={family.budget}" for name, family in FAMILIES.items())
+        + ")",
     )
-    run.add_argument("--mappings-per-batch", type=int, default=20)
-    run.add_argument("--subjects-per-mapping", type=int, default=1_000)
+    run.add_argument(
+        "--cases", type=int, default=None, help="the mapping family's budget (and an adapter's questions)"
+    )
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")

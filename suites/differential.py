@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.backends.base import Backend
-from fixtures.config import Mapping, ServerConfig
+from fixtures.config import Mapping
 from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.session import Session
 from records.schema import Case, CaseBlock
 from records.writer import RecordWriter
 from reference.errors import MappingError
@@ -204,7 +205,7 @@ def rejection_case(
     functions: Sequence[str],
     source: str,
     destination: str,
-    error: ConfigRejectedError,
+    server_message: str,
     seed: int,
 ) -> Case:
     """A validation divergence: the server refused a mapping the reference holds valid."""
@@ -218,7 +219,7 @@ def rejection_case(
         expected="accept",
         observed="reject",
         difference="reference-accept-server-reject",
-        detail=error.server_message,
+        detail=server_message,
         seed=seed,
     )
 
@@ -236,117 +237,154 @@ def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Tr
     return compiled
 
 
-def run_mapping_batch(
-    server: Backend,
-    profile: ReleaseProfile,
-    batch: MappingBatch,
-    context: RunContext,
-) -> BatchResult:
-    """Apply the batch's mappings, publish every subject, and judge where each arrived.
+@dataclass(slots=True)
+class MappingObservation:
+    """What a server did with a batch: the mappings it refused (with its message), the mappings whose
+    first subject killed it (with the panic line), the mappings it took, and where their subjects
+    arrived (None when none was published)."""
 
-    A server that dies during the batch is a finding: it is restarted, the mappings that crash it are
-    found one by one and recorded as `server-crash` divergences, and the rest of the batch runs again.
+    rejected: list[tuple[Transform, tuple[str, ...], str]] = field(default_factory=list)
+    crashed: list[tuple[Transform, str, str]] = field(default_factory=list)
+    accepted: list[tuple[Transform, tuple[str, ...]]] = field(default_factory=list)
+    deliveries: Observation | None = None
+    duration_us: int = 0
+
+
+def execute_mapping_batch(
+    session: Session, compiled: Sequence[tuple[Transform, tuple[str, ...]]]
+) -> MappingObservation:
+    """Apply the mappings, publish every subject, and observe where each arrived.
+
+    A server that dies during the batch is restarted, the mappings that crash it are found one by one,
+    and the rest of the batch runs again.
     """
-    result = BatchResult()
-    compiled = compile_batch(batch, profile)
-    if not compiled:
-        return result
-    attempt = _publish_batch(server, compiled, context, batch.seed)
-    if not has_died(server, attempt.failure):
-        return attempt
-    restart(server)
+    observed = _publish(session, list(compiled))
+    deliveries = observed.deliveries
+    if not session.has_died(deliveries.failure if deliveries else ""):
+        return observed
+    session.restart()
     survivors = []
-    for item in compiled:
-        crash = _crash_case(server, item, context, batch.seed)
+    crashed = []
+    for item in observed.accepted:
+        crash = _crash_probe(session, item)
         if crash is None:
             survivors.append(item)
         else:
-            result.cases.append(crash)
-            restart(server)
-    crashed_again = _publish_batch(server, survivors, context, batch.seed) if survivors else BatchResult()
-    if has_died(server, crashed_again.failure):
-        restart(server)
-    result.cases += crashed_again.cases
-    result.blocks += crashed_again.blocks
-    return result
+            crashed.append(crash)
+            session.restart()
+    again = _publish(session, survivors) if survivors else MappingObservation()
+    again.rejected[:0] = observed.rejected
+    again.crashed = crashed
+    if session.has_died(again.deliveries.failure if again.deliveries else ""):
+        session.restart()
+    return again
 
 
-def has_died(server: Backend, failure: str, *, grace: float = 3.0) -> bool:
-    """True iff the server is gone; after a connection failure, wait up to `grace` seconds for a dying
-    process or container to be seen as ended."""
-    deadline = time.monotonic() + (grace if failure else 0.0)
-    while server.is_running():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def restart(server: Backend) -> None:
-    """Start a server that died again, with an empty configuration."""
-    server.stop()
-    server.start(ServerConfig())
-
-
-def _crash_case(
-    server: Backend, item: tuple[Transform, tuple[str, ...]], context: RunContext, seed: int
-) -> Case | None:
-    """Publish the mapping's first subject alone; a `server-crash` case if the server dies of it."""
-    transform, subjects = item
-    try:
-        server.apply(ServerConfig().with_mappings(Mapping(transform.source, transform.destination)))
-    except ConfigRejectedError:
-        return None
-    observation = publish_and_observe(server.url, [subjects[0]], settle=0.2, timeout=5.0)
-    if not has_died(server, observation.failure):
-        return None
-    last = [line for line in server.logs().splitlines() if "panic" in line.lower()][:1]
-    return make_case(
-        context,
-        feature=feature_of(transform),
-        functions=transform.functions,
-        source=transform.source,
-        destination=transform.destination,
-        subject=subjects[0],
-        expected=transform.apply(subjects[0]),
-        observed="",
-        difference="server-crash",
-        detail=f"the server died on this publish: {last[0] if last else 'no panic line in its log'}",
-        seed=seed,
-    )
-
-
-def _publish_batch(
-    server: Backend,
-    compiled: list[tuple[Transform, tuple[str, ...]]],
-    context: RunContext,
-    seed: int,
-) -> BatchResult:
+def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed: int) -> BatchResult:
+    """Verdicts for a batch: a refused mapping the reference holds valid is a validation divergence and
+    its subjects are `unknown`; a mapping that killed the server is a `server-crash` divergence; every
+    published subject is judged on where it arrived."""
     result = BatchResult()
-    accepted = _apply_bisecting(server, compiled, context, seed, result)
-    subjects = [subject for _, group in accepted for subject in group]
-    if not subjects:
+    for transform, subjects, message in observed.rejected:
+        rejected = rejection_case(
+            context,
+            functions=transform.functions,
+            source=transform.source,
+            destination=transform.destination,
+            server_message=message,
+            seed=seed,
+        )
+        result.cases.append(rejected)
+        reason = f"mapping rejected by the server (case {rejected.case_id}): {message}"
+        result.cases += [
+            make_case(
+                context,
+                feature=feature_of(transform),
+                functions=transform.functions,
+                source=transform.source,
+                destination=transform.destination,
+                subject=subject,
+                expected=transform.apply(subject),
+                observed="",
+                difference="unknown",
+                detail=reason,
+                seed=seed,
+            )
+            for subject in subjects
+        ]
+    for transform, subject, panic in observed.crashed:
+        result.cases.append(
+            make_case(
+                context,
+                feature=feature_of(transform),
+                functions=transform.functions,
+                source=transform.source,
+                destination=transform.destination,
+                subject=subject,
+                expected=transform.apply(subject),
+                observed="",
+                difference="server-crash",
+                detail=f"the server died on this publish: {panic}",
+                seed=seed,
+            )
+        )
+    deliveries = observed.deliveries
+    if deliveries is None:
         return result
-    began = time.perf_counter()
-    expected = ExpectedSubjects(accepted)
-    observation = publish_and_observe(server.url, subjects)
-    result.failure = observation.failure
-    duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+    result.failure = deliveries.failure
+    expected = ExpectedSubjects(observed.accepted)
     offset = 0
-    for (transform, group), group_expected in zip(accepted, expected.get(), strict=True):
+    for (transform, group), group_expected in zip(observed.accepted, expected.get(), strict=True):
         _judge_group(
             context,
             transform,
             group,
             group_expected,
             offset=offset,
-            observation=observation,
+            observation=deliveries,
             seed=seed,
-            duration_us=duration_us,
+            duration_us=observed.duration_us,
             result=result,
         )
         offset += len(group)
     return result
+
+
+def run_mapping_batch(
+    server: Backend, profile: ReleaseProfile, batch: MappingBatch, context: RunContext
+) -> BatchResult:
+    """Compile, execute and judge one batch on `server` (the mapping family's unit, for callers that
+    hold a server rather than a session)."""
+    observed = execute_mapping_batch(Session(server, profile), compile_batch(batch, profile))
+    return judge_mapping_batch(context, observed, batch.seed)
+
+
+def _crash_probe(
+    session: Session, item: tuple[Transform, tuple[str, ...]]
+) -> tuple[Transform, str, str] | None:
+    """Publish the mapping's first subject alone: (transform, subject, panic line) if the server dies."""
+    transform, subjects = item
+    try:
+        session.configure(Mapping(transform.source, transform.destination))
+    except ConfigRejectedError:
+        return None
+    observation = publish_and_observe(session.url, [subjects[0]], settle=0.2, timeout=5.0)
+    if not session.has_died(observation.failure):
+        return None
+    last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]
+    return transform, subjects[0], last[0] if last else "no panic line in its log"
+
+
+def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
+    observed = MappingObservation()
+    observed.accepted = _apply_bisecting(session, compiled, observed.rejected)
+    subjects = [subject for _, group in observed.accepted for subject in group]
+    if not subjects:
+        return observed
+    began = time.perf_counter()
+    observed.deliveries = publish_and_observe(session.url, subjects)
+    observed.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+    return observed
 
 
 def _judge_group(
@@ -475,61 +513,30 @@ def judge_delivery(
 
 
 def _apply_bisecting(
-    server: Backend,
+    session: Session,
     compiled: list[tuple[Transform, tuple[str, ...]]],
-    context: RunContext,
-    seed: int,
-    result: BatchResult,
+    rejected: list[tuple[Transform, tuple[str, ...], str]],
 ) -> list[tuple[Transform, tuple[str, ...]]]:
-    """Apply all mappings; if the server refuses, find the refused ones one by one.
+    """Apply all mappings; if the server refuses, find the refused ones one by one (into `rejected`,
+    with the server's message) and apply the rest."""
 
-    A refused mapping the reference holds valid is a validation divergence; its subjects cannot be
-    checked and become `unknown` cases naming that divergence.
-    """
-
-    def config(items: list[tuple[Transform, tuple[str, ...]]]) -> ServerConfig:
-        return ServerConfig().with_mappings(*(Mapping(t.source, t.destination) for t, _ in items))
+    def configure(items: list[tuple[Transform, tuple[str, ...]]]) -> None:
+        session.configure(*(Mapping(t.source, t.destination) for t, _ in items))
 
     try:
-        server.apply(config(compiled))
+        configure(compiled)
         return compiled
     except ConfigRejectedError:
         pass
     accepted: list[tuple[Transform, tuple[str, ...]]] = []
     for item in compiled:
-        transform, subjects = item
         try:
-            server.apply(config([item]))
+            configure([item])
             accepted.append(item)
         except ConfigRejectedError as error:
-            rejected = rejection_case(
-                context,
-                functions=transform.functions,
-                source=transform.source,
-                destination=transform.destination,
-                error=error,
-                seed=seed,
-            )
-            result.cases.append(rejected)
-            reason = f"mapping rejected by the server (case {rejected.case_id}): {error.server_message}"
-            result.cases += [
-                make_case(
-                    context,
-                    feature=feature_of(transform),
-                    functions=transform.functions,
-                    source=transform.source,
-                    destination=transform.destination,
-                    subject=subject,
-                    expected=transform.apply(subject),
-                    observed="",
-                    difference="unknown",
-                    detail=reason,
-                    seed=seed,
-                )
-                for subject in subjects
-            ]
+            rejected.append((*item, error.server_message))
     try:
-        server.apply(config(accepted))
+        configure(accepted)
     except ServerError as error:
         raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
     return accepted
@@ -543,37 +550,50 @@ def functions_named(destination: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def run_validation_case(
-    server: Backend,
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A server's answer to one configuration: `accept`, `reject` (with its message) or '' when the
+    server could not be asked (with why)."""
+
+    observed: str
+    detail: str = ""
+    duration_us: int = 0
+
+
+def execute_validation(session: Session, source: str, destination: str) -> Verdict:
+    """Apply one mapping and note whether the server took it."""
+    began = time.perf_counter()
+    try:
+        session.configure(Mapping(source, destination))
+        observed, detail = "accept", ""
+    except ConfigRejectedError as error:
+        observed, detail = "reject", error.server_message
+    except ServerError as error:
+        observed, detail = "", str(error)
+    return Verdict(observed, detail, int((time.perf_counter() - began) * 1e6))
+
+
+def judge_validation(
+    context: RunContext,
     profile: ReleaseProfile,
     source: str,
     destination: str,
-    context: RunContext,
+    verdict: Verdict,
     *,
     seed: int = 0,
 ) -> Case:
-    """Apply one mapping; the server must accept it iff the reference compiles it for this release."""
+    """The server must accept a mapping iff the reference compiles it for this release."""
     try:
         compile_transform(source, destination, profile)
         expected = "accept"
     except MappingError as error:
         expected = f"reject:{error.kind}"
-    detail = ""
-    began = time.perf_counter()
-    try:
-        server.apply(ServerConfig().with_mappings(Mapping(source, destination)))
-        observed = "accept"
-    except ConfigRejectedError as error:
-        observed, detail = "reject", error.server_message
-    except ServerError as error:
-        observed, detail = "", str(error)
-    duration_us = int((time.perf_counter() - began) * 1e6)
-    if not observed:
+    if not verdict.observed:
         difference = "unknown"
-    elif expected.split(":")[0] == observed:
+    elif expected.split(":")[0] == verdict.observed:
         difference = ""
     else:
-        difference = f"reference-{expected.replace(':', '-')}-server-{observed}"
+        difference = f"reference-{expected.replace(':', '-')}-server-{verdict.observed}"
     return make_case(
         context,
         feature="validation",
@@ -582,9 +602,17 @@ def run_validation_case(
         destination=destination,
         subject="",
         expected=expected,
-        observed=observed,
+        observed=verdict.observed,
         difference=difference,
-        detail=detail,
+        detail=verdict.detail,
         seed=seed,
-        duration_us=duration_us,
+        duration_us=verdict.duration_us,
     )
+
+
+def run_validation_case(
+    server: Backend, profile: ReleaseProfile, source: str, destination: str, context: RunContext
+) -> Case:
+    """Execute and judge one validation case on `server` (the validation family's unit)."""
+    verdict = execute_validation(Session(server, profile), source, destination)
+    return judge_validation(context, profile, source, destination, verdict)

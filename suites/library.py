@@ -277,7 +277,7 @@ class LibraryRun:
 
     adapter: AdapterProcess
     context: RunContext
-    record: Callable[[Sequence[Case]], None]
+    record: Callable[[Sequence[Case]], object]
     found: dict[str, Request] = field(default_factory=dict)
     """The smallest question seen of each divergence class (where its minimisation falls back to)."""
 
@@ -356,7 +356,7 @@ def _size(request: Request) -> int:
 def run_library(
     adapter: AdapterProcess,
     context: RunContext,
-    record: Callable[[Sequence[Case]], None],
+    record: Callable[[Sequence[Case]], object],
     *,
     cases: int,
     seed: int = 0,

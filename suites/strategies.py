@@ -171,15 +171,17 @@ def mapping_batches(
     max_mappings: int = 6,
     max_subjects: int = 4,
     utf8: bool = False,
+    names: Sequence[str] = (),
 ) -> MappingBatch:
     """Mappings whose sources never overlap (each starts with its own literal token `mN`), each with
-    subjects that match it. Shrinks to one mapping with one subject."""
+    subjects that match it; `names` limits the destinations' functions. Shrinks to one mapping with one
+    subject."""
     count = draw(st.integers(1, max_mappings))
     mappings: list[tuple[str, str]] = []
     subject_lists: list[tuple[str, ...]] = []
     for index in range(count):
         source = draw(sources(namespace=f"m{index}"))
-        mappings.append((source, draw(destination_templates(source, profile))))
+        mappings.append((source, draw(destination_templates(source, profile, names))))
         matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
         subject_lists.append(tuple(draw(matching)))
     return MappingBatch(tuple(mappings), tuple(subject_lists), seed=draw(st.integers(0, 2**31)))

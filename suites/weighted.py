@@ -24,17 +24,18 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
-from fixtures.config import Mapping, ServerConfig
+from fixtures.config import Mapping
 from fixtures.config import WeightedDestination as ConfigEntry
 from fixtures.errors import ConfigRejectedError
+from fixtures.session import Session
 from records.schema import Case
-from reference.profiles import ReleaseProfile, for_version
+from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
 from suites.differential import RunContext, make_case, rejection_case
 from suites.distribution import GoodnessOfFit, chi_square, sample_size
 from suites.strategies import RECOMMENDED
-from suites.subscriptions import observe_subscriptions
+from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 MAX_MESSAGES = 20_000
 """Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""
@@ -91,6 +92,38 @@ def list_text(entries: Sequence[WeightedDestination]) -> str:
     return json.dumps([{"destination": e.destination, "weight": e.weight} for e in entries])
 
 
+@dataclass(frozen=True, slots=True)
+class WeightedRun:
+    """One weighted list and the subjects to publish through it."""
+
+    source: str
+    entries: tuple[WeightedDestination, ...]
+    subjects: tuple[str, ...]
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedObservation:
+    """The server's message if it refused the list, else every delivery of the published subjects."""
+
+    rejection: str = ""
+    deliveries: SubscriptionObservation | None = None
+    duration_us: int = 0
+
+
+def execute_weighted(session: Session, run: WeightedRun) -> WeightedObservation:
+    """Configure ``source: [entries]`` and publish every subject under a ``>`` subscription."""
+    config_entries = tuple(ConfigEntry(e.destination, e.weight) for e in run.entries)
+    try:
+        session.configure(Mapping(run.source, config_entries))
+    except ConfigRejectedError as error:
+        return WeightedObservation(rejection=error.server_message)
+    began = time.perf_counter()
+    deliveries = observe_subscriptions(session.url, [">"], run.subjects)
+    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(run.subjects)))
+    return WeightedObservation(deliveries=deliveries, duration_us=duration_us)
+
+
 def run_weighted(
     server: Backend,
     context: RunContext,
@@ -100,28 +133,35 @@ def run_weighted(
     *,
     seed: int = 0,
 ) -> WeightedResult:
-    """Configure ``source: [entries]``, publish ``subjects`` and judge every message and the shares.
+    """Configure ``source: [entries]``, publish ``subjects`` and judge every message and the shares."""
+    run = WeightedRun(source, tuple(entries), tuple(subjects), seed)
+    session = Session.of(server)
+    return judge_weighted(context, session.profile, run, execute_weighted(session, run))
 
-    A list the server refuses although the reference accepts it is recorded as a validation divergence
-    (no messages are then published).
-    """
-    profile = for_version(server.version)
+
+def judge_weighted(
+    context: RunContext, profile: ReleaseProfile, run: WeightedRun, observed: WeightedObservation
+) -> WeightedResult:
+    """Every message and the shares against the reference. A list the server refuses although the
+    reference accepts it is a validation divergence (no messages were then published)."""
+    source, entries, subjects, seed = run.source, run.entries, run.subjects, run.seed
     mapping = compile_weighted(source, entries, profile)
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
     destination = list_text(entries)
     result = WeightedResult(categories=categories)
-    config_entries = tuple(ConfigEntry(e.destination, e.weight) for e in entries)
-    try:
-        server.apply(ServerConfig().with_mappings(Mapping(source, config_entries)))
-    except ConfigRejectedError as error:
+    observation = observed.deliveries
+    if observation is None:
         result.summary = rejection_case(
-            context, functions=functions, source=source, destination=destination, error=error, seed=seed
+            context,
+            functions=functions,
+            source=source,
+            destination=destination,
+            server_message=observed.rejection,
+            seed=seed,
         )
         return result
-    began = time.perf_counter()
-    observation = observe_subscriptions(server.url, [">"], subjects)
-    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(subjects)))
+    duration_us = observed.duration_us
     loss_allowed = any(c.bucket == LOSS for c in categories)
     for index, subject in enumerate(subjects):
         outcomes = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}

@@ -1,0 +1,164 @@
+"""A campaign: every family on every target, each with a budget of cases, into one run directory.
+
+Each family runs on a server of the target started for it alone (with the configuration the family
+needs, e.g. JetStream), so a family that crashes its server leaves the others untouched. A family a
+target cannot run (a release without the feature, a missing server build) is skipped with one line.
+Divergences never stop a campaign: they are recorded, counted and shown at the end.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fixtures.adapter import AdapterProcess
+from fixtures.backends import open_backend
+from fixtures.options import RunConfig, Target
+from fixtures.provision import resolve_binary
+from fixtures.session import Session
+from records.schema import Case
+from records.writer import RecordsError, RecordWriter
+from reference.profiles import for_version
+from suites.differential import RunContext
+from suites.engine.family import Family
+from suites.engine.run import Progress, Sink, run_family
+from suites.expectations import Expectations
+from suites.families import FAMILIES
+from suites.library import BACKEND, run_library
+
+
+@dataclass(frozen=True, slots=True)
+class CampaignPlan:
+    """Cases per family on every target (a family not named gets its default budget; 0 skips it), and
+    the seed every draw derives from. Adapters are asked the mapping family's budget of questions."""
+
+    budgets: Mapping[str, int] = field(default_factory=dict)
+    seed: int = 0
+
+    def budget(self, family: Family[Any, Any]) -> int:
+        return self.budgets.get(family.name, family.budget)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
+            "seed": self.seed,
+        }
+
+
+def run_campaign(
+    run: RunConfig | None,
+    plan: CampaignPlan,
+    run_dir: Path,
+    expectations: Expectations,
+    *,
+    adapters: Sequence[str] = (),
+    profiles: Sequence[str] = (),
+) -> tuple[RecordWriter, list[Case]]:
+    """Every server target of `run`, then every adapter command asked under each release profile, one
+    after the other, into one run directory; returns the closed writer and the first unexpected
+    divergences (an adapter's minimal cases first).
+
+    Records that cannot be written (a full disk) end the campaign with one line that still accounts
+    for every case run: recorded plus lost.
+    """
+    settings_record = {
+        "targets": [target.id for target in run.targets] if run else [],
+        "adapters": list(adapters),
+        "profiles": list(profiles),
+        "plan": plan.describe(),
+    }
+    writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    diverged: list[Case] = []
+    try:
+        try:
+            for target in run.targets if run is not None else ():
+                assert run is not None
+                for family in FAMILIES.values():
+                    if plan.budget(family):
+                        run_one(
+                            target,
+                            run,
+                            family,
+                            plan=plan,
+                            writer=writer,
+                            expectations=expectations,
+                            diverged=diverged,
+                        )
+            for command in adapters:
+                for profile in profiles:
+                    run_adapter(command, profile, plan, writer, expectations, diverged=diverged)
+        finally:
+            writer.close()
+    except RecordsError as error:
+        raise RecordsError(
+            f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
+        ) from error
+    return writer, diverged
+
+
+def run_one(
+    target: Target,
+    run: RunConfig,
+    family: Family[Any, Any],
+    *,
+    plan: CampaignPlan,
+    writer: RecordWriter,
+    expectations: Expectations,
+    diverged: list[Case],
+) -> None:
+    """One family on a server of `target` started for it."""
+    server = open_backend(target, run, binary_resolver=resolve_binary)
+    label = f"{target.id} {family.name}:"
+    try:
+        server.start(family.base_config(server))
+        why = family.unsupported(server.version, server.name)
+        if why:
+            print(f"{label} skipped: {why}", file=sys.stderr)
+            return
+        context = RunContext.for_server(
+            server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+        )
+        progress = Progress(label=label)
+        try:
+            run_family(
+                family,
+                Session.of(server, server.config),
+                context,
+                budget=plan.budget(family),
+                seed=plan.seed,
+                sink=Sink(writer, progress, diverged),
+            )
+        finally:
+            progress.show(end="\n")
+    finally:
+        server.cleanup()
+
+
+def run_adapter(
+    command: str,
+    profile: str,
+    plan: CampaignPlan,
+    writer: RecordWriter,
+    expectations: Expectations,
+    *,
+    diverged: list[Case],
+) -> None:
+    """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
+    with AdapterProcess(command) as adapter:
+        version = for_version(profile).name
+        expectations.note_run(adapter.implementation, version)
+        context = RunContext(
+            writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id
+        )
+        progress = Progress(label=f"{adapter.implementation}@{version}:")
+        sink = Sink(writer, progress, [])
+        try:
+            minimal = run_library(
+                adapter, context, sink.record, cases=plan.budget(FAMILIES["mapping"]), seed=plan.seed
+            )
+        finally:
+            progress.show(end="\n")
+        diverged[:0] = [case for case in minimal if case.verdict == "diverge"]

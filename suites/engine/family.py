@@ -1,0 +1,71 @@
+"""What a feature family declares, and the started target it runs on.
+
+A family is four things: a strategy that draws a *unit* (one case or one batch of cases that share a
+server configuration), how a unit is executed on a target (returning what was observed, never judging),
+how that observation is judged against the reference (cases with verdicts, never touching a server), and
+which unit a recorded case file spells (replay and bisection). The engine (`suites.engine.run`) and the
+pytest properties only ever call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
+
+from hypothesis import strategies as st
+
+from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
+from fixtures.session import Session
+from records.casefile import CaseFile
+from records.schema import Case, CaseBlock
+from reference.profiles import ReleaseProfile
+from suites.differential import RunContext
+
+Unit = TypeVar("Unit")
+Observed = TypeVar("Observed")
+Judged = Sequence[Case | CaseBlock]
+"""A unit's cases: single cases (every divergence is one) and blocks of cases sharing one verdict."""
+
+
+class Family(Protocol, Generic[Unit, Observed]):
+    """One feature family. `name` is its registry key (and `--budget NAME=N`); `features` are the
+    `feature` values of its records; `budget` is its default number of cases per target in a campaign."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def features(self) -> tuple[str, ...]: ...
+
+    @property
+    def budget(self) -> int: ...
+
+    def unsupported(self, version: str, backend: str) -> str:
+        """Why this family cannot run on the target ('' when it can), in a few words."""
+        ...
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        """The configuration the family's server starts with."""
+        ...
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Unit]:
+        """Draws one unit for a target of this release."""
+        ...
+
+    def execute(self, session: Session, unit: Unit) -> Observed:
+        """Runs the unit on the target and returns what was observed."""
+        ...
+
+    def judge(self, context: RunContext, profile: ReleaseProfile, unit: Unit, observed: Observed) -> Judged:
+        """The verdict of every case of the unit, against the reference of `profile`'s release."""
+        ...
+
+    def unit_of(self, case: CaseFile) -> Unit:
+        """The unit a case file spells, to run it again."""
+        ...
+
+
+def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
+    """Execute one unit and judge it: what every caller of a family does."""
+    return family.judge(context, session.profile, unit, family.execute(session, unit))

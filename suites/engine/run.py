@@ -1,0 +1,108 @@
+"""Run one family on one target until its budget of cases is spent, recording every case.
+
+Hypothesis draws each unit (`Family.units`) without shrinking: a campaign records, it never fails. A
+unit's cases go to the run's records and the progress line as soon as it is judged.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from hypothesis import strategies as st
+
+from fixtures.session import Session
+from records.schema import Case, CaseBlock
+from records.writer import RecordWriter
+from suites.differential import RunContext
+from suites.engine.family import Family, Judged, check
+from suites.strategies import run_batches
+
+UNITS_PER_ROUND = 5
+KEPT_DIVERGENCES = 100
+"""Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
+
+
+@dataclass(slots=True)
+class Progress:
+    """A one-line progress display on stderr (cases, rate, verdicts), refreshed a few times a second."""
+
+    label: str = ""
+    counts: Counter[str] = field(default_factory=Counter)
+    started: float = field(default_factory=time.monotonic)
+    shown: float = 0.0
+    stream: TextIO = sys.stderr
+
+    def add(self, verdicts: Counter[str]) -> None:
+        self.counts.update(verdicts)
+        now = time.monotonic()
+        if now - self.shown > 0.25:
+            self.shown = now
+            self.show()
+
+    def show(self, end: str = "") -> None:
+        total = sum(self.counts.values())
+        rate = total / max(time.monotonic() - self.started, 1e-9)
+        verdicts = " ".join(
+            f"{name}={self.counts[name]}" for name in ("agree", "diverge", "expected", "unknown")
+        )
+        print(
+            f"\r{self.label} {total} cases, {rate:,.0f}/s, {verdicts}   ",
+            end=end,
+            file=self.stream,
+            flush=True,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    """Where a target's cases go: the run's records, the progress line, and the first divergences."""
+
+    writer: RecordWriter
+    progress: Progress
+    diverged: list[Case]
+
+    def record(self, judged: Judged) -> int:
+        """Write every case of a judged unit; returns how many there were."""
+        verdicts = Counter[str]()
+        for item in judged:
+            if isinstance(item, CaseBlock):
+                self.writer.add_block(item)
+                verdicts[item.shared.verdict] += len(item)
+            else:
+                self.writer.add(item)
+                verdicts[item.verdict] += 1
+                if item.verdict == "diverge" and len(self.diverged) < KEPT_DIVERGENCES:
+                    self.diverged.append(item)
+        self.progress.add(verdicts)
+        return sum(verdicts.values())
+
+
+def run_family(
+    family: Family[Any, Any], session: Session, context: RunContext, *, budget: int, seed: int, sink: Sink
+) -> int:
+    """Draw, execute, judge and record units until `budget` cases are recorded (or as many units were
+    drawn, for a family whose units hold no case). Returns the number of cases."""
+    rng = random.Random(seed)
+    strategy = family.units(session.profile)
+    done = 0
+    units = 0
+
+    def on_unit(unit: object) -> None:
+        nonlocal done, units
+        if done < budget:
+            units += 1
+            done += sink.record(check(family, session, context, unit))
+
+    draw: Callable[[st.DataObject], object] = lambda data: data.draw(strategy)  # noqa: E731
+    while done < budget and units < budget:
+        before = units
+        run_batches(draw, UNITS_PER_ROUND, rng.randrange(2**32), on_unit)
+        if units == before:
+            break
+    return done

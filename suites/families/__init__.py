@@ -1,0 +1,44 @@
+"""The feature families, by name: the one registry the campaign, the pytest properties, replay, bisect
+and the report go through. Adding a family is its module and one line here."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from reference.errors import ConformanceError
+from suites.engine.family import Family
+from suites.families.mapping import MappingFamily
+from suites.families.matching import MatchingFamily
+from suites.families.validation import ValidationFamily
+from suites.families.weighted import WeightedFamily
+
+FAMILIES: Final[dict[str, Family[Any, Any]]] = {
+    family.name: family
+    for family in (
+        MappingFamily(),
+        ValidationFamily(),
+        MatchingFamily(),
+        MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
+        WeightedFamily(),
+    )
+}
+
+
+class UnknownFamilyError(ConformanceError, ValueError):
+    """A family or feature name no family declares."""
+
+
+def family_named(name: str) -> Family[Any, Any]:
+    """The family registered as `name` (one-line error naming the known ones otherwise)."""
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise UnknownFamilyError(f"no family named {name!r} (known: {', '.join(FAMILIES)})") from None
+
+
+def family_of_feature(feature: str) -> Family[Any, Any]:
+    """The first family whose records carry `feature` (the one that replays such a case)."""
+    for family in FAMILIES.values():
+        if feature in family.features:
+            return family
+    raise UnknownFamilyError(f"no family records the feature {feature!r}")

@@ -1,0 +1,87 @@
+"""Mapping family: every published subject arrives on exactly the subject the reference maps it to.
+
+"Subject Mapping and Partitioning" (docs.nats.io, nats-concepts): "Subject Token Reordering", "Splitting
+Tokens", "Slicing Tokens", "Deterministic Subject token Partitioning". One unit is a batch of mappings
+with disjoint sources; one configuration serves it, and in a campaign each mapping gets a thousand bulk
+subjects drawn from a seeded generator (Hypothesis draws the structure, the generator the volume).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
+from fixtures.session import Session
+from records.casefile import CaseFile
+from reference.profiles import ReleaseProfile
+from suites.differential import (
+    MappingBatch,
+    MappingObservation,
+    RunContext,
+    compile_batch,
+    execute_mapping_batch,
+    judge_mapping_batch,
+)
+from suites.engine.family import Judged
+from suites.strategies import bulk_subjects, mapping_batches
+
+TOKEN_POOL_SIZE = 512
+ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+
+def token_pool(rng: random.Random) -> list[str]:
+    """Tokens for bulk subjects: recommended characters, a few UTF-8 ones, lengths 1 to 20."""
+    pool = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 20))) for _ in range(TOKEN_POOL_SIZE)]
+    return [*pool, "ö", "日本", "a-b-c", "x_y", "1234567", "foo--bar"]
+
+
+@dataclass(frozen=True, slots=True)
+class MappingFamily:
+    """Batches of up to `mappings_per_batch` mappings; `subjects_per_mapping` bulk subjects each (0: only
+    the few subjects Hypothesis draws, as a pytest property wants for shrinking). `functions` limits the
+    destinations' functions (the partition family)."""
+
+    name: str = "mapping"
+    features: tuple[str, ...] = ("mapping", "partition")
+    budget: int = 20_000
+    mappings_per_batch: int = 20
+    subjects_per_mapping: int = 1_000
+    functions: tuple[str, ...] = ()
+
+    def unsupported(self, version: str, backend: str) -> str:
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return ServerConfig()
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[MappingBatch]:
+        bulk = self.subjects_per_mapping
+        drawn = mapping_batches(
+            profile, max_mappings=self.mappings_per_batch, max_subjects=1 if bulk else 4, names=self.functions
+        )
+        return drawn.map(self._with_bulk) if bulk else drawn
+
+    def _with_bulk(self, batch: MappingBatch) -> MappingBatch:
+        rng = random.Random(batch.seed)
+        pool = token_pool(rng)
+        subjects = tuple(
+            tuple(bulk_subjects(source, rng, self.subjects_per_mapping, pool=pool))
+            for source, _ in batch.mappings
+        )
+        return MappingBatch(batch.mappings, subjects, batch.seed)
+
+    def execute(self, session: Session, unit: MappingBatch) -> MappingObservation:
+        return execute_mapping_batch(session, compile_batch(unit, session.profile))
+
+    def judge(
+        self, context: RunContext, profile: ReleaseProfile, unit: MappingBatch, observed: MappingObservation
+    ) -> Judged:
+        result = judge_mapping_batch(context, observed, unit.seed)
+        return [*result.cases, *result.blocks]
+
+    def unit_of(self, case: CaseFile) -> MappingBatch:
+        return MappingBatch(((case.source, case.destination),), ((case.subject,),))

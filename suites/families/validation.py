@@ -1,0 +1,49 @@
+"""Validation family: a server accepts a mapping iff the reference compiles it for the server's release.
+
+"Subject Mapping and Partitioning" (docs.nats.io, nats-concepts), every section that names a function or
+a wildcard rule. One unit is one (source, destination) pair, valid or not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
+from fixtures.session import Session
+from records.casefile import CaseFile
+from reference.profiles import ReleaseProfile
+from suites.differential import RunContext, Verdict, execute_validation, judge_validation
+from suites.engine.family import Judged
+from suites.strategies import destination_templates, sources
+
+Pair = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationFamily:
+    name: str = "validation"
+    features: tuple[str, ...] = ("validation",)
+    budget: int = 200
+
+    def unsupported(self, version: str, backend: str) -> str:
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return ServerConfig()
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
+        return sources(namespace="v").flatmap(
+            lambda source: st.tuples(st.just(source), destination_templates(source, profile))
+        )
+
+    def execute(self, session: Session, unit: Pair) -> Verdict:
+        return execute_validation(session, *unit)
+
+    def judge(self, context: RunContext, profile: ReleaseProfile, unit: Pair, observed: Verdict) -> Judged:
+        return [judge_validation(context, profile, *unit, observed)]
+
+    def unit_of(self, case: CaseFile) -> Pair:
+        return case.source, case.destination
