@@ -5,36 +5,40 @@ the comparison with the reference as it is."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from fixtures.backends import open_backend
-from fixtures.config import ServerConfig
 from fixtures.options import RunConfig
 from fixtures.provision import resolve_binary
+from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import Case
-from reference.profiles import for_version
-from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from records.schema import Case, CaseBlock
+from suites.differential import RunContext
+from suites.engine.family import Family, check
 from suites.expectations import Expectations
+from suites.families import FAMILIES, family_of_feature
 
 
-def replay_on_server(
-    run: RunConfig, *, feature: str, source: str, destination: str, subject: str
-) -> list[Case]:
-    """The cases of one mapping (or validation) case on the run's first target, started afresh."""
+def replay_on_server(run: RunConfig, case: CaseFile) -> list[Case]:
+    """The cases of the unit a case file spells, run by its family on the run's first target, started
+    afresh; a case whose mapping the reference refuses is asked as a validation case."""
+    family = family_of_feature(case.feature)
+    cases = _replay(run, family, case)
+    if not cases and family is not FAMILIES["validation"]:
+        cases = _replay(run, FAMILIES["validation"], case)
+    return cases
+
+
+def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Case]:
     server = open_backend(run.targets[0], run, binary_resolver=resolve_binary)
     counter = itertools.count()
     try:
-        server.start(ServerConfig())
-        profile = for_version(server.version)
+        server.start(family.base_config(server))
         context = RunContext.for_server(
             server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
         )
-        if feature != "validation" and subject:
-            batch = MappingBatch(((source, destination),), ((subject,),))
-            cases = run_mapping_batch(server, profile, batch, context).all_cases()
-            if cases:
-                return cases
-        return [run_validation_case(server, profile, source, destination, context)]
+        judged = check(family, Session.of(server, server.config), context, family.unit_of(case))
+        return [one for item in judged for one in (item.cases() if isinstance(item, CaseBlock) else [item])]
     finally:
         server.cleanup()
 
@@ -59,6 +63,4 @@ def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
         from suites.streaming.replay import replay_streaming
 
         return replay_streaming(case.source, case.subject, run.targets[0].spec.text)
-    return replay_on_server(
-        run, feature=case.feature, source=case.source, destination=case.destination, subject=case.subject
-    )
+    return replay_on_server(run, case)

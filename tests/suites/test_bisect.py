@@ -228,10 +228,7 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
         pytest.skip("the bisection starts its own servers; it runs with the process backend")
     replayed = replay_on_server(
         build_run_config(["2.10.27"], ["process"], None, None),
-        feature="partition",
-        source="a.*",
-        destination="b.{{partition(0,1)}}",
-        subject="a.x",
+        CaseFile("partition", "a.*", "b.{{partition(0,1)}}", "a.x", "2.10.27"),
     )
     crash = next(case for case in replayed if case.verdict == "diverge")
     assert crash.case_class == "partition:partition:server-crash"
