@@ -18,6 +18,7 @@ from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from records.writer import RecordWriter
 from reference.profiles import for_version
+from reference.versions import Version
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, sources
@@ -71,7 +72,7 @@ def test_a_server_crash_is_recorded_with_its_input(
     by_source = {case.source: case for case in result.all_cases()}
     assert by_source["y.*"].verdict == "agree"
     assert fresh.is_running()
-    if profile.version < (2, 12, 0):
+    if profile.version < Version(2, 12, 0):
         crash = by_source["z.*"]
         assert crash.case_class == "partition:partition:server-crash"
         assert crash.verdict == "expected"
