@@ -33,19 +33,14 @@ sys.path.insert(0, str(ROOT))
 
 from records.schema import SCHEMA, SCHEMA_VERSION  # noqa: E402
 from records.writer import CASES, MANIFEST  # noqa: E402
+from reference.functions import MAPPING_FUNCTIONS  # noqa: E402
 
 RELEASES = ("2.9.25", "2.10.27", "2.12.15", "2.14.5")
 FEATURES = ("mapping", "partition", "weighted", "validation", "matching")
 FEATURE_SHARES = (0.60, 0.20, 0.10, 0.05, 0.05)
-FUNCTIONS = (
-    "wildcard",
-    "split",
-    "splitFromLeft",
-    "splitFromRight",
-    "sliceFromLeft",
-    "sliceFromRight",
-    "random",
-)
+FUNCTIONS = tuple(f.name for f in MAPPING_FUNCTIONS if f.name not in ("$n", "partition", "left", "right"))
+"""Functions of the synthetic mapping rows (partition rows are their own feature; no release accepts
+left/right in a mapping)."""
 PART_ROWS = 1_000_000
 DIVERGE, EXPECTED, UNKNOWN = 1e-3, 2e-4, 5e-4
 

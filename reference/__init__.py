@@ -30,6 +30,7 @@ from reference.errors import (
     InvalidChannelError,
     InvalidDestinationError,
     InvalidSourceError,
+    InvalidVersionError,
     InvalidWeightError,
     MappingError,
     NoChannelError,
@@ -55,6 +56,7 @@ from reference.subjects import (
     tokenize,
 )
 from reference.transform import Transform, compile_transform
+from reference.versions import Version
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted, parse_weight
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "InvalidChannelError",
     "InvalidDestinationError",
     "InvalidSourceError",
+    "InvalidVersionError",
     "InvalidWeightError",
     "MappingError",
     "NoChannelError",
@@ -86,6 +89,7 @@ __all__ = [
     "UnknownFunctionError",
     "UnknownVersionError",
     "UnsupportedFunctionError",
+    "Version",
     "WeightedDestination",
     "WeightedMapping",
     "WildcardIndexOutOfRangeError",

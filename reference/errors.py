@@ -131,6 +131,13 @@ MAPPING_ERROR_KINDS: tuple[str, ...] = (
 )
 
 
+class InvalidVersionError(ConformanceError, ValueError):
+    """A text that is no version: not ``2.14.5``, ``v2.14.5``, a line ``2.10`` or a pre-release
+    ``2.14.6-RC.1`` (``reference.versions.Version.parse``)."""
+
+    kind = "invalid-version"
+
+
 class UnknownVersionError(ConformanceError, ValueError):
     """A server version the reference has no release profile for."""
 

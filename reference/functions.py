@@ -1,4 +1,9 @@
-"""The mapping functions applied to one source token (``docs/subject-mapping-and-partitioning.md``).
+"""The mapping functions of a destination template: their one list, and what each does to one source token.
+
+Names, arguments and outputs follow docs.nats.io, "Subject Mapping and Partitioning" ("Subject Token
+Reordering", "Splitting Tokens", "Slicing Tokens", "Deterministic Subject token Partitioning"); the
+release each function appeared in follows the nats-server release notes, and was checked on live servers
+(``reference.profiles``).
 
 Each function takes the token and its integer or text argument and returns the destination text it
 stands for, tokens joined by ``.``. Positions and sizes count UTF-8 *bytes*, as the server does
@@ -9,9 +14,20 @@ A size or position that is not strictly between 0 and the token length leaves th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import pairwise
+from typing import Final
+
+from reference.versions import Version
 
 __all__ = [
+    "FUNCTIONS",
+    "LEGACY_WILDCARD",
+    "MAPPING_FUNCTIONS",
+    "MappingFunction",
+    "canonical_functions",
+    "canonical_name",
     "left",
     "right",
     "slice_from_left",
@@ -21,8 +37,72 @@ __all__ = [
     "split_from_right",
 ]
 
-_ENC = "utf-8"
-_ERR = "surrogateescape"
+LEGACY_WILDCARD: Final = "$n"
+"""The name of the legacy ``$1``/``$2`` placeholder form (the document's "$x wildcard")."""
+
+
+@dataclass(frozen=True, slots=True)
+class MappingFunction:
+    """One mapping function of destination templates.
+
+    Attributes:
+        name: the canonical spelling, as the document writes it (``sliceFromRight``; ``$n`` for ``$1``).
+        since: the first release whose transform engine has it (``$n``: the oldest line the reference
+            knows; it is older).
+        min_arguments, max_arguments: how many arguments it takes (``max_arguments`` None: no limit).
+            ``partition`` takes a count and one or more wildcard indexes, or from 2.12 the count alone
+            (``ReleaseProfile.partition_single_argument``); ``$n`` takes none.
+        one_token: its output is always exactly one token (``split`` and the ``splitFrom``/``sliceFrom``
+            functions may emit several).
+        tried: the position at which the server tries it on a ``{{...}}`` token (None for ``$n``, which
+            is no such token).
+    """
+
+    name: str
+    since: Version
+    min_arguments: int
+    max_arguments: int | None
+    one_token: bool
+    tried: int | None
+
+
+MAPPING_FUNCTIONS: Final = (
+    MappingFunction(LEGACY_WILDCARD, Version(2, 2, 0), 0, 0, True, None),
+    MappingFunction("wildcard", Version(2, 8, 0), 1, 1, True, 0),
+    MappingFunction("partition", Version(2, 8, 0), 1, None, True, 1),
+    MappingFunction("split", Version(2, 9, 0), 2, 2, False, 8),
+    MappingFunction("splitFromLeft", Version(2, 9, 0), 2, 2, False, 2),
+    MappingFunction("splitFromRight", Version(2, 9, 0), 2, 2, False, 3),
+    MappingFunction("sliceFromLeft", Version(2, 9, 0), 2, 2, False, 4),
+    MappingFunction("sliceFromRight", Version(2, 9, 0), 2, 2, False, 5),
+    MappingFunction("left", Version(2, 10, 16), 2, 2, True, 7),
+    MappingFunction("right", Version(2, 10, 16), 2, 2, True, 6),
+    MappingFunction("random", Version(2, 12, 0), 1, 1, True, 9),
+)
+"""Every mapping function, in the order they appeared (the canonical order of a ``functions`` value)."""
+
+FUNCTIONS: Final = {function.name: function for function in MAPPING_FUNCTIONS}
+"""The mapping functions by canonical name, in ``MAPPING_FUNCTIONS`` order."""
+
+_BY_SPELLING: Final = {name.lower(): name for name in FUNCTIONS}
+_ENC: Final = "utf-8"
+_ERR: Final = "surrogateescape"
+
+
+def canonical_name(name: str) -> str | None:
+    """The canonical spelling of a mapping function written in any casing (``slicefromright``,
+    ``SliceFromRight`` -> ``sliceFromRight``), or None when it names no mapping function."""
+    return _BY_SPELLING.get(name.strip().lower())
+
+
+def canonical_functions(names: Iterable[str]) -> tuple[str, ...]:
+    """Function names as the records' ``functions`` column holds them: each once, mapping functions in
+    their canonical spelling and ``MAPPING_FUNCTIONS`` order, whatever spelling and order they came in;
+    other names (``nosuch``, a matching case's ``partial``) lower-cased after them, in first-seen order."""
+    given = [name.strip() for name in names]
+    known = {canonical_name(name) for name in given}
+    others = (name.lower() for name in given if canonical_name(name) is None)
+    return (*(name for name in FUNCTIONS if name in known), *dict.fromkeys(others))
 
 
 def _cut(token: str, positions: list[int]) -> str:

@@ -1,8 +1,9 @@
 """Release profiles: the subject-mapping rules of each nats-server release, as data.
 
-The release table of FACTS.md says when each function appeared; the rules below were then checked on
-live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on 2.2.6, 2.8.4,
-2.9.25, 2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6 (not observed).
+The mapping functions and the release each appeared in are listed once, in ``reference.functions``
+(docs.nats.io, "Subject Mapping and Partitioning"); the rules below were checked on live servers
+(``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on 2.2.6, 2.8.4, 2.9.25,
+2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6 (not observed).
 
 =========  ===========================================================================================
 release    rule (observed unless marked "source")
@@ -20,7 +21,7 @@ release    rule (observed unless marked "source")
            are allowed inside function tokens.
 2.10       no wildcard-usage rule for account mappings; a source without ``*`` can carry no function;
            weights total <= 100 per cluster.
-2.10.16    + ``left``/``right`` (FACTS.md release table).
+2.10.16    + ``left``/``right`` (``reference.functions``).
 2.11.8     the integer argument of ``splitFrom*``/``sliceFrom*`` must fit 32 bits (source; observed
            on 2.11.17 rejecting 4294967297, 2.10.27 accepting it).
 2.12       + ``random(n)`` and ``partition(n)`` (hashes the whole subject, dots included); a source without
@@ -41,11 +42,12 @@ and crash on publish.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from reference.errors import UnknownVersionError
+from reference.errors import InvalidVersionError, UnknownVersionError
+from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS
+from reference.versions import Version
 
 __all__ = [
     "ALL_FUNCTIONS",
@@ -56,24 +58,14 @@ __all__ = [
     "for_version",
 ]
 
-Version = tuple[int, int, int]
 Casing = Literal["lower", "initial"]
 WildcardUsage = Literal["exact-count", "per-token", "per-index", "none"]
 NoWildcardSource = Literal["literal", "rejected", "random-partition"]
 IntWidth = Literal["truncate-32", "check-32"]
 
 #: Canonical names of every mapping function, in the order the server tries them on a token.
-ALL_FUNCTIONS: Final = (
-    "wildcard",
-    "partition",
-    "splitFromLeft",
-    "splitFromRight",
-    "sliceFromLeft",
-    "sliceFromRight",
-    "right",
-    "left",
-    "split",
-    "random",
+ALL_FUNCTIONS: Final = tuple(
+    f.name for f in sorted((f for f in MAPPING_FUNCTIONS if f.tried is not None), key=lambda f: f.tried or 0)
 )
 
 
@@ -81,24 +73,28 @@ ALL_FUNCTIONS: Final = (
 class ReleaseLine:
     """One release line: ``2.10`` runs from 2.10.0 to its newest known patch."""
 
-    name: str
     newest: Version
+
+    @property
+    def name(self) -> str:
+        """The line as text, ``"2.10"``."""
+        return str(self.newest.line)
 
 
 #: Release lines known to the reference, oldest first, with the newest patch tagged today.
 RELEASE_LINES: Final = (
-    ReleaseLine("2.2", (2, 2, 6)),
-    ReleaseLine("2.3", (2, 3, 4)),
-    ReleaseLine("2.4", (2, 4, 0)),
-    ReleaseLine("2.5", (2, 5, 0)),
-    ReleaseLine("2.6", (2, 6, 6)),
-    ReleaseLine("2.7", (2, 7, 4)),
-    ReleaseLine("2.8", (2, 8, 4)),
-    ReleaseLine("2.9", (2, 9, 25)),
-    ReleaseLine("2.10", (2, 10, 29)),
-    ReleaseLine("2.11", (2, 11, 17)),
-    ReleaseLine("2.12", (2, 12, 15)),
-    ReleaseLine("2.14", (2, 14, 5)),
+    ReleaseLine(Version(2, 2, 6)),
+    ReleaseLine(Version(2, 3, 4)),
+    ReleaseLine(Version(2, 4, 0)),
+    ReleaseLine(Version(2, 5, 0)),
+    ReleaseLine(Version(2, 6, 6)),
+    ReleaseLine(Version(2, 7, 4)),
+    ReleaseLine(Version(2, 8, 4)),
+    ReleaseLine(Version(2, 9, 25)),
+    ReleaseLine(Version(2, 10, 29)),
+    ReleaseLine(Version(2, 11, 17)),
+    ReleaseLine(Version(2, 12, 15)),
+    ReleaseLine(Version(2, 14, 5)),
 )
 
 
@@ -107,7 +103,7 @@ class ReleaseProfile:
     """The subject-mapping rules of one nats-server release (see the module table for sources).
 
     Attributes:
-        version: the release, ``(major, minor, patch)``.
+        version: the release (a pre-release follows the rules of the release it precedes).
         functions: canonical names the release's transform engine parses.
         mapping_functions: the functions a destination in ``mappings {}`` may use (all of them).
         casing: ``"lower"`` (names as documented in lower case only) or ``"initial"`` (each word's first
@@ -150,20 +146,21 @@ class ReleaseProfile:
     @property
     def name(self) -> str:
         """The release as text, ``"2.9.25"``."""
-        return ".".join(map(str, self.version))
+        return str(self.version)
 
     def __repr__(self) -> str:
         return f"for_version({self.name!r})"
 
 
-_V28: Final = frozenset({"wildcard", "partition"})
-_V29: Final = _V28 | {"split", "splitFromLeft", "splitFromRight", "sliceFromLeft", "sliceFromRight"}
-_V212: Final = _V29 | {"random"}
+def _functions(version: Version) -> frozenset[str]:
+    """The ``{{...}}`` functions that appeared at or before ``version``."""
+    return frozenset(f.name for f in MAPPING_FUNCTIONS if f.name != LEGACY_WILDCARD and f.since <= version)
 
 
 def _build(version: Version) -> ReleaseProfile:
-    """The profile for a known ``version`` (rules by first release, see the module table)."""
-    minor = version[1]
+    """The profile for a known ``version`` (rules by first release, see the module table; a
+    pre-release follows the release it precedes)."""
+    minor, release = version.minor, version.release
     if minor < 8:
         return ReleaseProfile(
             version=version,
@@ -179,13 +176,13 @@ def _build(version: Version) -> ReleaseProfile:
             count_range_check=False,
             weight_total_per_cluster=False,
             dollar_prefix_parse=True,
-            observed=version[:2] == (2, 2),
+            observed=version.line == Version(2, 2),
         )
     if minor == 8:
         return ReleaseProfile(
             version=version,
-            functions=_V28,
-            mapping_functions=_V28,
+            functions=_functions(release),
+            mapping_functions=_functions(release),
             casing="lower",
             unknown_function_is_literal=True,
             wildcard_usage="per-token",
@@ -201,8 +198,8 @@ def _build(version: Version) -> ReleaseProfile:
     if minor == 9:
         return ReleaseProfile(
             version=version,
-            functions=_V29,
-            mapping_functions=_V29,
+            functions=_functions(release),
+            mapping_functions=_functions(release),
             casing="initial",
             unknown_function_is_literal=False,
             wildcard_usage="per-index",
@@ -213,47 +210,46 @@ def _build(version: Version) -> ReleaseProfile:
             count_range_check=False,
             weight_total_per_cluster=False,
         )
-    engine = _V29 | ({"left", "right"} if version >= (2, 10, 16) else set())
     newer = minor >= 12
     return ReleaseProfile(
         version=version,
-        functions=frozenset(engine | ({"random"} if newer else set())),
-        mapping_functions=frozenset(engine | ({"random"} if newer else set())),
+        functions=_functions(release),
+        mapping_functions=_functions(release),
         casing="initial",
         unknown_function_is_literal=False,
         wildcard_usage="none",
         no_wildcard_source="random-partition" if newer else "rejected",
         spaces_in_functions=True,
         partition_single_argument=newer,
-        int_width="check-32" if version >= (2, 11, 8) else "truncate-32",
+        int_width="check-32" if release >= Version(2, 11, 8) else "truncate-32",
         count_range_check=newer,
         weight_total_per_cluster=True,
     )
 
 
-_VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 _LINES: Final = {line.name: line for line in RELEASE_LINES}
 
 
 def for_version(spec: str) -> ReleaseProfile:
-    """The profile of a release given as ``"2.9.10"``, ``"v2.14.5"`` or a line ``"2.10"`` (its newest patch).
+    """The profile of a release given as ``"2.9.10"``, ``"v2.14.5"``, a pre-release ``"2.14.5-RC.1"``
+    (the rules of its line, compared as a version) or a line ``"2.10"`` (its newest patch).
 
     Raises:
-        UnknownVersionError: not a version, an unknown line, or a patch newer than the newest known.
+        UnknownVersionError: not a version, an unknown line, or a version newer than the newest known.
     """
-    match = _VERSION_RE.fullmatch(spec.strip()) if isinstance(spec, str) else None
-    if match is None:
-        raise UnknownVersionError(f"'server_version' must look like 2.10 or 2.9.25 or v2.14.5 (got {spec!r})")
-    major, minor, patch = match.group(1), match.group(2), match.group(3)
-    line = _LINES.get(f"{int(major)}.{int(minor)}")
+    try:
+        version = Version.parse(spec)
+    except InvalidVersionError as error:
+        raise UnknownVersionError(f"'server_version': {error}") from error
+    line = _LINES.get(str(version.line))
     known = ", ".join(line.name for line in RELEASE_LINES)
     if line is None:
         raise UnknownVersionError(f"unknown nats-server release line {spec!r}; known lines: {known}")
-    version = line.newest if patch is None else (int(major), int(minor), int(patch))
+    if version.is_line:
+        version = line.newest
     if version > line.newest:
         raise UnknownVersionError(
-            f"unknown nats-server release {spec!r}; the newest known {line.name} release is "
-            f"{'.'.join(map(str, line.newest))}"
+            f"unknown nats-server release {spec!r}; the newest known {line.name} release is {line.newest}"
         )
     return _build(version)
 

@@ -49,11 +49,13 @@ from datetime import UTC, datetime
 from typing import ClassVar, Final
 
 from reference.errors import ConformanceError, MappingError
+from reference.functions import MAPPING_FUNCTIONS
 from reference.matching import matches
 from reference.profiles import ReleaseProfile, for_version
 from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
 from reference.templates import FunctionNode, LiteralNode, looks_like_function, parse_token
 from reference.transform import Transform, compile_transform
+from reference.versions import Version
 
 __all__ = [
     "HEADER_LAST_SEQUENCE",
@@ -93,8 +95,6 @@ STORE_TIME: Final = "<store time>"
 only the server knows (checked for form and against the publish window)."""
 HEADER_MSG_ID: Final = "Nats-Msg-Id"
 """The JetStream de-duplication header (a publish repeating a stored id is not ingested)."""
-
-Version = tuple[int, int, int]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -163,12 +163,12 @@ class RePublishRules:
 
 #: First release of each RePublish rule (FACTS.md release table; overlap rule observed).
 RELEASE_RULES: Final[Mapping[str, Version]] = {
-    "supported": (2, 8, 3),
-    "headers_only": (2, 9, 0),
-    "subject_header": (2, 9, 0),
-    "msg_size_header": (2, 9, 0),
-    "time_stamp_header": (2, 10, 0),
-    "source_may_miss_stream": (2, 10, 0),
+    "supported": Version(2, 8, 3),
+    "headers_only": Version(2, 9, 0),
+    "subject_header": Version(2, 9, 0),
+    "msg_size_header": Version(2, 9, 0),
+    "time_stamp_header": Version(2, 10, 0),
+    "source_may_miss_stream": Version(2, 10, 0),
 }
 
 
@@ -324,7 +324,7 @@ def _intersection(source: list[str], subject_filter: list[str]) -> list[str] | N
 # Output pattern atoms: a literal token, any one token, or one or more tokens.
 _ONE: Final = "\x00one"
 _MANY: Final = "\x00many"
-_ONE_TOKEN_FUNCTIONS: Final = frozenset({"partition", "random", "left", "right"})
+_ONE_TOKEN_FUNCTIONS: Final = frozenset(function.name for function in MAPPING_FUNCTIONS if function.one_token)
 
 
 def _output_pattern(

@@ -27,6 +27,7 @@ from reference.errors import (
     UnsupportedFunctionError,
     WrongArgumentCountError,
 )
+from reference.functions import FUNCTIONS
 from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 
 __all__ = ["FunctionNode", "LiteralNode", "Node", "looks_like_function", "parse_token"]
@@ -137,9 +138,16 @@ def _count_arg(token: str, text: str, profile: ReleaseProfile) -> int:
     return to_int32(value)
 
 
+def _exact_arguments(token: str, name: str, args: list[str]) -> None:
+    """Raise unless a function of fixed arity got its number of arguments (``reference.functions``)."""
+    count = FUNCTIONS[name].max_arguments
+    if len(args) != count:
+        noun = "argument" if count == 1 else "arguments"
+        raise WrongArgumentCountError(f"{name}() takes {count} {noun} (got {len(args)}) in {token}")
+
+
 def _index_int_function(token: str, name: str, args: list[str], profile: ReleaseProfile) -> FunctionNode:
-    if len(args) != 2:
-        raise WrongArgumentCountError(f"{name}() takes 2 arguments (got {len(args)}) in {token}")
+    _exact_arguments(token, name, args)
     index = _int_arg(token, args[0])
     number = _int_arg(token, args[1])
     if profile.int_width == "check-32":
@@ -164,15 +172,13 @@ def _parse_function(token: str, name: str, args: list[str], profile: ReleaseProf
         count = _count_arg(token, args[0], profile)
         return FunctionNode(token, name, tuple(_int_arg(token, a) for a in args[1:]), count)
     if name == "split":
-        if len(args) != 2:
-            raise WrongArgumentCountError(f"split() takes 2 arguments (got {len(args)}) in {token}")
+        _exact_arguments(token, name, args)
         index = _int_arg(token, args[0])
         if " " in args[1] or "." in args[1]:
             raise InvalidArgumentError(f"split separator {args[1]!r} contains a space or a dot in {token}")
         return FunctionNode(token, name, (index,), 0, args[1])
     if name == "random":
-        if len(args) != 1:
-            raise WrongArgumentCountError(f"random() takes 1 argument (got {len(args)}) in {token}")
+        _exact_arguments(token, name, args)
         return FunctionNode(token, name, (), _count_arg(token, args[0], profile))
     return _index_int_function(token, name, args, profile)
 

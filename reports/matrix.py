@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from records.schema import FEATURES
-from reference.profiles import ALL_FUNCTIONS
+from reference.functions import FUNCTIONS, canonical_name
 from reports.model import EXERCISED, UNSUPPORTED, VerdictCount
 from reports.releases import Release, sorted_releases
 
@@ -36,23 +36,9 @@ NOT_SUPPORTED: Final = "not supported"
 NO_EVIDENCE: Final = "no evidence"
 STATES: Final = (AGREES, KNOWN, DIVERGES, NOT_SUPPORTED, NO_EVIDENCE)
 
-FUNCTION_ORDER: Final = (
-    "$n",
-    "wildcard",
-    "partition",
-    "split",
-    "splitFromLeft",
-    "splitFromRight",
-    "sliceFromLeft",
-    "sliceFromRight",
-    "left",
-    "right",
-    "random",
-)
-"""Matrix rows of mapping functions, in the order they appeared (FACTS.md release history)."""
-assert set(FUNCTION_ORDER) == {"$n", *ALL_FUNCTIONS}, "every mapping function needs a matrix row"
+FUNCTION_ORDER: Final = tuple(FUNCTIONS)
+"""Matrix rows of mapping functions, in the order they appeared (``reference.functions``)."""
 
-CANONICAL: Final = {name.lower(): name for name in FUNCTION_ORDER}
 FEATURE_FUNCTION: Final = {"partition": "partition"}
 """Features that exist exactly where a mapping function of the same name does."""
 
@@ -60,7 +46,7 @@ FEATURE_FUNCTION: Final = {"partition": "partition"}
 def function_names(functions: str) -> tuple[str, ...]:
     """Canonical names of the mapping functions in a ``functions`` value (``+``-joined, any casing);
     names of no mapping function (an unknown ``{{nosuch()}}``) are left out."""
-    names = (CANONICAL.get(name.strip().lower()) for name in functions.split("+"))
+    names = (canonical_name(name) for name in functions.split("+"))
     return tuple(dict.fromkeys(name for name in names if name))
 
 

@@ -96,16 +96,12 @@ class Aggregates:
 
     def normalised(self) -> Aggregates:
         """The same aggregates in a canonical order (engines return groups in any order)."""
-
-        def release_key(release: Release) -> tuple[object, ...]:
-            return release.key
-
         return Aggregates(
             rows=self.rows,
             verdicts=tuple(
                 sorted(
                     self.verdicts,
-                    key=lambda v: (release_key(v.release), v.feature, v.functions, v.verdict, v.evidence),
+                    key=lambda v: (v.release.key, v.feature, v.functions, v.verdict, v.evidence),
                 )
             ),
             classes=tuple(
@@ -113,7 +109,7 @@ class Aggregates:
                     (
                         replace(
                             c,
-                            releases=tuple(sorted(set(c.releases), key=release_key)),
+                            releases=tuple(sorted(set(c.releases), key=lambda r: r.key)),
                             expectations=tuple(sorted(set(c.expectations))),
                         )
                         for c in self.classes
@@ -124,13 +120,13 @@ class Aggregates:
             partitions=tuple(
                 sorted(
                     self.partitions,
-                    key=lambda b: (release_key(b.release), b.source, b.destination, b.partitions, b.bucket),
+                    key=lambda b: (b.release.key, b.source, b.destination, b.partitions, b.bucket),
                 )
             ),
             weighted=tuple(
                 sorted(
                     self.weighted,
-                    key=lambda w: (release_key(w.release), w.source, w.destination, w.bucket, w.delivered),
+                    key=lambda w: (w.release.key, w.source, w.destination, w.bucket, w.delivered),
                 )
             ),
         )

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_NUMBER = re.compile(r"\d+")
+from reference.errors import InvalidVersionError
+from reference.versions import Version
+
 REFERENCE_IMPLEMENTATION = "nats-server"
+VersionKey = tuple[bool, Version, str]
 
 
-def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
-    """Sort key of a version text: its dotted numbers, then pre-releases (``2.11.0-RC.1``) before the
-    release, then the text itself. Anything without numbers (``system``) sorts first."""
-    core, _, suffix = version.strip().lstrip("v").partition("-")
-    numbers = tuple(int(part) for part in _NUMBER.findall(core))
-    return numbers, 0 if suffix else 1, version
+def version_key(version: str) -> VersionKey:
+    """Sort key of a version text: versions in version order (``2.11.0-RC.1`` before ``2.11.0``), then the
+    text itself; a text that is no version (``system``) sorts first, by text."""
+    try:
+        parsed = Version.parse(version)
+    except InvalidVersionError:
+        return False, Version(0, 0), version
+    return True, parsed, version
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,7 @@ class Release:
         return f"{self.implementation} {self.version}"
 
     @property
-    def key(self) -> tuple[bool, str, tuple[tuple[int, ...], int, str]]:
+    def key(self) -> tuple[bool, str, VersionKey]:
         """Sort key: nats-server first, then by implementation name and version number."""
         return (
             self.implementation != REFERENCE_IMPLEMENTATION,

@@ -29,12 +29,13 @@ from typing import Final
 
 from fixtures.errors import VersionSpecError
 from fixtures.options import build_run_config, parse_backend, split_list
-from fixtures.provision import NATS_SERVER, RELEASE, parse_version_spec
+from fixtures.provision import NATS_SERVER, parse_version_spec
 from records.casefile import CaseFile, read_case_file
 from records.schema import Case
 from records.writer import RecordWriter, new_run_id
-from reference.errors import ConformanceError
+from reference.errors import ConformanceError, InvalidVersionError
 from reference.profiles import RELEASE_LINES, for_version
+from reference.versions import Version
 from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
 from suites.replay import replay_file_on_server
 
@@ -100,13 +101,19 @@ class NotOccurringError(BisectError):
         self.probe = probe
 
 
-def release_key(release: str) -> tuple[int, int, int]:
-    """Numeric order of an `X.Y.Z` release (2.9.25 before 2.10.0)."""
-    found = RELEASE.match(release)
-    if found is None:
+def release_key(release: str) -> Version:
+    """Version order of a release (2.9.25 before 2.10.0)."""
+    version = _version(release)
+    if version is None or version.is_line:
         raise BisectError(f"{release!r} is not a release such as 2.10.27")
-    major, minor, patch = (int(part) for part in found.groups())
-    return major, minor, patch
+    return version
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version.parse(text)
+    except InvalidVersionError:
+        return None
 
 
 def bisect_releases(releases: Iterable[str], found: str, probe: Callable[[str], Probe]) -> Bisection:
@@ -157,9 +164,9 @@ def bisect_releases(releases: Iterable[str], found: str, probe: Callable[[str], 
 
 def parse_version_list(text: str) -> list[str]:
     """The stable `X.Y.Z` releases in a `go list -m -versions` line (module path first; -RC, -preview,
-    -binary, -fips and other suffixed versions dropped), in numeric order."""
-    found = {".".join(match.groups()) for word in text.split() if (match := RELEASE.match(word))}
-    return sorted(found, key=release_key)
+    -binary, -fips and other suffixed versions dropped), in version order."""
+    found = {version for word in text.split() if (version := _version(word)) and version.is_stable}
+    return [str(version) for version in sorted(found)]
 
 
 def proxy_releases(go: str | None = None) -> list[str]:
@@ -229,12 +236,10 @@ def parse_releases(texts: Sequence[str]) -> list[str]:
 
 def parse_since(text: str) -> str:
     """`--since`: a release (2.9.0) or a line (2.9, meaning 2.9.0)."""
-    value = text.strip().lstrip("v")
-    if value.count(".") == 1:
-        value += ".0"
-    if RELEASE.match(value) is None:
+    version = _version(text)
+    if version is None:
         raise BisectError(f"--since takes a release such as 2.9.0 or a line such as 2.9 (got {text!r})")
-    return value
+    return str(Version(version.major, version.minor, 0) if version.is_line else version)
 
 
 def found_release(case: CaseFile) -> str:
@@ -244,10 +249,11 @@ def found_release(case: CaseFile) -> str:
         raise BisectError(f"bisection covers nats-server releases; this case was found on {implementation}")
     if not case.case_class:
         raise BisectError("the case file names no case_class: there is no divergence to look for")
-    release = (case.found_on.get("server_version") or case.server_version).strip().lstrip("v")
-    if RELEASE.match(release) is None:
+    release = (case.found_on.get("server_version") or case.server_version).strip()
+    version = _version(release)
+    if version is None or version.is_line:
         raise BisectError(f"the case was found on {release!r}, not on a release such as 2.10.27")
-    return release
+    return str(version)
 
 
 def judge(case: CaseFile, cases: Sequence[Case], release: str) -> Probe:

@@ -21,6 +21,7 @@ from fixtures.session import Session
 from records.schema import Case, CaseBlock
 from records.writer import RecordWriter
 from reference.errors import MappingError
+from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.expectations import Expectations
@@ -102,12 +103,12 @@ def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
 
 
-ONE_TOKEN_FUNCTIONS = frozenset({"wildcard", "partition", "random", "left", "right"})
+ONE_TOKEN_FUNCTIONS = frozenset(function.name for function in MAPPING_FUNCTIONS if function.one_token)
 """Functions whose output is exactly one token; split and the slice/split-from functions may emit more."""
 
 
 def _one_token(template_token: str) -> bool:
-    names = [name.lower() for name in FUNCTION_NAME.findall(template_token)]
+    names = [canonical_name(name) for name in FUNCTION_NAME.findall(template_token)]
     return template_token != ">" and all(name in ONE_TOKEN_FUNCTIONS for name in names)
 
 
@@ -141,8 +142,9 @@ def bucket_of(subject: str, position: int | None) -> int:
 
 
 def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
-    """A divergence's class: `feature:fn1+fn2:difference` (`literal` when no function is used)."""
-    return f"{feature}:{'+'.join(functions) or 'literal'}:{difference}"
+    """A divergence's class: `feature:fn1+fn2:difference` (`literal` when no function is used), the
+    functions as `canonical_functions` gives them."""
+    return f"{feature}:{'+'.join(canonical_functions(functions)) or 'literal'}:{difference}"
 
 
 def make_case(
@@ -182,7 +184,7 @@ def make_case(
         server_version=context.server_version,
         backend=context.backend,
         feature=feature,
-        functions="+".join(functions),
+        functions="+".join(canonical_functions(functions)),
         source=source,
         destination=destination,
         subject=subject,
@@ -434,7 +436,7 @@ def _judge_group(
         server_version=context.server_version,
         backend=context.backend,
         feature=feature,
-        functions="+".join(transform.functions),
+        functions="+".join(canonical_functions(transform.functions)),
         source=transform.source,
         destination=transform.destination,
         subject="",
@@ -543,11 +545,10 @@ def _apply_bisecting(
 
 
 def functions_named(destination: str) -> tuple[str, ...]:
-    """Function names a destination spells (lower case, in order, once each), valid or not."""
-    names = [name.lower() for name in FUNCTION_NAME.findall(destination)]
-    if "$" in destination:
-        names.insert(0, "$n")
-    return tuple(dict.fromkeys(names))
+    """Function names a destination spells, valid or not, as `canonical_functions` gives them (`$n` for
+    a `$` placeholder)."""
+    names = FUNCTION_NAME.findall(destination)
+    return canonical_functions([LEGACY_WILDCARD, *names] if "$" in destination else names)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from records.schema import Case
-from reference.errors import ConformanceError
+from reference.errors import ConformanceError, InvalidVersionError
+from reference.versions import Version
 
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "expectations.toml"
 
@@ -38,11 +39,11 @@ class ExpectationsError(ConformanceError, ValueError):
     """The expectations file cannot be read or has an invalid entry."""
 
 
-def version_key(text: str) -> tuple[int, ...]:
-    parts = text.strip().lstrip("v").split(".")
+def version_key(text: str) -> Version:
+    """The version a bound or a case names (a line such as 2.10 sorts before its releases)."""
     try:
-        return tuple(int(part) for part in parts if part)
-    except ValueError as error:
+        return Version.parse(text)
+    except InvalidVersionError as error:
         raise ExpectationsError(f"'version' must look like 2.10.16 (got {text!r})") from error
 
 
@@ -71,7 +72,9 @@ class Expectation:
     def covers(self, implementation: str, version: str) -> bool:
         if self.implementation not in ("*", implementation):
             return False
-        key = version_key(version) if version else ()
+        if not version:
+            return not self.min_version
+        key = version_key(version)
         if self.min_version and key < version_key(self.min_version):
             return False
         return not (self.max_version and key > version_key(self.max_version))

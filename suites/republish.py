@@ -39,7 +39,7 @@ from reference.republish import (
     rules_for,
 )
 from reference.transform import compile_transform
-from suites.differential import RunContext, functions_named, make_case
+from suites.differential import RunContext, case_class_of, functions_named, make_case
 
 FEATURE = "republish"
 TAP_IGNORED_PREFIXES = ("$JS.", "_INBOX.", "$SYS.", "_nc_")
@@ -319,9 +319,8 @@ def functions_of(republish: RePublish, version: str) -> tuple[str, ...]:
 
 def choose_difference(context: RunContext, functions: Sequence[str], differences: Sequence[str]) -> str:
     """The first difference no expectation explains (so the case diverges), else the first one."""
-    names = "+".join(functions) or "literal"
     for difference in differences:
-        case_class = f"{FEATURE}:{names}:{difference}"
+        case_class = case_class_of(FEATURE, functions, difference)
         if context.expectations.classify(context.implementation, context.server_version, case_class) is None:
             return difference
     return differences[0] if differences else ""

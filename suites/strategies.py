@@ -17,6 +17,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from fixtures.config import PROBE_SOURCE
+from reference.functions import canonical_name
 from reference.profiles import ReleaseProfile
 from suites.differential import MappingBatch
 
@@ -35,12 +36,6 @@ allowed in names, so what a server does with them is not promised."""
 Drawn = TypeVar("Drawn")
 
 SEPARATORS = ("-", "_", "--", "x", "ab", "0")
-CAMEL = {
-    "splitfromleft": "splitFromLeft",
-    "splitfromright": "splitFromRight",
-    "slicefromleft": "sliceFromLeft",
-    "slicefromright": "sliceFromRight",
-}
 
 
 def tokens(*, max_size: int = 12, utf8: bool = False) -> st.SearchStrategy[str]:
@@ -103,7 +98,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
     if name == "$":
         return f"${draw(index)}"
     casing = draw(st.sampled_from([0, 0, 0, 1, 2]))
-    spelled = _named(CAMEL.get(name.lower(), name), casing)
+    spelled = _named(canonical_name(name) or name, casing)
     i = draw(index)
     if name in {"wildcard", "nosuch"}:
         args = [str(i)]

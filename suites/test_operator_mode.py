@@ -23,11 +23,12 @@ from fixtures.backends.local import LocalServer
 from fixtures.backends.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
 from fixtures.config import Mapping, ServerConfig, WeightedDestination
 from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
-from fixtures.plugin import version_tuple
+from fixtures.plugin import announced_version
 from fixtures.wire import WireConnection
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
 from reference.profiles import for_version
+from reference.versions import Version
 from suites.differential import RunContext, run_mapping_batch, run_validation_case
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, mapping_batches, sources
@@ -131,7 +132,7 @@ def test_partition_of_a_literal_source_hashes_the_subject(
     is first on every push, so the bug shows every time.
     """
     server = fresh_operator()
-    if version_tuple(server.version) < (2, 12, 0):
+    if announced_version(server.version) < Version(2, 12, 0):
         pytest.skip(f"partition(n) of a literal source needs nats-server >= 2.12.0 ({server.version} found)")
     server.push_account_jwt(server.keys.account_jwt([Mapping("orders.new", "p.{{partition(12)}}")]))
     observed = deliveries(server.url, ["orders.new"])
@@ -203,7 +204,7 @@ def test_push_replaces_the_destination_of_a_mapped_source(
 ) -> None:
     """A second JWT mapping the same source elsewhere takes effect (the document's promise)."""
     server = fresh_operator()
-    if version_tuple(server.version) < (2, 9, 0):
+    if announced_version(server.version) < Version(2, 9, 0):
         request.applymarker(
             pytest.mark.xfail(
                 reason="before 2.9 the push is acknowledged but the old destination stays in force "
@@ -219,7 +220,7 @@ def test_push_replaces_the_destination_of_a_mapped_source(
 def test_full_wildcard_destination_is_pushable_from_2_9(operator_server: OperatorBackend) -> None:
     """`wc.>` -> `out.>` is valid in a config file on every release; in a JWT only from 2.9."""
     mapping = Mapping("wc.>", "out.>")
-    if version_tuple(operator_server.version) >= (2, 9, 0):
+    if announced_version(operator_server.version) >= Version(2, 9, 0):
         operator_server.apply(ServerConfig().with_mappings(mapping))
         assert deliveries(operator_server.url, ["wc.a.b"]) == ["out.a.b"]
         return

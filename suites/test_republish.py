@@ -53,6 +53,7 @@ from reference.republish import (
     parse_time_stamp,
     rules_for,
 )
+from reference.versions import Version
 from suites.differential import RunContext, make_case
 from suites.republish import (
     FEATURE,
@@ -446,10 +447,10 @@ def test_whitespace_destination_reaches_subscribers_as_a_broken_protocol_line(
             while b"PONG" not in received:
                 received += raw.recv(65536)
     lines = [line for line in received.split(b"\r\n") if line.startswith(b"HMSG")]
-    if rules.version[:2] in ((2, 9), (2, 10), (2, 11)):
+    if rules.version.line in (Version(2, 9), Version(2, 10), Version(2, 11)):
         assert lines, "the republished message was not delivered"
         assert lines[0].startswith(f"HMSG x{namespace} y.q ".encode()), lines
-    elif rules.version >= (2, 12, 0):
+    elif rules.version >= Version(2, 12, 0):
         assert lines == [], lines
 
 
@@ -645,7 +646,7 @@ class RePublishMachine(RuleBasedStateMachine):
         # Excluded on 2.9: deletes in a stream with a per-subject limit; a message evicted by the limit
         # followed by a delete leaves 2.9's subject state stale, so later purges miss messages
         # (divergence jetstream-subject-state-after-limit-and-delete, test_subject_purge_after_limit_...).
-        self.deletes = limit <= 0 or rules.version >= (2, 10, 0)
+        self.deletes = limit <= 0 or rules.version >= Version(2, 10, 0)
         reply = self.js.create_stream(stream_config(self.name, self.subjects, option, **self.config))  # type: ignore[arg-type]
         self._record([judge_configuration(self.env.context, rules, self.subjects, option, reply)])
         # A refusal the expectations list leaves no stream to drive: not an example of this machine.

@@ -18,6 +18,7 @@ from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from records.writer import RecordWriter
 from reference.profiles import for_version
+from reference.versions import Version
 from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, sources
@@ -71,7 +72,7 @@ def test_a_server_crash_is_recorded_with_its_input(
     by_source = {case.source: case for case in result.all_cases()}
     assert by_source["y.*"].verdict == "agree"
     assert fresh.is_running()
-    if profile.version < (2, 12, 0):
+    if profile.version < Version(2, 12, 0):
         crash = by_source["z.*"]
         assert crash.case_class == "partition:partition:server-crash"
         assert crash.verdict == "expected"
@@ -79,3 +80,23 @@ def test_a_server_crash_is_recorded_with_its_input(
         assert "panic" in crash.detail
     else:
         assert by_source["z.*"].observed == "z.0"
+
+
+@pytest.mark.min_server("2.9.0")
+def test_validation_and_mapping_records_name_functions_alike(
+    server: Backend, context: RunContext, recorder: RecordWriter
+) -> None:
+    """The functions column has one spelling and order, whichever suite writes it (reference.functions)."""
+    profile = for_version(server.version)
+    destination = "x.{{SliceFromRight(1,2)}}.{{splitfromleft(1,1)}}"
+    validation = run_validation_case(server, profile, "v.*", destination, context)
+    mapped = run_mapping_batch(
+        server, profile, MappingBatch((("m0.*", destination),), (("m0.abcd",),)), context
+    )
+    recorder.add(validation)
+    mapped.record(recorder)
+    assert validation.verdict == "agree", describe_divergences([validation])
+    assert [case.verdict for case in mapped.all_cases()] == ["agree"], describe_divergences(
+        mapped.all_cases()
+    )
+    assert {case.functions for case in (validation, *mapped.all_cases())} == {"splitFromLeft+sliceFromRight"}

@@ -15,7 +15,8 @@ from fixtures.client import wire_tap_sync
 from fixtures.config import Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerDiedError
 from fixtures.options import Target
-from fixtures.plugin import version_tuple
+from fixtures.plugin import announced_version
+from reference.versions import Version
 
 pytestmark = pytest.mark.live
 
@@ -91,6 +92,6 @@ def test_a_server_that_dies_is_reported_in_one_line(server_factory: Callable[[],
 
 @pytest.mark.max_server("2.7.99")
 def test_wildcard_function_is_rejected_before_2_8(server: Backend) -> None:
-    assert version_tuple(server.version) < (2, 8, 0)
+    assert announced_version(server.version) < Version(2, 8, 0)
     with pytest.raises(ConfigRejectedError):
         server.apply(WILDCARD_MAPPING)

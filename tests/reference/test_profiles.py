@@ -6,14 +6,19 @@ import dataclasses
 
 import pytest
 
-from reference import NEWEST, RELEASE_LINES, UnknownVersionError, for_version
+from reference import NEWEST, RELEASE_LINES, UnknownVersionError, Version, for_version
 
 
 @pytest.mark.parametrize(
     ("spec", "version"),
-    [("2.9.10", (2, 9, 10)), ("2.10", (2, 10, 29)), ("v2.14.5", (2, 14, 5)), (" 2.2.0 ", (2, 2, 0))],
+    [
+        ("2.9.10", Version(2, 9, 10)),
+        ("2.10", Version(2, 10, 29)),
+        ("v2.14.5", Version(2, 14, 5)),
+        (" 2.2.0 ", Version(2, 2, 0)),
+    ],
 )
-def test_for_version_accepts_documented_forms(spec: str, version: tuple[int, int, int]) -> None:
+def test_for_version_accepts_documented_forms(spec: str, version: Version) -> None:
     assert for_version(spec).version == version
 
 
@@ -26,7 +31,7 @@ def test_for_version_rejects_unknown_with_one_line(spec: str) -> None:
 
 
 def test_newest_is_the_last_release_line() -> None:
-    assert NEWEST.version == RELEASE_LINES[-1].newest == (2, 14, 5)
+    assert NEWEST.version == RELEASE_LINES[-1].newest == Version(2, 14, 5)
     assert for_version("2.14") == NEWEST
 
 

@@ -56,7 +56,7 @@ def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, 
     assert status == 1
     found = case_files(run_dir)
     # Bug 2, slicing: one wildcard, one function token, a two-byte token cut in ones.
-    slicing = found["mapping:slicefromleft:value"]
+    slicing = found["mapping:sliceFromLeft:value"]
     assert (slicing["source"], slicing["destination"]) == ("*", "{{sliceFromLeft(1,1)}}")
     assert len(slicing["subject"]) == 2
     assert slicing["observed"].endswith('."}')
@@ -72,7 +72,7 @@ def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, 
     matching = found["matching:full:value"]
     assert matching["source"].removesuffix(".>") == matching["subject"]
     # Nothing else: every class is one of the planted bugs.
-    planted = ("slicefromleft", "partition", "matching:")
+    planted = ("sliceFromLeft", "partition", "matching:")
     assert all(any(mark in name for mark in planted) for name in found), sorted(found)
     counts = manifest(run_dir)
     assert counts["cases"] == sum(counts["verdicts"].values())
@@ -90,7 +90,7 @@ def test_a_case_file_replays_against_any_adapter(
     planted_run: tuple[int, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, run_dir = planted_run
-    path = next((run_dir / "divergences").glob("*slicefromleft*.json"))
+    path = next((run_dir / "divergences").glob("*sliceFromLeft*.json"))
     assert read_case_file(path).request() == {
         "op": "transform",
         "source": "*",
@@ -116,12 +116,12 @@ def test_the_gate_fails_only_on_the_changed_target(tmp_path: Path, planted_run: 
     assert result.failed
     moved = {key.case_class for key in (move.key for move in result.regressions)}
     assert {
-        "mapping:slicefromleft",
+        "mapping:sliceFromLeft",
         "partition:partition",
         "partition:partition-op",
         "matching:full",
     } <= moved
-    assert "REGRESSION example-planted-bugs-adapter 2.14.5 mapping:slicefromleft: agree -> diverge" in (
+    assert "REGRESSION example-planted-bugs-adapter 2.14.5 mapping:sliceFromLeft: agree -> diverge" in (
         result.render()
     )
     back = gate(class_verdicts([changed_run]), _renamed(class_verdicts([baseline_run]), PLANTED_NAME))
