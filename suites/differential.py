@@ -299,37 +299,11 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
         result.cases.append(rejected)
         reason = f"mapping rejected by the server (case {rejected.case_id}): {message}"
         result.cases += [
-            make_case(
-                context,
-                feature=feature_of(transform),
-                functions=transform.functions,
-                source=transform.source,
-                destination=transform.destination,
-                subject=subject,
-                expected=transform.apply(subject),
-                observed="",
-                difference="unknown",
-                detail=reason,
-                seed=seed,
-            )
-            for subject in subjects
+            _undelivered(context, transform, subject, ("unknown", reason), seed) for subject in subjects
         ]
     for transform, subject, panic in observed.crashed:
-        result.cases.append(
-            make_case(
-                context,
-                feature=feature_of(transform),
-                functions=transform.functions,
-                source=transform.source,
-                destination=transform.destination,
-                subject=subject,
-                expected=transform.apply(subject),
-                observed="",
-                difference="server-crash",
-                detail=f"the server died on this publish: {panic}",
-                seed=seed,
-            )
-        )
+        detail = f"the server died on this publish: {panic}"
+        result.cases.append(_undelivered(context, transform, subject, ("server-crash", detail), seed))
     deliveries = observed.deliveries
     if deliveries is None:
         return result
@@ -350,6 +324,27 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
         )
         offset += len(group)
     return result
+
+
+def _undelivered(
+    context: RunContext, transform: Transform, subject: str, why: tuple[str, str], seed: int
+) -> Case:
+    """A published subject that could not arrive: its mapping was refused or killed the server (`why`
+    is the difference and the detail)."""
+    difference, detail = why
+    return make_case(
+        context,
+        feature=feature_of(transform),
+        functions=transform.functions,
+        source=transform.source,
+        destination=transform.destination,
+        subject=subject,
+        expected=transform.apply(subject),
+        observed="",
+        difference=difference,
+        detail=detail,
+        seed=seed,
+    )
 
 
 def run_mapping_batch(
