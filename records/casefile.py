@@ -90,8 +90,15 @@ class CaseFile:
         return None
 
     def to_json(self) -> str:
+        """The case file's text: UTF-8 as written, or all escapes when a token is not valid UTF-8 (a cut
+        through a character, kept as lone surrogates), which JSON can state but UTF-8 cannot."""
         document = {"format": FORMAT, "version": VERSION, **asdict(self), "request": self.request()}
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(document, indent=2) + "\n"
+        return text
 
 
 def slug(case_class: str) -> str:

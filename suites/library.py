@@ -37,6 +37,7 @@ from suites.strategies import (
     destination_templates,
     patterns,
     run_batches,
+    seeded_generation,
     sources,
     subjects,
     subjects_matching,
@@ -74,6 +75,17 @@ FOCUS = ("wildcard", *(f.name for f in MAPPING_FUNCTIONS if f.name not in ("wild
 """Functions a family of questions may focus on (one or two at a time, so each meets its edge cases);
 not ``random``, whose output no answer can be compared with. ``wildcard`` comes first, as it always
 has, so that a seed still draws the questions it drew before."""
+
+STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
+    *(("transform", (name,), 1) for name in FOCUS),
+    ("transform", (), 2),
+    ("partition", (), 2),
+    ("match", (), 3),
+    ("valid_subject", (), 2),
+)
+"""How a run's families are shared out: (kind of question, functions in focus, share). Each stratum is
+its own Hypothesis run, so every kind and every function gets its share of a short run (within one run,
+Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions)."""
 
 
 @st.composite
@@ -160,17 +172,16 @@ def token_pool(rng: random.Random) -> list[str]:
 
 
 @st.composite
-def question_families(draw: st.DrawFn, profile: ReleaseProfile) -> list[Request]:
-    """`FAMILY` questions sharing one drawn structure (a mapping, a pattern, a count, a rule); the
-    structure comes from Hypothesis, the bulk of each family from a generator it seeds."""
-    op = draw(st.sampled_from(["transform", "transform", "transform", "partition", "match", "valid_subject"]))
+def question_families(
+    draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str]
+) -> list[Request]:
+    """`FAMILY` questions of kind `op` sharing one drawn structure (a mapping whose functions are those
+    of `focus` when given, a pattern, a count, a rule); the structure comes from Hypothesis, the bulk of
+    each family from a generator it seeds."""
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
     pool = token_pool(rng)
     if op == "transform":
         source = draw(wildcard_sources())
-        # The focus comes from the seeded generator: Hypothesis's own generation stays near earlier
-        # examples, and every function should get its share of a short run.
-        focus = rng.sample(FOCUS, rng.randint(1, 2)) if rng.random() < 0.8 else []
         destination = draw(destination_templates(source, profile, focus).filter(_no_random))
         found = bulk_subjects(source, rng, FAMILY, pool=pool)
         return [_transform(source, destination, subject, profile) for subject in found]
@@ -322,19 +333,20 @@ class LibraryRun:
 
             try:
                 names = [name for name in case_class.split(":")[1].split("+") if name != "literal"]
-                request = find(
-                    strategy_for(seen["op"], profile, names),
-                    shows,
-                    settings=settings(
-                        max_examples=max_examples,
-                        database=None,
-                        phases=[Phase.generate, Phase.shrink],
-                        derandomize=False,
-                        suppress_health_check=list(HealthCheck),
-                        deadline=None,
-                    ),
-                    random=random.Random(0),
-                )
+                with seeded_generation():
+                    request = find(
+                        strategy_for(seen["op"], profile, names),
+                        shows,
+                        settings=settings(
+                            max_examples=max_examples,
+                            database=None,
+                            phases=[Phase.generate, Phase.shrink],
+                            derandomize=False,
+                            suppress_health_check=list(HealthCheck),
+                            deadline=None,
+                        ),
+                        random=random.Random(0),
+                    )
             except NoSuchExample:
                 request = seen
             minimal.extend(case for case in self.ask([request]) if case.case_class == case_class)
@@ -343,6 +355,24 @@ class LibraryRun:
 
 def _size(request: Request) -> int:
     return len(json.dumps(request))
+
+
+def _drawing(
+    strategy: st.SearchStrategy[list[Request]], cases: int, drawn: list[int]
+) -> Callable[[st.DataObject], list[Request]]:
+    """Draws a family of `strategy`, cut to the questions left of `cases` (`drawn[0]` asked so far)."""
+    return lambda data: data.draw(strategy)[: cases - drawn[0]]
+
+
+def _shares(families: int) -> list[int]:
+    """`families` shared out over the strata in proportion to their shares (largest remainder)."""
+    total = sum(share for _op, _focus, share in STRATA)
+    exact = [families * share / total for _op, _focus, share in STRATA]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
+    for i in by_remainder[: families - sum(counts)]:
+        counts[i] += 1
+    return counts
 
 
 def run_library(
@@ -368,8 +398,11 @@ def run_library(
             run.ask(pending, seed)
             pending.clear()
 
-    strategy = question_families(profile)
-    run_batches(lambda data: data.draw(strategy)[: cases - drawn[0]], -(-cases // FAMILY), seed, collect)
+    for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
+        if families:
+            run_batches(
+                _drawing(question_families(profile, op, focus), cases, drawn), families, seed, collect
+            )
     if pending:
         run.ask(pending, seed)
     return run.minimise(profile)
