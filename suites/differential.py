@@ -297,7 +297,7 @@ def _crash_case(
         server.apply(ServerConfig().with_mappings(Mapping(transform.source, transform.destination)))
     except ConfigRejectedError:
         return None
-    observation = publish_and_observe(server.url, [subjects[0]], settle=0.2, timeout=5.0)
+    observation = publish_and_observe(server.url, [subjects[0]], timeout=5.0)
     if not has_died(server, observation.failure):
         return None
     last = [line for line in server.logs().splitlines() if "panic" in line.lower()][:1]
