@@ -92,6 +92,15 @@ class Tap(threading.Thread):
             with self.changed:
                 self.changed.notify_all()
 
+    def ping(self, timeout: float) -> None:
+        """PING the tap; if its connection is gone, fail with the reader's account of why (once it has
+        read what the server sent before closing)."""
+        try:
+            self.connection.ping()
+        except WireError as error:
+            self.join(timeout)
+            raise WireError(self.error or f"tap connection: {error}") from error
+
     def wait_pongs(self, count: int, timeout: float) -> None:
         """Wait until the tap has read `count` PONGs; raise `WireError` if it fails or time runs out."""
         with self.changed:
@@ -133,9 +142,9 @@ def publish_and_observe(
                     publisher.queue_frames(publish_frames(subjects[start : start + chunk], start))
                     publisher.ping()
                     if sent:
-                        _confirm(publisher, tap_connection, observation, start, timeout)
+                        _confirm(publisher, tap, observation, start, timeout)
                 publisher.await_pong(timeout)
-                tap_connection.ping()
+                tap.ping(timeout)
                 observation.published = len(subjects)
                 tap.wait_pongs(len(starts), timeout)
         except WireError as error:
@@ -150,10 +159,10 @@ def publish_and_observe(
 
 
 def _confirm(
-    publisher: WireConnection, tap: WireConnection, observation: Observation, published: int, timeout: float
+    publisher: WireConnection, tap: Tap, observation: Observation, published: int, timeout: float
 ) -> None:
     """The publisher's PONG for the chunk before the last one sent: the server has handled those
     publications, so the tap's PING now fences every delivery of them."""
     publisher.await_pong(timeout)
     observation.published = published
-    tap.ping()
+    tap.ping(timeout)
