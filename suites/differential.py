@@ -365,7 +365,7 @@ def _crash_probe(
         session.configure(Mapping(transform.source, transform.destination))
     except ConfigRejectedError:
         return None
-    observation = publish_and_observe(session.url, [subjects[0]], settle=0.2, timeout=5.0)
+    observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
     if not session.has_died(observation.failure):
         return None
     last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]

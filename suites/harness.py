@@ -1,26 +1,24 @@
 """Publish many subjects to a live server and observe, per case, on which subjects they arrived.
 
 The case id of a subject is its position in the list, and each message carries it as payload; a wire
-tap (`>`) on a second connection collects every delivery. Publishing is pipelined in chunks: each
-chunk ends with a round trip, and the publisher runs at most `window` chunks ahead of the tap, so the
-server never sees the tap as a slow consumer. The result says, for every case id, the subjects it
-arrived on (none: not delivered; two: delivered twice).
+tap (`>`) on a second connection collects every delivery. Publishing is pipelined in chunks, each ended
+by a PING. When a chunk's PONG is back on the publisher, a PING goes to the tap, and its PONG proves
+every delivery of that chunk has been read (the rule in `fixtures.wire`): the result is complete when
+the last chunk's tap PONG is in, with no quiet window. The publisher runs at most `window` chunks ahead
+of the tap, so the server never sees the tap as a slow consumer. The result says, for every case id,
+the subjects it arrived on (none: not delivered; two: delivered twice).
 """
 
 from __future__ import annotations
 
-import re
-import socket
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fixtures.wire import WireConnection, WireError
+from fixtures.wire import WireConnection, WireError, publish_frames
 
 TAP_SID = 1
-MSG_FRAME = re.compile(r"MSG ([^ ]+) 1 \d+\r\n(\d+)\r\n", re.ASCII)
-"""A tap delivery whose payload is a case id. Subjects never hold spaces or CR/LF (subjects.ru.md)."""
 
 
 @dataclass(slots=True)
@@ -52,131 +50,119 @@ class Observation:
 
 
 class Tap(threading.Thread):
-    """Reads MSG frames from the tap connection as fast as it can.
+    """Reads the tap connection as fast as it can, noting every delivery whose payload is a case id
+    (others, such as the reload probe's, are not ours) and counting PONGs for `wait_pongs`."""
 
-    Bytes are decoded up to the last complete line (CR LF never sits inside a UTF-8 sequence), every
-    complete frame is matched at once by `MSG_FRAME`, and the text after the last match is kept for
-    the next read. Subjects keep undecodable bytes as surrogate escapes, as the reference does.
-    """
-
-    def __init__(self, sock: socket.socket, leftover: bytes, observation: Observation) -> None:
+    def __init__(self, connection: WireConnection, observation: Observation) -> None:
         super().__init__(daemon=True, name="nats-conformance-tap")
-        self.sock = sock
-        self.leftover = leftover
+        self.connection = connection
         self.observation = observation
         self.stopping = threading.Event()
         self.error = ""
+        self.pongs = 0
+        self.changed = threading.Condition()
 
     def run(self) -> None:
-        sock = self.sock
-        sock.settimeout(0.05)
-        pending = bytearray(self.leftover)
-        text = ""
         observation = self.observation
         note, first = observation.note, observation.first
         size = len(first)
-        while not self.stopping.is_set():
-            try:
-                chunk = sock.recv(1 << 20)
-            except TimeoutError:
-                continue
-            except OSError as error:
-                self.error = f"tap connection lost: {error}"
+        try:
+            while not self.stopping.is_set():
+                frames = self.connection.receive(time.monotonic() + 0.05)
+                if frames is None:
+                    continue
+                for subject, payload in zip(frames.subjects, frames.payloads, strict=True):
+                    if not payload.isdigit():
+                        continue
+                    case_id = int(payload)
+                    if case_id < size and first[case_id] is None:  # the common case, inlined
+                        first[case_id] = subject
+                        observation.received += 1
+                    else:
+                        note(case_id, subject)
+                pongs = frames.count("PONG")
+                if pongs:
+                    with self.changed:
+                        self.pongs += pongs
+                        self.changed.notify_all()
+        except WireError as error:
+            if self.stopping.is_set():
                 return
-            if not chunk:
-                self.error = "the server closed the tap connection"
-                return
-            pending += chunk
-            cut = pending.rfind(b"\r\n") + 2
-            if cut < 2:
-                continue
-            text += pending[:cut].decode("utf-8", "surrogateescape")
-            del pending[:cut]
-            end = 0
-            for match in MSG_FRAME.finditer(text):
-                case_id = int(match[2])
-                if case_id < size and first[case_id] is None:  # the common case, inlined
-                    first[case_id] = match[1]
-                    observation.received += 1
-                else:
-                    note(case_id, match[1])
-                end = match.end()
-            if "PING\r\n" in text:
-                sock.sendall(b"PONG\r\n")
-            start = text.rfind("MSG ", end)
-            text = text[start:] if start >= 0 else ""
+            self.error = f"tap connection: {error}"
+            with self.changed:
+                self.changed.notify_all()
 
+    def ping(self, timeout: float) -> None:
+        """PING the tap; if its connection is gone, fail with the reader's account of why (once it has
+        read what the server sent before closing)."""
+        try:
+            self.connection.ping()
+        except WireError as error:
+            self.join(timeout)
+            raise WireError(self.error or f"tap connection: {error}") from error
 
-def publish_frames(subjects: Sequence[str], first_id: int) -> bytes:
-    """PUB frames for `subjects`, the payload of each its case id (`first_id` onwards)."""
-    return "".join(
-        [
-            f"PUB {subject} {len(key)}\r\n{key}\r\n"
-            for subject, key in zip(
-                subjects, map(str, range(first_id, first_id + len(subjects))), strict=True
-            )
-        ]
-    ).encode("utf-8", "surrogateescape")
+    def wait_pongs(self, count: int, timeout: float) -> None:
+        """Wait until the tap has read `count` PONGs; raise `WireError` if it fails or time runs out."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.pongs >= count or bool(self.error), timeout):
+                raise WireError(f"no PONG on the tap within {timeout:.0f}s")
+        if self.error:
+            raise WireError(self.error)
 
 
 def publish_and_observe(
     url: str,
     subjects: Sequence[str],
     *,
-    expected_deliveries: int | None = None,
     chunk: int = 10_000,
     window: int = 3,
-    settle: float = 0.3,
     timeout: float = 30.0,
 ) -> Observation:
     """Publish every subject (case id = its index); return where each arrived.
 
-    `expected_deliveries` (default: one per subject) lets the wait end as soon as everything has
-    arrived; otherwise it ends once nothing arrived for `settle` seconds after the last round trip.
+    `timeout` bounds each wait for a PONG; `failure` says what ended the batch early, `published`
+    how many publications the server confirmed.
     """
     observation = Observation(first=[None] * len(subjects))
-    want = len(subjects) if expected_deliveries is None else expected_deliveries
     try:
-        tap_connection = WireConnection(url, name="nats-conformance-tap")
+        tap_connection = WireConnection(url, name="nats-conformance-tap", timeout=timeout)
     except WireError as error:
         observation.failure = str(error)
         return observation
     try:
         tap_connection.subscribe(">", TAP_SID)
         tap_connection.flush()
-        tap = Tap(*tap_connection.detach(), observation)
+        tap = Tap(tap_connection, observation)
         tap.start()
         try:
-            with WireConnection(url, name="nats-conformance-publisher") as publisher:
-                for start in range(0, len(subjects), chunk):
-                    _wait_for(tap, min(want, start - chunk * (window - 1)), settle, timeout)
-                    if tap.error:
-                        break
+            with WireConnection(url, name="nats-conformance-publisher", timeout=timeout) as publisher:
+                starts = range(0, len(subjects), chunk)
+                for sent, start in enumerate(starts):
+                    tap.wait_pongs(sent + 1 - window, timeout)
                     publisher.queue_frames(publish_frames(subjects[start : start + chunk], start))
-                    publisher.flush(timeout=timeout)
-                    observation.published = min(start + chunk, len(subjects))
-            _wait_for(tap, want, settle, timeout)
+                    publisher.ping()
+                    if sent:
+                        _confirm(publisher, tap, observation, start, timeout)
+                publisher.await_pong(timeout)
+                tap.ping(timeout)
+                observation.published = len(subjects)
+                tap.wait_pongs(len(starts), timeout)
         except WireError as error:
             observation.failure = str(error)
         finally:
             tap.stopping.set()
+            tap_connection.close()
             tap.join()
-        if tap.error and not observation.failure:
-            observation.failure = tap.error
     finally:
         tap_connection.close()
     return observation
 
 
-def _wait_for(tap: Tap, count: int, settle: float, timeout: float) -> None:
-    """Wait until the tap received `count` messages, or nothing new came for `settle` seconds."""
-    observation = tap.observation
-    deadline = time.monotonic() + timeout
-    last, last_change = observation.received, time.monotonic()
-    while observation.received < count and not tap.error:
-        now = time.monotonic()
-        if observation.received != last:
-            last, last_change = observation.received, now
-        elif now - last_change > settle or now > deadline:
-            return
-        time.sleep(0.0005)
+def _confirm(
+    publisher: WireConnection, tap: Tap, observation: Observation, published: int, timeout: float
+) -> None:
+    """The publisher's PONG for the chunk before the last one sent: the server has handled those
+    publications, so the tap's PING now fences every delivery of them."""
+    publisher.await_pong(timeout)
+    observation.published = published
+    tap.ping(timeout)

@@ -2,8 +2,8 @@
 
 One connection subscribes every pattern (subscription id = position + 1), then publishes the subjects
 itself, each message carrying its publication index as payload (NATS echoes a connection's own messages
-to its subscriptions by default). Publications go in chunks, each followed by a PING: the server writes a
-connection's deliveries and its PONG in the order it handled them, so when the PONG arrives every
+to its subscriptions by default). Publications go in chunks, each followed by a PING; publisher and
+observer being one connection, its PONG is the whole barrier of `fixtures.wire`: when it arrives every
 delivery of the chunk has been read. No settle time is needed, and a missing delivery is a real absence.
 
 A chunk is sized so that even if every publication matched every subscription, the deliveries it causes
@@ -15,7 +15,6 @@ subscription by the partition and weighted properties, where mappings rewrite th
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Final
 
 from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
-from fixtures.wire import CRLF, WireConnection, WireError
+from fixtures.wire import WireConnection, WireError, publish_frames
 from records.schema import Case
 from reference.matching import SubjectIndex
 from suites.differential import RunContext, make_case
@@ -31,9 +30,9 @@ from suites.differential import RunContext, make_case
 __all__ = [
     "CHUNK_DELIVERIES",
     "SubscriptionObservation",
+    "collect_until_pong",
     "judge_matching",
     "observe_subscriptions",
-    "publication_frames",
     "wildcard_kinds",
 ]
 
@@ -66,74 +65,22 @@ class SubscriptionObservation:
         return index < self.published
 
 
-def publication_frames(subjects: Sequence[str], start: int, stop: int) -> bytes:
-    """``PUB`` frames for ``subjects[start:stop]``, the payload being each one's index, then a ``PING``."""
-    out = bytearray()
-    for index in range(start, stop):
-        payload = str(index).encode()
-        subject = subjects[index].encode("utf-8", "surrogateescape")
-        out += b"PUB " + subject + b" " + str(len(payload)).encode() + CRLF + payload + CRLF
-    out += b"PING" + CRLF
-    return bytes(out)
-
-
-class _Reader:
-    """Parses ``MSG`` frames off a raw socket until a ``PONG``; payloads are publication indexes."""
-
-    def __init__(self, sock: socket.socket, leftover: bytes, observation: SubscriptionObservation) -> None:
-        self.sock = sock
-        self.buffer = bytearray(leftover)
-        self.deliveries = observation.deliveries
-
-    def until_pong(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        buffer = self.buffer
-        deliveries = self.deliveries
-        while True:
-            position = 0
-            while True:
-                end = buffer.find(CRLF, position)
-                if end < 0:
-                    break
-                verb = bytes(buffer[position : position + 4])
-                if verb == b"MSG ":
-                    parts = bytes(buffer[position:end]).split(b" ")
-                    size = int(parts[-1])
-                    body_end = end + 2 + size
-                    if body_end + 2 > len(buffer):
-                        break
-                    payload = bytes(buffer[end + 2 : body_end])
-                    position = body_end + 2
-                    # Other payloads (the reload probe's "probe") are not ours.
-                    if payload.isdigit():
-                        key = (int(parts[2]), int(payload))
-                        subject = parts[1].decode("utf-8", "surrogateescape")
-                        deliveries.setdefault(key, []).append(subject)
-                    continue
-                line = bytes(buffer[position:end])
-                position = end + 2
-                if verb == b"PONG":
-                    del buffer[:position]
-                    return
-                if verb == b"PING":
-                    self.sock.sendall(b"PONG" + CRLF)
-                elif verb == b"-ERR":
-                    raise WireError(f"server error: {line[5:].decode('utf-8', 'replace').strip()}")
-                # +OK and INFO need no action.
-            del buffer[:position]
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WireError(f"no PONG from the server within {timeout:.0f}s")
-            self.sock.settimeout(remaining)
-            try:
-                chunk = self.sock.recv(1 << 20)
-            except TimeoutError:
-                continue
-            except OSError as error:
-                raise WireError(f"connection lost: {error}") from error
-            if not chunk:
-                raise WireError("the server closed the connection")
-            buffer += chunk
+def collect_until_pong(
+    connection: WireConnection, observation: SubscriptionObservation, timeout: float
+) -> None:
+    """Read deliveries (payload = publication index; others, like the reload probe's, are not ours)
+    until the connection's next PONG; raise `WireError` if none comes within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    deliveries = observation.deliveries
+    while True:
+        frames = connection.receive(deadline)
+        if frames is None:
+            raise WireError(f"no PONG from the server within {timeout:.0f}s")
+        for sid, payload, subject in zip(frames.sids, frames.payloads, frames.subjects, strict=True):
+            if payload.isdigit():
+                deliveries.setdefault((sid, int(payload)), []).append(subject)
+        if frames.count("PONG"):
+            return
 
 
 def observe_subscriptions(
@@ -158,16 +105,12 @@ def observe_subscriptions(
         for sid, pattern in enumerate(patterns, start=1):
             connection.subscribe(pattern, sid)
         connection.flush()
-        sock, leftover = connection.detach()
-        reader = _Reader(sock, leftover, observation)
         per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
         for start in range(0, len(subjects), per_chunk):
             stop = min(start + per_chunk, len(subjects))
-            try:
-                sock.sendall(publication_frames(subjects, start, stop))
-            except OSError as error:
-                raise WireError(f"connection lost while publishing: {error}") from error
-            reader.until_pong(timeout)
+            connection.queue_frames(publish_frames(subjects[start:stop], start))
+            connection.ping()
+            collect_until_pong(connection, observation, timeout)
             observation.published = stop
     except WireError as error:
         observation.failure = str(error)

@@ -105,7 +105,7 @@ def test_a_dropped_connection_makes_cases_unknown_and_every_case_is_counted(
     assert 0 < verdicts["agree"] < len(subjects)
     assert verdicts["unknown"] == len(subjects) - verdicts["agree"]
     details = {case.detail for case in result.cases}
-    assert details == {"the server closed the tap connection"}
+    assert details == {"tap connection: the server closed the connection"}
 
 
 def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(

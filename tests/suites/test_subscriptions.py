@@ -1,28 +1,23 @@
-"""suites.subscriptions: frames, the MSG reader, and the (pattern, subject) judgement."""
+"""suites.subscriptions: observation through the PING/PONG barrier, and the (pattern, subject) judgement."""
 
 from __future__ import annotations
 
 import itertools
-import socket
-from collections.abc import Iterator
 
 import pytest
 
-from fixtures.wire import WireError
+from fixtures.backends.base import Backend
+from fixtures.wire import WireConnection, WireError
 from suites.differential import RunContext
 from suites.expectations import Expectations
 from suites.subscriptions import (
     SubscriptionObservation,
-    _Reader,
+    clear_mappings,
+    collect_until_pong,
     judge_matching,
-    publication_frames,
+    observe_subscriptions,
     wildcard_kinds,
 )
-
-
-def test_publication_frames_carry_their_index_and_end_with_a_ping() -> None:
-    frames = publication_frames(["a.b", "ö.c", "x"], 1, 3)
-    assert frames == b"PUB \xc3\xb6.c 1\r\n1\r\nPUB x 1\r\n2\r\nPING\r\n"
 
 
 @pytest.mark.parametrize(
@@ -33,41 +28,33 @@ def test_wildcard_kinds(pattern: str, kinds: tuple[str, ...]) -> None:
     assert wildcard_kinds(pattern) == kinds
 
 
-@pytest.fixture
-def pair() -> Iterator[tuple[socket.socket, socket.socket]]:
-    ours, server = socket.socketpair()
-    try:
-        yield ours, server
-    finally:
-        ours.close()
-        server.close()
+@pytest.mark.live
+def test_every_delivery_is_read_by_the_pong(server: Backend) -> None:
+    clear_mappings(server)
+    patterns = ["a.*", "a.>", "b", "a.*"]
+    subjects = ["a.x", "a.x.y", "b", "c", "a.\udcff"]
+    observation = observe_subscriptions(server.url, patterns, subjects, chunk_deliveries=8)
+    assert observation.failure == ""
+    assert observation.published == len(subjects)
+    assert observation.deliveries == {
+        (1, 0): ["a.x"],
+        (2, 0): ["a.x"],
+        (4, 0): ["a.x"],
+        (2, 1): ["a.x.y"],
+        (3, 2): ["b"],
+        (1, 4): ["a.\udcff"],
+        (2, 4): ["a.\udcff"],
+        (4, 4): ["a.\udcff"],
+    }
 
 
-def test_reader_collects_msg_frames_split_anywhere_until_pong(
-    pair: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, server = pair
-    observation = SubscriptionObservation()
-    stream = (
-        b"MSG a.b 1 1\r\n0\r\nMSG a.b 2 1\r\n0\r\nMSG _nc_probed.gen1 1 5\r\nprobe\r\n"
-        b"PING\r\nMSG a.x 1 reply 2\r\n12\r\nMSG a.b 1 1\r\n0\r\n+OK\r\nPONG\r\nMSG late 1 1\r\n3\r\n"
-    )
-    reader = _Reader(ours, stream[:7], observation)
-    for start in range(7, len(stream), 5):
-        server.sendall(stream[start : start + 5])
-    reader.until_pong(timeout=2)
-    assert observation.deliveries == {(1, 0): ["a.b", "a.b"], (2, 0): ["a.b"], (1, 12): ["a.x"]}
-    assert server.recv(100) == b"PONG\r\n"  # the server's PING was answered
-    assert bytes(reader.buffer).startswith(b"MSG late")  # what follows the PONG is kept for next time
-
-
-def test_reader_raises_on_err_and_on_silence(pair: tuple[socket.socket, socket.socket]) -> None:
-    ours, server = pair
-    server.sendall(b"-ERR 'Invalid Subject'\r\n")
-    with pytest.raises(WireError, match="Invalid Subject"):
-        _Reader(ours, b"", SubscriptionObservation()).until_pong(timeout=2)
-    with pytest.raises(WireError, match="no PONG"):
-        _Reader(ours, b"", SubscriptionObservation()).until_pong(timeout=0.1)
+@pytest.mark.live
+def test_err_and_silence_end_the_observation(server: Backend) -> None:
+    observation = observe_subscriptions(server.url, ["a..b"], ["a"])
+    assert "Invalid Subject" in observation.failure
+    assert observation.published == 0
+    with WireConnection(server.url) as connection, pytest.raises(WireError, match="no PONG"):
+        collect_until_pong(connection, SubscriptionObservation(), timeout=0.2)  # no PING sent
 
 
 def context() -> RunContext:
