@@ -23,12 +23,12 @@ from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
+from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.profiles import ReleaseProfile, for_version
 from reference.weighted import WeightedDestination
 from suites.differential import BatchResult, MappingBatch, RunContext, run_mapping_batch, run_validation_case
-from suites.expectations import Expectations
 from suites.library import BACKEND, run_library
 from suites.strategies import (
     bulk_subjects,

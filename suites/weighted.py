@@ -15,11 +15,10 @@ publishes ``sample_size(shares)`` messages (a 5-point shift detected with power 
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
@@ -86,11 +85,6 @@ def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
     return tuple(out)
 
 
-def list_text(entries: Sequence[WeightedDestination]) -> str:
-    """The weighted list as JSON, the form of the `destination` column (docs/record-schema.md)."""
-    return json.dumps([{"destination": e.destination, "weight": e.weight} for e in entries])
-
-
 def run_weighted(
     server: Backend,
     context: RunContext,
@@ -109,15 +103,15 @@ def run_weighted(
     mapping = compile_weighted(source, entries, profile)
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
-    destination = list_text(entries)
     result = WeightedResult(categories=categories)
     config_entries = tuple(ConfigEntry(e.destination, e.weight) for e in entries)
     try:
         server.apply(ServerConfig().with_mappings(Mapping(source, config_entries)))
     except ConfigRejectedError as error:
-        result.summary = rejection_case(
-            context, functions=functions, source=source, destination=destination, error=error, seed=seed
+        rejected = rejection_case(
+            context, functions=functions, source=source, destination="", error=error, seed=seed
         )
+        result.summary = replace(rejected, weights=tuple(entries))
         return result
     began = time.perf_counter()
     observation = observe_subscriptions(server.url, [">"], subjects)
@@ -142,7 +136,8 @@ def run_weighted(
                 feature="weighted",
                 functions=functions,
                 source=source,
-                destination=destination,
+                destination="",
+                weights=entries,
                 subject=subject,
                 expected=expected,
                 observed="|".join(arrived),
@@ -162,7 +157,8 @@ def run_weighted(
         feature="weighted",
         functions=functions,
         source=source,
-        destination=destination,
+        destination="",
+        weights=entries,
         subject="",
         expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),

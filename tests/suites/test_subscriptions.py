@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from fixtures.wire import WireError
+from records.expectations import Expectations
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.subscriptions import (
     SubscriptionObservation,
     _Reader,

@@ -7,14 +7,17 @@
     implementation = "nats-server"       # or a third-party target's name; "*" for any
     min_version = "2.10.16"              # inclusive; omit for "since ever"
     max_version = ""                     # inclusive; empty for "still open"
-    case_class = "validation:*:reference-accept-server-reject"   # fnmatch pattern over a case's class
-    functions = ["left", "right"]        # optional: the case must use one of these functions
-    link = "https://..."                 # upstream issue or document section
+    feature = "validation"               # fnmatch pattern over the case's feature
+    difference = "reference-accept-server-reject"   # fnmatch pattern over what differed
+    functions = ["left", "right"]        # optional: the case uses any of these ("literal": none)
+    link = "https://..."                 # upstream issue or public document
     note = "why this differs"
 
-A diverging case whose implementation, version and class match an entry gets the verdict `expected`
-and carries the entry's id. An entry that matched nothing in a run that covered its range is stale,
-and `stale()` lists it so the file does not rot.
+A diverging case whose implementation, version, feature and difference match an entry (and, when the
+entry lists functions, that uses one of them in any combination with others) gets the verdict
+`expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
+and feature is stale, and `stale()` lists it so the file does not rot. Suites classify cases with it;
+reports read it for the notes and links of the entries they show.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -51,7 +54,8 @@ class Expectation:
     """One known divergence."""
 
     id: str
-    case_class: str
+    feature: str
+    difference: str
     implementation: str = "nats-server"
     min_version: str = ""
     max_version: str = ""
@@ -59,13 +63,15 @@ class Expectation:
     note: str = ""
     functions: tuple[str, ...] = ()
 
-    def explains(self, case_class: str) -> bool:
-        """True iff a divergence of `case_class` (`feature:fn1+fn2:difference`) is this entry's."""
-        if not fnmatchcase(case_class, self.case_class):
+    def explains(self, feature: str, functions: str, difference: str) -> bool:
+        """True iff a divergence of `feature` and `difference`, using `functions` (the `+`-joined
+        column, empty for none), is this entry's: both patterns match and, when the entry lists
+        functions, the case uses one of them (a case using none uses `literal`)."""
+        if not (fnmatchcase(feature, self.feature) and fnmatchcase(difference, self.difference)):
             return False
         if not self.functions:
             return True
-        used = {name.lower() for name in case_class.split(":")[1].split("+")}
+        used = {name.lower() for name in (functions.split("+") if functions else ["literal"])}
         return any(name.lower() in used for name in self.functions)
 
     def covers(self, implementation: str, version: str) -> bool:
@@ -86,12 +92,14 @@ class Expectations:
     covered: set[str] = field(default_factory=set)
     features: set[str] = field(default_factory=set)
 
-    def classify(self, implementation: str, version: str, case_class: str) -> Expectation | None:
+    def classify(
+        self, implementation: str, version: str, *, feature: str, functions: str, difference: str
+    ) -> Expectation | None:
         """The entry explaining a divergence of this class, or None (an unexpected divergence)."""
         for entry in self.entries:
             if entry.covers(implementation, version):
                 self.covered.add(entry.id)
-                if entry.explains(case_class):
+                if entry.explains(feature, functions, difference):
                     self.confirmed.add(entry.id)
                     return entry
         return None
@@ -113,30 +121,41 @@ class Expectations:
             for e in self.entries
             if e.id in self.covered
             and e.id not in self.confirmed
-            and any(fnmatchcase(feature, e.case_class.split(":")[0]) for feature in self.features)
+            and any(fnmatchcase(feature, e.feature) for feature in self.features)
         ]
 
 
-def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
-    """Read the expectations file; a missing file means no known divergences."""
-    if not path.exists():
-        return Expectations()
+def load_expectations(path: Path | None = None) -> Expectations:
+    """Read an expectations file. Without `path`, the repository's file, and none there means no known
+    divergences; a `path` given must exist."""
+    if path is None:
+        if not DEFAULT_PATH.exists():
+            return Expectations()
+        path = DEFAULT_PATH
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except FileNotFoundError as error:
+        raise ExpectationsError(f"no expectations file {path}") from error
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
     return Expectations(tuple(_entries(data.get("divergence", []), path)))
 
 
+REQUIRED = ("id", "feature", "difference")
+KEYS = frozenset(item.name for item in fields(Expectation))
+
+
 def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
     seen: set[str] = set()
-    allowed = set(Expectation.__slots__)
     for index, table in enumerate(tables):
-        if not isinstance(table, dict) or "id" not in table or "case_class" not in table:
-            raise ExpectationsError(f"{path}: divergence #{index + 1} needs 'id' and 'case_class'")
-        unknown = set(table) - allowed
+        if not isinstance(table, dict) or any(key not in table for key in REQUIRED):
+            raise ExpectationsError(f"{path}: divergence #{index + 1} needs {', '.join(map(repr, REQUIRED))}")
+        unknown = set(table) - KEYS
         if unknown:
-            raise ExpectationsError(f"{path}: divergence {table['id']!r} has unknown keys {sorted(unknown)}")
+            raise ExpectationsError(
+                f"{path}: divergence {table['id']!r} has unknown keys {sorted(unknown)} "
+                f"(known: {', '.join(sorted(KEYS))})"
+            )
         if table["id"] in seen:
             raise ExpectationsError(f"{path}: divergence id {table['id']!r} appears twice")
         seen.add(table["id"])
@@ -178,7 +197,9 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
         kept.append(
             Expectation(
                 id=unique,
-                case_class=case_class,
+                feature=first.feature,
+                difference=first.difference,
+                functions=tuple(first.functions.split("+")) if first.functions else ("literal",),
                 implementation=implementation,
                 min_version=first.server_version,
                 note=note,
@@ -187,7 +208,7 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
     return kept
 
 
-HEADER = """# Known divergences (see suites/expectations.py for the format).
+HEADER = """# Known divergences (see records/expectations.py for the format).
 # A divergence listed here is reported as `expected`; an entry no run confirms any more is flagged stale.
 """
 
@@ -197,9 +218,9 @@ def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
     blocks = [HEADER]
     for entry in entries:
         lines = ["[[divergence]]"]
-        for name in ("id", "implementation", "min_version", "max_version", "case_class"):
+        for name in ("id", "implementation", "min_version", "max_version", "feature", "difference"):
             value = getattr(entry, name)
-            if value or name in ("id", "case_class"):
+            if value or name in REQUIRED:
                 lines.append(f"{name} = {_toml_string(value)}")
         if entry.functions:
             lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")
