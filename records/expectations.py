@@ -35,6 +35,8 @@ from records.schema import Case
 from reference.errors import ConformanceError
 
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "expectations.toml"
+LITERAL = "literal"
+"""The function name of a case that uses none (as the class text shows it)."""
 
 
 class ExpectationsError(ConformanceError, ValueError):
@@ -71,7 +73,7 @@ class Expectation:
             return False
         if not self.functions:
             return True
-        used = {name.lower() for name in (functions.split("+") if functions else ["literal"])}
+        used = {name.lower() for name in (functions.split("+") if functions else [LITERAL])}
         return any(name.lower() in used for name in self.functions)
 
     def covers(self, implementation: str, version: str) -> bool:
@@ -172,17 +174,18 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
 
 
 def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> list[Expectation]:
-    """The file's entries after a run: stale ones dropped, one new entry per unexpected divergence
-    class and implementation (its range starts at the lowest release it was seen on, open-ended)."""
+    """The file's entries after a run: stale ones dropped, one new entry per implementation, feature and
+    difference of the unexpected divergences, listing every function they used (`literal`: none); its
+    range starts at the lowest release it was seen on, open-ended."""
     stale = {entry.id for entry in expectations.stale()}
     kept = [entry for entry in expectations.entries if entry.id not in stale]
     taken = {entry.id for entry in kept}
-    grouped: dict[tuple[str, str], list[Case]] = {}
+    grouped: dict[tuple[str, str, str], list[Case]] = {}
     for case in divergences:
-        grouped.setdefault((case.implementation, case.case_class), []).append(case)
-    for (implementation, case_class), cases in sorted(grouped.items()):
+        grouped.setdefault((case.implementation, case.feature, case.difference), []).append(case)
+    for (implementation, feature, difference), cases in sorted(grouped.items()):
         first = min(cases, key=lambda case: version_key(case.server_version))
-        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{case_class}".lower()).strip("-")
+        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{feature}-{difference}".lower()).strip("-")
         unique = name
         for number in itertools.count(2):
             if unique not in taken:
@@ -194,12 +197,15 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
             f"observed {first.observed!r} (source {first.source!r}, destination {first.destination!r}, "
             f"subject {first.subject!r}). Review and explain."
         )
+        used = {
+            name for case in cases for name in (case.functions.split("+") if case.functions else [LITERAL])
+        }
         kept.append(
             Expectation(
                 id=unique,
-                feature=first.feature,
-                difference=first.difference,
-                functions=tuple(first.functions.split("+")) if first.functions else ("literal",),
+                feature=feature,
+                difference=difference,
+                functions=tuple(sorted(used)),
                 implementation=implementation,
                 min_version=first.server_version,
                 note=note,
