@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fixtures.adapter import AdapterProcess
 from records.casefile import CaseFile
+from records.expectations import Expectations
 from records.schema import Case
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.library import BACKEND, BATCH, run_library
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fixtures.backends.process import ProcessBackend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.provision import resolve_binary
+from records.expectations import Expectations
 from records.writer import RecordWriter
 from reference.profiles import for_version
 from suites.differential import MappingBatch, RunContext, run_mapping_batch
-from suites.expectations import Expectations
 from suites.harness import publish_and_observe
 from suites.strategies import bulk_subjects
 

@@ -31,10 +31,10 @@ from fixtures.backends.process import ProcessBackend
 from fixtures.jetstream import JetStreamClient, jetstream_config
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.wire import WireConnection
+from records.expectations import Expectations
 from records.writer import RecordWriter
 from reference.republish import RePublish, StreamModel, rules_for
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.republish import MessageLedger, stream_config
 
 OPTION = RePublish("b.*.*", "rb.{{wildcard(2)}}.{{partition(10,1,2)}}")

@@ -16,10 +16,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from records.schema import Case
+from reference.channels import ServerSpec
 from reference.errors import ConformanceError
+from reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
-VERSION: Final = 1
+VERSION: Final = 2
+"""2: the typed fields of records schema 2 (stream subjects, headers-only, weights, layout, partitions);
+files of another version are refused, since version 1 kept these in text fields."""
 DIVERGENCES: Final = "divergences"
 """The folder of a run directory holding its case files."""
 
@@ -44,6 +48,11 @@ class CaseFile:
     expected: str = ""
     observed: str = ""
     detail: str = ""
+    partitions: int = 0
+    stream_subjects: tuple[str, ...] = ()
+    headers_only: bool = False
+    weights: tuple[WeightedDestination, ...] = ()
+    layout: tuple[ServerSpec, ...] = ()
     found_on: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -59,6 +68,11 @@ class CaseFile:
             expected=case.expected,
             observed=case.observed,
             detail=case.detail,
+            partitions=case.partitions,
+            stream_subjects=case.stream_subjects,
+            headers_only=case.headers_only,
+            weights=case.weights,
+            layout=case.layout,
             found_on={
                 "implementation": case.implementation,
                 "server_version": case.server_version,
@@ -71,9 +85,9 @@ class CaseFile:
     def request(self) -> dict[str, Any] | None:
         """The adapter-protocol request asking the same question, or None (server-only features).
         A library's `partition` and `valid_subject` questions are the features `partition` (functions
-        `partition-op`, the tokens as JSON in `source`, `n=N` in `destination`) and `subjects`."""
+        `partition-op`, the tokens as JSON in `source`, n in `partitions`) and `subjects`."""
         if self.functions == "partition-op":
-            return {"op": "partition", "tokens": json.loads(self.source), "n": int(self.destination[2:])}
+            return {"op": "partition", "tokens": json.loads(self.source), "n": self.partitions}
         if self.feature == "subjects":
             literal = self.functions == "publish-rule"
             return {"op": "valid_subject", "subject": self.subject, "literal": literal}
@@ -134,21 +148,32 @@ def read_case_file(path: Path) -> CaseFile:
         raise CaseFileError(f"cannot read case file {path}: {error}") from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CaseFileError(f'{path} is not a case file (no "format": "{FORMAT}")')
-    if not isinstance(document.get("version"), int) or document["version"] > VERSION:
+    if document.get("version") != VERSION:
         raise CaseFileError(f"{path} has case-file version {document.get('version')!r}; this reads {VERSION}")
     try:
         found_on = document.get("found_on") or {}
         text = {name: document.get(name, "") for name in ("case_class", "expected", "observed", "detail")}
         return CaseFile(
             feature=_text(document, "feature", path),
-            source=_text(document, "source", path),
+            source=str(document.get("source", "")),
             destination=str(document.get("destination", "")),
             subject=str(document.get("subject", "")),
             server_version=str(document.get("server_version", "")),
+            partitions=int(document.get("partitions", 0)),
+            stream_subjects=tuple(str(s) for s in document.get("stream_subjects", [])),
+            headers_only=bool(document.get("headers_only", False)),
+            weights=tuple(
+                WeightedDestination(str(w["destination"]), int(w["weight"]), w.get("cluster"))
+                for w in document.get("weights", [])
+            ),
+            layout=tuple(
+                ServerSpec(tuple(str(c) for c in s["channels"]), bool(s.get("clustered", False)))
+                for s in document.get("layout", [])
+            ),
             found_on={str(k): str(v) for k, v in dict(found_on).items()},
             **{name: str(value) for name, value in text.items()},
         )
-    except (TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise CaseFileError(f"{path}: {error}") from error
 
 

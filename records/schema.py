@@ -6,13 +6,16 @@ refuse records newer than they know.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 
-SCHEMA_VERSION: Final = 1
+from reference.channels import ServerSpec
+from reference.weighted import WeightedDestination
+
+SCHEMA_VERSION: Final = 2
 
 VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
@@ -29,9 +32,18 @@ FEATURES: Final = (
 )
 
 
+def case_class_of(feature: str, functions: str, difference: str) -> str:
+    """A divergence's class as text, `feature:fn1+fn2:difference` (`literal` when no function is used);
+    empty when nothing differed. The one place the text is made from its three parts."""
+    return f"{feature}:{functions or 'literal'}:{difference}" if difference else ""
+
+
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One checked case. Fields that do not apply to a feature stay at their defaults."""
+    """One checked case. Fields that do not apply to a feature stay at their defaults.
+
+    A divergence's class is the structured value (feature, functions, difference); `case_class` is its
+    text, for display and for the files that key on it (baselines, case-file names)."""
 
     run_id: str
     case_id: int
@@ -48,11 +60,19 @@ class Case:
     verdict: str
     detail: str = ""
     expectation: str = ""
-    case_class: str = ""
+    difference: str = ""
     partitions: int = 0
     bucket: int = -1
     seed: int = 0
     duration_us: int = 0
+    stream_subjects: tuple[str, ...] = ()
+    headers_only: bool = False
+    weights: tuple[WeightedDestination, ...] = ()
+    layout: tuple[ServerSpec, ...] = ()
+
+    @property
+    def case_class(self) -> str:
+        return case_class_of(self.feature, self.functions, self.difference)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +129,38 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "verdict": pa.string(),
     "detail": pa.string(),
     "expectation": pa.string(),
-    "case_class": pa.string(),
+    "difference": pa.string(),
     "partitions": pa.int32(),
     "bucket": pa.int32(),
     "seed": pa.int64(),
     "duration_us": pa.int64(),
+    "stream_subjects": pa.list_(pa.field("item", pa.string(), nullable=False)),
+    "headers_only": pa.bool_(),
+    "weights": pa.list_(
+        pa.field(
+            "item",
+            pa.struct(
+                [
+                    pa.field("destination", pa.string(), nullable=False),
+                    pa.field("weight", pa.int32(), nullable=False),
+                    pa.field("cluster", pa.string()),
+                ]
+            ),
+            nullable=False,
+        )
+    ),
+    "layout": pa.list_(
+        pa.field(
+            "item",
+            pa.struct(
+                [
+                    pa.field("channels", pa.list_(pa.field("item", pa.string(), nullable=False))),
+                    pa.field("clustered", pa.bool_(), nullable=False),
+                ]
+            ),
+            nullable=False,
+        )
+    ),
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
@@ -122,3 +169,34 @@ SCHEMA: Final = pa.schema(
     metadata={b"nats_conformance_schema": str(SCHEMA_VERSION).encode()},
 )
 assert set(COLUMNS) == set(ARROW_TYPES), "every Case field needs an Arrow type"
+
+
+def arrow_value(name: str, value: Any) -> Any:
+    """A `Case` field's value in the form pyarrow takes for its column (nested values as dicts)."""
+    if name == "weights":
+        return [{"destination": w.destination, "weight": w.weight, "cluster": w.cluster} for w in value]
+    if name == "layout":
+        return [{"channels": list(s.channels), "clustered": s.clustered} for s in value]
+    return value
+
+
+def case_of(row: Mapping[str, Any]) -> Case:
+    """A `Case` from a row read back by any engine (Spark rows as dicts, pandas or pyarrow values)."""
+    values = {name: _plain(row[name]) for name in COLUMNS}
+    values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
+    values["weights"] = weights_of(values["weights"])
+    values["layout"] = tuple(
+        ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]
+    )
+    return Case(**values)
+
+
+def weights_of(items: Any) -> tuple[WeightedDestination, ...]:
+    """A `weights` value read back (mappings with destination, weight and cluster) as entries."""
+    return tuple(WeightedDestination(str(w["destination"]), int(w["weight"]), w["cluster"]) for w in items)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; other values (lists, arrays of dicts) as they are."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and getattr(value, "ndim", 1) == 0 else value

@@ -24,15 +24,30 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from records.casefile import size, write_case_files
-from records.schema import COLUMNS, PER_CASE, SCHEMA, SCHEMA_VERSION, VERDICTS, Case, CaseBlock
+from records.schema import (
+    COLUMNS,
+    PER_CASE,
+    SCHEMA,
+    SCHEMA_VERSION,
+    VERDICTS,
+    Case,
+    CaseBlock,
+    arrow_value,
+)
 from reference.errors import ConformanceError
 
 MANIFEST = "manifest.json"
+MANIFEST_FORMAT: Final = 1
+"""Version of the manifest's own layout (its keys); readers refuse a newer one, like a newer schema."""
 ROW = attrgetter(*COLUMNS)
 """A case as a tuple in column order (dataclasses.astuple deep-copies and is ten times slower)."""
 CASES = "cases"
 UNIQUE_PER_CASE: Final = ("case_id", "subject", "expected", "observed", "detail")
-DICTIONARY_COLUMNS: Final = [name for name in COLUMNS if name not in UNIQUE_PER_CASE]
+NESTED: Final = ("weights", "layout")
+"""Columns whose values `records.schema.arrow_value` converts (dataclasses to dicts) before pyarrow."""
+DICTIONARY_COLUMNS: Final = [
+    name for name in COLUMNS if name not in UNIQUE_PER_CASE and not pa.types.is_list(SCHEMA.field(name).type)
+]
 """Columns with few distinct values per part; dictionary-encoding the per-case ones only costs time."""
 
 
@@ -55,10 +70,14 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+def _column(values: Sequence[Any], kind: pa.DataType, name: str = "") -> pa.Array:
+    if name in NESTED:
+        values = [arrow_value(name, value) for value in values]
     try:
         return pa.array(values, type=kind)
     except UnicodeEncodeError:
+        if kind != pa.string():
+            raise
         return pa.array([printable(value) for value in values], type=kind)
 
 
@@ -87,7 +106,7 @@ def _block_table(block: CaseBlock) -> pa.Table:
                 converted[id(values)] = _column(values, kind)
             arrays.append(converted[id(values)])
         else:
-            value = getattr(block.shared, name)
+            value = arrow_value(name, getattr(block.shared, name))
             arrays.append(
                 pa.repeat(pa.scalar(value if kind != pa.string() else printable(value), kind), size)
             )
@@ -214,7 +233,7 @@ class RecordWriter:
             tables.append(
                 pa.Table.from_arrays(
                     [
-                        _column(values, SCHEMA.field(name).type)
+                        _column(values, SCHEMA.field(name).type, name)
                         for name, values in zip(COLUMNS, columns, strict=True)
                     ],
                     schema=SCHEMA,
@@ -250,6 +269,7 @@ class RecordWriter:
             totals[verdict] += count
         return {
             "run_id": self.run_id,
+            "manifest_format": MANIFEST_FORMAT,
             "schema_version": SCHEMA_VERSION,
             "started": self._started,
             "finished": time.time(),

@@ -1,7 +1,8 @@
 """The Spark aggregations: four group-bys over all case records, each returning a small result.
 
 1. verdict counts per release, feature, function combination, verdict and support evidence;
-2. divergence classes (``diverge``/``expected`` rows by ``case_class``) with their smallest case;
+2. divergence classes (``diverge``/``expected`` rows by feature, functions and difference) with their
+   smallest case;
 3. distinct partition keys per mapping, release and bucket;
 4. weighted-list messages per release, list, bucket and delivery.
 
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
-from records.schema import ARROW_TYPES, COLUMNS, Case
+from records.schema import ARROW_TYPES, COLUMNS, case_of, weights_of
 from reports.model import (
     DIVERGING,
     EXERCISED,
@@ -44,15 +45,34 @@ SMALLEST_ORDER = (
     "case_id",
 )
 """How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
+CLASS_KEYS = ("feature", "functions", "difference")
+"""What a divergence class is: its text (``records.schema.case_class_of``) is made from these."""
+
+
+def spark_type(kind: Any) -> Any:
+    """The Spark type of an Arrow type of the records (scalars, lists and structs of them)."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    if pa.types.is_list(kind):
+        item = kind.value_field
+        return T.ArrayType(spark_type(item.type), item.nullable)
+    if pa.types.is_struct(kind):
+        return T.StructType([T.StructField(f.name, spark_type(f.type), f.nullable) for f in kind])
+    scalars = {
+        pa.string(): T.StringType(),
+        pa.int32(): T.IntegerType(),
+        pa.int64(): T.LongType(),
+        pa.bool_(): T.BooleanType(),
+    }
+    return scalars[kind]
 
 
 def spark_schema() -> object:
     """The records' Spark schema, from ``records.schema.ARROW_TYPES``."""
-    import pyarrow as pa
     from pyspark.sql import types as T
 
-    kinds = {pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType()}
-    return T.StructType([T.StructField(name, kinds[ARROW_TYPES[name]], False) for name in COLUMNS])
+    return T.StructType([T.StructField(name, spark_type(ARROW_TYPES[name]), False) for name in COLUMNS])
 
 
 def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
@@ -98,10 +118,9 @@ def class_counts(frame: DataFrame) -> list[ClassCount]:
     diverging = frame.filter(F.col("verdict").isin(*DIVERGING)).withColumn(
         "size", F.length("source") + F.length("destination") + F.length("subject")
     )
-    klass = F.when(F.col("case_class") == "", UNCLASSIFIED).otherwise(F.col("case_class"))
     ordered = [*SMALLEST_ORDER, *(name for name in COLUMNS if name not in SMALLEST_ORDER)]
     rows = (
-        diverging.groupBy(klass.alias("klass"))
+        diverging.groupBy(*CLASS_KEYS)
         .agg(
             F.sum(F.when(F.col("verdict") == "diverge", 1).otherwise(0)).alias("diverge"),
             F.sum(F.when(F.col("verdict") == "expected", 1).otherwise(0)).alias("expected"),
@@ -111,17 +130,20 @@ def class_counts(frame: DataFrame) -> list[ClassCount]:
         )
         .collect()
     )
-    return [
-        ClassCount(
-            case_class=r.klass,
-            diverge=int(r.diverge),
-            expected=int(r.expected),
-            releases=tuple(Release(x.implementation, x.server_version) for x in r.releases),
-            expectations=tuple(r.expectations),
-            smallest=Case(**{name: r.smallest[name] for name in COLUMNS}),
+    out = []
+    for r in rows:
+        smallest = case_of(r.smallest.asDict(recursive=True))
+        out.append(
+            ClassCount(
+                case_class=smallest.case_class or UNCLASSIFIED,
+                diverge=int(r.diverge),
+                expected=int(r.expected),
+                releases=tuple(Release(x.implementation, x.server_version) for x in r.releases),
+                expectations=tuple(r.expectations),
+                smallest=smallest,
+            )
         )
-        for r in rows
-    ]
+    return out
 
 
 def partition_buckets(frame: DataFrame) -> list[BucketCount]:
@@ -155,7 +177,7 @@ def partition_buckets(frame: DataFrame) -> list[BucketCount]:
 def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
     from pyspark.sql import functions as F
 
-    keys = ["implementation", "server_version", "source", "destination", "bucket"]
+    keys = ["implementation", "server_version", "source", "weights", "bucket"]
     rows = (
         frame.filter(
             (F.col("feature") == "weighted") & (F.col("subject") != "") & (F.col("verdict") != "unknown")
@@ -168,7 +190,7 @@ def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
         WeightedCount(
             Release(r.implementation, r.server_version),
             r.source,
-            r.destination,
+            weights_of([w.asDict() for w in r.weights]),
             r.bucket,
             r.delivered,
             r["count"],

@@ -6,15 +6,15 @@ the same records); used by ``benchmarks/bench_reports.py`` to time one engine ag
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from records.schema import COLUMNS, SCHEMA, Case
-from reports.aggregate import SMALLEST_ORDER, UNSUPPORTED_EXPECTED
+from records.schema import SCHEMA, case_of, weights_of
+from reports.aggregate import CLASS_KEYS, SMALLEST_ORDER, UNSUPPORTED_EXPECTED
 from reports.model import (
     DIVERGING,
     EXERCISED,
@@ -41,6 +41,7 @@ MAIN_COLUMNS = [
     "subject",
     "partitions",
     "bucket",
+    "weights",
 ]
 
 
@@ -102,14 +103,17 @@ def weighted_buckets(table: pa.Table) -> list[WeightedCount]:
         pc.and_(pc.equal(table["feature"], "weighted"), pc.not_equal(table["subject"], "")),
         pc.not_equal(table["verdict"], "unknown"),
     )
-    keys = ["implementation", "server_version", "source", "destination", "bucket"]
+    keys = ["implementation", "server_version", "source", "weights", "bucket"]
     rows = table.filter(keep)
-    narrow = rows.select(keys).append_column("delivered", pc.not_equal(rows["observed"], ""))
+    # pyarrow groups by scalar keys only: the list is grouped by its JSON text and read back.
+    texts = pa.array([json.dumps(items) for items in rows["weights"].to_pylist()], pa.string())
+    narrow = rows.select(keys).set_column(keys.index("weights"), "weights", texts)
+    narrow = narrow.append_column("delivered", pc.not_equal(rows["observed"], ""))
     return [
         WeightedCount(
             Release(str(r["implementation"]), str(r["server_version"])),
             str(r["source"]),
-            str(r["destination"]),
+            weights_of(json.loads(str(r["weights"]))),
             int(r["bucket"]),  # type: ignore[call-overload]
             bool(r["delivered"]),
             int(r["count_all"]),  # type: ignore[call-overload]
@@ -124,31 +128,24 @@ def class_counts(dataset: ds.Dataset) -> list[ClassCount]:
     if frame.empty:
         return []
     frame["size"] = frame["source"].str.len() + frame["destination"].str.len() + frame["subject"].str.len()
-    frame["klass"] = frame["case_class"].where(frame["case_class"] != "", UNCLASSIFIED)
     out = []
-    for klass, group in frame.groupby("klass", sort=False):
-        first = group.sort_values(list(SMALLEST_ORDER), kind="stable").iloc[0]
+    for _, group in frame.groupby(list(CLASS_KEYS), sort=False):
+        smallest = case_of(group.sort_values(list(SMALLEST_ORDER), kind="stable").iloc[0])
         releases = {
             Release(str(i), str(v))
             for i, v in zip(group["implementation"], group["server_version"], strict=True)
         }
         out.append(
             ClassCount(
-                case_class=str(klass),
+                case_class=smallest.case_class or UNCLASSIFIED,
                 diverge=int((group["verdict"] == "diverge").sum()),
                 expected=int((group["verdict"] == "expected").sum()),
                 releases=tuple(releases),
                 expectations=tuple({str(e) for e in group["expectation"] if e}),
-                smallest=Case(**{name: _plain(first[name]) for name in COLUMNS}),
+                smallest=smallest,
             )
         )
     return out
-
-
-def _plain(value: object) -> Any:
-    """A pandas/numpy scalar as the Python value a `Case` field holds."""
-    item = getattr(value, "item", None)
-    return item() if callable(item) else value
 
 
 def aggregate(paths: Sequence[str], *, rows: int) -> Aggregates:

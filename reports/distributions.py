@@ -10,8 +10,8 @@ Weighted: per (release, source, destination list) every judged message (verdict 
 an entry of the list (``bucket`` = its index), the unchanged subject (-2), lost (-1, not delivered) or
 elsewhere (-1 but delivered: a destination the list does not allow). The exact expected share of entry
 i is ``weight_i / 100``; the remainder ``(100 - sum) / 100`` is lost when the source itself is listed,
-and otherwise delivered on the unchanged subject (FACTS.md, "Weighted destinations"). Entries scoped to
-a ``cluster`` are left out: a server outside a cluster uses the unscoped list.
+and otherwise delivered on the unchanged subject (``reference.weighted``). Entries scoped to a
+``cluster`` are left out: a server outside a cluster uses the unscoped list.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from reference.errors import MappingError
-from reference.weighted import parse_weight
+from reference.weighted import WeightedDestination, parse_weight
 from reports.model import BucketCount, WeightedCount
 from reports.releases import Release
 from reports.stats import Uniformity, max_min_ratio, uniform_chi_square, wilson_interval
@@ -125,34 +125,37 @@ class WeightedShares:
         return not self.problem and all(share.consistent for share in self.shares)
 
 
-def expected_shares(source: str, destination: str) -> tuple[dict[int, float], dict[int, str]]:
-    """Exact shares and labels of every category of a weighted list given as JSON (docs/record-schema.md).
+def weights_text(weights: Sequence[WeightedDestination]) -> str:
+    """A weighted list as shown: `[{"destination": ..., "weight": ...}, ...]` (JSON, cluster if any)."""
+    items = [
+        {"destination": e.destination, "weight": e.weight, **({"cluster": e.cluster} if e.cluster else {})}
+        for e in weights
+    ]
+    return json.dumps(items)
+
+
+def expected_shares(
+    source: str, weights: Sequence[WeightedDestination]
+) -> tuple[dict[int, float], dict[int, str]]:
+    """Exact shares and labels of every category of a weighted list (the records' `weights` column).
 
     Raises:
-        ValueError: not a JSON list of ``{"destination": ..., "weight": ...}`` objects with valid weights.
+        ValueError: a weight outside 0..100.
     """
-    try:
-        entries = json.loads(destination)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"the weighted list is not JSON: {error.msg}") from error
-    if not isinstance(entries, list) or not all(
-        isinstance(e, dict) and "destination" in e and "weight" in e for e in entries
-    ):
-        raise ValueError("the weighted list is not a JSON list of {destination, weight} objects")
     shares: dict[int, float] = {}
     labels: dict[int, str] = {}
     listed = set()
     total = 0
-    for index, entry in enumerate(entries):
-        if entry.get("cluster"):
+    for index, entry in enumerate(weights):
+        if entry.cluster:
             continue
         try:
-            weight = parse_weight(entry["weight"])
+            weight = parse_weight(entry.weight)
         except MappingError as error:
             raise ValueError(str(error)) from error
         shares[index] = weight / 100
-        labels[index] = str(entry["destination"])
-        listed.add(str(entry["destination"]))
+        labels[index] = entry.destination
+        listed.add(entry.destination)
         total += weight
     remainder = max(0, 100 - total) / 100
     lost_mode = source in listed
@@ -165,7 +168,9 @@ def expected_shares(source: str, destination: str) -> tuple[dict[int, float], di
 def weighted_shares(counts: Iterable[WeightedCount]) -> list[WeightedShares]:
     """Observed shares of every weighted list and release; categories with neither an expected share
     nor an observation are left out."""
-    groups: dict[tuple[Release, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    groups: dict[tuple[Release, str, tuple[WeightedDestination, ...]], dict[int, int]] = defaultdict(
+        lambda: defaultdict(int)
+    )
     for item in counts:
         if item.bucket == LOST and item.delivered:
             category = ELSEWHERE
@@ -173,13 +178,13 @@ def weighted_shares(counts: Iterable[WeightedCount]) -> list[WeightedShares]:
             category = item.bucket
         else:
             category = ELSEWHERE
-        groups[(item.release, item.source, item.destination)][category] += item.count
+        groups[(item.release, item.source, item.weights)][category] += item.count
     out = []
-    for (release, source, destination), observed in groups.items():
+    for (release, source, weights), observed in groups.items():
         messages = sum(observed.values())
         problem = ""
         try:
-            expected, labels = expected_shares(source, destination)
+            expected, labels = expected_shares(source, weights)
         except ValueError as error:
             expected, labels, problem = {}, {}, str(error)
         labels = {**special_labels(source), **labels}
@@ -204,5 +209,5 @@ def weighted_shares(counts: Iterable[WeightedCount]) -> list[WeightedShares]:
                     high=high,
                 )
             )
-        out.append(WeightedShares(release, source, destination, messages, tuple(shares), problem))
+        out.append(WeightedShares(release, source, weights_text(weights), messages, tuple(shares), problem))
     return out

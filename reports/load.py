@@ -4,7 +4,8 @@ A run directory holds ``cases/part-NNNNN.parquet`` and ``manifest.json`` (docs/r
 directory without ``cases/`` whose subdirectories are run directories (such as ``runs/``) stands for all
 of them. Every part file's footer is read here: a file that is not Parquet, lacks the schema-version
 metadata, is of a newer schema than ``records.schema.SCHEMA_VERSION`` or lacks a column is refused with
-one line naming it, so that Spark only ever sees files it can read.
+one line naming it, so that Spark only ever sees files it can read. A manifest of a newer manifest
+format (``records.writer.MANIFEST_FORMAT``) or naming a newer schema version is refused the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from records.schema import COLUMNS, SCHEMA_VERSION
-from records.writer import CASES, MANIFEST
+from records.writer import CASES, MANIFEST, MANIFEST_FORMAT
 from reports.bisection import ReleaseBisection, read_bisection
 from reports.errors import ReportError
 
@@ -110,6 +111,18 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
         raise ReportError(f"corrupt manifest {path}: {error}") from error
     if not isinstance(data, dict):
         raise ReportError(f"corrupt manifest {path}: not a JSON object")
+    for key, known, what in (
+        ("manifest_format", MANIFEST_FORMAT, "manifest format"),
+        ("schema_version", SCHEMA_VERSION, "schema version"),
+    ):
+        value = data.get(key, 0)
+        if not isinstance(value, int):
+            raise ReportError(f"corrupt manifest {path}: {key!r} must be a number (got {value!r})")
+        if value > known:
+            raise ReportError(
+                f"{path} is of {what} {value}, newer than the {known} this report builder reads; "
+                "update nats-conformance"
+            )
     return data
 
 

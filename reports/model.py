@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from records.schema import Case
+from reference.weighted import WeightedDestination
 from reports.releases import Release
 
 UNSUPPORTED: Final = "unsupported"
@@ -27,6 +28,11 @@ UNCLASSIFIED: Final = "(unclassified)"
 
 DIVERGING: Final = ("diverge", "expected")
 """Verdicts that make a row part of a divergence class (``unknown`` is a failed run, not a finding)."""
+
+
+def weights_key(weights: tuple[WeightedDestination, ...]) -> tuple[tuple[str, int, str], ...]:
+    """A weighted list as an orderable value (its entries' fields; no cluster sorts as '')."""
+    return tuple((entry.destination, entry.weight, entry.cluster or "") for entry in weights)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +84,7 @@ class WeightedCount:
 
     release: Release
     source: str
-    destination: str
+    weights: tuple[WeightedDestination, ...]
     bucket: int
     delivered: bool
     count: int
@@ -126,7 +132,7 @@ class Aggregates:
             weighted=tuple(
                 sorted(
                     self.weighted,
-                    key=lambda w: (w.release.key, w.source, w.destination, w.bucket, w.delivered),
+                    key=lambda w: (w.release.key, w.source, weights_key(w.weights), w.bucket, w.delivered),
                 )
             ),
         )

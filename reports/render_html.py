@@ -7,6 +7,7 @@ from html import escape
 from typing import Final
 
 from records.schema import VERDICTS
+from records.significance import ALPHA
 from reports.bisection import probe_text
 from reports.figures import PANELS, partition_histograms, weighted_plots
 from reports.matrix import STATES, Matrix
@@ -22,7 +23,6 @@ from reports.present import (
 )
 from reports.releases import Release
 from reports.report import Report
-from suites.distribution import ALPHA
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }

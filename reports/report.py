@@ -2,7 +2,7 @@
 
 Divergence classes come first if they hold unexpected divergences, then by count; each carries its
 first and last release (version order) and the replay command of its smallest case
-(``suites.reproduce.replay_command``).
+(``records.replay.replay_command``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from records.replay import replay_command
 from records.schema import VERDICTS, Case
 from reports.bisection import ReleaseBisection
 from reports.distributions import (
@@ -23,7 +24,6 @@ from reports.load import Records
 from reports.matrix import Matrix, compatibility_matrices, row_order, tallies
 from reports.model import Aggregates, VerdictCount
 from reports.releases import Release, sorted_releases
-from suites.reproduce import replay_command
 
 
 @dataclass(frozen=True, slots=True)

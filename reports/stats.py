@@ -3,7 +3,7 @@
 Chi-square: Pearson's statistic of bucket counts against equal shares, computed from the observed
 buckets only (``sum(o**2 / e) - N`` over n buckets of expectation ``e = N / n``, so a mapping with
 2**31 partitions needs no dense list), with the p-value from ``scipy.stats.chi2`` on ``n - 1`` degrees
-of freedom. It is computed only when every bucket expects at least ``suites.distribution.MIN_EXPECTED``
+of freedom. It is computed only when every bucket expects at least ``records.significance.MIN_EXPECTED``
 keys, the usual validity condition of the approximation, and judged at the suites' ``ALPHA``.
 
 Intervals: the Wilson score interval at 99.9 % (``z = 3.2905``, the two-sided normal quantile). Unlike
@@ -20,7 +20,7 @@ from typing import Final
 
 from scipy import stats
 
-from suites.distribution import ALPHA, MIN_EXPECTED
+from records.significance import ALPHA, MIN_EXPECTED
 
 CONFIDENCE: Final = 0.999
 

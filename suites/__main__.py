@@ -13,13 +13,19 @@ from pathlib import Path
 
 from fixtures.options import OptionError, build_run_config
 from records.casefile import CaseFile, read_case_file
+from records.expectations import (
+    DEFAULT_PATH,
+    Expectations,
+    load_expectations,
+    updated_entries,
+    write_expectations,
+)
 from records.schema import Case
 from records.writer import new_run_id
 from reference.errors import run_command
 from reference.profiles import NEWEST, for_version
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import CampaignPlan, run_campaign
-from suites.expectations import DEFAULT_PATH, load_expectations, updated_entries, write_expectations
 from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
@@ -79,7 +85,8 @@ def campaign(arguments: argparse.Namespace) -> int:
         budgets["mapping"] = arguments.cases
     plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
     expectations_path = Path(arguments.expectations)
-    expectations = load_expectations(expectations_path)
+    starting = arguments.update_expectations and not expectations_path.exists()
+    expectations = Expectations() if starting else load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
     writer, diverged = run_campaign(
         run, plan, run_dir, expectations, adapters=targets.adapters, profiles=profiles
@@ -91,7 +98,8 @@ def campaign(arguments: argparse.Namespace) -> int:
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
     stale = expectations.stale()
     for entry in stale:
-        print(f"stale expectation: {entry.id} ({entry.case_class}) matched nothing in this run")
+        shown = f"{entry.feature}:{entry.difference}"
+        print(f"stale expectation: {entry.id} ({shown}) matched nothing in this run")
     if arguments.update_expectations:
         found = [case for case in writer.smallest.values() if case.verdict == "diverge"]
         write_expectations(expectations_path, updated_entries(expectations, found))
@@ -151,6 +159,7 @@ def _question(arguments: argparse.Namespace) -> CaseFile:
         subject=arguments.subject,
         server_version=arguments.profile or "",
         functions=arguments.functions,
+        partitions=arguments.partitions,
     )
 
 
@@ -211,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", default="")
     again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
+    again.add_argument("--partitions", type=int, default=0, help="an adapter partition-op case's n")
     again.add_argument("--subject", default="")
     again.add_argument(
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"

@@ -16,38 +16,40 @@ directory and the result to its `bisection.json`, which `python -m reports build
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
 from fixtures.errors import VersionSpecError
 from fixtures.options import build_run_config, parse_backend, split_list
 from fixtures.provision import NATS_SERVER, parse_version_spec
+from records.bisection import (
+    ABSENT,
+    ASSUMPTION,
+    BISECTION_FILE,
+    OCCURS,
+    UNKNOWN,
+    Bisection,
+    Probe,
+    document,
+)
 from records.casefile import CaseFile, read_case_file
+from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import Case
 from records.writer import RecordWriter, new_run_id
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.profiles import RELEASE_LINES, for_version
 from reference.versions import Version
-from suites.expectations import DEFAULT_PATH, Expectations, load_expectations
 from suites.replay import replay_file_on_server
 
-BISECTION_FILE: Final = "bisection.json"
-FORMAT: Final = "nats-conformance-bisection"
-VERSION: Final = 1
-ASSUMPTION: Final = "the releases where the case occurs are contiguous"
 OLDEST: Final = f"{RELEASE_LINES[0].name}.0"
 """The default lower bound: the first release of the oldest line the reference profiles know."""
-
-OCCURS, ABSENT, UNKNOWN = "occurs", "absent", "unknown"
-OUTCOME_TEXT: Final = {OCCURS: "occurs", ABSENT: "does not occur", UNKNOWN: "unknown"}
 
 
 class BisectError(ConformanceError):
@@ -55,40 +57,6 @@ class BisectError(ConformanceError):
     does not name a release it occurs on."""
 
     kind = "bisect"
-
-
-@dataclass(frozen=True, slots=True)
-class Probe:
-    """One release tried: `occurs`, `absent` or `unknown`, and why in a few words."""
-
-    release: str
-    outcome: str
-    detail: str = ""
-
-    def describe(self) -> str:
-        text = f"probing {self.release} ... {OUTCOME_TEXT[self.outcome]}"
-        return f"{text} ({self.detail})" if self.detail else text
-
-
-@dataclass(frozen=True, slots=True)
-class Bisection:
-    """Where a case occurs among `releases` (version order), found from `found_on`.
-
-    `absent_before` is the last release before `first` where it does not occur (None: it occurs from
-    the oldest release probed), `absent_after` the first after `last` (None: it still occurs on the
-    newest). `unknown_before`/`unknown_after` are the releases between those neighbours and
-    `first`/`last` that could not be probed: the true boundary may lie among them.
-    """
-
-    releases: tuple[str, ...]
-    found_on: str
-    first: str
-    last: str
-    absent_before: str | None
-    absent_after: str | None
-    unknown_before: tuple[str, ...]
-    unknown_after: tuple[str, ...]
-    probes: tuple[Probe, ...]
 
 
 class NotOccurringError(BisectError):
@@ -300,24 +268,14 @@ def classified(case: Case, writer: RecordWriter, expectations: Expectations) -> 
     renumbered = replace(case, run_id=writer.run_id, case_id=writer.next_case_id())
     if case.verdict != "diverge":
         return renumbered
-    entry = expectations.classify(case.implementation, case.server_version, case.case_class)
+    entry = expectations.classify(
+        case.implementation,
+        case.server_version,
+        feature=case.feature,
+        functions=case.functions,
+        difference=case.difference,
+    )
     return renumbered if entry is None else replace(renumbered, verdict="expected", expectation=entry.id)
-
-
-def document(case: CaseFile, result: Bisection, *, backend: str, run_id: str, seconds: float) -> str:
-    """`bisection.json`: the case, the result and every probe."""
-    body = {
-        "format": FORMAT,
-        "version": VERSION,
-        "run_id": run_id,
-        "case": asdict(case),
-        "case_class": case.case_class,
-        "backend": backend,
-        "assumption": ASSUMPTION,
-        **asdict(result),
-        "seconds": round(seconds, 1),
-    }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def describe(case_class: str, result: Bisection) -> str:

@@ -18,13 +18,16 @@ from fixtures.backends.base import Backend
 from fixtures.config import Mapping
 from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.session import Session
+from records.expectations import Expectations
 from records.schema import Case, CaseBlock
+from records.schema import case_class_of as class_text
 from records.writer import RecordWriter
+from reference.channels import ServerSpec
 from reference.errors import MappingError
 from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
-from suites.expectations import Expectations
+from reference.weighted import WeightedDestination
 from suites.expected import ExpectedSubjects
 from suites.harness import Observation, publish_and_observe
 
@@ -142,9 +145,9 @@ def bucket_of(subject: str, position: int | None) -> int:
 
 
 def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
-    """A divergence's class: `feature:fn1+fn2:difference` (`literal` when no function is used), the
-    functions as `canonical_functions` gives them."""
-    return f"{feature}:{'+'.join(canonical_functions(functions)) or 'literal'}:{difference}"
+    """A divergence's class as text (records.schema.case_class_of), the functions as
+    `canonical_functions` gives them."""
+    return class_text(feature, "+".join(canonical_functions(functions)), difference)
 
 
 def make_case(
@@ -163,18 +166,27 @@ def make_case(
     duration_us: int = 0,
     partitions: int = 0,
     bucket: int = -1,
+    stream_subjects: Sequence[str] = (),
+    headers_only: bool = False,
+    weights: Sequence[WeightedDestination] = (),
+    layout: Sequence[ServerSpec] = (),
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`."""
     context.expectations.note_feature(feature)
-    case_class = case_class_of(feature, functions, difference) if difference else ""
     expectation = ""
     if not difference:
         verdict = "agree"
     elif difference == "unknown":
         verdict = "unknown"
     else:
-        entry = context.expectations.classify(context.implementation, context.server_version, case_class)
+        entry = context.expectations.classify(
+            context.implementation,
+            context.server_version,
+            feature=feature,
+            functions="+".join(functions),
+            difference=difference,
+        )
         verdict = "expected" if entry else "diverge"
         expectation = entry.id if entry else ""
     return Case(
@@ -193,11 +205,15 @@ def make_case(
         verdict=verdict,
         detail=detail,
         expectation=expectation,
-        case_class=case_class,
+        difference=difference,
         partitions=partitions,
         bucket=bucket,
         seed=seed,
         duration_us=duration_us,
+        stream_subjects=tuple(stream_subjects),
+        headers_only=headers_only,
+        weights=tuple(weights),
+        layout=tuple(layout),
     )
 
 

@@ -27,6 +27,8 @@ from typing import Final
 
 from scipy import optimize, stats
 
+from records.significance import ALPHA, MIN_EXPECTED
+
 __all__ = [
     "ALPHA",
     "DEVIATION",
@@ -40,18 +42,11 @@ __all__ = [
     "uniformity",
 ]
 
-ALPHA: Final = 1e-6
-"""False-alarm rate of one chi-square test (see the module docstring for the per-run rate)."""
-
 POWER: Final = 0.99
 """Probability that a deviation of ``DEVIATION`` is detected with the sample :func:`sample_size` gives."""
 
 DEVIATION: Final = 0.05
 """The smallest shift of one category's share (5 percentage points) a weighted check must detect."""
-
-MIN_EXPECTED: Final = 5.0
-"""Every category must expect at least this many observations, or the chi-square approximation of
-Pearson's statistic is poor (the usual rule of thumb)."""
 
 
 @dataclass(frozen=True, slots=True)

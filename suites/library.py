@@ -26,12 +26,13 @@ from hypothesis.errors import NoSuchExample
 
 from fixtures.adapter import AdapterProcess, Answer, Request
 from records.casefile import CaseFile, CaseFileError
+from records.expectations import Expectations
+from records.replay import COMMAND_DETAIL
 from records.schema import Case
 from reference.adapter import handle_request
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from suites.differential import RunContext, case_class_of, functions_named, make_case
-from suites.expectations import Expectations
 from suites.strategies import (
     bulk_subjects,
     destination_templates,
@@ -50,9 +51,6 @@ BATCH = 500
 """Questions per round trip to the adapter."""
 FAMILY = 25
 """Questions per Hypothesis example: one drawn structure, many generated inputs."""
-
-COMMAND_DETAIL = "adapter command: "
-"""How a library case's `detail` starts: the command that ran the adapter (for its replay line)."""
 
 RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
 """The answer field that carries each operation's result."""
@@ -211,6 +209,7 @@ class Judgement:
     expected: str
     observed: str
     difference: str
+    partitions: int = 0
 
     @property
     def case_class(self) -> str:
@@ -260,7 +259,7 @@ def judge(request: Request, expected: Answer, observed: Answer | None) -> Judgem
         )
     if op == "partition":
         source = json.dumps(request["tokens"], ensure_ascii=False)
-        return Judgement("partition", ("partition-op",), source, f"n={request['n']}", "", *shown, differs)
+        return Judgement("partition", ("partition-op",), source, "", "", *shown, differs, request["n"])
     if op == "match":
         kinds = wildcard_kinds(request["pattern"])
         return Judgement("matching", kinds, request["pattern"], "", request["subject"], *shown, differs)
@@ -313,6 +312,7 @@ class LibraryRun:
             difference=judged.difference,
             detail=detail,
             seed=seed,
+            partitions=judged.partitions,
         )
 
     def class_of(self, request: Request) -> str:
@@ -406,13 +406,6 @@ def run_library(
     if pending:
         run.ask(pending, seed)
     return run.minimise(profile)
-
-
-def adapter_command(case: Case) -> str:
-    """The adapter command a library case was asked of (from its `detail`), '' if not recorded."""
-    if not case.detail.startswith(COMMAND_DETAIL):
-        return ""
-    return case.detail[len(COMMAND_DETAIL) :].split("; adapter ", 1)[0]
 
 
 def replay_on_adapter(case: CaseFile, command: str) -> list[Case]:

@@ -12,10 +12,11 @@ from fixtures.options import RunConfig
 from fixtures.provision import resolve_binary
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.expectations import Expectations
+from records.replay import layout_json
 from records.schema import Case, CaseBlock
 from suites.differential import RunContext
 from suites.engine.family import Family, check
-from suites.expectations import Expectations
 from suites.families import FAMILIES, family_of_feature
 
 
@@ -46,15 +47,13 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
 def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
     """A case file's case on a server target; republish and streaming cases use their own replays."""
     if case.feature == "republish":
-        from suites.republish import stream_context
         from suites.republish_replay import replay_republish
 
-        subjects, headers_only = stream_context(case.detail)
         return replay_republish(
-            stream_subjects=subjects,
+            stream_subjects=",".join(case.stream_subjects),
             source=case.source,
             destination=case.destination,
-            headers_only=headers_only,
+            headers_only=case.headers_only,
             subject=case.subject,
             version=run.targets[0].spec.text,
             backend=run.backends[0],
@@ -62,5 +61,6 @@ def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
     if case.feature == "streaming":
         from suites.streaming.replay import replay_streaming
 
-        return replay_streaming(case.source, case.subject, run.targets[0].spec.text)
+        source = layout_json(case.layout) if case.layout else case.source
+        return replay_streaming(source, case.subject, run.targets[0].spec.text)
     return replay_on_server(run, case)

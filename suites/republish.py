@@ -13,16 +13,16 @@ Two kinds of case, both with feature ``republish`` so reports show RePublish as 
 
 from __future__ import annotations
 
-import re
-import shlex
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.jetstream import ApiError, JetStreamClient, JsonObject, api_error
 from fixtures.wire import Message
+from records.replay import nats_cli_command, replay_command
 from records.schema import Case
 from reference.errors import ConformanceError
+from reference.functions import canonical_functions
 from reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_SEQUENCE,
@@ -39,7 +39,7 @@ from reference.republish import (
     rules_for,
 )
 from reference.transform import compile_transform
-from suites.differential import RunContext, case_class_of, functions_named, make_case
+from suites.differential import RunContext, functions_named, make_case
 
 FEATURE = "republish"
 TAP_IGNORED_PREFIXES = ("$JS.", "_INBOX.", "$SYS.", "_nc_")
@@ -58,51 +58,6 @@ def is_republished(message: Message) -> bool:
     """True iff a message seen by a `>` tap can be a republished one: republished messages have no reply
     subject (every publish of these suites asks for an ack, so its echo has one)."""
     return message.reply is None and not message.subject.startswith(TAP_IGNORED_PREFIXES)
-
-
-def context_line(subjects: Sequence[str], republish: RePublish) -> str:
-    """The start of every republish case's ``detail``: the stream's subjects and headers-only (what
-    `replay_command` needs besides the case's source, destination and subject)."""
-    return f"subjects={','.join(subjects)}; headers_only={str(republish.headers_only).lower()}"
-
-
-_CONTEXT = re.compile(r"^subjects=(?P<subjects>[^;]*); headers_only=(?P<headers_only>true|false)")
-
-
-def stream_context(detail: str) -> tuple[str, bool]:
-    """The stream's subjects (comma-separated) and headers-only, read back from a case's ``detail``."""
-    found = _CONTEXT.match(detail)
-    return (found.group("subjects"), found.group("headers_only") == "true") if found else ("", False)
-
-
-def replay_command(case: Case) -> str:
-    """The command that runs this one case again (stream, option and, for a message, one publish) on a
-    fresh JetStream server of the same release and backend."""
-    found = _CONTEXT.match(case.detail)
-    parts = ["python", "-m", "suites", "replay", "--feature", FEATURE]
-    parts += ["--server-version", case.server_version, "--backend", case.backend]
-    if found:
-        parts += ["--stream-subjects", found.group("subjects")]
-        if found.group("headers_only") == "true":
-            parts.append("--headers-only")
-    parts += ["--source", case.source, "--destination", case.destination]
-    if case.subject:
-        parts += ["--subject", case.subject]
-    return shlex.join(parts)
-
-
-def nats_cli_command(case: Case) -> str:
-    """The equivalent stream with the nats CLI (``nats stream add``), for people who have it."""
-    found = _CONTEXT.match(case.detail)
-    parts = ["nats", "stream", "add", "REPLAY", "--storage", "memory", "--defaults"]
-    if found:
-        parts += ["--subjects", found.group("subjects")]
-        if found.group("headers_only") == "true":
-            parts.append("--republish-headers")
-    if case.source:
-        parts += ["--republish-source", case.source]
-    parts += ["--republish-destination", case.destination]
-    return shlex.join(parts)
 
 
 def describe_case(case: Case) -> str:
@@ -193,7 +148,7 @@ def judge_configuration(
     else:
         difference = f"reference-reject-{kinds[0]}-server-reject-{refusal_kind(error)}"
     server = f"err_code {error.err_code} (code {error.code}): {error.description}" if error else "accepted"
-    detail = f"{context_line(subjects, republish)}; {operation}: {server}"
+    detail = f"{operation}: {server}"
     return make_case(
         context,
         feature=FEATURE,
@@ -207,6 +162,8 @@ def judge_configuration(
         detail=detail,
         seed=seed,
         duration_us=duration_us,
+        stream_subjects=subjects,
+        headers_only=republish.headers_only,
     )
 
 
@@ -319,9 +276,16 @@ def functions_of(republish: RePublish, version: str) -> tuple[str, ...]:
 
 def choose_difference(context: RunContext, functions: Sequence[str], differences: Sequence[str]) -> str:
     """The first difference no expectation explains (so the case diverges), else the first one."""
+    names = "+".join(canonical_functions(functions))
     for difference in differences:
-        case_class = case_class_of(FEATURE, functions, difference)
-        if context.expectations.classify(context.implementation, context.server_version, case_class) is None:
+        found = context.expectations.classify(
+            context.implementation,
+            context.server_version,
+            feature=FEATURE,
+            functions=names,
+            difference=difference,
+        )
+        if found is None:
             return difference
     return differences[0] if differences else ""
 
@@ -349,7 +313,7 @@ def judge_message(
     else:
         differences = ["unexpected-message"]
     difference = choose_difference(context, functions, differences)
-    detail = f"{context_line(subjects, republish)}; differences: {', '.join(differences) or 'none'}"
+    detail = f"differences: {', '.join(differences) or 'none'}"
     return make_case(
         context,
         feature=FEATURE,
@@ -362,6 +326,8 @@ def judge_message(
         difference=difference,
         detail=detail,
         seed=seed,
+        stream_subjects=subjects,
+        headers_only=republish.headers_only,
     )
 
 
@@ -444,7 +410,6 @@ __all__ = [
     "MessageLedger",
     "Window",
     "choose_difference",
-    "context_line",
     "create_and_judge",
     "describe_case",
     "describe_divergences",
@@ -455,9 +420,7 @@ __all__ = [
     "judge_configuration",
     "judge_message",
     "message_differences",
-    "nats_cli_command",
     "refusal_kind",
-    "replay_command",
     "republish_key",
     "stream_config",
 ]

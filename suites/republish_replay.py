@@ -15,10 +15,10 @@ from fixtures.backends import open_backend
 from fixtures.jetstream import JetStreamClient, api_error, jetstream_config
 from fixtures.options import build_run_config
 from fixtures.provision import resolve_binary
+from records.expectations import Expectations
 from records.schema import Case
 from reference.republish import RePublish, StreamModel, rules_for
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.republish import MessageLedger, Window, is_republished, judge_configuration, stream_config
 
 STREAM = "REPLAY"

@@ -59,7 +59,6 @@ from suites.republish import (
     FEATURE,
     MessageLedger,
     Window,
-    context_line,
     describe_divergences,
     describe_message,
     headers_of,
@@ -509,7 +508,9 @@ def test_subject_purge_after_limit_and_delete(
             expected=f"purge: {expected}",
             observed=f"purge: {purged}",
             difference="" if purged == expected else "wrong-purge",
-            detail=f"{context_line(subjects, option)}; max_msgs_per_subject=2, publish x3, delete 3, purge",
+            detail="max_msgs_per_subject=2, publish x3, delete 3, purge",
+            stream_subjects=subjects,
+            headers_only=option.headers_only,
         )
     )
     record_all(recorder, cases)
@@ -630,7 +631,9 @@ class RePublishMachine(RuleBasedStateMachine):
                     expected=f"{what}: {expected}",
                     observed=f"{what}: {observed}",
                     difference=f"wrong-{what}",
-                    detail=f"{context_line(self.subjects, option)}; {self.model!r}",
+                    detail=repr(self.model),
+                    stream_subjects=self.subjects,
+                    headers_only=option.headers_only,
                 )
             ]
         )

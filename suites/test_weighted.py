@@ -25,7 +25,6 @@ from suites.strategies import RECOMMENDED
 from suites.weighted import (
     LOSS,
     UNCHANGED,
-    list_text,
     message_count,
     run_weighted,
     subjects_for,
@@ -144,7 +143,8 @@ def test_finding_the_90_8_remainder_is_delivered_unchanged_not_lost(
         feature="weighted",
         functions=(),
         source=source,
-        destination=list_text(entries),
+        destination="",
+        weights=entries,
         subject="",
         expected="the remaining 2% is lost (document)",
         observed=f"{unchanged} of {count} delivered on the unchanged subject {source}, {lost} lost",

@@ -15,11 +15,10 @@ publishes ``sample_size(shares)`` messages (a 5-point shift detected with power 
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
@@ -87,11 +86,6 @@ def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
     return tuple(out)
 
 
-def list_text(entries: Sequence[WeightedDestination]) -> str:
-    """The weighted list as JSON, the form of the `destination` column (docs/record-schema.md)."""
-    return json.dumps([{"destination": e.destination, "weight": e.weight} for e in entries])
-
-
 @dataclass(frozen=True, slots=True)
 class WeightedRun:
     """One weighted list and the subjects to publish through it."""
@@ -148,18 +142,18 @@ def judge_weighted(
     mapping = compile_weighted(source, entries, profile)
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
-    destination = list_text(entries)
     result = WeightedResult(categories=categories)
     observation = observed.deliveries
     if observation is None:
-        result.summary = rejection_case(
+        rejected = rejection_case(
             context,
             functions=functions,
             source=source,
-            destination=destination,
+            destination="",
             server_message=observed.rejection,
             seed=seed,
         )
+        result.summary = replace(rejected, weights=tuple(entries))
         return result
     duration_us = observed.duration_us
     loss_allowed = any(c.bucket == LOSS for c in categories)
@@ -182,7 +176,8 @@ def judge_weighted(
                 feature="weighted",
                 functions=functions,
                 source=source,
-                destination=destination,
+                destination="",
+                weights=entries,
                 subject=subject,
                 expected=expected,
                 observed="|".join(arrived),
@@ -202,7 +197,8 @@ def judge_weighted(
         feature="weighted",
         functions=functions,
         source=source,
-        destination=destination,
+        destination="",
+        weights=entries,
         subject="",
         expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),

@@ -19,13 +19,13 @@ from fixtures.backends import open_backend
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.session import Session
+from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
-from suites.expectations import Expectations
 from suites.families import FAMILIES
 from suites.library import BACKEND, run_library
 

@@ -7,7 +7,6 @@ shares (`suites.weighted`).
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 
@@ -62,8 +61,5 @@ class WeightedFamily:
 
     def unit_of(self, case: CaseFile) -> WeightedRun:
         """The case's list, with its subject published often enough to see the shares."""
-        entries = tuple(
-            WeightedDestination(e["destination"], e["weight"]) for e in json.loads(case.destination)
-        )
         subject = case.subject or case.source
-        return WeightedRun(case.source, entries, (subject,) * 1_000)
+        return WeightedRun(case.source, case.weights, (subject,) * 1_000)

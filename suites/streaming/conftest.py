@@ -19,9 +19,9 @@ from fixtures.errors import ServerError
 from fixtures.plugin import SERVERS_SEEN
 from fixtures.provision import NATS_STREAMING_SERVER, binary_version
 from fixtures.streaming import StreamingNetwork, provision_binaries
+from records.expectations import Expectations
 from records.writer import RecordWriter
 from suites.differential import RunContext
-from suites.expectations import Expectations
 
 
 def _has_protobuf() -> bool:

@@ -1,9 +1,9 @@
 """A layout: the partitioned streaming servers of one cluster, in start order, and its JSON form.
 
-The JSON form is the `source` of every streaming case and what `python -m suites replay --feature
-streaming --source ...` reads back: a list with one item per server, either its channel list
-(`["foo.*", "bar.>"]`) or, for a server with clustering enabled as well, `{"channels": [...],
-"clustered": true}`. Servers are labelled from 1 in start order.
+A streaming case keeps its layout in the `layout` column; the JSON form (records.replay.layout_json) is
+what `python -m suites replay --feature streaming --source ...` reads back: a list with one item per
+server, either its channel list (`["foo.*", "bar.>"]`) or, for a server with clustering enabled as
+well, `{"channels": [...], "clustered": true}`. Servers are labelled from 1 in start order.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from records.replay import layout_json
 from reference.channels import ServerSpec, channel_in_common, is_valid_channel_entry
 from reference.errors import ConformanceError
 
@@ -44,11 +45,7 @@ class Layout:
         return self.servers[label - 1]
 
     def to_json(self) -> str:
-        items: list[object] = [
-            {"channels": list(spec.channels), "clustered": True} if spec.clustered else list(spec.channels)
-            for spec in self.servers
-        ]
-        return json.dumps(items, separators=(",", ":"))
+        return layout_json(self.servers)
 
     @classmethod
     def from_json(cls, text: str) -> Layout:

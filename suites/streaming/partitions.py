@@ -1,9 +1,9 @@
 """Run a layout of partitioned streaming servers and judge every server start and every request.
 
-Cases (feature `streaming`; the `functions` column names what was checked; `source` is the layout's
-JSON, servers labelled from 1 in start order):
+Cases (feature `streaming`; the `functions` column names what was checked; the `layout` column holds the
+servers, labelled from 1 in start order):
 
-* `startup`, one per server (`destination` = `server K: [its list]`): started, or failed and why, against
+* `startup`, one per server (`destination` = `server K`): started, or failed and why, against
   `reference.channels.start_outcome` given the servers that were running when it started. The server's
   own message is the case's `detail`. A duplicate-channel failure must also name a running server that
   has a channel in common and one of the two servers' entries.
@@ -25,7 +25,6 @@ in time, or a client that could not connect, makes its cases `unknown`.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 import uuid
@@ -125,7 +124,6 @@ def start_layout(
     servers = network.start_servers(configs, depends=lambda j, k: layout.may_conflict(j + 1, k + 1))
     duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(servers)))
     run = LayoutRun(layout, cluster_id, servers)
-    source = layout.to_json()
     running: list[tuple[int, ServerSpec]] = []
     for label, spec, server in zip(layout.labels(), layout, servers, strict=True):
         result = server.result
@@ -140,7 +138,6 @@ def start_layout(
                 expected=expected,
                 result=result,
                 running=running,
-                source=source,
                 seed=seed,
                 duration_us=duration_us,
             )
@@ -159,7 +156,6 @@ def _startup_case(
     expected: StartOutcome,
     result: StartResult,
     running: Sequence[tuple[int, ServerSpec]],
-    source: str,
     seed: int,
     duration_us: int,
 ) -> Case:
@@ -180,8 +176,9 @@ def _startup_case(
         context,
         feature=FEATURE,
         functions=("startup",),
-        source=source,
-        destination=f"server {label}: {json.dumps(list(spec.channels))}",
+        source="",
+        destination=f"server {label}",
+        layout=run.layout.servers,
         subject="",
         expected=expected.describe(),
         observed=observed,
@@ -319,7 +316,6 @@ def judge_channels(
     """Cases for every probed channel: publish, subscribe, and receive when the subscription was
     accepted as the reference says."""
     running = run.running()
-    source = run.layout.to_json()
     destination = f"running {'+'.join(str(label) for label, _ in running) or 'none'}"
     cases: list[Case] = []
 
@@ -331,8 +327,9 @@ def judge_channels(
                 context,
                 feature=FEATURE,
                 functions=(function,),
-                source=source,
+                source="",
                 destination=destination,
+                layout=run.layout.servers,
                 subject=channel,
                 expected=expected,
                 observed=observed,

@@ -14,9 +14,9 @@ import itertools
 
 from fixtures.provision import binary_version
 from fixtures.streaming import StreamingNetwork, provision_binaries
+from records.expectations import Expectations
 from records.schema import Case
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.streaming.fault_tolerance import EXAMPLE_SOURCE, run_example
 from suites.streaming.layouts import Layout
 from suites.streaming.partitions import IMPLEMENTATION, probe_and_judge, start_layout

@@ -141,7 +141,8 @@ def test_documented_first_example_and_wildcard_channels(
         streaming_network, streaming_context, recorder, layout, ("foo", "bar", "baz.qux", "baz.*")
     )
     assert_as_documented(cases)
-    assert outcomes(cases, "startup") == {'server 1: ["foo", "bar", "baz.*"]': "started"}
+    assert outcomes(cases, "startup") == {"server 1": "started"}
+    assert {case.layout for case in cases} == {layout.servers}
     published = outcomes(cases, "publish")
     assert published == {
         "foo": "accepted by 1",

@@ -26,7 +26,7 @@ BASE = Case(
     expected="b.0",
     observed="",
     verdict="expected",
-    case_class="partition:partition:server-crash",
+    difference="server-crash",
 )
 
 
@@ -34,7 +34,7 @@ def test_a_run_writes_the_smallest_case_of_each_class(tmp_path: Path) -> None:
     with RecordWriter(tmp_path / "run") as writer:
         writer.add(BASE)
         writer.add(replace(BASE, case_id=1, subject="a.x"))
-        writer.add(replace(BASE, case_id=2, subject="a.x", verdict="agree", case_class=""))
+        writer.add(replace(BASE, case_id=2, subject="a.x", verdict="agree", difference=""))
         writer.add(
             replace(
                 BASE,
@@ -44,7 +44,7 @@ def test_a_run_writes_the_smallest_case_of_each_class(tmp_path: Path) -> None:
                 subject="a",
                 verdict="diverge",
                 functions="full",
-                case_class="matching:full:value",
+                difference="value",
                 destination="",
             )
         )
@@ -67,7 +67,7 @@ def test_a_run_writes_the_smallest_case_of_each_class(tmp_path: Path) -> None:
 
 
 def test_library_operations_round_trip() -> None:
-    partition = CaseFile("partition", '["a", "b"]', "n=3", "", "2.14.5", functions="partition-op")
+    partition = CaseFile("partition", '["a", "b"]', "", "", "2.14.5", functions="partition-op", partitions=3)
     assert partition.request() == {"op": "partition", "tokens": ["a", "b"], "n": 3}
     subjects = CaseFile("subjects", "", "", "a. b", "2.14.5", functions="publish-rule")
     assert subjects.request() == {"op": "valid_subject", "subject": "a. b", "literal": True}
@@ -80,7 +80,11 @@ def test_library_operations_round_trip() -> None:
         ("{", "cannot read case file"),
         ('{"format": "other"}', "is not a case file"),
         ('{"format": "nats-conformance-case", "version": 9}', "case-file version 9"),
-        ('{"format": "nats-conformance-case", "version": 1, "feature": ""}', "'feature' must be"),
+        ('{"format": "nats-conformance-case", "version": 2, "feature": ""}', "'feature' must be"),
+        (
+            '{"format": "nats-conformance-case", "version": 1, "feature": "x"}',
+            "case-file version 1; this reads 2",
+        ),
     ],
 )
 def test_a_bad_case_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:

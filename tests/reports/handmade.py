@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import pytest
 
 from records.schema import Case
 from records.writer import RecordWriter
+from reference.weighted import WeightedDestination
 from reports.__main__ import main
 
 BASE = Case(
@@ -29,8 +29,8 @@ BASE = Case(
     verdict="agree",
 )
 
-WEIGHTED_LIST = json.dumps([{"destination": "w.a", "weight": 60}, {"destination": "w.b", "weight": 30}])
-LOSS_LIST = json.dumps([{"destination": "w.l", "weight": 50}])
+WEIGHTED_LIST = (WeightedDestination("w.a", 60), WeightedDestination("w.b", 30))
+LOSS_LIST = (WeightedDestination("w.l", 50),)
 PARTITION_DESTINATION = "p.{{wildcard(1)}}.{{partition(3,1)}}"
 
 
@@ -61,7 +61,7 @@ def hand_cases() -> list[Case]:
             expected="n.ab.cdef.long",
             observed="n.abcdef.long",
             verdict="diverge",
-            case_class="mapping:splitFromLeft:wrong-subject",
+            difference="wrong-subject",
         ),
         *(
             case(feature="matching", functions="", source="x.*", destination="", subject=f"x.{i}")
@@ -99,7 +99,7 @@ def hand_cases() -> list[Case]:
             expected="n.a.b",
             observed="n.ab",
             verdict="diverge",
-            case_class="mapping:splitFromLeft:wrong-subject",
+            difference="wrong-subject",
         ),
         case(
             server_version=later,
@@ -111,7 +111,7 @@ def hand_cases() -> list[Case]:
             observed="reject",
             verdict="expected",
             expectation="left-right",
-            case_class="validation:left:reference-accept-server-reject",
+            difference="reference-accept-server-reject",
         ),
         case(
             server_version=later,
@@ -144,7 +144,8 @@ def hand_cases() -> list[Case]:
         "feature": "weighted",
         "functions": "",
         "source": "w.s",
-        "destination": WEIGHTED_LIST,
+        "destination": "",
+        "weights": WEIGHTED_LIST,
         "subject": "w.s",
     }
     for bucket, observed, count in ((0, "w.a", 55), (1, "w.b", 35), (-2, "w.s", 10)):
@@ -153,7 +154,7 @@ def hand_cases() -> list[Case]:
         case(**weighted, observed="", bucket=-1, verdict="unknown"),
         case(**{**weighted, "subject": ""}, expected="shares", observed="chi2", bucket=-1),
     ]
-    loss = {**weighted, "source": "w.l", "destination": LOSS_LIST, "subject": "w.l"}
+    loss = {**weighted, "source": "w.l", "weights": LOSS_LIST, "subject": "w.l"}
     cases += [case(**loss, observed="w.l", bucket=0) for _ in range(40)]
     cases += [case(**loss, observed="", bucket=-1) for _ in range(60)]
     return [replace(c, case_id=index) for index, c in enumerate(cases)]

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from handmade import case, write_run
 
+from records.bisection import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Bisection, Probe, document
 from records.casefile import CaseFile
 from reports.build import build_report
 from reports.errors import ReportError
-from suites.bisect import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Bisection, Probe, document
 
 CLASS = "partition:partition:server-crash"
 CASE = CaseFile(

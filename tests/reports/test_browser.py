@@ -67,7 +67,7 @@ def four_releases() -> list[Case]:
             observed="reject",
             verdict="expected",
             expectation="left-right-rejected-in-mappings",
-            case_class="validation:left:reference-accept-server-reject",
+            difference="reference-accept-server-reject",
         )
     )
     cases.append(
@@ -79,7 +79,7 @@ def four_releases() -> list[Case]:
             expected="n.a.b",
             observed="n.a-b",
             verdict="diverge",
-            case_class="mapping:split:wrong-subject",
+            difference="wrong-subject",
         )
     )
     return cases

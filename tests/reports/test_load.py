@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from handmade import case, one_error_line
 
-from records.schema import SCHEMA
-from records.writer import CASES
+from records.schema import SCHEMA, SCHEMA_VERSION
+from records.writer import CASES, MANIFEST, MANIFEST_FORMAT
 from reports.errors import ReportError
 from reports.load import load_records
 
@@ -72,10 +73,28 @@ def test_not_parquet_at_all(tmp_path: Path) -> None:
 
 def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
-    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"2"})
+    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"3"})
     pq.write_table(newer, tmp_path / CASES / "part-00000.parquet")
     line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert "holds records of schema version 2, newer than the 1 this report builder reads" in line
+    assert "holds records of schema version 3, newer than the 2 this report builder reads" in line
+
+
+@pytest.mark.parametrize(
+    ("key", "what"), [("manifest_format", "manifest format"), ("schema_version", "schema version")]
+)
+def test_a_manifest_of_a_newer_format_or_schema(
+    capsys: pytest.CaptureFixture[str], run_of: Callable[..., Path], tmp_path: Path, key: str, what: str
+) -> None:
+    run = run_of([case()])
+    manifest = json.loads((run / MANIFEST).read_text())
+    assert manifest[key] == {"manifest_format": MANIFEST_FORMAT, "schema_version": SCHEMA_VERSION}[key]
+    (run / MANIFEST).write_text(json.dumps({**manifest, key: manifest[key] + 1}))
+    for argv in (["build", str(run), "--out", str(tmp_path / "out")], ["baseline", str(run), "--out", "b"]):
+        line = one_error_line(capsys, argv)
+        assert line == (
+            f"nats-conformance: error: {run / MANIFEST} is of {what} {manifest[key] + 1}, newer than the "
+            f"{manifest[key]} this report builder reads; update nats-conformance"
+        )
 
 
 def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
@@ -88,7 +107,7 @@ def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
 def test_records_missing_a_column(tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
     pq.write_table(a_table().drop_columns(["bucket"]), tmp_path / CASES / "part-00000.parquet")
-    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 1"):
+    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 2"):
         load_records([tmp_path])
 
 

@@ -10,17 +10,13 @@ from pathlib import Path
 import pytest
 
 from fixtures.options import RunConfig, build_run_config
+from records.bisection import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Probe
 from records.casefile import CaseFile
 from reports.build import build_report
 from suites.__main__ import main
 from suites.bisect import (
-    ABSENT,
-    BISECTION_FILE,
-    OCCURS,
-    UNKNOWN,
     BisectError,
     NotOccurringError,
-    Probe,
     bisect_releases,
     parse_releases,
     parse_since,

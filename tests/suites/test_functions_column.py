@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 
+from records.expectations import Expectation, Expectations
 from records.schema import Case
 from reference.profiles import for_version
 from reference.transform import compile_transform
 from suites.differential import RunContext, case_class_of, functions_named, make_case
-from suites.expectations import Expectation, Expectations
 
 
 def context(*entries: Expectation) -> RunContext:
@@ -48,9 +48,7 @@ def test_the_case_class_uses_the_column_form() -> None:
 
 
 def test_expectations_filtering_on_functions_still_match_any_spelling() -> None:
-    entry = Expectation(
-        "left-right", "validation:*:reference-accept-server-reject", functions=("left", "RIGHT")
-    )
+    entry = Expectation("left-right", "validation", "reference-accept-server-reject", functions=("left", "RIGHT"))
     matched = case(("wildcard", "right"), "reference-accept-server-reject", entry)
     assert (matched.verdict, matched.expectation) == ("expected", "left-right")
     other = case(("wildcard",), "reference-accept-server-reject", entry)

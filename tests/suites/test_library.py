@@ -48,7 +48,9 @@ def case_files(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def planted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
-    return campaign(tmp_path_factory.mktemp("planted"), PLANTED, "--expectations", "/nonexistent.toml")
+    folder = tmp_path_factory.mktemp("planted")
+    (folder / "none.toml").write_text("")
+    return campaign(folder, PLANTED, "--expectations", str(folder / "none.toml"))
 
 
 def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, Path]) -> None:

@@ -10,9 +10,10 @@ import pytest
 
 from fixtures.jetstream import ApiError
 from fixtures.wire import Message
+from records.expectations import Expectation, Expectations
+from records.replay import replay_command
 from reference.republish import RePublish, StreamModel, rules_for
 from suites.differential import RunContext
-from suites.expectations import Expectation, Expectations
 from suites.republish import (
     MessageLedger,
     Window,
@@ -20,7 +21,6 @@ from suites.republish import (
     judge_configuration,
     message_differences,
     refusal_kind,
-    replay_command,
 )
 
 RULES = rules_for("2.14.5")
@@ -116,7 +116,7 @@ def test_the_ledger_pairs_by_sequence_and_reports_strays_and_losses() -> None:
 
 
 def test_an_expectation_does_not_hide_a_second_difference() -> None:
-    listed = Expectation("subject-listed", "republish:*:original-subject")
+    listed = Expectation("subject-listed", "republish", "original-subject")
     want = predicted("s.a").republished[0]
     ledger = MessageLedger(SUBJECTS, OPTION)
     both = wire("s.a", server_headers(1, 0), b"")  # original subject and the wrong body

@@ -8,8 +8,8 @@ import pytest
 
 from fixtures.backends.base import Backend
 from fixtures.wire import WireConnection, WireError
+from records.expectations import Expectations
 from suites.differential import RunContext
-from suites.expectations import Expectations
 from suites.subscriptions import (
     SubscriptionObservation,
     clear_mappings,

@@ -7,14 +7,17 @@
     implementation = "nats-server"       # or a third-party target's name; "*" for any
     min_version = "2.10.16"              # inclusive; omit for "since ever"
     max_version = ""                     # inclusive; empty for "still open"
-    case_class = "validation:*:reference-accept-server-reject"   # fnmatch pattern over a case's class
-    functions = ["left", "right"]        # optional: the case must use one of these functions
-    link = "https://..."                 # upstream issue or document section
+    feature = "validation"               # fnmatch pattern over the case's feature
+    difference = "reference-accept-server-reject"   # fnmatch pattern over what differed
+    functions = ["left", "right"]        # optional: the case uses any of these ("literal": none)
+    link = "https://..."                 # upstream issue or public document
     note = "why this differs"
 
-A diverging case whose implementation, version and class match an entry gets the verdict `expected`
-and carries the entry's id. An entry that matched nothing in a run that covered its range is stale,
-and `stale()` lists it so the file does not rot.
+A diverging case whose implementation, version, feature and difference match an entry (and, when the
+entry lists functions, that uses one of them in any combination with others) gets the verdict
+`expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
+and feature is stale, and `stale()` lists it so the file does not rot. Suites classify cases with it;
+reports read it for the notes and links of the entries they show.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -33,6 +36,8 @@ from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "expectations.toml"
+LITERAL = "literal"
+"""The function name of a case that uses none (as the class text shows it)."""
 
 
 class ExpectationsError(ConformanceError, ValueError):
@@ -52,7 +57,8 @@ class Expectation:
     """One known divergence."""
 
     id: str
-    case_class: str
+    feature: str
+    difference: str
     implementation: str = "nats-server"
     min_version: str = ""
     max_version: str = ""
@@ -60,13 +66,15 @@ class Expectation:
     note: str = ""
     functions: tuple[str, ...] = ()
 
-    def explains(self, case_class: str) -> bool:
-        """True iff a divergence of `case_class` (`feature:fn1+fn2:difference`) is this entry's."""
-        if not fnmatchcase(case_class, self.case_class):
+    def explains(self, feature: str, functions: str, difference: str) -> bool:
+        """True iff a divergence of `feature` and `difference`, using `functions` (the `+`-joined
+        column, empty for none), is this entry's: both patterns match and, when the entry lists
+        functions, the case uses one of them (a case using none uses `literal`)."""
+        if not (fnmatchcase(feature, self.feature) and fnmatchcase(difference, self.difference)):
             return False
         if not self.functions:
             return True
-        used = {name.lower() for name in case_class.split(":")[1].split("+")}
+        used = {name.lower() for name in (functions.split("+") if functions else [LITERAL])}
         return any(name.lower() in used for name in self.functions)
 
     def covers(self, implementation: str, version: str) -> bool:
@@ -89,12 +97,14 @@ class Expectations:
     covered: set[str] = field(default_factory=set)
     features: set[str] = field(default_factory=set)
 
-    def classify(self, implementation: str, version: str, case_class: str) -> Expectation | None:
+    def classify(
+        self, implementation: str, version: str, *, feature: str, functions: str, difference: str
+    ) -> Expectation | None:
         """The entry explaining a divergence of this class, or None (an unexpected divergence)."""
         for entry in self.entries:
             if entry.covers(implementation, version):
                 self.covered.add(entry.id)
-                if entry.explains(case_class):
+                if entry.explains(feature, functions, difference):
                     self.confirmed.add(entry.id)
                     return entry
         return None
@@ -116,30 +126,41 @@ class Expectations:
             for e in self.entries
             if e.id in self.covered
             and e.id not in self.confirmed
-            and any(fnmatchcase(feature, e.case_class.split(":")[0]) for feature in self.features)
+            and any(fnmatchcase(feature, e.feature) for feature in self.features)
         ]
 
 
-def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
-    """Read the expectations file; a missing file means no known divergences."""
-    if not path.exists():
-        return Expectations()
+def load_expectations(path: Path | None = None) -> Expectations:
+    """Read an expectations file. Without `path`, the repository's file, and none there means no known
+    divergences; a `path` given must exist."""
+    if path is None:
+        if not DEFAULT_PATH.exists():
+            return Expectations()
+        path = DEFAULT_PATH
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except FileNotFoundError as error:
+        raise ExpectationsError(f"no expectations file {path}") from error
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
     return Expectations(tuple(_entries(data.get("divergence", []), path)))
 
 
+REQUIRED = ("id", "feature", "difference")
+KEYS = frozenset(item.name for item in fields(Expectation))
+
+
 def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
     seen: set[str] = set()
-    allowed = set(Expectation.__slots__)
     for index, table in enumerate(tables):
-        if not isinstance(table, dict) or "id" not in table or "case_class" not in table:
-            raise ExpectationsError(f"{path}: divergence #{index + 1} needs 'id' and 'case_class'")
-        unknown = set(table) - allowed
+        if not isinstance(table, dict) or any(key not in table for key in REQUIRED):
+            raise ExpectationsError(f"{path}: divergence #{index + 1} needs {', '.join(map(repr, REQUIRED))}")
+        unknown = set(table) - KEYS
         if unknown:
-            raise ExpectationsError(f"{path}: divergence {table['id']!r} has unknown keys {sorted(unknown)}")
+            raise ExpectationsError(
+                f"{path}: divergence {table['id']!r} has unknown keys {sorted(unknown)} "
+                f"(known: {', '.join(sorted(KEYS))})"
+            )
         if table["id"] in seen:
             raise ExpectationsError(f"{path}: divergence id {table['id']!r} appears twice")
         seen.add(table["id"])
@@ -156,17 +177,18 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
 
 
 def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> list[Expectation]:
-    """The file's entries after a run: stale ones dropped, one new entry per unexpected divergence
-    class and implementation (its range starts at the lowest release it was seen on, open-ended)."""
+    """The file's entries after a run: stale ones dropped, one new entry per implementation, feature and
+    difference of the unexpected divergences, listing every function they used (`literal`: none); its
+    range starts at the lowest release it was seen on, open-ended."""
     stale = {entry.id for entry in expectations.stale()}
     kept = [entry for entry in expectations.entries if entry.id not in stale]
     taken = {entry.id for entry in kept}
-    grouped: dict[tuple[str, str], list[Case]] = {}
+    grouped: dict[tuple[str, str, str], list[Case]] = {}
     for case in divergences:
-        grouped.setdefault((case.implementation, case.case_class), []).append(case)
-    for (implementation, case_class), cases in sorted(grouped.items()):
+        grouped.setdefault((case.implementation, case.feature, case.difference), []).append(case)
+    for (implementation, feature, difference), cases in sorted(grouped.items()):
         first = min(cases, key=lambda case: version_key(case.server_version))
-        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{case_class}".lower()).strip("-")
+        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{feature}-{difference}".lower()).strip("-")
         unique = name
         for number in itertools.count(2):
             if unique not in taken:
@@ -178,10 +200,15 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
             f"observed {first.observed!r} (source {first.source!r}, destination {first.destination!r}, "
             f"subject {first.subject!r}). Review and explain."
         )
+        used = {
+            name for case in cases for name in (case.functions.split("+") if case.functions else [LITERAL])
+        }
         kept.append(
             Expectation(
                 id=unique,
-                case_class=case_class,
+                feature=feature,
+                difference=difference,
+                functions=tuple(sorted(used)),
                 implementation=implementation,
                 min_version=first.server_version,
                 note=note,
@@ -190,7 +217,7 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
     return kept
 
 
-HEADER = """# Known divergences (see suites/expectations.py for the format).
+HEADER = """# Known divergences (see records/expectations.py for the format).
 # A divergence listed here is reported as `expected`; an entry no run confirms any more is flagged stale.
 """
 
@@ -200,9 +227,9 @@ def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
     blocks = [HEADER]
     for entry in entries:
         lines = ["[[divergence]]"]
-        for name in ("id", "implementation", "min_version", "max_version", "case_class"):
+        for name in ("id", "implementation", "min_version", "max_version", "feature", "difference"):
             value = getattr(entry, name)
-            if value or name in ("id", "case_class"):
+            if value or name in REQUIRED:
                 lines.append(f"{name} = {_toml_string(value)}")
         if entry.functions:
             lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")

@@ -1,0 +1,82 @@
+"""The commands that run one recorded case again, derived from the record alone: what the suites print
+for a divergence and what the reports show beside its smallest case.
+
+`python -m suites replay` takes the case's columns as options (a republish case adds its stream's
+subjects and headers-only; a streaming case's layout goes in `--source`, as JSON); an adapter case is
+asked again of the adapter command it was asked of, kept in its `detail`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from typing import Final
+
+from records.schema import Case
+from reference.channels import ServerSpec
+
+COMMAND_DETAIL: Final = "adapter command: "
+"""How an adapter case's `detail` begins: the command the question was asked of follows."""
+
+REPLAY: Final = ("python", "-m", "suites", "replay")
+
+
+def adapter_command(case: Case) -> str:
+    """The adapter command a library case was asked of (from its `detail`), '' if not recorded."""
+    if not case.detail.startswith(COMMAND_DETAIL):
+        return ""
+    return case.detail[len(COMMAND_DETAIL) :].split("; adapter ", 1)[0]
+
+
+def layout_json(layout: Sequence[ServerSpec]) -> str:
+    """A streaming layout's JSON form (what `--source` of a streaming replay reads): one item per server,
+    its channel list, or `{"channels": [...], "clustered": true}` for a server with clustering."""
+    items: list[object] = [
+        {"channels": list(spec.channels), "clustered": True} if spec.clustered else list(spec.channels)
+        for spec in layout
+    ]
+    return json.dumps(items, separators=(",", ":"))
+
+
+def replay_command(case: Case) -> str:
+    """The command that runs this one case again on a fresh server of the same release and backend
+    (a republish case: its stream, option and, for a message, one publish)."""
+    if case.feature == "republish":
+        parts = [*REPLAY, "--feature", case.feature, "--server-version", case.server_version]
+        parts += ["--backend", case.backend, "--stream-subjects", ",".join(case.stream_subjects)]
+        if case.headers_only:
+            parts.append("--headers-only")
+        parts += ["--source", case.source, "--destination", case.destination]
+    elif case.backend == "adapter":  # a transform library: the question again, to the same command
+        parts = [*REPLAY, "--target", f"adapter:{adapter_command(case)}", "--profile", case.server_version]
+        parts += ["--feature", case.feature, "--functions", case.functions, "--source", case.source]
+        parts += ["--destination", case.destination]
+        if case.partitions:
+            parts += ["--partitions", str(case.partitions)]
+        return shlex.join([*parts, "--subject", case.subject])
+    elif case.feature == "streaming":  # the layout's servers, or the scenario the source names
+        source = layout_json(case.layout) if case.layout else case.source
+        parts = [*REPLAY, "--server-version", case.server_version, "--backend", case.backend]
+        parts += ["--feature", case.feature, "--source", source]
+    else:
+        parts = [*REPLAY, "--server-version", case.server_version, "--backend", case.backend]
+        parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]
+    if case.subject:
+        parts += ["--subject", case.subject]
+    return shlex.join(parts)
+
+
+def nats_cli_command(case: Case) -> str:
+    """The equivalent nats CLI invocation, for people who have it: `nats server mapping`, or for a
+    republish case the stream with the option (`nats stream add`)."""
+    if case.feature != "republish":
+        parts = ["nats", "server", "mapping", case.source, case.destination]
+        return shlex.join([*parts, case.subject] if case.subject else parts)
+    parts = ["nats", "stream", "add", "REPLAY", "--storage", "memory", "--defaults"]
+    parts += ["--subjects", ",".join(case.stream_subjects)]
+    if case.headers_only:
+        parts.append("--republish-headers")
+    if case.source:
+        parts += ["--republish-source", case.source]
+    return shlex.join([*parts, "--republish-destination", case.destination])

@@ -1,0 +1,142 @@
+"""The expectations file: which divergences are known, for which releases, and which entries went stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from records.expectations import (
+    Expectation,
+    Expectations,
+    ExpectationsError,
+    load_expectations,
+    updated_entries,
+    write_expectations,
+)
+from records.schema import Case
+
+LEFT_RIGHT = Expectation(
+    id="lr",
+    feature="validation",
+    difference="reference-accept-server-reject",
+    min_version="2.10.16",
+    functions=("left", "right"),
+)
+CRASH = Expectation(
+    id="crash", feature="partition", difference="server-crash", min_version="2.9.0", max_version="2.11.99"
+)
+EMPTY = Expectation(id="empty", feature="validation", difference="*-server-accept", functions=("literal",))
+
+
+def classify(known: Expectations, version: str, functions: str, case_class: str) -> Expectation | None:
+    feature, _, difference = case_class.partition(":")
+    return known.classify("nats-server", version, feature=feature, functions=functions, difference=difference)
+
+
+def test_a_divergence_is_expected_only_in_its_range_and_for_its_functions() -> None:
+    known = Expectations((LEFT_RIGHT, CRASH, EMPTY))
+    reject = "validation:reference-accept-server-reject"
+    assert classify(known, "2.10.16", "wildcard+left", reject) == LEFT_RIGHT
+    assert classify(known, "2.10.15", "wildcard+left", reject) is None
+    assert classify(known, "2.14.5", "split", reject) is None
+    assert (
+        known.classify(
+            "other-server", "2.14.5", feature="validation", functions="left", difference=reject.split(":")[1]
+        )
+        is None
+    )
+    assert classify(known, "2.11.17", "partition", "partition:server-crash") == CRASH
+    assert classify(known, "2.12.0", "partition", "partition:server-crash") is None
+    assert classify(known, "2.14.5", "", "validation:reference-reject-x-server-accept") == EMPTY
+    assert classify(known, "2.14.5", "wildcard", "validation:reference-reject-x-server-accept") is None
+
+
+def test_the_literal_source_partition_is_expected_under_any_function_combination() -> None:
+    """The CI failure this format fixes: the intermittent literal-source partition showed up as
+    partition:random+partition:wrong-subject-literal-source, a combination the entry did not spell."""
+    shipped = load_expectations()
+    entry = shipped.classify(
+        "nats-server",
+        "2.14.5",
+        feature="partition",
+        functions="random+partition",
+        difference="wrong-subject-literal-source",
+    )
+    assert entry is not None
+    assert entry.id == "partition-of-literal-source-hashes-nothing"
+
+
+def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
+    known = Expectations((LEFT_RIGHT, CRASH))
+    known.note_run("nats-server", "2.14.5")
+    assert known.stale() == []  # no validation or partition case ran yet
+    known.note_feature("validation")
+    assert known.stale() == [LEFT_RIGHT]  # 2.14.5 is outside the crash entry's range
+    classify(known, "2.14.5", "left", "validation:reference-accept-server-reject")
+    assert known.stale() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'id = "x"\nfeature = "a"\ndifference = "b"\nmin_version = "two"\n',
+            r"'version' must look like 2\.10\.16 \(got 'two'\)",
+        ),
+        ('id = "x"\n', "needs 'id', 'feature', 'difference'"),
+        (
+            'id = "x"\ncase_class = "a:*:b"\nfeature = "a"\ndifference = "b"\n',
+            r"divergence 'x' has unknown keys \['case_class'\]",
+        ),
+    ],
+)
+def test_a_bad_entry_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text("[[divergence]]\n" + text)
+    with pytest.raises(ExpectationsError, match=message) as raised:
+        load_expectations(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_an_unreadable_or_missing_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text("[[divergence]\n")
+    with pytest.raises(ExpectationsError, match="cannot read expectations"):
+        load_expectations(path)
+    with pytest.raises(ExpectationsError, match=r"^no expectations file .*missing\.toml$"):
+        load_expectations(tmp_path / "missing.toml")
+
+
+def test_entries_written_from_a_run_read_back(tmp_path: Path) -> None:
+    found = Case(
+        run_id="r",
+        case_id=0,
+        implementation="lib",
+        server_version="2.14.5",
+        backend="adapter",
+        feature="mapping",
+        functions="wildcard+split",
+        source="a.*",
+        destination="b.{{split(1,-)}}",
+        subject="a.x",
+        expected="b.x",
+        observed="b",
+        verdict="diverge",
+        difference="value",
+    )
+    entries = updated_entries(Expectations((CRASH,)), [found])
+    path = tmp_path / "expectations.toml"
+    write_expectations(path, entries)
+    again = load_expectations(path)
+    assert again.entries == tuple(entries)
+    (new,) = (entry for entry in again.entries if entry.id != "crash")
+    assert (new.feature, new.difference, new.functions) == ("mapping", "value", ("split", "wildcard"))
+    assert again.classify("lib", "2.14.5", feature="mapping", functions="split", difference="value") == new
+
+
+def test_the_shipped_file_loads() -> None:
+    shipped = load_expectations()
+    assert {"partition-zero-crashes", "partition-of-literal-source-hashes-nothing"} <= {
+        entry.id for entry in shipped.entries
+    }
