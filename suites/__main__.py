@@ -72,6 +72,13 @@ def budget_option(text: str) -> tuple[str, int]:
     return name, int(count)
 
 
+def family_option(text: str) -> str:
+    """A registered family's name."""
+    if text not in FAMILIES:
+        raise argparse.ArgumentTypeError(f"--family takes one of {', '.join(FAMILIES)} (got {text!r})")
+    return text
+
+
 def campaign(arguments: argparse.Namespace) -> int:
     targets = gather_targets(arguments.target, arguments.server_version, arguments.server_url)
     run = None
@@ -83,6 +90,8 @@ def campaign(arguments: argparse.Namespace) -> int:
     budgets = dict(arguments.budget)
     if arguments.cases is not None:
         budgets["mapping"] = arguments.cases
+    if arguments.family:
+        budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
     plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
@@ -197,6 +206,14 @@ def main(argv: list[str] | None = None) -> int:
         help="cases of a family per target; 0 skips it; repeatable (families and defaults: "
         + ", ".join(f"{name}={family.budget}" for name, family in FAMILIES.items())
         + ")",
+    )
+    run.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        type=family_option,
+        metavar="FAMILY",
+        help="run only this family (repeatable; default every family)",
     )
     run.add_argument(
         "--cases", type=int, default=None, help="the mapping family's budget (and an adapter's questions)"

@@ -31,7 +31,7 @@ def replay_on_server(run: RunConfig, case: CaseFile) -> list[Case]:
 
 
 def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Case]:
-    server = open_backend(run.targets[0], run, binary_resolver=resolve_binary)
+    server = family.server_for(open_backend(run.targets[0], run, binary_resolver=resolve_binary))
     counter = itertools.count()
     try:
         server.start(family.base_config(server))

@@ -110,7 +110,7 @@ def run_one(
     diverged: list[Case],
 ) -> None:
     """One family on a server of `target` started for it."""
-    server = open_backend(target, run, binary_resolver=resolve_binary)
+    server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
     try:
         server.start(family.base_config(server))

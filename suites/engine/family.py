@@ -41,6 +41,11 @@ class Family(Protocol, Generic[Unit, Observed]):
     @property
     def budget(self) -> int: ...
 
+    def server_for(self, server: Backend) -> Backend:
+        """The server the family runs on, made from a target's unstarted backend (most families run on
+        the backend itself)."""
+        ...
+
     def unsupported(self, version: str, backend: str) -> str:
         """Why this family cannot run on the target ('' when it can), in a few words."""
         ...

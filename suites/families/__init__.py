@@ -20,6 +20,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         MatchingFamily(),
         MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
         WeightedFamily(),
+        MappingFamily(name="operator", budget=5_000, mappings_per_batch=5, operator=True),
     )
 }
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
+from fixtures.backends.local import LocalServer
+from fixtures.backends.operator import OperatorBackend
 from fixtures.config import ServerConfig
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -43,7 +45,7 @@ def token_pool(rng: random.Random) -> list[str]:
 class MappingFamily:
     """Batches of up to `mappings_per_batch` mappings; `subjects_per_mapping` bulk subjects each (0: only
     the few subjects Hypothesis draws, as a pytest property wants for shrinking). `functions` limits the
-    destinations' functions (the partition family)."""
+    destinations' functions (the partition family); `operator` runs them in operator (JWT) mode."""
 
     name: str = "mapping"
     features: tuple[str, ...] = ("mapping", "partition")
@@ -51,8 +53,17 @@ class MappingFamily:
     mappings_per_batch: int = 20
     subjects_per_mapping: int = 1_000
     functions: tuple[str, ...] = ()
+    operator: bool = False
+
+    def server_for(self, server: Backend) -> Backend:
+        """In operator mode, the server of a target this suite starts, its mappings pushed in an account
+        JWT ("Subject Mapping and Partitioning", docs.nats.io: "[...] define the mappings [...] in the
+        account JWT"); else the target's server."""
+        return OperatorBackend(server) if self.operator and isinstance(server, LocalServer) else server
 
     def unsupported(self, version: str, backend: str) -> str:
+        if self.operator and backend == "external":
+            return "operator mode needs a server this suite starts with its own operator"
         return ""
 
     def base_config(self, server: Backend) -> ServerConfig:

@@ -41,6 +41,9 @@ class MatchingFamily:
     features: tuple[str, ...] = ("matching",)
     budget: int = 20_000
 
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
     def unsupported(self, version: str, backend: str) -> str:
         return ""
 

@@ -28,6 +28,9 @@ class ValidationFamily:
     features: tuple[str, ...] = ("validation",)
     budget: int = 200
 
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
     def unsupported(self, version: str, backend: str) -> str:
         return ""
 

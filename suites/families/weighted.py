@@ -37,6 +37,9 @@ class WeightedFamily:
     features: tuple[str, ...] = ("weighted",)
     budget: int = 10_000
 
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
     def unsupported(self, version: str, backend: str) -> str:
         return ""
 

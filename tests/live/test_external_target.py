@@ -46,7 +46,8 @@ def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path)
         status = main(
             [
                 *("campaign", "--target", f"nats://{HOST}:{port}", "--apply-command", apply),
-                *("--cases", "2000", "--budget", "validation=10", "--budget", "weighted=0"),
+                *("--family", "mapping", "--family", "validation", "--family", "matching"),
+                *("--family", "partition", "--cases", "2000", "--budget", "validation=10"),
                 *("--budget", "matching=1000", "--budget", "partition=1000", "--out", str(out)),
             ]
         )

@@ -48,7 +48,9 @@ def test_the_case_class_uses_the_column_form() -> None:
 
 
 def test_expectations_filtering_on_functions_still_match_any_spelling() -> None:
-    entry = Expectation("left-right", "validation", "reference-accept-server-reject", functions=("left", "RIGHT"))
+    entry = Expectation(
+        "left-right", "validation", "reference-accept-server-reject", functions=("left", "RIGHT")
+    )
     matched = case(("wildcard", "right"), "reference-accept-server-reject", entry)
     assert (matched.verdict, matched.expectation) == ("expected", "left-right")
     other = case(("wildcard",), "reference-accept-server-reject", entry)

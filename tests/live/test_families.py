@@ -1,0 +1,47 @@
+"""The campaign's family selection on a live target: `--family` runs only the named families, the operator
+family runs the mapping cases on a server whose mappings are pushed in account JWTs, and a family name no
+family has is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from fixtures.options import Target
+from records.writer import CASES
+from suites.__main__ import main
+
+pytestmark = pytest.mark.live
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_operator_family_pushes_its_mappings_in_account_jwts(target: Target, tmp_path: Path) -> None:
+    if target.backend == "external":
+        pytest.skip("operator mode needs a server this suite starts")
+    status = main(
+        [
+            *("campaign", "--server-version", target.spec.text, "--backend", target.backend),
+            *("--family", "operator", "--budget", "operator=2000", "--out", str(tmp_path)),
+        ]
+    )
+    (run_dir,) = tmp_path.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    table = pq.read_table(run_dir / CASES, columns=["backend", "feature", "verdict"])
+    assert manifest["cases"] == table.num_rows >= 2000
+    assert set(table.column("backend").to_pylist()) == {f"{target.backend}-operator"}
+    assert set(table.column("feature").to_pylist()) <= {"mapping", "partition", "validation"}
+    assert table.column("verdict").to_pylist().count("agree") > 0
+    assert status == 0, manifest["verdicts"]
+
+
+def test_an_unknown_family_is_one_line() -> None:
+    command = [sys.executable, "-m", "suites", "campaign", "--family", "nosuch", "--server-version", "2.14.5"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--family takes one of mapping, validation" in done.stderr
+    assert "Traceback" not in done.stderr
