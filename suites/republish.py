@@ -78,13 +78,13 @@ def stream_context(detail: str) -> tuple[str, bool]:
 def replay_command(case: Case) -> str:
     """The command that runs this one case again (stream, option and, for a message, one publish) on a
     fresh JetStream server of the same release and backend."""
-    found = _CONTEXT.match(case.detail)
+    subjects, headers_only = stream_context(case.detail)
     parts = ["python", "-m", "suites", "replay", "--feature", FEATURE]
     parts += ["--server-version", case.server_version, "--backend", case.backend]
-    if found:
-        parts += ["--stream-subjects", found.group("subjects")]
-        if found.group("headers_only") == "true":
-            parts.append("--headers-only")
+    if subjects:
+        parts += ["--stream-subjects", subjects]
+    if headers_only:
+        parts.append("--headers-only")
     parts += ["--source", case.source, "--destination", case.destination]
     if case.subject:
         parts += ["--subject", case.subject]
@@ -93,12 +93,12 @@ def replay_command(case: Case) -> str:
 
 def nats_cli_command(case: Case) -> str:
     """The equivalent stream with the nats CLI (``nats stream add``), for people who have it."""
-    found = _CONTEXT.match(case.detail)
+    subjects, headers_only = stream_context(case.detail)
     parts = ["nats", "stream", "add", "REPLAY", "--storage", "memory", "--defaults"]
-    if found:
-        parts += ["--subjects", found.group("subjects")]
-        if found.group("headers_only") == "true":
-            parts.append("--republish-headers")
+    if subjects:
+        parts += ["--subjects", subjects]
+    if headers_only:
+        parts.append("--republish-headers")
     if case.source:
         parts += ["--republish-source", case.source]
     parts += ["--republish-destination", case.destination]
@@ -242,6 +242,42 @@ class Window:
 
     sent_ns: int
     acked_ns: int
+
+
+def timed_publish(
+    js: JetStreamClient, subject: str, payload: bytes = b"", headers: Sequence[tuple[str, str]] = ()
+) -> tuple[JsonObject, Window]:
+    """Publish with an ack; the stream's acknowledgement and the window its store time lies in."""
+    sent = time.time_ns()
+    ack = js.publish(subject, payload, headers=headers_of(headers) or None)
+    return ack, Window(sent, time.time_ns())
+
+
+def judge_stream_reply(
+    context: RunContext,
+    subjects: Sequence[str],
+    republish: RePublish,
+    what: str,
+    expected: object,
+    observed: object,
+    state: str,
+) -> Case | None:
+    """A stream operation's reply (an ack's sequence, a delete's success, a purge's count) that differs
+    from the model's (``wrong-<what>``); None when they agree. `state` describes the model."""
+    if expected == observed:
+        return None
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=(),
+        source=republish.source,
+        destination=republish.destination,
+        subject="",
+        expected=f"{what}: {expected}",
+        observed=f"{what}: {observed}",
+        difference=f"wrong-{what}",
+        detail=f"{context_line(subjects, republish)}; {state}",
+    )
 
 
 def describe_message(message: Message, headers: Mapping[str, list[str]] | None = None) -> str:
@@ -454,10 +490,13 @@ __all__ = [
     "is_republished",
     "judge_configuration",
     "judge_message",
+    "judge_stream_reply",
     "message_differences",
     "nats_cli_command",
     "refusal_kind",
     "replay_command",
     "republish_key",
     "stream_config",
+    "stream_context",
+    "timed_publish",
 ]
