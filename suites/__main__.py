@@ -17,6 +17,7 @@ from records.schema import Case
 from records.writer import new_run_id
 from reference.errors import run_command
 from reference.profiles import NEWEST, for_version
+from reference.republish import RePublish
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import CampaignPlan, run_campaign
 from suites.expectations import DEFAULT_PATH, load_expectations, updated_entries, write_expectations
@@ -24,8 +25,7 @@ from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
 from suites.reproduce import describe_case, describe_divergences
-from suites.republish import describe_case as describe_republish_case
-from suites.republish_replay import replay_republish
+from suites.republish import context_line
 from suites.targets import Targets, gather_targets
 
 
@@ -107,19 +107,6 @@ def replay(arguments: argparse.Namespace) -> int:
     )
     if arguments.file or targets.adapters:
         return replay_question(arguments, targets)
-    if arguments.feature == "republish":
-        republished = replay_republish(
-            stream_subjects=arguments.stream_subjects,
-            source=arguments.source,
-            destination=arguments.destination,
-            headers_only=arguments.headers_only,
-            subject=arguments.subject,
-            version=arguments.server_version,
-            backend=arguments.backend,
-        )
-        for case in republished:
-            print(describe_republish_case(case))
-        return _status(republished)
     if arguments.feature == "streaming":
         # Imported here: the streaming client needs protobuf (the `streaming` extra).
         from suites.streaming.replay import replay_streaming
@@ -151,7 +138,14 @@ def _question(arguments: argparse.Namespace) -> CaseFile:
         subject=arguments.subject,
         server_version=arguments.profile or "",
         functions=arguments.functions,
+        detail=_republish_context(arguments) if arguments.feature == "republish" else "",
     )
+
+
+def _republish_context(arguments: argparse.Namespace) -> str:
+    """A republish question's stream subjects and headers-only, as its case's ``detail`` keeps them."""
+    option = RePublish(arguments.source, arguments.destination, arguments.headers_only)
+    return context_line(arguments.stream_subjects.split(","), option)
 
 
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:

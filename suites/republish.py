@@ -258,6 +258,7 @@ def judge_stream_reply(
     subjects: Sequence[str],
     republish: RePublish,
     what: str,
+    *,
     expected: object,
     observed: object,
     state: str,

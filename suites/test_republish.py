@@ -614,7 +614,13 @@ class RePublishMachine(RuleBasedStateMachine):
         assert self.ledger is not None
         option = self.ledger.republish
         case = judge_stream_reply(
-            self.env.context, self.subjects, option, what, expected, observed, repr(self.model)
+            self.env.context,
+            self.subjects,
+            option,
+            what,
+            expected=expected,
+            observed=observed,
+            state=repr(self.model),
         )
         if case is not None:
             self._record([case])

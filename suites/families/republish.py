@@ -236,7 +236,9 @@ class RepublishFamily:
         ledger = MessageLedger(subjects, option)
 
         def compare(what: str, expected: object, seen: object, state: str) -> None:
-            case = judge_stream_reply(context, subjects, ledger.republish, what, expected, seen, state)
+            case = judge_stream_reply(
+                context, subjects, ledger.republish, what, expected=expected, observed=seen, state=state
+            )
             if case is not None:
                 cases.append(case)
 
