@@ -1,13 +1,14 @@
-"""RePublish family: a stream with a RePublish option republishes every stored message it matches, as the
-stream model predicts, and refuses exactly the options the reference refuses.
+"""RePublish family: a stream with a RePublish option republishes each stored message its source matches,
+with the headers the stream model predicts, and refuses exactly the options the reference refuses.
 
-docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: "If enabled, the message will be
-republished to this subject immediately after being persisted to the stream", with the headers
-``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``, ``Nats-Last-Sequence`` (and ``Nats-Time-Stamp``,
-``Nats-Msg-Size`` with headers only). One unit is one stream: its subjects, storage and per-subject limit,
-a RePublish option, and the operations of the RePublish state machine (`suites.test_republish`) as a
-drawn list: publishes (application headers, message ids and so duplicates), deletes, purges and option
-edits. Operations run only with an option the reference accepts; the stream is deleted afterwards.
+docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: after a message is stored it is
+republished on the destination the source maps it to; "Headers" (nats-concepts/jetstream/headers),
+RePublish: ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``, ``Nats-Last-Sequence`` (and
+``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one stream: its subjects, storage
+and per-subject limit, a RePublish option, and the operations of the RePublish state machine
+(`suites.test_republish`) as a drawn list: publishes (application headers, message ids and so
+duplicates), deletes, purges and option edits. Operations run only with an option the reference
+accepts; the stream is deleted afterwards.
 """
 
 from __future__ import annotations
