@@ -30,8 +30,6 @@ from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
 from suites.reproduce import describe_case, describe_divergences
-from suites.republish import describe_case as describe_republish_case
-from suites.republish_replay import replay_republish
 from suites.targets import Targets, gather_targets
 
 
@@ -124,19 +122,6 @@ def replay(arguments: argparse.Namespace) -> int:
     )
     if arguments.file or targets.adapters:
         return replay_question(arguments, targets)
-    if arguments.feature == "republish":
-        republished = replay_republish(
-            stream_subjects=arguments.stream_subjects,
-            source=arguments.source,
-            destination=arguments.destination,
-            headers_only=arguments.headers_only,
-            subject=arguments.subject,
-            version=arguments.server_version,
-            backend=arguments.backend,
-        )
-        for case in republished:
-            print(describe_republish_case(case))
-        return _status(republished)
     if arguments.feature == "streaming":
         # Imported here: the streaming client needs protobuf (the `streaming` extra).
         from suites.streaming.replay import replay_streaming
@@ -169,6 +154,8 @@ def _question(arguments: argparse.Namespace) -> CaseFile:
         server_version=arguments.profile or "",
         functions=arguments.functions,
         partitions=arguments.partitions,
+        stream_subjects=tuple(s for s in arguments.stream_subjects.split(",") if s),
+        headers_only=arguments.headers_only,
     )
 
 

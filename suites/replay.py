@@ -45,19 +45,7 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
 
 
 def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
-    """A case file's case on a server target; republish and streaming cases use their own replays."""
-    if case.feature == "republish":
-        from suites.republish_replay import replay_republish
-
-        return replay_republish(
-            stream_subjects=",".join(case.stream_subjects),
-            source=case.source,
-            destination=case.destination,
-            headers_only=case.headers_only,
-            subject=case.subject,
-            version=run.targets[0].spec.text,
-            backend=run.backends[0],
-        )
+    """A case file's case on a server target; streaming cases use their own replay."""
     if case.feature == "streaming":
         from suites.streaming.replay import replay_streaming
 

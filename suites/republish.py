@@ -201,6 +201,45 @@ class Window:
     acked_ns: int
 
 
+def timed_publish(
+    js: JetStreamClient, subject: str, payload: bytes = b"", headers: Sequence[tuple[str, str]] = ()
+) -> tuple[JsonObject, Window]:
+    """Publish with an ack; the stream's acknowledgement and the window its store time lies in."""
+    sent = time.time_ns()
+    ack = js.publish(subject, payload, headers=headers_of(headers) or None)
+    return ack, Window(sent, time.time_ns())
+
+
+def judge_stream_reply(
+    context: RunContext,
+    subjects: Sequence[str],
+    republish: RePublish,
+    what: str,
+    *,
+    expected: object,
+    observed: object,
+    state: str,
+) -> Case | None:
+    """A stream operation's reply (an ack's sequence, a delete's success, a purge's count) that differs
+    from the model's (``wrong-<what>``); None when they agree. `state` describes the model."""
+    if expected == observed:
+        return None
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=(),
+        source=republish.source,
+        destination=republish.destination,
+        subject="",
+        expected=f"{what}: {expected}",
+        observed=f"{what}: {observed}",
+        difference=f"wrong-{what}",
+        detail=state,
+        stream_subjects=tuple(subjects),
+        headers_only=republish.headers_only,
+    )
+
+
 def describe_message(message: Message, headers: Mapping[str, list[str]] | None = None) -> str:
     """Compact text of an observed message, in the form of ``RePublishedMessage.describe``."""
     parsed = message.header_map() if headers is None else headers
@@ -419,8 +458,10 @@ __all__ = [
     "is_republished",
     "judge_configuration",
     "judge_message",
+    "judge_stream_reply",
     "message_differences",
     "refusal_kind",
     "republish_key",
     "stream_config",
+    "timed_publish",
 ]

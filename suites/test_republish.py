@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import socket
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -58,14 +57,14 @@ from suites.differential import RunContext, make_case
 from suites.republish import (
     FEATURE,
     MessageLedger,
-    Window,
     describe_divergences,
     describe_message,
-    headers_of,
     is_republished,
     judge_configuration,
     judge_message,
+    judge_stream_reply,
     stream_config,
+    timed_publish,
 )
 from suites.republish_strategies import (
     application_headers,
@@ -138,12 +137,10 @@ def publish(
     headers: tuple[tuple[str, str], ...] = (),
 ) -> tuple[dict[str, object], PublishOutcome]:
     """Publish with an ack, let the model ingest the same message, and note the publish window."""
-    sent = time.time_ns()
-    ack = js.publish(subject, payload, headers=headers_of(headers) or None)
-    acked = time.time_ns()
+    ack, window = timed_publish(js, subject, payload, headers)
     outcome = model.publish(subject, payload, headers)
     if not outcome.duplicate:
-        ledger.windows[outcome.sequence] = Window(sent, acked)
+        ledger.windows[outcome.sequence] = window
     return ack, outcome
 
 
@@ -615,28 +612,19 @@ class RePublishMachine(RuleBasedStateMachine):
 
     def _stream_case(self, what: str, expected: object, observed: object) -> None:
         """A stream operation whose reply differs from the model (a sequence, a count)."""
-        if expected == observed:
-            return
         assert self.ledger is not None
         option = self.ledger.republish
-        self._record(
-            [
-                make_case(
-                    self.env.context,
-                    feature=FEATURE,
-                    functions=(),
-                    source=option.source,
-                    destination=option.destination,
-                    subject="",
-                    expected=f"{what}: {expected}",
-                    observed=f"{what}: {observed}",
-                    difference=f"wrong-{what}",
-                    detail=repr(self.model),
-                    stream_subjects=self.subjects,
-                    headers_only=option.headers_only,
-                )
-            ]
+        case = judge_stream_reply(
+            self.env.context,
+            self.subjects,
+            option,
+            what,
+            expected=expected,
+            observed=observed,
+            state=repr(self.model),
         )
+        if case is not None:
+            self._record([case])
 
     @initialize(data=st.data())
     def create_stream(self, data: st.DataObject) -> None:

@@ -9,6 +9,7 @@ from reference.errors import ConformanceError
 from suites.engine.family import Family
 from suites.families.mapping import MappingFamily
 from suites.families.matching import MatchingFamily
+from suites.families.republish import RepublishFamily
 from suites.families.validation import ValidationFamily
 from suites.families.weighted import WeightedFamily
 
@@ -20,6 +21,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         MatchingFamily(),
         MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
         WeightedFamily(),
+        RepublishFamily(),
         MappingFamily(name="operator", budget=5_000, mappings_per_batch=5, operator=True),
     )
 }

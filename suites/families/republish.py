@@ -1,0 +1,300 @@
+"""RePublish family: a stream with a RePublish option republishes each stored message its source matches,
+with the headers the stream model predicts, and refuses exactly the options the reference refuses.
+
+docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: after a message is stored it is
+republished on the destination the source maps it to; "Headers" (nats-concepts/jetstream/headers),
+RePublish: ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``, ``Nats-Last-Sequence`` (and
+``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one stream: its subjects, storage
+and per-subject limit, a RePublish option, and the operations of the RePublish state machine
+(`suites.test_republish`) as a drawn list: publishes (application headers, message ids and so
+duplicates), deletes, purges and option edits. Operations run only with an option the reference
+accepts; the stream is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from fixtures.backends.base import Backend
+from fixtures.config import ServerConfig
+from fixtures.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.session import Session
+from fixtures.wire import Message
+from records.casefile import CaseFile
+from reference.profiles import ReleaseProfile
+from reference.republish import (
+    HEADER_MSG_ID,
+    RELEASE_RULES,
+    RePublish,
+    StreamModel,
+    republish_violations,
+    rules_for,
+)
+from reference.versions import Version
+from suites.differential import RunContext
+from suites.engine.family import Judged
+from suites.republish import (
+    FEATURE,
+    MessageLedger,
+    Window,
+    is_republished,
+    judge_configuration,
+    judge_stream_reply,
+    stream_config,
+    timed_publish,
+)
+from suites.republish_strategies import (
+    application_headers,
+    options,
+    payloads,
+    published_subjects,
+    stream_subject_layouts,
+    valid_options,
+)
+
+STREAM = "RP"
+NAMESPACE = "s"
+DESTINATIONS = f"r{NAMESPACE}"
+"""Every unit's stream subjects live under `NAMESPACE`, its destinations under `DESTINATIONS` (units run
+one after the other, each stream deleted before the next is created)."""
+
+MSG_IDS = ("", "", "", "id1", "id2")
+"""Message ids of publishes (mostly none): two ids, so later publishes with one are duplicates."""
+
+MAX_OPERATIONS = 20
+SETTLE = 0.05
+"""Quiet time (s) after the last operation, and before an edit, for republished messages still coming."""
+
+
+@dataclass(frozen=True, slots=True)
+class Publish:
+    subject: str
+    payload: bytes
+    headers: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class Purge:
+    subject: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    option: RePublish
+
+
+Operation = Publish | Delete | Purge | Edit
+
+
+@dataclass(frozen=True, slots=True)
+class RepublishScenario:
+    """One stream and what is done to it (no operations when the reference refuses `option`)."""
+
+    subjects: tuple[str, ...]
+    option: RePublish
+    storage: str = "memory"
+    max_msgs_per_subject: int = -1
+    operations: tuple[Operation, ...] = ()
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An operation's reply, the publish window of a publish, and how many messages the tap held when
+    the operation was sent (after settling, for an edit)."""
+
+    body: JsonObject
+    window: Window | None
+    tapped: int
+
+
+@dataclass(frozen=True, slots=True)
+class RepublishObservation:
+    created: JsonObject
+    create_us: int
+    replies: tuple[Reply, ...]
+    tapped: tuple[Message, ...]
+
+
+@st.composite
+def operations(
+    draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool
+) -> tuple[Operation, ...]:
+    """The state machine's rules as a list: mostly publishes, and deletes (mostly of a published
+    sequence), purges (all, a stream subject or a published one) and edits to another valid option."""
+    kinds = ["publish"] * 6 + ["purge", "edit"] + (["delete"] if deletes else [])
+    drawn: list[Operation] = []
+    published: list[str] = []
+    for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=MAX_OPERATIONS)):
+        if kind == "publish":
+            headers = draw(application_headers())
+            msg_id = draw(st.sampled_from(MSG_IDS))
+            if msg_id:
+                headers = (*headers, (HEADER_MSG_ID, msg_id))
+            subject = draw(published_subjects(subjects))
+            published.append(subject)
+            drawn.append(Publish(subject, draw(payloads()), headers))
+        elif kind == "delete":
+            drawn.append(Delete(draw(st.integers(1, len(published) + 1))))
+        elif kind == "purge":
+            drawn.append(Purge(draw(st.sampled_from([None, *subjects, *published]))))
+        else:
+            drawn.append(Edit(draw(valid_options(subjects, DESTINATIONS, profile))))
+    return tuple(drawn)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
+    """A stream, an option (mostly one the reference accepts, else any), and operations for it.
+
+    Excluded on 2.9: deletes in a stream with a per-subject limit (divergence
+    jetstream-subject-state-after-limit-and-delete, see `suites.test_republish`)."""
+    rules = rules_for(profile)
+    subjects = draw(stream_subject_layouts(NAMESPACE))
+    option = draw(
+        st.one_of(valid_options(subjects, DESTINATIONS, profile), options(subjects, DESTINATIONS, profile))
+    )
+    storage = draw(st.sampled_from(["memory", "file"]))
+    limit = draw(st.sampled_from([-1, 1, 2]))
+    deletes = limit <= 0 or rules.version >= Version(2, 10, 0)
+    valid = not republish_violations(subjects, option, rules)
+    ops = draw(operations(subjects, profile, deletes=deletes)) if valid else ()
+    return RepublishScenario(subjects, option, storage, limit, ops, draw(st.integers(0, 2**32 - 1)))
+
+
+@dataclass(frozen=True, slots=True)
+class RepublishFamily:
+    name: str = "republish"
+    features: tuple[str, ...] = (FEATURE,)
+    budget: int = 1_500
+
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
+    def unsupported(self, version: str, backend: str) -> str:
+        if backend == "external":
+            return "RePublish needs a JetStream server this suite starts (the external one may have none)"
+        found = Version.search(version)
+        if found is None or found < RELEASE_RULES["supported"]:
+            return f"RePublish needs nats-server {RELEASE_RULES['supported']} or later"
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return ServerConfig() if server.name == "external" else jetstream_config(server)
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[RepublishScenario]:
+        return scenarios(profile)
+
+    def execute(self, session: Session, unit: RepublishScenario) -> RepublishObservation:
+        """Create the stream; when created, run the operations, settle, and delete it."""
+        with JetStreamClient(session.url) as js:
+            js.tap(">", is_republished)
+            began = time.perf_counter()
+            created = js.create_stream(_config(unit, unit.option))
+            create_us = int((time.perf_counter() - began) * 1e6)
+            replies: list[Reply] = []
+            if api_error(created) is None:
+                try:
+                    for operation in unit.operations:
+                        replies.append(_run(js, unit, operation))
+                    if unit.operations:
+                        js.settle(SETTLE)
+                finally:
+                    js.delete_stream(STREAM)
+            return RepublishObservation(created, create_us, tuple(replies), tuple(js.tapped))
+
+    def judge(
+        self,
+        context: RunContext,
+        profile: ReleaseProfile,
+        unit: RepublishScenario,
+        observed: RepublishObservation,
+    ) -> Judged:
+        """The creation's verdict, then every reply that differs from the model's, every edit's
+        verdict, and every republished message's."""
+        rules = rules_for(profile)
+        subjects, option = unit.subjects, unit.option
+        cases = [
+            judge_configuration(
+                context,
+                rules,
+                subjects,
+                option,
+                observed.created,
+                seed=unit.seed,
+                duration_us=observed.create_us,
+            )
+        ]
+        if api_error(observed.created) is not None or republish_violations(subjects, option, rules):
+            return cases
+        model = StreamModel(STREAM, subjects, option, rules, max_msgs_per_subject=unit.max_msgs_per_subject)
+        ledger = MessageLedger(subjects, option)
+
+        def compare(what: str, expected: object, seen: object, state: str) -> None:
+            case = judge_stream_reply(
+                context, subjects, ledger.republish, what, expected=expected, observed=seen, state=state
+            )
+            if case is not None:
+                cases.append(case)
+
+        for operation, reply in zip(unit.operations, observed.replies, strict=False):
+            state = repr(model)
+            if isinstance(operation, Publish):
+                outcome = model.publish(operation.subject, operation.payload, operation.headers)
+                if not outcome.duplicate and reply.window is not None:
+                    ledger.windows[outcome.sequence] = reply.window
+                ack = (reply.body.get("seq"), bool(reply.body.get("duplicate")))
+                compare("ack", (outcome.sequence, outcome.duplicate), ack, state)
+            elif isinstance(operation, Delete):
+                compare("delete", model.delete(operation.sequence), bool(reply.body.get("success")), state)
+            elif isinstance(operation, Purge):
+                compare("purge", model.purge(operation.subject), reply.body.get("purged"), state)
+            else:
+                tapped = observed.tapped[: reply.tapped]
+                cases += ledger.judge(context, model.republished, tapped, final=False, seed=unit.seed)
+                update = judge_configuration(
+                    context, rules, subjects, operation.option, reply.body, operation="update", seed=unit.seed
+                )
+                cases.append(update)
+                if api_error(reply.body) is None:
+                    model.reconfigure(operation.option)
+                    ledger.republish = operation.option
+        cases += ledger.judge(context, model.republished, observed.tapped, final=True, seed=unit.seed)
+        return cases
+
+    def unit_of(self, case: CaseFile) -> RepublishScenario:
+        """The case's stream and option, with one publish on its subject when it has one (a stream
+        recorded without subjects gets its source, or ``replay.>``, as its subjects)."""
+        stream_subjects = case.stream_subjects or (case.source or "replay.>",)
+        option = RePublish(case.source, case.destination, case.headers_only)
+        publishes = (Publish(case.subject, b"replay", ()),) if case.subject else ()
+        return RepublishScenario(stream_subjects, option, operations=publishes)
+
+
+def _config(unit: RepublishScenario, option: RePublish) -> JsonObject:
+    return stream_config(
+        STREAM, unit.subjects, option, storage=unit.storage, max_msgs_per_subject=unit.max_msgs_per_subject
+    )
+
+
+def _run(js: JetStreamClient, unit: RepublishScenario, operation: Operation) -> Reply:
+    """Send one operation and wait for its reply (an edit first lets earlier republishes arrive)."""
+    if isinstance(operation, Edit):
+        js.settle(SETTLE)
+    tapped = len(js.tapped)
+    if isinstance(operation, Publish):
+        ack, window = timed_publish(js, operation.subject, operation.payload, operation.headers)
+        return Reply(ack, window, tapped)
+    if isinstance(operation, Delete):
+        return Reply(js.delete_message(STREAM, operation.sequence), None, tapped)
+    if isinstance(operation, Purge):
+        return Reply(js.purge(STREAM, subject=operation.subject), None, tapped)
+    return Reply(js.update_stream(_config(unit, operation.option)), None, tapped)
