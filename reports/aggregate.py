@@ -6,22 +6,21 @@
 3. distinct partition keys per mapping, release and bucket;
 4. weighted-list messages per release, list, bucket and delivery.
 
-Rows with an empty subject are summary rows of the distribution properties and are not counted in (3)
-and (4); neither are ``unknown`` rows (no evidence). ``reports.arrow`` computes the same with pyarrow.
+The rows each reads, its keys and the evidence rule are ``reports.rules``; ``reports.arrow`` computes
+the same with pyarrow.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from records.schema import ARROW_TYPES, COLUMNS, case_of, weights_of
 from reports.model import (
-    DIVERGING,
-    EXERCISED,
     UNCLASSIFIED,
-    UNSUPPORTED,
     Aggregates,
     BucketCount,
     ClassCount,
@@ -29,24 +28,29 @@ from reports.model import (
     WeightedCount,
 )
 from reports.releases import Release
+from reports.rules import (
+    CLASS_KEYS,
+    DELIVERED,
+    DIVERGING_ROWS,
+    EVIDENCE,
+    PARTITION_KEYS,
+    PARTITION_ROWS,
+    SIZE_COLUMNS,
+    SMALLEST_ORDER,
+    VERDICT_KEYS,
+    WEIGHTED_KEYS,
+    WEIGHTED_ROWS,
+    Above,
+    All,
+    AnyOf,
+    Condition,
+    Is,
+    IsNot,
+    OneOf,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-
-UNSUPPORTED_EXPECTED = "reject:unsupported-function"
-SMALLEST_ORDER = (
-    "size",
-    "source",
-    "destination",
-    "subject",
-    "server_version",
-    "backend",
-    "run_id",
-    "case_id",
-)
-"""How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
-CLASS_KEYS = ("feature", "functions", "difference")
-"""What a divergence class is: its text (``records.schema.case_class_of``) is made from these."""
 
 
 def spark_type(kind: Any) -> Any:
@@ -80,25 +84,37 @@ def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]
 
 
-def evidence_column() -> Column:
-    """``unsupported`` / ``exercised`` / empty, per ``reports.model``."""
+def spark_condition(condition: Condition) -> Column:
+    """A rule's condition (``reports.rules``) as a Spark column expression."""
     from pyspark.sql import functions as F
 
-    validation = F.col("feature") == "validation"
-    return (
-        F.when(
-            validation & (F.col("expected") == UNSUPPORTED_EXPECTED) & (F.col("observed") == "reject"),
-            UNSUPPORTED,
-        )
-        .when(~validation & (F.col("verdict") != "unknown"), EXERCISED)
-        .when(validation & (F.col("expected") == "accept") & (F.col("observed") == "accept"), EXERCISED)
-        .otherwise("")
-    )
+    match condition:
+        case Is(column, value):
+            return F.col(column) == value
+        case IsNot(column, value):
+            return F.col(column) != value
+        case Above(column, value):
+            return F.col(column) > value
+        case OneOf(column, values):
+            return F.col(column).isin(*values)
+        case All(parts):
+            return reduce(operator.and_, (spark_condition(part) for part in parts))
+        case AnyOf(parts):
+            return reduce(operator.or_, (spark_condition(part) for part in parts))
+
+
+def evidence_column() -> Column:
+    """A row's support evidence (``reports.rules.EVIDENCE``)."""
+    from pyspark.sql import functions as F
+
+    expression = F.lit("")
+    for kind, condition in reversed(EVIDENCE):
+        expression = F.when(spark_condition(condition), kind).otherwise(expression)
+    return expression
 
 
 def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
-    keys = ["implementation", "server_version", "feature", "functions", "verdict"]
-    rows = frame.groupBy(*keys, evidence_column().alias("evidence")).count().collect()
+    rows = frame.groupBy(*VERDICT_KEYS, evidence_column().alias("evidence")).count().collect()
     return [
         VerdictCount(
             Release(r.implementation, r.server_version),
@@ -115,9 +131,8 @@ def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
 def class_counts(frame: DataFrame) -> list[ClassCount]:
     from pyspark.sql import functions as F
 
-    diverging = frame.filter(F.col("verdict").isin(*DIVERGING)).withColumn(
-        "size", F.length("source") + F.length("destination") + F.length("subject")
-    )
+    size = reduce(operator.add, (F.length(column) for column in SIZE_COLUMNS))
+    diverging = frame.filter(spark_condition(DIVERGING_ROWS)).withColumn("size", size)
     ordered = [*SMALLEST_ORDER, *(name for name in COLUMNS if name not in SMALLEST_ORDER)]
     rows = (
         diverging.groupBy(*CLASS_KEYS)
@@ -149,15 +164,9 @@ def class_counts(frame: DataFrame) -> list[ClassCount]:
 def partition_buckets(frame: DataFrame) -> list[BucketCount]:
     from pyspark.sql import functions as F
 
-    keys = ["implementation", "server_version", "source", "destination", "partitions"]
     rows = (
-        frame.filter(
-            (F.col("feature") == "partition")
-            & (F.col("subject") != "")
-            & (F.col("partitions") > 0)
-            & (F.col("verdict") != "unknown")
-        )
-        .groupBy(*keys, "bucket")
+        frame.filter(spark_condition(PARTITION_ROWS))
+        .groupBy(*PARTITION_KEYS)
         .agg(F.countDistinct("subject").alias("count"))
         .collect()
     )
@@ -175,14 +184,10 @@ def partition_buckets(frame: DataFrame) -> list[BucketCount]:
 
 
 def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
-    from pyspark.sql import functions as F
 
-    keys = ["implementation", "server_version", "source", "weights", "bucket"]
     rows = (
-        frame.filter(
-            (F.col("feature") == "weighted") & (F.col("subject") != "") & (F.col("verdict") != "unknown")
-        )
-        .groupBy(*keys, (F.col("observed") != "").alias("delivered"))
+        frame.filter(spark_condition(WEIGHTED_ROWS))
+        .groupBy(*WEIGHTED_KEYS, spark_condition(DELIVERED).alias("delivered"))
         .count()
         .collect()
     )

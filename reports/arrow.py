@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import reduce
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from records.schema import SCHEMA, case_of, weights_of
-from reports.aggregate import CLASS_KEYS, SMALLEST_ORDER, UNSUPPORTED_EXPECTED
 from reports.model import (
-    DIVERGING,
-    EXERCISED,
     UNCLASSIFIED,
-    UNSUPPORTED,
     Aggregates,
     BucketCount,
     ClassCount,
@@ -27,6 +24,26 @@ from reports.model import (
     WeightedCount,
 )
 from reports.releases import Release
+from reports.rules import (
+    CLASS_KEYS,
+    DELIVERED,
+    DIVERGING_ROWS,
+    EVIDENCE,
+    PARTITION_KEYS,
+    PARTITION_ROWS,
+    SIZE_COLUMNS,
+    SMALLEST_ORDER,
+    VERDICT_KEYS,
+    WEIGHTED_KEYS,
+    WEIGHTED_ROWS,
+    Above,
+    All,
+    AnyOf,
+    Condition,
+    Is,
+    IsNot,
+    OneOf,
+)
 
 MAIN_COLUMNS = [
     "implementation",
@@ -50,19 +67,28 @@ def _counts(table: pa.Table, keys: list[str]) -> list[dict[str, object]]:
     return grouped.to_pylist()  # type: ignore[no-any-return]
 
 
+def arrow_condition(condition: Condition, table: pa.Table) -> pa.ChunkedArray:
+    """A rule's condition (``reports.rules``) as a boolean column of `table`."""
+    match condition:
+        case Is(column, value):
+            return pc.equal(table[column], value)
+        case IsNot(column, value):
+            return pc.not_equal(table[column], value)
+        case Above(column, value):
+            return pc.greater(table[column], value)
+        case OneOf(column, values):
+            return pc.is_in(table[column], pa.array(values))
+        case All(parts):
+            return reduce(pc.and_, (arrow_condition(part, table) for part in parts))
+        case AnyOf(parts):
+            return reduce(pc.or_, (arrow_condition(part, table) for part in parts))
+
+
 def verdict_counts(table: pa.Table) -> list[VerdictCount]:
-    validation = pc.equal(table["feature"], "validation")
-    unsupported = pc.and_(
-        validation,
-        pc.and_(pc.equal(table["expected"], UNSUPPORTED_EXPECTED), pc.equal(table["observed"], "reject")),
-    )
-    accepted = pc.and_(pc.equal(table["expected"], "accept"), pc.equal(table["observed"], "accept"))
-    exercised = pc.or_(
-        pc.and_(pc.invert(validation), pc.not_equal(table["verdict"], "unknown")),
-        pc.and_(validation, accepted),
-    )
-    evidence = pc.if_else(unsupported, UNSUPPORTED, pc.if_else(exercised, EXERCISED, ""))
-    keys = ["implementation", "server_version", "feature", "functions", "verdict"]
+    evidence: pa.ChunkedArray | pa.Scalar = pa.scalar("")
+    for kind, condition in reversed(EVIDENCE):
+        evidence = pc.if_else(arrow_condition(condition, table), kind, evidence)
+    keys = list(VERDICT_KEYS)
     narrow = table.select(keys).append_column("evidence", evidence)
     return [
         VerdictCount(
@@ -78,13 +104,9 @@ def verdict_counts(table: pa.Table) -> list[VerdictCount]:
 
 
 def partition_buckets(table: pa.Table) -> list[BucketCount]:
-    keep = pc.and_(
-        pc.and_(pc.equal(table["feature"], "partition"), pc.not_equal(table["subject"], "")),
-        pc.and_(pc.greater(table["partitions"], 0), pc.not_equal(table["verdict"], "unknown")),
-    )
-    keys = ["implementation", "server_version", "source", "destination", "partitions"]
-    rows = table.filter(keep).select([*keys, "subject", "bucket"])
-    distinct = rows.group_by([*keys, "subject", "bucket"]).aggregate([])
+    keys = list(PARTITION_KEYS)
+    rows = table.filter(arrow_condition(PARTITION_ROWS, table)).select([*keys, "subject"])
+    distinct = rows.group_by([*keys, "subject"]).aggregate([])
     return [
         BucketCount(
             Release(str(r["implementation"]), str(r["server_version"])),
@@ -94,21 +116,17 @@ def partition_buckets(table: pa.Table) -> list[BucketCount]:
             int(r["bucket"]),  # type: ignore[call-overload]
             int(r["count_all"]),  # type: ignore[call-overload]
         )
-        for r in _counts(distinct, [*keys, "bucket"])
+        for r in _counts(distinct, keys)
     ]
 
 
 def weighted_buckets(table: pa.Table) -> list[WeightedCount]:
-    keep = pc.and_(
-        pc.and_(pc.equal(table["feature"], "weighted"), pc.not_equal(table["subject"], "")),
-        pc.not_equal(table["verdict"], "unknown"),
-    )
-    keys = ["implementation", "server_version", "source", "weights", "bucket"]
-    rows = table.filter(keep)
+    keys = list(WEIGHTED_KEYS)
+    rows = table.filter(arrow_condition(WEIGHTED_ROWS, table))
     # pyarrow groups by scalar keys only: the list is grouped by its JSON text and read back.
     texts = pa.array([json.dumps(items) for items in rows["weights"].to_pylist()], pa.string())
     narrow = rows.select(keys).set_column(keys.index("weights"), "weights", texts)
-    narrow = narrow.append_column("delivered", pc.not_equal(rows["observed"], ""))
+    narrow = narrow.append_column("delivered", arrow_condition(DELIVERED, rows))
     return [
         WeightedCount(
             Release(str(r["implementation"]), str(r["server_version"])),
@@ -123,11 +141,11 @@ def weighted_buckets(table: pa.Table) -> list[WeightedCount]:
 
 
 def class_counts(dataset: ds.Dataset) -> list[ClassCount]:
-    diverging = dataset.to_table(filter=pc.field("verdict").isin(list(DIVERGING)))
+    diverging = dataset.to_table(filter=pc.field(DIVERGING_ROWS.column).isin(list(DIVERGING_ROWS.values)))
     frame = diverging.to_pandas()
     if frame.empty:
         return []
-    frame["size"] = frame["source"].str.len() + frame["destination"].str.len() + frame["subject"].str.len()
+    frame["size"] = sum(frame[column].str.len() for column in SIZE_COLUMNS)
     out = []
     for _, group in frame.groupby(list(CLASS_KEYS), sort=False):
         smallest = case_of(group.sort_values(list(SMALLEST_ORDER), kind="stable").iloc[0])

@@ -1,0 +1,103 @@
+"""The report's aggregation rules, written once: which rows each aggregation reads, what it groups them
+by, and the support evidence a row gives. `reports.aggregate` (Spark) and `reports.arrow` (pyarrow)
+translate these conditions into their own expressions; the engines differ in execution, never in
+definitions (a test checks that both return equal `Aggregates` for the same records).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from reports.model import DIVERGING, EXERCISED, UNSUPPORTED
+
+
+@dataclass(frozen=True, slots=True)
+class Is:
+    """The column equals the value."""
+
+    column: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class IsNot:
+    """The column differs from the value."""
+
+    column: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Above:
+    """The (integer) column is greater than the value."""
+
+    column: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf:
+    """The column is one of the values."""
+
+    column: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    """Every part holds."""
+
+    parts: tuple[Condition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    """At least one part holds."""
+
+    parts: tuple[Condition, ...]
+
+
+Condition = Is | IsNot | Above | OneOf | All | AnyOf
+
+VALIDATION = Is("feature", "validation")
+JUDGED = IsNot("verdict", "unknown")
+"""``unknown`` rows are a failed run, not evidence: no aggregation but the verdict counts reads them."""
+
+UNSUPPORTED_EXPECTED: Final = "reject:unsupported-function"
+EVIDENCE: Final[tuple[tuple[str, Condition], ...]] = (
+    (UNSUPPORTED, All((VALIDATION, Is("expected", UNSUPPORTED_EXPECTED), Is("observed", "reject")))),
+    (
+        EXERCISED,
+        AnyOf(
+            (
+                All((IsNot("feature", "validation"), JUDGED)),
+                All((VALIDATION, Is("expected", "accept"), Is("observed", "accept"))),
+            )
+        ),
+    ),
+)
+"""A row's support evidence: the first kind whose condition holds, else '' (see ``reports.model``)."""
+
+VERDICT_KEYS: Final = ("implementation", "server_version", "feature", "functions", "verdict")
+"""Verdict counts group every row by these and its evidence."""
+
+DIVERGING_ROWS: Final = OneOf("verdict", DIVERGING)
+CLASS_KEYS: Final = ("feature", "functions", "difference")
+"""What a divergence class is: its text (``records.schema.case_class_of``) is made from these."""
+SIZE_COLUMNS: Final = ("source", "destination", "subject")
+"""A case's size: the characters of these columns together."""
+SMALLEST_ORDER: Final = ("size", *SIZE_COLUMNS, "server_version", "backend", "run_id", "case_id")
+"""How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
+
+PARTITION_ROWS: Final = All(
+    (Is("feature", "partition"), IsNot("subject", ""), Above("partitions", 0), JUDGED)
+)
+"""Rows of partition mappings with a published subject (an empty subject is a distribution summary)."""
+PARTITION_KEYS: Final = ("implementation", "server_version", "source", "destination", "partitions", "bucket")
+"""Partition buckets count the distinct subjects of each group."""
+
+WEIGHTED_ROWS: Final = All((Is("feature", "weighted"), IsNot("subject", ""), JUDGED))
+WEIGHTED_KEYS: Final = ("implementation", "server_version", "source", "weights", "bucket")
+DELIVERED: Final = IsNot("observed", "")
+"""Weighted buckets count the messages of each group, split by whether they were delivered."""
