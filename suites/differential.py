@@ -266,6 +266,9 @@ class MappingObservation:
     accepted: list[tuple[Transform, tuple[str, ...]]] = field(default_factory=list)
     deliveries: Observation | None = None
     duration_us: int = 0
+    expected: ExpectedSubjects | None = None
+    """The reference's subjects of the batch, started before publishing (a worker process computes
+    them on the other core while the main one publishes); the judge reads them."""
 
 
 def execute_mapping_batch(
@@ -276,7 +279,9 @@ def execute_mapping_batch(
     A server that dies during the batch is restarted, the mappings that crash it are found one by one,
     and the rest of the batch runs again.
     """
+    expected = ExpectedSubjects(compiled)
     observed = _publish(session, list(compiled))
+    observed.expected = expected
     deliveries = observed.deliveries
     if not session.has_died(deliveries.failure if deliveries else ""):
         return observed
@@ -293,6 +298,7 @@ def execute_mapping_batch(
     again = _publish(session, survivors) if survivors else MappingObservation()
     again.rejected[:0] = observed.rejected
     again.crashed = crashed
+    again.expected = expected
     if session.has_died(again.deliveries.failure if again.deliveries else ""):
         session.restart()
     return again
@@ -324,14 +330,14 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
     if deliveries is None:
         return result
     result.failure = deliveries.failure
-    expected = ExpectedSubjects(observed.accepted)
+    computed = observed.expected or ExpectedSubjects(observed.accepted)
     offset = 0
-    for (transform, group), group_expected in zip(observed.accepted, expected.get(), strict=True):
+    for transform, group in observed.accepted:
         _judge_group(
             context,
             transform,
             group,
-            group_expected,
+            computed.of(transform),
             offset=offset,
             observation=deliveries,
             seed=seed,

@@ -44,7 +44,7 @@ def _worker() -> ProcessPoolExecutor:
 
 
 class ExpectedSubjects:
-    """Expected subjects per mapping of a batch: started at construction, read with `get`. Mappings
+    """Expected subjects per mapping of a batch: started at construction, read with `of`. Mappings
     with `{{random(n)}}` are always computed in place (their draws are judged by `Transform.accepts`)."""
 
     def __init__(
@@ -55,15 +55,18 @@ class ExpectedSubjects:
         use_worker = total >= PARALLEL_FROM if parallel is None else parallel
         self._remote = [i for i, (t, _) in enumerate(groups) if use_worker and not t.is_random]
         self._future: Future[list[list[str]]] | None = None
+        self._by_transform: dict[int, list[str]] | None = None
         if self._remote:
             profile = groups[0][0].profile
             mappings = [(groups[i][0].source, groups[i][0].destination, groups[i][1]) for i in self._remote]
             self._future = _worker().submit(_apply_all, profile, mappings)
 
-    def get(self) -> list[list[str]]:
-        """The expected subjects, group by group."""
-        remote = dict(zip(self._remote, self._future.result() if self._future else [], strict=True))
-        return [
-            remote[index] if index in remote else transform.apply_all(subjects)
-            for index, (transform, subjects) in enumerate(self.groups)
-        ]
+    def of(self, transform: Transform) -> list[str]:
+        """The expected subjects of `transform`'s group (one of this batch's transforms)."""
+        if self._by_transform is None:
+            remote = dict(zip(self._remote, self._future.result() if self._future else [], strict=True))
+            self._by_transform = {
+                id(t): remote[index] if index in remote else t.apply_all(subjects)
+                for index, (t, subjects) in enumerate(self.groups)
+            }
+        return self._by_transform[id(transform)]
