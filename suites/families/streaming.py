@@ -68,6 +68,9 @@ class StreamingFamily:
     budget: int = 150
     release: str = "0.25"
 
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
     def unsupported(self, version: str, backend: str) -> str:
         """Streaming servers are local processes joining a nats-server 2 on 127.0.0.1 (the `process`
         backend), through a client that needs protobuf, from a build already in the cache."""
