@@ -1,5 +1,10 @@
 """Run a layout of partitioned streaming servers and judge every server start and every request.
 
+Running (`observe_layout`: `launch_layout`, then `probe`) yields a `LayoutObservation`, the servers as
+last seen and each channel's probe; judging (`judge_layout`: `judge_starts`, `judge_channels`) reads
+only that. `start_layout` and `probe_and_judge` do both for the pytest properties and the
+fault-tolerance scenario.
+
 Cases (feature `streaming`; the `functions` column names what was checked; the `layout` column holds the
 servers, labelled from 1 in start order):
 
@@ -145,11 +150,7 @@ class LayoutRun:
 
     def running(self) -> list[tuple[int, ServerSpec]]:
         """(label, spec) of the servers that started and still run."""
-        return [
-            (label, spec)
-            for label, spec, server in zip(self.layout.labels(), self.layout, self.servers, strict=True)
-            if server.result is not None and server.result.started and server.is_running()
-        ]
+        return self.seen().running()
 
 
 @dataclass(frozen=True, slots=True)
