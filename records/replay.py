@@ -2,7 +2,8 @@
 for a divergence and what the reports show beside its smallest case.
 
 `python -m suites replay` takes the case's columns as options (a republish case adds its stream's
-subjects and headers-only; a streaming case's layout goes in `--source`, as JSON); an adapter case is
+subjects and headers-only; a streaming case's layout goes in `--source`, as JSON, and its release is
+nats-streaming-server's, so the NATS server it joins is left to the default); an adapter case is
 asked again of the adapter command it was asked of, kept in its `detail`.
 """
 
@@ -57,8 +58,7 @@ def replay_command(case: Case) -> str:
         return shlex.join([*parts, "--subject", case.subject])
     elif case.feature == "streaming":  # the layout's servers, or the scenario the source names
         source = layout_json(case.layout) if case.layout else case.source
-        parts = [*REPLAY, "--server-version", case.server_version, "--backend", case.backend]
-        parts += ["--feature", case.feature, "--source", source]
+        parts = [*REPLAY, "--backend", case.backend, "--feature", case.feature, "--source", source]
     else:
         parts = [*REPLAY, "--server-version", case.server_version, "--backend", case.backend]
         parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixtures.options import OptionError, build_run_config
+from fixtures.streaming import NATS_NETWORK_LINE
 from records.casefile import CaseFile, read_case_file
 from records.expectations import (
     DEFAULT_PATH,
@@ -122,11 +123,6 @@ def replay(arguments: argparse.Namespace) -> int:
     )
     if arguments.file or targets.adapters:
         return replay_question(arguments, targets)
-    if arguments.feature == "streaming":
-        # Imported here: the streaming client needs protobuf (the `streaming` extra).
-        from suites.streaming.replay import replay_streaming
-
-        return _show(replay_streaming(arguments.source, arguments.subject, arguments.server_version))
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
@@ -171,7 +167,11 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     if not versions and not targets.adapters and not targets.server_url:
         if case.found_on.get("backend") == "adapter":
             raise OptionError("this case was found on an adapter: name one with --target adapter:COMMAND")
-        versions = [case.found_on.get("server_version") or case.server_version]
+        versions = [
+            NATS_NETWORK_LINE
+            if case.feature == "streaming"
+            else case.found_on.get("server_version") or case.server_version
+        ]
     if versions or targets.server_url:
         backends = [arguments.backend] if arguments.backend else []
         run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)

@@ -13,7 +13,6 @@ from fixtures.provision import resolve_binary
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
-from records.replay import layout_json
 from records.schema import Case, CaseBlock
 from suites.differential import RunContext
 from suites.engine.family import Family, check
@@ -45,10 +44,12 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
 
 
 def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
-    """A case file's case on a server target; streaming cases use their own replay."""
+    """A case file's case on a server target; a streaming case whose source names the fault-tolerance
+    example runs that whole scenario again."""
     if case.feature == "streaming":
-        from suites.streaming.replay import replay_streaming
+        # Imported here: the streaming client needs protobuf (the `streaming` extra).
+        from suites.streaming.fault_tolerance import EXAMPLE_SOURCE, replay_example
 
-        source = layout_json(case.layout) if case.layout else case.source
-        return replay_streaming(source, case.subject, run.targets[0].spec.text)
+        if case.source.strip() == EXAMPLE_SOURCE:
+            return replay_example()
     return replay_on_server(run, case)

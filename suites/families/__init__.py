@@ -10,6 +10,7 @@ from suites.engine.family import Family
 from suites.families.mapping import MappingFamily
 from suites.families.matching import MatchingFamily
 from suites.families.republish import RepublishFamily
+from suites.families.streaming import StreamingFamily
 from suites.families.validation import ValidationFamily
 from suites.families.weighted import WeightedFamily
 
@@ -23,6 +24,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         WeightedFamily(),
         RepublishFamily(),
         MappingFamily(name="operator", budget=5_000, mappings_per_batch=5, operator=True),
+        StreamingFamily(),
     )
 }
 

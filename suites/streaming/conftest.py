@@ -9,7 +9,6 @@ under CI (`CI` set), where that is a failure: CI builds it in `./dev setup`. Wit
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from collections.abc import Iterator
 
@@ -18,20 +17,12 @@ import pytest
 from fixtures.errors import ServerError
 from fixtures.plugin import SERVERS_SEEN
 from fixtures.provision import NATS_STREAMING_SERVER, binary_version
-from fixtures.streaming import StreamingNetwork, provision_binaries
+from fixtures.streaming import StreamingNetwork, has_protobuf, provision_binaries
 from records.expectations import Expectations
 from records.writer import RecordWriter
 from suites.differential import RunContext
 
-
-def _has_protobuf() -> bool:
-    try:
-        return importlib.util.find_spec("google.protobuf") is not None
-    except ModuleNotFoundError:
-        return False
-
-
-if not _has_protobuf() and not os.environ.get("CI"):
+if not has_protobuf() and not os.environ.get("CI"):
     # The streaming client needs protobuf: pip install -e '.[streaming]'. Under CI a missing extra is an
     # error, so the tests are collected there and fail on import.
     collect_ignore_glob = ["test_*.py"]

@@ -17,17 +17,20 @@ Every step is a case (feature `streaming`, function `fault-tolerance` for roles,
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fixtures.backends.local import HOST, free_port
-from fixtures.streaming import StreamingConfig, StreamingNetwork, StreamingServer
+from fixtures.provision import NATS_STREAMING_SERVER, binary_version, resolve_binary
+from fixtures.streaming import StreamingConfig, StreamingServer, StreamingServers
 from fixtures.streaming_client import StreamingClient, StreamingTimeoutError
+from records.expectations import Expectations
 from records.schema import Case
 from suites.differential import RunContext, make_case
 from suites.streaming.layouts import Layout
-from suites.streaming.partitions import FEATURE, LayoutRun, probe_and_judge
+from suites.streaming.partitions import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
 
 PARTITIONS = {"foo": "foo.>", "bar": "bar.>"}
 HOSTS = ("host1", "host2")
@@ -87,7 +90,7 @@ def ft_case(
 
 
 def start_pairs(
-    network: StreamingNetwork, cluster_id: str, mesh: Mesh, datastore: Path, flag: str
+    network: StreamingServers, cluster_id: str, mesh: Mesh, datastore: Path, flag: str
 ) -> dict[tuple[str, str], StreamingServer]:
     """Start the four servers: host1's foo and bar together, then host2's once those are settled (the
     document starts them one by one; only which member of a pair comes first matters)."""
@@ -120,7 +123,7 @@ class FaultToleranceRun:
     took_over: bool = False
 
 
-def run_example(network: StreamingNetwork, context: RunContext, datastore: Path) -> FaultToleranceRun:
+def run_example(network: StreamingServers, context: RunContext, datastore: Path) -> FaultToleranceRun:
     """Run the example on `network` (its NATS server is not used: the servers form their own mesh),
     with file stores under `datastore`; every server it starts is stopped before it returns."""
     cluster_id = f"nc-ft-{uuid.uuid4().hex[:8]}"
@@ -211,3 +214,15 @@ async def stored_messages(url: str, cluster_id: str, channel: str, *, quiet: flo
             except StreamingTimeoutError:
                 return count
             count += 1
+
+
+def replay_example(release: str = "0.25") -> list[Case]:
+    """The example run again on the build of nats-streaming-server `release` (what `python -m suites
+    replay` does for a case whose source is `EXAMPLE_SOURCE`); its servers embed their NATS servers."""
+    binary = resolve_binary(release, NATS_STREAMING_SERVER)
+    counter = itertools.count(1)
+    context = RunContext(
+        "replay", IMPLEMENTATION, binary_version(binary), "process", Expectations(), lambda: next(counter)
+    )
+    with StreamingServers("", binary) as servers:
+        return run_example(servers, context, servers.workdir / "ft-datastore").cases

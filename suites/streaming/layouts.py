@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from records.casefile import CaseFile
 from records.replay import layout_json
 from reference.channels import ServerSpec, channel_in_common, is_valid_channel_entry
 from reference.errors import ConformanceError
@@ -75,3 +76,14 @@ class Layout:
         first = [c for c in self.spec(earlier).channels if is_valid_channel_entry(c)]
         second = [c for c in self.spec(later).channels if is_valid_channel_entry(c)]
         return channel_in_common(first, second) is not None
+
+
+def layout_column(layout: Layout) -> tuple[ServerSpec, ...]:
+    """What a case records of its layout (the `layout` column); `layout_of` reads it back."""
+    return layout.servers
+
+
+def layout_of(case: CaseFile) -> Layout:
+    """A case's layout: its `layout` column, else its `source` as the JSON form (a replay command line
+    spells the layout there)."""
+    return Layout(case.layout) if case.layout else Layout.from_json(case.source)

@@ -1,5 +1,10 @@
 """Run a layout of partitioned streaming servers and judge every server start and every request.
 
+Running (`observe_layout`: `launch_layout`, then `probe`) yields a `LayoutObservation`, the servers as
+last seen and each channel's probe; judging (`judge_layout`: `judge_starts`, `judge_channels`) reads
+only that. `start_layout` and `probe_and_judge` do both for the pytest properties and the
+fault-tolerance scenario.
+
 Cases (feature `streaming`; the `functions` column names what was checked; the `layout` column holds the
 servers, labelled from 1 in start order):
 
@@ -32,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.provision import NATS_STREAMING_SERVER
-from fixtures.streaming import StartResult, StreamingConfig, StreamingNetwork, StreamingServer
+from fixtures.streaming import StartResult, StreamingConfig, StreamingServer, StreamingServers
 from fixtures.streaming_client import (
     StreamingClient,
     StreamingError,
@@ -56,7 +61,7 @@ from reference.channels import (
 )
 from reference.errors import InvalidChannelError, NoChannelError, PartitioningWithClusteringError
 from suites.differential import RunContext, make_case
-from suites.streaming.layouts import Layout
+from suites.streaming.layouts import Layout, layout_column
 
 FEATURE = "streaming"
 IMPLEMENTATION = NATS_STREAMING_SERVER.name
@@ -78,28 +83,84 @@ SETTLE = 0.25
 """Seconds to keep collecting answers (and deliveries) after the first one."""
 
 
+@dataclass(frozen=True, slots=True)
+class ServerSeen:
+    """One server of a layout as last seen: how its start ended, whether it still ran, and its log."""
+
+    result: StartResult
+    running: bool
+    log: str
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutSeen:
+    """A layout's servers as last seen, in start order: what the judging reads (no process involved)."""
+
+    layout: Layout
+    servers: tuple[ServerSeen, ...]
+
+    def running(self) -> list[tuple[int, ServerSpec]]:
+        """(label, spec) of the servers that started and still ran."""
+        return [
+            (label, spec)
+            for label, spec, server in zip(self.layout.labels(), self.layout, self.servers, strict=True)
+            if server.result.started and server.running
+        ]
+
+    def label_of(self, server_id: str) -> int | None:
+        for label, server in zip(self.layout.labels(), self.servers, strict=True):
+            if server.result.server_id == server_id:
+                return label
+        return None
+
+    def handled_by(self, needle: str) -> tuple[int, ...]:
+        """Labels of the started servers whose log mentions `needle` (a guid or a subscription inbox)."""
+        if not needle:
+            return ()
+        return tuple(
+            label
+            for label, server in zip(self.layout.labels(), self.servers, strict=True)
+            if server.result.started and needle in server.log
+        )
+
+
 @dataclass(slots=True)
 class LayoutRun:
-    """A started layout: its servers (with their results) and the cases judged so far."""
+    """A started layout: its live servers (with their results) and the cases of their starts."""
 
     layout: Layout
     cluster_id: str
     servers: list[StreamingServer]
     cases: list[Case] = field(default_factory=list)
+    start_us: int = 0
+
+    def seen(self) -> LayoutSeen:
+        """The servers as they are now."""
+        return LayoutSeen(
+            self.layout,
+            tuple(
+                ServerSeen(
+                    server.result or StartResult("unknown", f"{server.name} was not started"),
+                    server.is_running(),
+                    server.logs(),
+                )
+                for server in self.servers
+            ),
+        )
 
     def running(self) -> list[tuple[int, ServerSpec]]:
         """(label, spec) of the servers that started and still run."""
-        return [
-            (label, spec)
-            for label, spec, server in zip(self.layout.labels(), self.layout, self.servers, strict=True)
-            if server.result is not None and server.result.started and server.is_running()
-        ]
+        return self.seen().running()
 
-    def label_of(self, server_id: str) -> int | None:
-        for label, server in zip(self.layout.labels(), self.servers, strict=True):
-            if server.result is not None and server.result.server_id == server_id:
-                return label
-        return None
+
+@dataclass(frozen=True, slots=True)
+class LayoutObservation:
+    """What one run of a layout showed: its servers after the probes and each channel's probe."""
+
+    seen: LayoutSeen
+    channels: tuple[ChannelObservation, ...]
+    start_us: int = 0
+    probe_us: int = 0
 
 
 def observed_kind(result: StartResult) -> str:
@@ -113,43 +174,53 @@ def observed_kind(result: StartResult) -> str:
     return "failed"
 
 
-def start_layout(
-    network: StreamingNetwork, layout: Layout, context: RunContext, *, seed: int = 0
-) -> LayoutRun:
-    """Start `layout`'s servers with a new cluster ID (each once the earlier servers it may conflict
-    with are settled) and judge each start; the caller stops the servers (`network.stop_servers`)."""
+def launch_layout(network: StreamingServers, layout: Layout) -> LayoutRun:
+    """Start `layout`'s servers with a new cluster ID, each once the earlier servers it may conflict
+    with are settled; the caller stops the servers (`network.stop_servers`)."""
     cluster_id = f"nc-{uuid.uuid4().hex[:12]}"
     configs = [StreamingConfig(cluster_id, spec.channels, clustered=spec.clustered) for spec in layout]
     began = time.perf_counter()
     servers = network.start_servers(configs, depends=lambda j, k: layout.may_conflict(j + 1, k + 1))
-    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(servers)))
-    run = LayoutRun(layout, cluster_id, servers)
+    start_us = int((time.perf_counter() - began) * 1e6 / max(1, len(servers)))
+    return LayoutRun(layout, cluster_id, servers, start_us=start_us)
+
+
+def start_layout(
+    network: StreamingServers, layout: Layout, context: RunContext, *, seed: int = 0
+) -> LayoutRun:
+    """`launch_layout`, with each start judged in the run's `cases`."""
+    run = launch_layout(network, layout)
+    run.cases = judge_starts(context, run.seen(), seed=seed, duration_us=run.start_us)
+    return run
+
+
+def judge_starts(context: RunContext, seen: LayoutSeen, *, seed: int = 0, duration_us: int = 0) -> list[Case]:
+    """A `startup` case per server, against the reference given the servers started before it."""
+    cases = []
     running: list[tuple[int, ServerSpec]] = []
-    for label, spec, server in zip(layout.labels(), layout, servers, strict=True):
-        result = server.result
-        assert result is not None
+    for label, spec, server in zip(seen.layout.labels(), seen.layout, seen.servers, strict=True):
         expected = start_outcome(spec, running)
-        run.cases.append(
+        cases.append(
             _startup_case(
                 context,
-                run,
+                seen,
                 label=label,
                 spec=spec,
                 expected=expected,
-                result=result,
+                result=server.result,
                 running=running,
                 seed=seed,
                 duration_us=duration_us,
             )
         )
-        if result.started:
+        if server.result.started:
             running.append((label, spec))
-    return run
+    return cases
 
 
 def _startup_case(
     context: RunContext,
-    run: LayoutRun,
+    run: LayoutSeen,
     *,
     label: int,
     spec: ServerSpec,
@@ -178,7 +249,7 @@ def _startup_case(
         functions=("startup",),
         source="",
         destination=f"server {label}",
-        layout=run.layout.servers,
+        layout=layout_column(run.layout),
         subject="",
         expected=expected.describe(),
         observed=observed,
@@ -189,7 +260,7 @@ def _startup_case(
     )
 
 
-def _names_a_conflict(run: LayoutRun, spec: ServerSpec, expected: StartOutcome, result: StartResult) -> bool:
+def _names_a_conflict(run: LayoutSeen, spec: ServerSpec, expected: StartOutcome, result: StartResult) -> bool:
     """The failure names a server the reference says conflicts, and an entry of it or of the failing
     server (which of the two the server names is not documented)."""
     found = CONFLICT.search(result.message)
@@ -276,17 +347,6 @@ async def _observe(
         return list(await asyncio.gather(*(_probe(client, channel) for channel in channels)))
 
 
-def _handled_by(run: LayoutRun, needle: str) -> tuple[int, ...]:
-    """Labels of the servers whose log mentions `needle` (a guid or a subscription inbox)."""
-    if not needle:
-        return ()
-    return tuple(
-        label
-        for label, server in zip(run.layout.labels(), run.servers, strict=True)
-        if server.result is not None and server.result.started and needle in server.logs()
-    )
-
-
 def _describe_observed(kind: str, servers: tuple[int, ...]) -> str:
     if kind == TIMEOUT:
         return TIMEOUT if not servers else f"timeout, logged by {'+'.join(map(str, servers))}"
@@ -307,7 +367,7 @@ def _difference(expected: RequestOutcome, kind: str, servers: tuple[int, ...]) -
 
 def judge_channels(
     context: RunContext,
-    run: LayoutRun,
+    run: LayoutSeen,
     observations: Sequence[ChannelObservation],
     *,
     seed: int = 0,
@@ -329,7 +389,7 @@ def judge_channels(
                 functions=(function,),
                 source="",
                 destination=destination,
-                layout=run.layout.servers,
+                layout=layout_column(run.layout),
                 subject=channel,
                 expected=expected,
                 observed=observed,
@@ -364,7 +424,7 @@ def judge_channels(
             difference=_difference(expected_sub, seen.subscribe_kind, sub_servers),
             detail=f"answers: {_answers(seen.subscribe_answers)}",
         )
-        pub_servers = _handled_by(run, seen.guid)
+        pub_servers = run.handled_by(seen.guid)
         pub_observed = _describe_observed(seen.publish_kind, pub_servers)
         pub_difference = _difference(expected_pub, seen.publish_kind, pub_servers)
         if seen.publish_kind == ACCEPTED and len(seen.publish_answers) > len(pub_servers):
@@ -390,7 +450,6 @@ def judge_channels(
                 difference=_delivery_difference(wanted, seen.delivered),
                 detail=f"publish: {_describe_observed(seen.publish_kind, pub_servers)}",
             )
-    run.cases.extend(cases)
     return cases
 
 
@@ -400,10 +459,10 @@ def _delivery_difference(wanted: int, delivered: int) -> str:
     return "missing-deliveries" if delivered < wanted else ""
 
 
-def _subscription_handlers(run: LayoutRun, seen: ChannelObservation) -> tuple[int, ...]:
+def _subscription_handlers(run: LayoutSeen, seen: ChannelObservation) -> tuple[int, ...]:
     if seen.subscribe_kind == REFUSED:
-        return _handled_by(run, f'Invalid channel "{seen.channel}" in subscription request')
-    return _handled_by(run, f"inbox={seen.inbox},")
+        return run.handled_by(f'Invalid channel "{seen.channel}" in subscription request')
+    return run.handled_by(f"inbox={seen.inbox},")
 
 
 def _answers(answers: Sequence[str]) -> str:
@@ -412,19 +471,12 @@ def _answers(answers: Sequence[str]) -> str:
     return ", ".join(repr(answer) if answer else "ok" for answer in answers)
 
 
-def probe_and_judge(
-    url: str,
-    run: LayoutRun,
-    channels: Sequence[str],
-    context: RunContext,
-    *,
-    seed: int = 0,
-) -> list[Case]:
-    """Probe every channel through the NATS server at `url` on the layout's running servers and judge
-    each request (nothing to ask when no server runs). A client that cannot connect makes every
-    request's case `unknown`."""
+def probe(url: str, run: LayoutRun, channels: Sequence[str]) -> tuple[list[ChannelObservation], int]:
+    """Probe every channel through the NATS server at `url` on the layout's running servers (nothing to
+    ask when no server runs); returns the observations and the microseconds per channel. A client that
+    cannot connect makes every observation a `failure`."""
     if not run.running() or not channels:
-        return []
+        return [], 0
     began = time.perf_counter()
     try:
         observations = asyncio.run(
@@ -437,5 +489,35 @@ def probe_and_judge(
         )
     except StreamingError as error:
         observations = [ChannelObservation(channel, failure=str(error)) for channel in channels]
-    duration_us = int((time.perf_counter() - began) * 1e6 / max(1, len(channels)))
-    return judge_channels(context, run, observations, seed=seed, duration_us=duration_us)
+    return observations, int((time.perf_counter() - began) * 1e6 / max(1, len(channels)))
+
+
+def probe_and_judge(
+    url: str,
+    run: LayoutRun,
+    channels: Sequence[str],
+    context: RunContext,
+    *,
+    seed: int = 0,
+) -> list[Case]:
+    """`probe`, with each request judged (`judge_channels`)."""
+    observations, duration_us = probe(url, run, channels)
+    return judge_channels(context, run.seen(), observations, seed=seed, duration_us=duration_us)
+
+
+def observe_layout(network: StreamingServers, layout: Layout, channels: Sequence[str]) -> LayoutObservation:
+    """Start the layout, probe the channels, and stop every server of the network (also on error)."""
+    try:
+        run = launch_layout(network, layout)
+        observations, probe_us = probe(network.url, run, channels)
+        return LayoutObservation(run.seen(), tuple(observations), run.start_us, probe_us)
+    finally:
+        network.stop_servers()
+
+
+def judge_layout(context: RunContext, observed: LayoutObservation, *, seed: int = 0) -> list[Case]:
+    """Every start's case, then every probed request's."""
+    return [
+        *judge_starts(context, observed.seen, seed=seed, duration_us=observed.start_us),
+        *judge_channels(context, observed.seen, observed.channels, seed=seed, duration_us=observed.probe_us),
+    ]

@@ -1,0 +1,94 @@
+"""The streaming family (`suites.families.streaming`) on live servers: a small budget of drawn layouts,
+their nats-streaming-server processes joined to the target's nats-server, records cases that agree (or
+diverge as the expectations list); a recorded request replays through the family registry; and without
+the nats-streaming-server build the family says in one line how to provision it."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from fixtures.backends.base import Backend
+from fixtures.options import Target, build_run_config
+from fixtures.provision import CACHE_ENV
+from fixtures.session import Session
+from records.casefile import CaseFile, read_case_file
+from records.expectations import Expectations
+from records.schema import case_of
+from records.writer import RecordWriter
+from suites.differential import RunContext
+from suites.engine.run import Progress, Sink, run_family
+from suites.families import FAMILIES, family_of_feature
+from suites.replay import replay_file_on_server
+
+pytestmark = [pytest.mark.live, pytest.mark.streaming]
+
+BUDGET = 20
+
+
+def test_streaming_family_records_agreeing_cases_that_replay(
+    target: Target,
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    family = FAMILIES["streaming"]
+    assert family_of_feature("streaming") is family
+    server = server_factory()
+    server.start(family.base_config(server))
+    reason = family.unsupported(server.version, server.name)
+    if reason:
+        pytest.skip(reason)
+    run_dir = tmp_path / "run"
+    writer = RecordWriter(run_dir, run_id="family")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    sink = Sink(writer, Progress(stream=io.StringIO()), [])
+    try:
+        done = run_family(
+            family, Session.of(server, server.config), context, budget=BUDGET, seed=1, sink=sink
+        )
+    finally:
+        writer.close()
+    verdicts = writer.manifest()["verdicts"]
+    assert done >= BUDGET
+    assert verdicts["diverge"] == verdicts["unknown"] == 0, sink.diverged[:3]
+
+    rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
+    assert {row["implementation"] for row in rows} == {"nats-streaming-server"}
+    request = next(row for row in rows if row["functions"] == "publish" and row["verdict"] == "agree")
+    recorded = CaseFile.of(case_of(request))
+    assert recorded.layout
+    path = tmp_path / "case.json"
+    path.write_text(recorded.to_json())
+    run = build_run_config([target.spec.text], [target.backend], None, None)
+    replayed = replay_file_on_server(read_case_file(path), run)
+    again = [case for case in replayed if case.functions == "publish" and case.subject == request["subject"]]
+    assert [case.verdict for case in again] == ["agree"]
+    assert {case.functions for case in replayed} >= {"startup", "publish", "subscribe"}
+
+
+def test_a_missing_build_is_one_line_saying_how_to_provision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    reason = FAMILIES["streaming"].unsupported("2.14.5", "process")
+    assert reason == (
+        "nats-streaming-server 0.25.6 build missing: "
+        "run `python -m fixtures provision --product nats-streaming-server`"
+    )
+
+
+def test_a_target_that_cannot_host_streaming_servers_is_named() -> None:
+    family = FAMILIES["streaming"]
+    assert family.unsupported("2.14.5", "container") == (
+        "streaming servers join a process-backend nats-server only (not container)"
+    )
+    assert (
+        family.unsupported("1.4.1", "process") == "nats-streaming-server joins a nats-server 2.x (not 1.4.1)"
+    )
