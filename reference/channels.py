@@ -151,26 +151,30 @@ class StartOutcome:
     conflicts: tuple[int, ...] = ()
     channel: str = ""
     detail: str = field(default="", compare=False)
+    also: tuple[str, ...] = ()
+    """Other failure kinds that equally apply: a configuration error of the server's own and a channel
+    in common with a running server. The documents do not say which check comes first, so a server
+    failing for either reason conforms."""
 
     @property
     def started(self) -> bool:
         return self.kind == STARTED
 
+    def allows(self, kind: str) -> bool:
+        """True iff a server reporting `kind` conforms to this outcome."""
+        return kind == self.kind or kind in self.also
+
     def describe(self) -> str:
-        return STARTED if self.started else f"failed: {self.kind}"
+        return STARTED if self.started else f"failed: {' or '.join((self.kind, *self.also))}"
 
 
 def start_outcome(spec: ServerSpec, running: Sequence[tuple[int, ServerSpec]]) -> StartOutcome:
     """Whether ``spec`` starts while the servers ``running`` (label, spec) are up.
 
-    First the server's own configuration (``check_server``); then the duplicate rule ("A given channel
-    must be defined in a single server"): the server fails when any running server has a channel in
-    common with it.
+    The server's own configuration (``check_server``) and the duplicate rule ("A given channel must be
+    defined in a single server"): the server fails when any running server has a channel in common
+    with it. When both apply, either kind conforms (``StartOutcome.also``).
     """
-    try:
-        check_server(spec)
-    except PartitioningError as error:
-        return StartOutcome(error.kind, detail=str(error))
     conflicts: list[int] = []
     witness = ""
     for label, other in running:
@@ -178,6 +182,11 @@ def start_outcome(spec: ServerSpec, running: Sequence[tuple[int, ServerSpec]]) -
         if found is not None:
             conflicts.append(label)
             witness = witness or found[2]
+    try:
+        check_server(spec)
+    except PartitioningError as error:
+        also = (DUPLICATE_CHANNEL,) if conflicts else ()
+        return StartOutcome(error.kind, tuple(conflicts), witness, str(error), also)
     if conflicts:
         return StartOutcome(
             DUPLICATE_CHANNEL,

@@ -237,7 +237,7 @@ def _startup_case(
     if result.state == "unknown":
         difference = "unknown"
         detail = result.message
-    elif kind != expected.kind:
+    elif not expected.allows(kind):
         difference = f"reference-{expected.kind}-server-{kind}"
     elif kind == DUPLICATE_CHANNEL and not _names_a_conflict(run, spec, expected, result):
         difference = "conflict-names-wrong-server"

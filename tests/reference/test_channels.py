@@ -195,3 +195,16 @@ def test_servers_that_start_never_share_a_channel(layout: list[list[str]]) -> No
     assert outcomes[0].started
     for one, other in itertools.combinations(started, 2):
         assert channel_in_common(one.channels, other.channels) is None
+
+
+def test_a_server_with_an_invalid_channel_and_a_duplicate_may_report_either() -> None:
+    """The documents state both rules but not which check a server makes first (found by the streaming
+    family: 0.25.6 reports the duplicate `>` before the invalid `foo bar` that follows it)."""
+    outcomes = start_layout([ServerSpec((">",)), ServerSpec((">", "foo bar"))])
+    second = outcomes[1]
+    assert second.kind == InvalidChannelError.kind
+    assert second.also == (DUPLICATE_CHANNEL,)
+    assert second.conflicts == (1,)
+    assert second.allows(DUPLICATE_CHANNEL) and second.allows(InvalidChannelError.kind)
+    assert not second.allows(STARTED)
+    assert start_layout([ServerSpec(("foo bar",))])[0].also == ()
