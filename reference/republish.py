@@ -415,21 +415,11 @@ def _has_literal_token(source: str, destination: str, rules: RePublishRules) -> 
 _WHITESPACE: Final = re.compile(r"[ \t\r\n\f]")
 
 
-def republish_violations(
-    subjects: Sequence[str], republish: RePublish, rules: RePublishRules
-) -> tuple[RePublishError, ...]:
-    """Every rule of "RePublish Configuration Option" (and the release's own) that the configuration
-    breaks, in the ADR's order; empty when the stream may be created with it.
-
-    Args:
-        subjects: the stream's subjects.
-        republish: the option.
-        rules: the release.
-    """
+def _destination_violations(
+    subjects: Sequence[str], source: str, destination: str, rules: RePublishRules
+) -> list[RePublishError]:
+    """The rules a (non-empty) destination breaks, in the ADR's order."""
     found: list[RePublishError] = []
-    source, destination = republish.effective_source, republish.destination
-    if not destination:
-        return (EmptyDestinationError("the republish destination is required"),)
     if not _has_literal_token(source, destination, rules):
         found.append(
             DestinationWithoutLiteralError(f"destination {destination!r} has no literal (non-wildcard) token")
@@ -461,6 +451,26 @@ def republish_violations(
                     f"destination {destination!r} can produce a subject of stream subject {produced!r}"
                 )
             )
+    return found
+
+
+def republish_violations(
+    subjects: Sequence[str], republish: RePublish, rules: RePublishRules
+) -> tuple[RePublishError, ...]:
+    """Every rule of "RePublish Configuration Option" (and the release's own) that the configuration
+    breaks, in the ADR's order; empty when the stream may be created with it.
+
+    Args:
+        subjects: the stream's subjects.
+        republish: the option.
+        rules: the release.
+    """
+    found: list[RePublishError] = []
+    source, destination = republish.effective_source, republish.destination
+    if not destination:
+        found.append(EmptyDestinationError("the republish destination is required"))
+    else:
+        found += _destination_violations(subjects, source, destination, rules)
     if rules.source_must_overlap and not (
         is_server_valid_subject(source) and any(subjects_collide(source, s) for s in subjects)
     ):

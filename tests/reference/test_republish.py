@@ -240,3 +240,11 @@ def test_two_streams_pass_a_message_back_and_forth_with_growing_headers() -> Non
 )
 def test_time_stamps_are_rfc3339_utc(text: str, expected: int | None) -> None:
     assert parse_time_stamp(text) == expected
+
+
+def test_an_empty_destination_does_not_hide_a_source_outside_the_stream() -> None:
+    """Both rules apply and the ADR does not order them: a 2.9 server may report either (found by the
+    republish family: 2.9.25 reports the source)."""
+    option = RePublish("elsewhere.*", "", headers_only=True)
+    assert kinds(("s.a", "s.b.*"), option, "2.9.25") == ["empty-destination", "source-outside-stream"]
+    assert kinds(("s.a", "s.b.*"), option, "2.10.0") == ["empty-destination"]
