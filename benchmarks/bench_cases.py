@@ -22,10 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fixtures.backends.process import ProcessBackend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.provision import resolve_binary
+from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter
-from reference.profiles import for_version
-from suites.differential import MappingBatch, RunContext, run_mapping_batch
+from suites.differential import MappingBatch, RunContext
+from suites.engine.family import check, record, verdicts
+from suites.families import FAMILIES
 from suites.harness import publish_and_observe
 from suites.strategies import bulk_subjects
 
@@ -58,19 +60,18 @@ def main() -> None:
         server = ProcessBackend(binary)
         server.start(ServerConfig())
         try:
-            profile = for_version(server.version)
             with tempfile.TemporaryDirectory() as directory, RecordWriter(Path(directory) / "run") as writer:
                 context = RunContext(
                     "bench", "nats-server", server.version, "process", Expectations(), writer.next_case_id
                 )
                 started = time.perf_counter()
-                result = run_mapping_batch(server, profile, batch, context)
-                result.record(writer)
+                judged = check(FAMILIES["mapping"], Session.of(server), context, batch)
+                record(writer, judged)
                 writer.flush()
                 elapsed = time.perf_counter() - started
                 totals.append(time.perf_counter() - began)
-                agree = result.verdicts()["agree"]
-                case_rates.append(len(result) / elapsed)
+                counts = verdicts(judged)
+                case_rates.append(counts.total() / elapsed)
             server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))
             started = time.perf_counter()
             observation = publish_and_observe(server.url, publications)
@@ -78,7 +79,8 @@ def main() -> None:
         finally:
             server.cleanup()
         print(
-            f"repeat {repeat + 1}: {len(result)} cases ({agree} agree) at {case_rates[-1]:,.0f}/s;"
+            f"repeat {repeat + 1}: {counts.total()} cases ({counts['agree']} agree) at"
+            f" {case_rates[-1]:,.0f}/s;"
             f" raw {raw_rates[-1]:,.0f} msg/s; with server start {totals[-1]:.1f} s",
             flush=True,
         )

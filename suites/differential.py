@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +20,6 @@ from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from records.schema import case_class_of as class_text
-from records.writer import RecordWriter
 from reference.channels import ServerSpec
 from reference.errors import MappingError
 from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
@@ -71,35 +69,10 @@ class MappingBatch:
 
 @dataclass(slots=True)
 class BatchResult:
-    """Cases judged one by one (every divergence is one), blocks of agreeing cases, and the failure
-    that cut the batch short, if any."""
+    """Cases judged one by one (every divergence is one) and blocks of agreeing cases."""
 
     cases: list[Case] = field(default_factory=list)
     blocks: list[CaseBlock] = field(default_factory=list)
-    failure: str = ""
-
-    @property
-    def unexpected(self) -> list[Case]:
-        return [case for case in self.cases if case.verdict == "diverge"]
-
-    def verdicts(self) -> Counter[str]:
-        counts = Counter(case.verdict for case in self.cases)
-        for block in self.blocks:
-            counts[block.shared.verdict] += len(block)
-        return counts
-
-    def __len__(self) -> int:
-        return len(self.cases) + sum(len(block) for block in self.blocks)
-
-    def all_cases(self) -> list[Case]:
-        """Every case, blocks expanded (for small batches: replays and examples)."""
-        return [*self.cases, *(case for block in self.blocks for case in block.cases())]
-
-    def record(self, writer: RecordWriter) -> None:
-        for case in self.cases:
-            writer.add(case)
-        for block in self.blocks:
-            writer.add_block(block)
 
 
 def feature_of(transform: Transform) -> str:
@@ -329,7 +302,6 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
     deliveries = observed.deliveries
     if deliveries is None:
         return result
-    result.failure = deliveries.failure
     computed = observed.expected or ExpectedSubjects(observed.accepted)
     offset = 0
     for transform, group in observed.accepted:
@@ -367,15 +339,6 @@ def _undelivered(
         detail=detail,
         seed=seed,
     )
-
-
-def run_mapping_batch(
-    server: Backend, profile: ReleaseProfile, batch: MappingBatch, context: RunContext
-) -> BatchResult:
-    """Compile, execute and judge one batch on `server` (the mapping family's unit, for callers that
-    hold a server rather than a session)."""
-    observed = execute_mapping_batch(Session(server, profile), compile_batch(batch, profile))
-    return judge_mapping_batch(context, observed, batch.seed)
 
 
 def _crash_probe(
@@ -626,11 +589,3 @@ def judge_validation(
         seed=seed,
         duration_us=verdict.duration_us,
     )
-
-
-def run_validation_case(
-    server: Backend, profile: ReleaseProfile, source: str, destination: str, context: RunContext
-) -> Case:
-    """Execute and judge one validation case on `server` (the validation family's unit)."""
-    verdict = execute_validation(Session(server, profile), source, destination)
-    return judge_validation(context, profile, source, destination, verdict)

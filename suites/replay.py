@@ -13,9 +13,9 @@ from fixtures.provision import resolve_binary
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
-from records.schema import Case, CaseBlock
+from records.schema import Case
 from suites.differential import RunContext
-from suites.engine.family import Family, check
+from suites.engine.family import Family, cases_of, check
 from suites.families import FAMILIES, family_of_feature
 
 
@@ -37,8 +37,7 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
         context = RunContext.for_server(
             server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
         )
-        judged = check(family, Session.of(server, server.config), context, family.unit_of(case))
-        return [one for item in judged for one in (item.cases() if isinstance(item, CaseBlock) else [item])]
+        return cases_of(check(family, Session.of(server, server.config), context, family.unit_of(case)))
     finally:
         server.cleanup()
 

@@ -24,12 +24,14 @@ from fixtures.backends.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
 from fixtures.config import Mapping, ServerConfig, WeightedDestination
 from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
 from fixtures.plugin import announced_version
+from fixtures.session import Session
 from fixtures.wire import WireConnection
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
-from reference.profiles import for_version
 from reference.versions import Version
-from suites.differential import RunContext, run_mapping_batch, run_validation_case
+from suites.differential import RunContext
+from suites.engine.family import cases_of, check, divergences, record
+from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, mapping_batches, sources
 
@@ -87,11 +89,11 @@ def test_every_subject_arrives_on_the_reference_subject_after_a_push(
     From 2.9: before, the server's JWT library refuses `*` and `>` tokens in mapping destinations
     (nats-io/jwt v2.0.2-v2.2.x `Mapping.Validate`), which a config file accepts (see
     `test_full_wildcard_destination_is_pushable_from_2_9`)."""
-    profile = for_version(operator_server.version)
-    batch = data.draw(mapping_batches(profile), label="batch")
-    result = run_mapping_batch(operator_server, profile, batch, operator_context)
-    recorder.extend(result.cases)
-    assert not result.unexpected, describe_divergences(result.unexpected)
+    session = Session.of(operator_server)
+    batch = data.draw(mapping_batches(session.profile), label="batch")
+    judged = check(FAMILIES["mapping"], session, operator_context, batch)
+    record(recorder, judged)
+    assert not divergences(judged), describe_divergences(divergences(judged))
 
 
 @pytest.mark.validation
@@ -106,12 +108,12 @@ def test_server_installs_exactly_the_mappings_the_reference_accepts(
     """The validation property of test_validation.py where "accept" means the pushed mapping is
     installed; a mapping the server cannot compile is acknowledged and dropped, which counts as a
     rejection (from 2.9, as above)."""
-    profile = for_version(operator_server.version)
+    session = Session.of(operator_server)
     source = data.draw(sources(namespace="v"), label="source")
-    destination = data.draw(destination_templates(source, profile), label="destination")
-    case = run_validation_case(operator_server, profile, source, destination, operator_context)
-    recorder.add(case)
-    assert case.verdict != "diverge", describe_divergences([case])
+    destination = data.draw(destination_templates(source, session.profile), label="destination")
+    cases = cases_of(check(FAMILIES["validation"], session, operator_context, (source, destination)))
+    recorder.extend(cases)
+    assert not divergences(cases), describe_divergences(divergences(cases))
 
 
 @pytest.mark.partition

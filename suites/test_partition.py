@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
 from fixtures.config import Mapping, ServerConfig
+from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS
@@ -33,9 +34,10 @@ from suites.differential import (
     judge_delivery,
     make_case,
     partition_position,
-    run_mapping_batch,
 )
 from suites.distribution import ALPHA, GoodnessOfFit, uniformity
+from suites.engine.family import cases_of, check, record
+from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
@@ -418,7 +420,7 @@ def test_finding_partition_of_a_literal_source_sometimes_hashes_nothing(
     FNV-1a of nothing, ``2166136261 mod n``, for as long as that configuration stays loaded. Listed in
     expectations.toml as ``partition-of-literal-source-hashes-nothing``; this test reloads until it shows
     (three literal mappings per load; it showed in 11 of 12 loads here)."""
-    profile = for_version(server.version)
+    session = Session.of(server)
     sources = ("m1.MB3u", "q.r", "zz.top.x")
     empty_hash = str(FNV_OFFSET_BASIS % 10)
     seen: list[Case] = []
@@ -427,9 +429,9 @@ def test_finding_partition_of_a_literal_source_sometimes_hashes_nothing(
             tuple((source, f"lp{load}{index}.{{{{partition(10)}}}}") for index, source in enumerate(sources)),
             tuple((source,) * 3 for source in sources),
         )
-        result = run_mapping_batch(server, profile, batch, context)
-        result.record(recorder)
-        cases = result.all_cases()
+        judged = check(FAMILIES["mapping"], session, context, batch)
+        record(recorder, judged)
+        cases = cases_of(judged)
         assert len(cases) == 3 * len(sources)
         for case in cases:
             assert case.observed.split(".")[-1] in {case.expected.split(".")[-1], empty_hash}, case

@@ -12,9 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
+from fixtures.session import Session
 from records.writer import RecordWriter
-from reference.profiles import for_version
-from suites.differential import RunContext, run_mapping_batch
+from suites.differential import RunContext
+from suites.engine.family import check, divergences, record
+from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
 from suites.strategies import mapping_batches
 
@@ -25,8 +27,8 @@ pytestmark = [pytest.mark.live, pytest.mark.mapping]
 def test_every_subject_arrives_on_the_reference_subject(
     server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
-    profile = for_version(server.version)
-    batch = data.draw(mapping_batches(profile), label="batch")
-    result = run_mapping_batch(server, profile, batch, context)
-    result.record(recorder)
-    assert not result.unexpected, describe_divergences(result.unexpected)
+    session = Session.of(server)
+    batch = data.draw(mapping_batches(session.profile), label="batch")
+    judged = check(FAMILIES["mapping"], session, context, batch)
+    record(recorder, judged)
+    assert not divergences(judged), describe_divergences(divergences(judged))

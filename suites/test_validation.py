@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
+from fixtures.session import Session
 from records.writer import RecordWriter
-from reference.profiles import for_version
 from reference.versions import Version
-from suites.differential import MappingBatch, RunContext, run_mapping_batch, run_validation_case
+from suites.differential import MappingBatch, RunContext
+from suites.engine.family import cases_of, check, divergences, record
+from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
 from suites.strategies import destination_templates, sources
 
@@ -30,12 +32,12 @@ pytestmark = [pytest.mark.live, pytest.mark.validation]
 def test_server_accepts_exactly_the_mappings_the_reference_accepts(
     server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
-    profile = for_version(server.version)
+    session = Session.of(server)
     source = data.draw(sources(namespace="v"), label="source")
-    destination = data.draw(destination_templates(source, profile), label="destination")
-    case = run_validation_case(server, profile, source, destination, context)
-    recorder.add(case)
-    assert case.verdict != "diverge", describe_divergences([case])
+    destination = data.draw(destination_templates(source, session.profile), label="destination")
+    cases = cases_of(check(FAMILIES["validation"], session, context, (source, destination)))
+    recorder.extend(cases)
+    assert not divergences(cases), describe_divergences(divergences(cases))
 
 
 KNOWN_EXAMPLES = [
@@ -54,9 +56,9 @@ KNOWN_EXAMPLES = [
 def test_documented_and_known_examples(
     server: Backend, context: RunContext, recorder: RecordWriter, source: str, destination: str
 ) -> None:
-    case = run_validation_case(server, for_version(server.version), source, destination, context)
-    recorder.add(case)
-    assert case.verdict in ("agree", "expected"), describe_divergences([case])
+    cases = cases_of(check(FAMILIES["validation"], Session.of(server), context, (source, destination)))
+    recorder.extend(cases)
+    assert [case.verdict for case in cases] in (["agree"], ["expected"]), describe_divergences(cases)
 
 
 @pytest.mark.min_server("2.9.0")
@@ -65,11 +67,12 @@ def test_a_server_crash_is_recorded_with_its_input(
 ) -> None:
     fresh = server_factory()
     fresh.start(ServerConfig())
-    profile = for_version(fresh.version)
+    session = Session.of(fresh)
+    profile = session.profile
     batch = MappingBatch((("z.*", "z.{{partition(0,1)}}"), ("y.*", "y.$1")), (("z.a",), ("y.b",)))
-    result = run_mapping_batch(fresh, profile, batch, replace(context, backend=fresh.name))
-    result.record(recorder)
-    by_source = {case.source: case for case in result.all_cases()}
+    judged = check(FAMILIES["mapping"], session, replace(context, backend=fresh.name), batch)
+    record(recorder, judged)
+    by_source = {case.source: case for case in cases_of(judged)}
     assert by_source["y.*"].verdict == "agree"
     assert fresh.is_running()
     if profile.version < Version(2, 12, 0):
@@ -87,16 +90,12 @@ def test_validation_and_mapping_records_name_functions_alike(
     server: Backend, context: RunContext, recorder: RecordWriter
 ) -> None:
     """The functions column has one spelling and order, whichever suite writes it (reference.functions)."""
-    profile = for_version(server.version)
+    session = Session.of(server)
     destination = "x.{{SliceFromRight(1,2)}}.{{splitfromleft(1,1)}}"
-    validation = run_validation_case(server, profile, "v.*", destination, context)
-    mapped = run_mapping_batch(
-        server, profile, MappingBatch((("m0.*", destination),), (("m0.abcd",),)), context
-    )
-    recorder.add(validation)
-    mapped.record(recorder)
-    assert validation.verdict == "agree", describe_divergences([validation])
-    assert [case.verdict for case in mapped.all_cases()] == ["agree"], describe_divergences(
-        mapped.all_cases()
-    )
-    assert {case.functions for case in (validation, *mapped.all_cases())} == {"splitFromLeft+sliceFromRight"}
+    validation = cases_of(check(FAMILIES["validation"], session, context, ("v.*", destination)))
+    batch = MappingBatch((("m0.*", destination),), (("m0.abcd",),))
+    mapped = cases_of(check(FAMILIES["mapping"], session, context, batch))
+    recorder.extend([*validation, *mapped])
+    assert [case.verdict for case in validation] == ["agree"], describe_divergences(validation)
+    assert [case.verdict for case in mapped] == ["agree"], describe_divergences(mapped)
+    assert {case.functions for case in (*validation, *mapped)} == {"splitFromLeft+sliceFromRight"}

@@ -16,17 +16,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fixtures.backends.base import Backend
+from fixtures.session import Session
+from records.schema import Case
 from records.writer import RecordWriter
-from reference.profiles import for_version
-from reference.weighted import WeightedDestination
+from reference.profiles import ReleaseProfile, for_version
+from reference.weighted import WeightedDestination, compile_weighted
 from suites.differential import RunContext, make_case
+from suites.engine.family import cases_of, check, divergences
+from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED
 from suites.weighted import (
     LOSS,
     UNCHANGED,
+    WeightedRun,
+    agreeing,
+    categories_of,
     message_count,
-    run_weighted,
     subjects_for,
     weighted_lists,
 )
@@ -43,9 +49,21 @@ def test_messages_go_where_the_weighted_list_allows_in_its_shares(
     profile = for_version(server.version)
     source, entries = data.draw(weighted_lists(profile), label="weighted")
     subjects = subjects_for(source, message_count(source, entries, profile), random.Random(seed))
-    result = run_weighted(server, context, source, entries, subjects, seed=seed)
-    recorder.extend(result.all_cases)
-    assert not result.diverged(), describe_divergences(result.diverged())
+    cases = weighted(server, context, WeightedRun(source, entries, tuple(subjects), seed))
+    recorder.extend(cases)
+    assert not divergences(cases), describe_divergences(divergences(cases))
+
+
+def weighted(server: Backend, context: RunContext, run: WeightedRun) -> list[Case]:
+    """The weighted family's cases for `run`: one per message, then the summary case of the shares."""
+    return cases_of(check(FAMILIES["weighted"], Session.of(server), context, run))
+
+
+def shares(
+    profile: ReleaseProfile, source: str, entries: tuple[WeightedDestination, ...]
+) -> dict[int, float]:
+    """The reference's share of each bucket of a weighted list."""
+    return {c.bucket: c.share for c in categories_of(compile_weighted(source, entries, profile))}
 
 
 W = WeightedDestination
@@ -114,12 +132,13 @@ def test_documented_weighted_examples(
     server's messages and shares agree with them."""
     profile = for_version(server.version)
     count = message_count(example.source, example.entries, profile)
-    result = run_weighted(server, context, example.source, example.entries, example.make_subjects(count))
-    recorder.extend(result.all_cases)
-    assert {c.bucket: c.share for c in result.categories} == pytest.approx(example.documented)
-    assert not result.diverged(), describe_divergences(result.diverged())
-    assert result.fit is not None
-    assert all(case.verdict == "agree" for case in result.all_cases), describe_divergences(result.all_cases)
+    run = WeightedRun(example.source, example.entries, tuple(example.make_subjects(count)))
+    cases = weighted(server, context, run)
+    recorder.extend(cases)
+    assert shares(profile, example.source, example.entries) == pytest.approx(example.documented)
+    assert not divergences(cases), describe_divergences(divergences(cases))
+    assert cases[-1].expected.startswith("shares "), "no chi-square summary case"
+    assert all(case.verdict == "agree" for case in cases), describe_divergences(cases)
 
 
 def test_finding_the_90_8_remainder_is_delivered_unchanged_not_lost(
@@ -136,8 +155,8 @@ def test_finding_the_90_8_remainder_is_delivered_unchanged_not_lost(
     entries = (W("myservice.requests.v3", 90), W("myservice.requests.v3.fail", 8))
     profile = for_version(server.version)
     count = message_count(source, entries, profile)
-    result = run_weighted(server, context, source, entries, [source] * count)
-    unchanged, lost = result.count(UNCHANGED), result.count(LOSS)
+    cases = weighted(server, context, WeightedRun(source, entries, (source,) * count))
+    unchanged, lost = agreeing(cases, UNCHANGED), agreeing(cases, LOSS)
     finding = make_case(
         context,
         feature="weighted",
@@ -151,9 +170,9 @@ def test_finding_the_90_8_remainder_is_delivered_unchanged_not_lost(
         difference="document-remainder-lost" if unchanged and not lost else "",
         detail="subject-mapping-and-partitioning.md, 'For Artificial Loss', last example",
     )
-    recorder.extend([*result.all_cases, finding])
-    assert {c.bucket: c.share for c in result.categories} == pytest.approx({0: 0.9, 1: 0.08, UNCHANGED: 0.02})
-    assert not result.diverged(), describe_divergences(result.diverged())
+    recorder.extend([*cases, finding])
+    assert shares(profile, source, entries) == pytest.approx({0: 0.9, 1: 0.08, UNCHANGED: 0.02})
+    assert not divergences(cases), describe_divergences(divergences(cases))
     assert lost == 0
     assert unchanged > 0, "no message on the unchanged subject: the document's reading would hold"
     assert finding.verdict == "expected", describe_divergences([finding])

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import Mapping
 from fixtures.config import WeightedDestination as ConfigEntry
 from fixtures.errors import ConfigRejectedError
@@ -32,7 +31,7 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
 from suites.differential import RunContext, make_case, rejection_case
-from suites.distribution import GoodnessOfFit, chi_square, sample_size
+from suites.distribution import chi_square, sample_size
 from suites.strategies import RECOMMENDED
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
@@ -55,22 +54,19 @@ class Category:
 
 @dataclass(slots=True)
 class WeightedResult:
-    """The cases of one weighted run, its summary case and the fit behind it."""
+    """The cases of one weighted run and its summary case."""
 
     cases: list[Case] = field(default_factory=list)
     summary: Case | None = None
-    fit: GoodnessOfFit | None = None
-    categories: tuple[Category, ...] = ()
 
     @property
     def all_cases(self) -> list[Case]:
         return [*self.cases, *([self.summary] if self.summary else [])]
 
-    def diverged(self) -> list[Case]:
-        return [case for case in self.all_cases if case.verdict == "diverge"]
 
-    def count(self, bucket: int) -> int:
-        return sum(1 for case in self.cases if case.verdict == "agree" and case.bucket == bucket)
+def agreeing(cases: Sequence[Case], bucket: int) -> int:
+    """How many message cases agree on `bucket` (the summary case, which has no subject, is not one)."""
+    return sum(1 for case in cases if case.subject and case.verdict == "agree" and case.bucket == bucket)
 
 
 def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
@@ -118,21 +114,6 @@ def execute_weighted(session: Session, run: WeightedRun) -> WeightedObservation:
     return WeightedObservation(deliveries=deliveries, duration_us=duration_us)
 
 
-def run_weighted(
-    server: Backend,
-    context: RunContext,
-    source: str,
-    entries: Sequence[WeightedDestination],
-    subjects: Sequence[str],
-    *,
-    seed: int = 0,
-) -> WeightedResult:
-    """Configure ``source: [entries]``, publish ``subjects`` and judge every message and the shares."""
-    run = WeightedRun(source, tuple(entries), tuple(subjects), seed)
-    session = Session.of(server)
-    return judge_weighted(context, session.profile, run, execute_weighted(session, run))
-
-
 def judge_weighted(
     context: RunContext, profile: ReleaseProfile, run: WeightedRun, observed: WeightedObservation
 ) -> WeightedResult:
@@ -142,7 +123,7 @@ def judge_weighted(
     mapping = compile_weighted(source, entries, profile)
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
-    result = WeightedResult(categories=categories)
+    result = WeightedResult()
     observation = observed.deliveries
     if observation is None:
         rejected = rejection_case(
@@ -188,9 +169,8 @@ def judge_weighted(
                 bucket=bucket,
             )
         )
-    counts = [result.count(c.bucket) for c in categories]
+    counts = [agreeing(result.cases, c.bucket) for c in categories]
     fit = chi_square(counts, [c.share for c in categories])
-    result.fit = fit
     names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
     result.summary = make_case(
         context,

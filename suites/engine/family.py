@@ -9,6 +9,7 @@ pytest properties only ever call these.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
@@ -19,6 +20,7 @@ from fixtures.config import ServerConfig
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case, CaseBlock
+from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext
 
@@ -74,3 +76,33 @@ class Family(Protocol, Generic[Unit, Observed]):
 def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
     """Execute one unit and judge it: what every caller of a family does."""
     return family.judge(context, session.profile, unit, family.execute(session, unit))
+
+
+def cases_of(judged: Judged) -> list[Case]:
+    """Every case of a judged unit, blocks expanded (for small units: properties, replays, examples)."""
+    return [case for item in judged for case in (item.cases() if isinstance(item, CaseBlock) else [item])]
+
+
+def divergences(judged: Judged) -> list[Case]:
+    """The cases of a judged unit whose verdict is `diverge`."""
+    return [case for case in cases_of(judged) if case.verdict == "diverge"]
+
+
+def verdicts(judged: Judged) -> Counter[str]:
+    """How many cases of a judged unit have each verdict (blocks counted, not expanded)."""
+    counts = Counter[str]()
+    for item in judged:
+        if isinstance(item, CaseBlock):
+            counts[item.shared.verdict] += len(item)
+        else:
+            counts[item.verdict] += 1
+    return counts
+
+
+def record(writer: RecordWriter, judged: Judged) -> None:
+    """Write every case of a judged unit, blocks as blocks."""
+    for item in judged:
+        if isinstance(item, CaseBlock):
+            writer.add_block(item)
+        else:
+            writer.add(item)

@@ -17,10 +17,10 @@ from typing import Any, TextIO
 from hypothesis import strategies as st
 
 from fixtures.session import Session
-from records.schema import Case, CaseBlock
+from records.schema import Case
 from records.writer import RecordWriter
 from suites.differential import RunContext
-from suites.engine.family import Family, Judged, check
+from suites.engine.family import Family, Judged, check, record, verdicts
 from suites.strategies import run_batches
 
 UNITS_PER_ROUND = 5
@@ -69,18 +69,12 @@ class Sink:
 
     def record(self, judged: Judged) -> int:
         """Write every case of a judged unit; returns how many there were."""
-        verdicts = Counter[str]()
-        for item in judged:
-            if isinstance(item, CaseBlock):
-                self.writer.add_block(item)
-                verdicts[item.shared.verdict] += len(item)
-            else:
-                self.writer.add(item)
-                verdicts[item.verdict] += 1
-                if item.verdict == "diverge" and len(self.diverged) < KEPT_DIVERGENCES:
-                    self.diverged.append(item)
-        self.progress.add(verdicts)
-        return sum(verdicts.values())
+        record(self.writer, judged)
+        single = [item for item in judged if isinstance(item, Case) and item.verdict == "diverge"]
+        self.diverged.extend(single[: max(0, KEPT_DIVERGENCES - len(self.diverged))])
+        counts = verdicts(judged)
+        self.progress.add(counts)
+        return counts.total()
 
 
 def run_family(

@@ -18,9 +18,12 @@ import pytest
 from fixtures.backends.base import Backend
 from fixtures.backends.local import HOST
 from fixtures.options import Target
+from fixtures.session import Session
+from records.schema import Case
 from records.writer import RecordWriter
-from reference.profiles import for_version
-from suites.differential import MappingBatch, RunContext, run_mapping_batch
+from suites.differential import MappingBatch, RunContext
+from suites.engine.family import check, record, verdicts
+from suites.families import FAMILIES
 
 pytestmark = pytest.mark.live
 
@@ -91,20 +94,18 @@ def dropping(server: Backend) -> Iterator[DroppingProxy]:
 def test_a_dropped_connection_makes_cases_unknown_and_every_case_is_counted(
     server: Backend, dropping: DroppingProxy, context: RunContext, recorder: RecordWriter
 ) -> None:
-    profile = for_version(server.version)
     subjects = tuple(f"drop.k{index}" for index in range(20_000))
     batch = MappingBatch((("drop.*", "dropped.$1"),), (subjects,))
     target: Any = Proxied(server, dropping.url)
-    result = run_mapping_batch(target, profile, batch, context)
-    result.record(recorder)
-    verdicts = result.verdicts()
-    assert len(result) == len(subjects)
-    assert sum(verdicts.values()) == len(subjects)
+    judged = check(FAMILIES["mapping"], Session.of(target), context, batch)
+    record(recorder, judged)
+    counts = verdicts(judged)
+    assert counts.total() == len(subjects)
     assert dropping.dropped >= 1
-    assert verdicts["diverge"] == 0
-    assert 0 < verdicts["agree"] < len(subjects)
-    assert verdicts["unknown"] == len(subjects) - verdicts["agree"]
-    details = {case.detail for case in result.cases}
+    assert counts["diverge"] == 0
+    assert 0 < counts["agree"] < len(subjects)
+    assert counts["unknown"] == len(subjects) - counts["agree"]
+    details = {item.detail for item in judged if isinstance(item, Case)}
     assert details == {"tap connection: the server closed the connection"}
 
 
