@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.adapter import AdapterProcess
+from fixtures.clients.adapter import AdapterProcess
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case

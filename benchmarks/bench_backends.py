@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_backends.py [--version 2.14.5] [--runs 7] [--backend process ...]
 
 "Ready" means the server sent INFO on its port; "applied" means a message published on the new
-configuration's probe subject arrived on its mapped subject (see fixtures/backends/probe.py).
+configuration's probe subject arrived on its mapped subject (see fixtures/servers/probe.py).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.backends import open_backend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.options import RunConfig, Target
 from fixtures.provision import parse_version_spec, resolve_binary
+from fixtures.servers import open_backend
 
 
 def measure(target: Target, run: RunConfig, runs: int) -> tuple[list[float], list[float]]:

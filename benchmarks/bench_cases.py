@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.backends.process import ProcessBackend
 from fixtures.config import Mapping, ServerConfig
 from fixtures.provision import resolve_binary
+from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter

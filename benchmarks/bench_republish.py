@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.backends.process import ProcessBackend
-from fixtures.jetstream import JetStreamClient, jetstream_config
+from fixtures.clients.jetstream import JetStreamClient, jetstream_config
+from fixtures.clients.wire import WireConnection
 from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.wire import WireConnection
+from fixtures.servers.process import ProcessBackend
 from records.expectations import Expectations
 from records.writer import RecordWriter
 from reference.republish import RePublish, StreamModel, rules_for

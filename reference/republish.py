@@ -564,7 +564,7 @@ class RePublishedMessage:
     transform: Transform = field(repr=False, compare=False)
 
     def header_lists(self) -> dict[str, list[str]]:
-        """Headers as name -> values in order (the shape of ``fixtures.wire.Message.header_map``)."""
+        """Headers as name -> values in order (the shape of ``fixtures.clients.wire.Message.header_map``)."""
         result: dict[str, list[str]] = {}
         for name, value in self.headers:
             result.setdefault(name, []).append(value)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixtures.options import OptionError, build_run_config
-from fixtures.streaming import NATS_NETWORK_LINE
+from fixtures.servers.streaming import NATS_NETWORK_LINE
 from records.casefile import CaseFile, read_case_file
 from records.expectations import (
     DEFAULT_PATH,

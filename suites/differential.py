@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from fixtures.backends.base import Backend
 from fixtures.config import Mapping
 from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case, CaseBlock

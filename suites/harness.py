@@ -3,7 +3,7 @@
 The case id of a subject is its position in the list, and each message carries it as payload; a wire
 tap (`>`) on a second connection collects every delivery. Publishing is pipelined in chunks, each ended
 by a PING. When a chunk's PONG is back on the publisher, a PING goes to the tap, and its PONG proves
-every delivery of that chunk has been read (the rule in `fixtures.wire`): the result is complete when
+every delivery of that chunk has been read (the rule in `fixtures.clients.wire`): the result is complete when
 the last chunk's tap PONG is in, with no quiet window. The publisher runs at most `window` chunks ahead
 of the tap, so the server never sees the tap as a slow consumer. The result says, for every case id,
 the subjects it arrived on (none: not delivered; two: delivered twice).
@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fixtures.wire import WireConnection, WireError, publish_frames
+from fixtures.clients.wire import WireConnection, WireError, publish_frames
 
 TAP_SID = 1
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from fixtures.adapter import AdapterProcess, Answer, Request
+from fixtures.clients.adapter import AdapterProcess, Answer, Request
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL

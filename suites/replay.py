@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from fixtures.backends import open_backend
 from fixtures.options import RunConfig
 from fixtures.provision import resolve_binary
+from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations

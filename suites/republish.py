@@ -17,8 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fixtures.jetstream import ApiError, JetStreamClient, JsonObject, api_error
-from fixtures.wire import Message
+from fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
+from fixtures.clients.wire import Message
 from records.replay import nats_cli_command, replay_command
 from records.schema import Case
 from reference.errors import ConformanceError

@@ -3,7 +3,7 @@
 One connection subscribes every pattern (subscription id = position + 1), then publishes the subjects
 itself, each message carrying its publication index as payload (NATS echoes a connection's own messages
 to its subscriptions by default). Publications go in chunks, each followed by a PING; publisher and
-observer being one connection, its PONG is the whole barrier of `fixtures.wire`: when it arrives every
+observer being one connection, its PONG is the whole barrier of `fixtures.clients.wire`: when it arrives every
 delivery of the chunk has been read. No settle time is needed, and a missing delivery is a real absence.
 
 A chunk is sized so that even if every publication matched every subscription, the deliveries it causes
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from fixtures.backends.base import Backend
+from fixtures.clients.wire import WireConnection, WireError, publish_frames
 from fixtures.config import ServerConfig
-from fixtures.wire import WireConnection, WireError, publish_frames
+from fixtures.servers.base import Backend
 from records.schema import Case
 from reference.matching import SubjectIndex
 from suites.differential import RunContext, make_case

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
+from fixtures.servers.base import Backend
 from records.writer import RecordWriter
 from reference.matching import matches
 from suites.differential import RunContext

@@ -4,7 +4,7 @@ running server's resolver, without a restart.
 subject-mapping-and-partitioning.md, introduction: "When using operator JWT security with the built-in
 resolver you define the mappings [...] in the account JWT so after modifying them they will take effect as
 soon as you push the updated account JWT to the servers." The transform and validation properties run
-unchanged on `operator_server`, whose `apply` pushes a JWT (fixtures/backends/operator.py); the other
+unchanged on `operator_server`, whose `apply` pushes a JWT (fixtures/servers/operator.py); the other
 tests pin what a push does, release by release.
 """
 
@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
-from fixtures.backends.local import LocalServer
-from fixtures.backends.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
+from fixtures.clients.wire import WireConnection
 from fixtures.config import Mapping, ServerConfig, WeightedDestination
 from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
 from fixtures.plugin import announced_version
+from fixtures.servers.base import Backend
+from fixtures.servers.local import LocalServer
+from fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
 from fixtures.session import Session
-from fixtures.wire import WireConnection
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
 from reference.versions import Version

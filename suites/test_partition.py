@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import Mapping, ServerConfig
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter

@@ -3,7 +3,7 @@
 
 A JetStream server per target is started for this module (the session server has no JetStream, and
 enabling it by reload would disturb other suites). Tests drive the JetStream API over the raw protocol
-(``fixtures.jetstream``) and watch a ``>`` tap for republished messages (no reply subject, see
+(``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages (no reply subject, see
 ``suites.republish.is_republished``). Every configuration and every republished message is a recorded
 case with feature ``republish``; a test fails only on an unexpected divergence.
 """
@@ -28,11 +28,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from fixtures.backends import open_backend
-from fixtures.backends.base import Backend
-from fixtures.jetstream import JetStreamClient, api_error, jetstream_config
+from fixtures.clients.jetstream import JetStreamClient, api_error, jetstream_config
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
+from fixtures.servers import open_backend
+from fixtures.servers.base import Backend
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import ConformanceError

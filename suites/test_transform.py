@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.writer import RecordWriter
 from suites.differential import RunContext

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.writer import RecordWriter
 from reference.versions import Version

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixtures.adapter import AdapterProcess
-from fixtures.backends import open_backend
+from fixtures.clients.adapter import AdapterProcess
 from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
+from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case

@@ -15,8 +15,8 @@ from typing import Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case, CaseBlock

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
-from fixtures.backends.local import LocalServer
-from fixtures.backends.operator import OperatorBackend
 from fixtures.config import ServerConfig
+from fixtures.servers.base import Backend
+from fixtures.servers.local import LocalServer
+from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.clients.wire import Message
 from fixtures.config import ServerConfig
-from fixtures.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.servers.base import Backend
 from fixtures.session import Session
-from fixtures.wire import Message
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import (

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
 from fixtures.provision import (
     NATS_STREAMING_SERVER,
@@ -24,8 +23,9 @@ from fixtures.provision import (
     parse_version_spec,
     resolve_binary,
 )
+from fixtures.servers.base import Backend
+from fixtures.servers.streaming import StreamingServers, has_protobuf
 from fixtures.session import Session
-from fixtures.streaming import StreamingServers, has_protobuf
 from records.casefile import CaseFile
 from reference.errors import InvalidVersionError
 from reference.profiles import ReleaseProfile

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.backends.base import Backend
 from fixtures.config import ServerConfig
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile

@@ -17,7 +17,7 @@ import pytest
 from fixtures.errors import ServerError
 from fixtures.plugin import SERVERS_SEEN
 from fixtures.provision import NATS_STREAMING_SERVER, binary_version
-from fixtures.streaming import StreamingNetwork, has_protobuf, provision_binaries
+from fixtures.servers.streaming import StreamingNetwork, has_protobuf, provision_binaries
 from records.expectations import Expectations
 from records.writer import RecordWriter
 from suites.differential import RunContext

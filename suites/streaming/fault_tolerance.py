@@ -22,10 +22,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixtures.backends.local import HOST, free_port
+from fixtures.clients.streaming import StreamingClient, StreamingTimeoutError
 from fixtures.provision import NATS_STREAMING_SERVER, binary_version, resolve_binary
-from fixtures.streaming import StreamingConfig, StreamingServer, StreamingServers
-from fixtures.streaming_client import StreamingClient, StreamingTimeoutError
+from fixtures.servers.local import HOST, free_port
+from fixtures.servers.streaming import StreamingConfig, StreamingServer, StreamingServers
 from records.expectations import Expectations
 from records.schema import Case
 from suites.differential import RunContext, make_case

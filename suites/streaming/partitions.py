@@ -36,14 +36,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from fixtures.provision import NATS_STREAMING_SERVER
-from fixtures.streaming import StartResult, StreamingConfig, StreamingServer, StreamingServers
-from fixtures.streaming_client import (
+from fixtures.clients.streaming import (
     StreamingClient,
     StreamingError,
     StreamingRequestError,
     StreamingTimeoutError,
 )
+from fixtures.provision import NATS_STREAMING_SERVER
+from fixtures.servers.streaming import StartResult, StreamingConfig, StreamingServer, StreamingServers
 from records.schema import Case
 from reference.channels import (
     ACCEPTED,

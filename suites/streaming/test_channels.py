@@ -16,8 +16,8 @@ import json
 import pytest
 from hypothesis import example, given, settings
 
-from fixtures.streaming import StreamingConfig, StreamingNetwork
-from fixtures.streaming_client import StreamingClient
+from fixtures.clients.streaming import StreamingClient
+from fixtures.servers.streaming import StreamingConfig, StreamingNetwork
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.channels import DUPLICATE_CHANNEL

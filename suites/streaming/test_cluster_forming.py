@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.backends.local import HOST, free_port
-from fixtures.backends.process import spawn_child, terminate_child
-from fixtures.streaming import StreamingConfig, StreamingNetwork, failure_line
+from fixtures.servers.local import HOST, free_port
+from fixtures.servers.process import spawn_child, terminate_child
+from fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
 from records.writer import RecordWriter
 from suites.differential import RunContext, make_case
 from suites.reproduce import describe_divergences

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.streaming import StreamingNetwork
+from fixtures.servers.streaming import StreamingNetwork
 from records.writer import RecordWriter
 from suites.differential import RunContext
 from suites.reproduce import describe_divergences

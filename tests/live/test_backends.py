@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures.backends.base import Backend
-from fixtures.client import wire_tap_sync
+from fixtures.clients.nats_py import wire_tap_sync
 from fixtures.config import Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerDiedError
 from fixtures.options import Target
 from fixtures.plugin import announced_version
+from fixtures.servers.base import Backend
 from reference.versions import Version
 
 pytestmark = pytest.mark.live

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from fixtures.backends.base import Backend
-from fixtures.backends.local import HOST
 from fixtures.options import Target
+from fixtures.servers.base import Backend
+from fixtures.servers.local import HOST
 from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter

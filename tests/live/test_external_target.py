@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.backends.local import HOST, free_port
-from fixtures.backends.process import spawn_child, terminate_child
+from fixtures.clients.wire import WireError, read_info
 from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.wire import WireError, read_info
+from fixtures.servers.local import HOST, free_port
+from fixtures.servers.process import spawn_child, terminate_child
 from records.writer import CASES
 from suites.__main__ import main
 

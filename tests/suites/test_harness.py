@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from fixtures.backends.base import Backend
 from fixtures.config import Mapping, ServerConfig
+from fixtures.servers.base import Backend
 from suites.harness import Observation, publish_and_observe
 
 pytestmark = pytest.mark.live

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fixtures.adapter import AdapterError, AdapterProcess
+from fixtures.clients.adapter import AdapterError, AdapterProcess
 from records.casefile import read_case_file
 from reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
 from suites.__main__ import main

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.backends.base import Backend
 from fixtures.options import Target, build_run_config
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations

@@ -8,8 +8,8 @@ import shlex
 
 import pytest
 
-from fixtures.jetstream import ApiError
-from fixtures.wire import Message
+from fixtures.clients.jetstream import ApiError
+from fixtures.clients.wire import Message
 from records.expectations import Expectation, Expectations
 from records.replay import replay_command
 from reference.republish import RePublish, StreamModel, rules_for

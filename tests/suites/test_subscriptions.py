@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from fixtures.backends.base import Backend
-from fixtures.wire import WireConnection, WireError
+from fixtures.clients.wire import WireConnection, WireError
+from fixtures.servers.base import Backend
 from records.expectations import Expectations
 from suites.differential import RunContext
 from suites.subscriptions import (
