@@ -19,6 +19,7 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from records.schema import ARROW_TYPES, COLUMNS, case_of, weights_of
+from reports import rules
 from reports.model import (
     UNCLASSIFIED,
     Aggregates,
@@ -28,26 +29,6 @@ from reports.model import (
     WeightedCount,
 )
 from reports.releases import Release
-from reports.rules import (
-    CLASS_KEYS,
-    DELIVERED,
-    DIVERGING_ROWS,
-    EVIDENCE,
-    PARTITION_KEYS,
-    PARTITION_ROWS,
-    SIZE_COLUMNS,
-    SMALLEST_ORDER,
-    VERDICT_KEYS,
-    WEIGHTED_KEYS,
-    WEIGHTED_ROWS,
-    Above,
-    All,
-    AnyOf,
-    Condition,
-    Is,
-    IsNot,
-    OneOf,
-)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -84,22 +65,22 @@ def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]
 
 
-def spark_condition(condition: Condition) -> Column:
+def spark_condition(condition: rules.Condition) -> Column:
     """A rule's condition (``reports.rules``) as a Spark column expression."""
     from pyspark.sql import functions as F
 
     match condition:
-        case Is(column, value):
+        case rules.Is(column, value):
             return F.col(column) == value
-        case IsNot(column, value):
+        case rules.IsNot(column, value):
             return F.col(column) != value
-        case Above(column, value):
+        case rules.Above(column, value):
             return F.col(column) > value
-        case OneOf(column, values):
+        case rules.OneOf(column, values):
             return F.col(column).isin(*values)
-        case All(parts):
+        case rules.All(parts):
             return reduce(operator.and_, (spark_condition(part) for part in parts))
-        case AnyOf(parts):
+        case rules.AnyOf(parts):
             return reduce(operator.or_, (spark_condition(part) for part in parts))
 
 
@@ -108,13 +89,13 @@ def evidence_column() -> Column:
     from pyspark.sql import functions as F
 
     expression = F.lit("")
-    for kind, condition in reversed(EVIDENCE):
+    for kind, condition in reversed(rules.EVIDENCE):
         expression = F.when(spark_condition(condition), kind).otherwise(expression)
     return expression
 
 
 def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
-    rows = frame.groupBy(*VERDICT_KEYS, evidence_column().alias("evidence")).count().collect()
+    rows = frame.groupBy(*rules.VERDICT_KEYS, evidence_column().alias("evidence")).count().collect()
     return [
         VerdictCount(
             Release(r.implementation, r.server_version),
@@ -131,11 +112,11 @@ def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
 def class_counts(frame: DataFrame) -> list[ClassCount]:
     from pyspark.sql import functions as F
 
-    size = reduce(operator.add, (F.length(column) for column in SIZE_COLUMNS))
-    diverging = frame.filter(spark_condition(DIVERGING_ROWS)).withColumn("size", size)
-    ordered = [*SMALLEST_ORDER, *(name for name in COLUMNS if name not in SMALLEST_ORDER)]
+    size = reduce(operator.add, (F.length(column) for column in rules.SIZE_COLUMNS))
+    diverging = frame.filter(spark_condition(rules.DIVERGING_ROWS)).withColumn("size", size)
+    ordered = [*rules.SMALLEST_ORDER, *(name for name in COLUMNS if name not in rules.SMALLEST_ORDER)]
     rows = (
-        diverging.groupBy(*CLASS_KEYS)
+        diverging.groupBy(*rules.CLASS_KEYS)
         .agg(
             F.sum(F.when(F.col("verdict") == "diverge", 1).otherwise(0)).alias("diverge"),
             F.sum(F.when(F.col("verdict") == "expected", 1).otherwise(0)).alias("expected"),
@@ -165,8 +146,8 @@ def partition_buckets(frame: DataFrame) -> list[BucketCount]:
     from pyspark.sql import functions as F
 
     rows = (
-        frame.filter(spark_condition(PARTITION_ROWS))
-        .groupBy(*PARTITION_KEYS)
+        frame.filter(spark_condition(rules.PARTITION_ROWS))
+        .groupBy(*rules.PARTITION_KEYS)
         .agg(F.countDistinct("subject").alias("count"))
         .collect()
     )
@@ -186,8 +167,8 @@ def partition_buckets(frame: DataFrame) -> list[BucketCount]:
 def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
 
     rows = (
-        frame.filter(spark_condition(WEIGHTED_ROWS))
-        .groupBy(*WEIGHTED_KEYS, spark_condition(DELIVERED).alias("delivered"))
+        frame.filter(spark_condition(rules.WEIGHTED_ROWS))
+        .groupBy(*rules.WEIGHTED_KEYS, spark_condition(rules.DELIVERED).alias("delivered"))
         .count()
         .collect()
     )

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from records.schema import SCHEMA, case_of, weights_of
+from reports import rules
 from reports.model import (
     UNCLASSIFIED,
     Aggregates,
@@ -24,26 +25,6 @@ from reports.model import (
     WeightedCount,
 )
 from reports.releases import Release
-from reports.rules import (
-    CLASS_KEYS,
-    DELIVERED,
-    DIVERGING_ROWS,
-    EVIDENCE,
-    PARTITION_KEYS,
-    PARTITION_ROWS,
-    SIZE_COLUMNS,
-    SMALLEST_ORDER,
-    VERDICT_KEYS,
-    WEIGHTED_KEYS,
-    WEIGHTED_ROWS,
-    Above,
-    All,
-    AnyOf,
-    Condition,
-    Is,
-    IsNot,
-    OneOf,
-)
 
 MAIN_COLUMNS = [
     "implementation",
@@ -67,28 +48,28 @@ def _counts(table: pa.Table, keys: list[str]) -> list[dict[str, object]]:
     return grouped.to_pylist()  # type: ignore[no-any-return]
 
 
-def arrow_condition(condition: Condition, table: pa.Table) -> pa.ChunkedArray:
+def arrow_condition(condition: rules.Condition, table: pa.Table) -> pa.ChunkedArray:
     """A rule's condition (``reports.rules``) as a boolean column of `table`."""
     match condition:
-        case Is(column, value):
+        case rules.Is(column, value):
             return pc.equal(table[column], value)
-        case IsNot(column, value):
+        case rules.IsNot(column, value):
             return pc.not_equal(table[column], value)
-        case Above(column, value):
+        case rules.Above(column, value):
             return pc.greater(table[column], value)
-        case OneOf(column, values):
+        case rules.OneOf(column, values):
             return pc.is_in(table[column], pa.array(values))
-        case All(parts):
+        case rules.All(parts):
             return reduce(pc.and_, (arrow_condition(part, table) for part in parts))
-        case AnyOf(parts):
+        case rules.AnyOf(parts):
             return reduce(pc.or_, (arrow_condition(part, table) for part in parts))
 
 
 def verdict_counts(table: pa.Table) -> list[VerdictCount]:
     evidence: pa.ChunkedArray | pa.Scalar = pa.scalar("")
-    for kind, condition in reversed(EVIDENCE):
+    for kind, condition in reversed(rules.EVIDENCE):
         evidence = pc.if_else(arrow_condition(condition, table), kind, evidence)
-    keys = list(VERDICT_KEYS)
+    keys = list(rules.VERDICT_KEYS)
     narrow = table.select(keys).append_column("evidence", evidence)
     return [
         VerdictCount(
@@ -104,8 +85,8 @@ def verdict_counts(table: pa.Table) -> list[VerdictCount]:
 
 
 def partition_buckets(table: pa.Table) -> list[BucketCount]:
-    keys = list(PARTITION_KEYS)
-    rows = table.filter(arrow_condition(PARTITION_ROWS, table)).select([*keys, "subject"])
+    keys = list(rules.PARTITION_KEYS)
+    rows = table.filter(arrow_condition(rules.PARTITION_ROWS, table)).select([*keys, "subject"])
     distinct = rows.group_by([*keys, "subject"]).aggregate([])
     return [
         BucketCount(
@@ -121,12 +102,12 @@ def partition_buckets(table: pa.Table) -> list[BucketCount]:
 
 
 def weighted_buckets(table: pa.Table) -> list[WeightedCount]:
-    keys = list(WEIGHTED_KEYS)
-    rows = table.filter(arrow_condition(WEIGHTED_ROWS, table))
+    keys = list(rules.WEIGHTED_KEYS)
+    rows = table.filter(arrow_condition(rules.WEIGHTED_ROWS, table))
     # pyarrow groups by scalar keys only: the list is grouped by its JSON text and read back.
     texts = pa.array([json.dumps(items) for items in rows["weights"].to_pylist()], pa.string())
     narrow = rows.select(keys).set_column(keys.index("weights"), "weights", texts)
-    narrow = narrow.append_column("delivered", arrow_condition(DELIVERED, rows))
+    narrow = narrow.append_column("delivered", arrow_condition(rules.DELIVERED, rows))
     return [
         WeightedCount(
             Release(str(r["implementation"]), str(r["server_version"])),
@@ -141,14 +122,16 @@ def weighted_buckets(table: pa.Table) -> list[WeightedCount]:
 
 
 def class_counts(dataset: ds.Dataset) -> list[ClassCount]:
-    diverging = dataset.to_table(filter=pc.field(DIVERGING_ROWS.column).isin(list(DIVERGING_ROWS.values)))
+    diverging = dataset.to_table(
+        filter=pc.field(rules.DIVERGING_ROWS.column).isin(list(rules.DIVERGING_ROWS.values))
+    )
     frame = diverging.to_pandas()
     if frame.empty:
         return []
-    frame["size"] = sum(frame[column].str.len() for column in SIZE_COLUMNS)
+    frame["size"] = sum(frame[column].str.len() for column in rules.SIZE_COLUMNS)
     out = []
-    for _, group in frame.groupby(list(CLASS_KEYS), sort=False):
-        smallest = case_of(group.sort_values(list(SMALLEST_ORDER), kind="stable").iloc[0])
+    for _, group in frame.groupby(list(rules.CLASS_KEYS), sort=False):
+        smallest = case_of(group.sort_values(list(rules.SMALLEST_ORDER), kind="stable").iloc[0])
         releases = {
             Release(str(i), str(v))
             for i, v in zip(group["implementation"], group["server_version"], strict=True)

@@ -73,6 +73,22 @@ class Family(Protocol, Generic[Unit, Observed]):
         ...
 
 
+class TargetServer:
+    """What most families need of a server: the target's own, as started with no extra configuration,
+    on any release. A family overrides what differs (operator mode, JetStream, a release gate)."""
+
+    __slots__ = ()
+
+    def server_for(self, server: Backend) -> Backend:
+        return server
+
+    def unsupported(self, version: str, backend: str) -> str:
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return ServerConfig()
+
+
 def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
     """Execute one unit and judge it: what every caller of a family does."""
     return family.judge(context, session.profile, unit, family.execute(session, unit))

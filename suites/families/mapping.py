@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
 from fixtures.servers.operator import OperatorBackend
@@ -28,7 +27,7 @@ from suites.differential import (
     execute_mapping_batch,
     judge_mapping_batch,
 )
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.strategies import bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
@@ -42,7 +41,7 @@ def token_pool(rng: random.Random) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class MappingFamily:
+class MappingFamily(TargetServer):
     """Batches of up to `mappings_per_batch` mappings; `subjects_per_mapping` bulk subjects each (0: only
     the few subjects Hypothesis draws, as a pytest property wants for shrinking). `functions` limits the
     destinations' functions (the partition family); `operator` runs them in operator (JWT) mode."""
@@ -65,9 +64,6 @@ class MappingFamily:
         if self.operator and backend == "external":
             return "operator mode needs a server this suite starts with its own operator"
         return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig()
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[MappingBatch]:
         bulk = self.subjects_per_mapping

@@ -11,13 +11,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
-from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.strategies import matching_batches
 from suites.subscriptions import SubscriptionObservation, judge_matching, observe_subscriptions
 
@@ -36,19 +34,10 @@ class Observed:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchingFamily:
+class MatchingFamily(TargetServer):
     name: str = "matching"
     features: tuple[str, ...] = ("matching",)
     budget: int = 20_000
-
-    def server_for(self, server: Backend) -> Backend:
-        return server
-
-    def unsupported(self, version: str, backend: str) -> str:
-        return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig()
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Subscriptions]:
         return st.builds(

@@ -35,7 +35,7 @@ from reference.republish import (
 )
 from reference.versions import Version
 from suites.differential import RunContext
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.republish import (
     FEATURE,
     MessageLedger,
@@ -171,13 +171,10 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
 
 
 @dataclass(frozen=True, slots=True)
-class RepublishFamily:
+class RepublishFamily(TargetServer):
     name: str = "republish"
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 1_500
-
-    def server_for(self, server: Backend) -> Backend:
-        return server
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
 from fixtures.provision import (
     NATS_STREAMING_SERVER,
     binary_version,
@@ -23,7 +22,6 @@ from fixtures.provision import (
     parse_version_spec,
     resolve_binary,
 )
-from fixtures.servers.base import Backend
 from fixtures.servers.streaming import StreamingServers, has_protobuf
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -31,7 +29,7 @@ from reference.errors import InvalidVersionError
 from reference.profiles import ReleaseProfile
 from reference.versions import Version
 from suites.differential import RunContext
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.streaming.layouts import Layout, layout_of
 from suites.streaming.strategies import layouts_with_channels
 
@@ -59,7 +57,7 @@ class StreamingObservation:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamingFamily:
+class StreamingFamily(TargetServer):
     """Layouts on the build of nats-streaming-server `release` (a release line or version); the
     campaign never builds it (`unsupported` says how). A unit starts 2-4 servers (a partitioned one
     waits a second for conflict replies) and records about 20 cases: 250 cases took about 35 s on two
@@ -69,9 +67,6 @@ class StreamingFamily:
     features: tuple[str, ...] = ("streaming",)
     budget: int = 250
     release: str = "0.25"
-
-    def server_for(self, server: Backend) -> Backend:
-        return server
 
     def unsupported(self, version: str, backend: str) -> str:
         """Streaming servers are local processes joining a nats-server 2 on 127.0.0.1 (the `process`
@@ -90,9 +85,6 @@ class StreamingFamily:
         if not cached_binary(release, NATS_STREAMING_SERVER).is_file():
             return f"nats-streaming-server {release} build missing: run `{PROVISION}`"
         return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig()
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[StreamingUnit]:
         def unit(drawn: tuple[Layout, tuple[str, ...]], seed: int) -> StreamingUnit:

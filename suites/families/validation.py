@@ -10,32 +10,21 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
-from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext, Verdict, execute_validation, judge_validation
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.strategies import destination_templates, sources
 
 Pair = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
-class ValidationFamily:
+class ValidationFamily(TargetServer):
     name: str = "validation"
     features: tuple[str, ...] = ("validation",)
     budget: int = 200
-
-    def server_for(self, server: Backend) -> Backend:
-        return server
-
-    def unsupported(self, version: str, backend: str) -> str:
-        return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig()
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
         return sources(namespace="v").flatmap(

@@ -12,14 +12,12 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
-from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.weighted import WeightedDestination
 from suites.differential import RunContext
-from suites.engine.family import Judged
+from suites.engine.family import Judged, TargetServer
 from suites.weighted import (
     WeightedObservation,
     WeightedRun,
@@ -32,19 +30,10 @@ from suites.weighted import (
 
 
 @dataclass(frozen=True, slots=True)
-class WeightedFamily:
+class WeightedFamily(TargetServer):
     name: str = "weighted"
     features: tuple[str, ...] = ("weighted",)
     budget: int = 10_000
-
-    def server_for(self, server: Backend) -> Backend:
-        return server
-
-    def unsupported(self, version: str, backend: str) -> str:
-        return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig()
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[WeightedRun]:
         def run(drawn: tuple[str, tuple[WeightedDestination, ...]], seed: int) -> WeightedRun:

@@ -1,0 +1,54 @@
+"""A family's small run on a live server of the current target, as the campaign runs it, for the tests of
+single families: its records' rows."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from fixtures.servers.base import Backend
+from fixtures.session import Session
+from records.expectations import Expectations
+from records.writer import RecordWriter
+from suites.differential import RunContext
+from suites.engine.run import Progress, Sink, run_family
+from suites.families import FAMILIES
+
+
+def run_agreeing(
+    name: str,
+    budget: int,
+    *,
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    run_dir: Path,
+) -> list[dict[str, Any]]:
+    """The registered family `name` for `budget` cases on a fresh server (the family's server and
+    configuration), asserting that the budget was spent and no case diverged or was left unknown; skips
+    a target the family says it cannot run on."""
+    family = FAMILIES[name]
+    server = family.server_for(server_factory())
+    server.start(family.base_config(server))
+    reason = family.unsupported(server.version, server.name)
+    if reason:
+        pytest.skip(reason)
+    writer = RecordWriter(run_dir, run_id="family")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    sink = Sink(writer, Progress(stream=io.StringIO()), [])
+    try:
+        done = run_family(
+            family, Session.of(server, server.config), context, budget=budget, seed=1, sink=sink
+        )
+    finally:
+        writer.close()
+    verdicts = writer.manifest()["verdicts"]
+    assert done >= budget
+    assert verdicts["diverge"] == verdicts["unknown"] == 0, sink.diverged[:3]
+    return pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
