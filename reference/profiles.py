@@ -1,43 +1,40 @@
 """Release profiles: the subject-mapping rules of each nats-server release, as data.
 
 The mapping functions and the release each appeared in are listed once, in ``reference.functions``
-(docs.nats.io, "Subject Mapping and Partitioning"); the rules below were checked on live servers
-(``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on 2.2.6, 2.8.4, 2.9.25,
-2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6 (not observed).
+(docs.nats.io, "Subject Mapping and Partitioning"). What the document states holds for every release:
+wildcards are numbered from 1 (``$1``, ``{{wildcard(1)}}``), so an index outside ``1..number of *`` is
+out of range, also in a source without ``*``; a partition number lies between 0 and the number of
+partitions - 1, so that number is at least 1. Where the document is silent, the rules below were
+observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on
+2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6.
 
 =========  ===========================================================================================
-release    rule (observed unless marked "source")
+release    rule (observed where the document is silent)
 =========  ===========================================================================================
 2.2        only ``$n``; ``{{...}}`` tokens are literal text; the number of ``$n`` tokens must *equal* the
            number of ``*`` (``foo.*.*`` -> ``bar.$1`` rejected, ``$1.$1`` accepted); ``$1a`` reads as
            ``$1`` (source: ``Sscanf``); weights total <= 100 over all entries, clusters included.
 2.8        ``wildcard`` and ``partition`` (>= 2 args), lower-case names only; any other ``{{...}}`` token
            is literal text (``{{Wildcard(1)}}`` stays as written); placeholder *tokens* must be at least
-           the number of ``*``; a negative index makes the token literal; ``partition(n<=0, i)``
-           substitutes wildcard ``i``; spaces anywhere in the destination are rejected.
+           the number of ``*``; spaces anywhere in the destination are rejected.
 2.9        + ``split``, ``splitFromLeft/Right``, ``sliceFromLeft/Right``; each word's initial may be upper
            case (``SplitFromLeft``; ``WILDCARD`` is an unknown function); unknown ``{{...}}`` tokens are
            rejected; the *listed indexes* (repeats count) must be at least the number of ``*``; spaces
            are allowed inside function tokens.
-2.10       no wildcard-usage rule for account mappings; a source without ``*`` can carry no function;
-           weights total <= 100 per cluster.
+2.10       no wildcard-usage rule for account mappings; weights total <= 100 per cluster.
 2.10.16    + ``left``/``right`` (``reference.functions``).
 2.11.8     the integer argument of ``splitFrom*``/``sliceFrom*`` must fit 32 bits (source; observed
            on 2.11.17 rejecting 4294967297, 2.10.27 accepting it).
-2.12       + ``random(n)`` and ``partition(n)`` (hashes the whole subject, dots included); a source without
-           ``*`` may carry ``random`` and ``partition`` (``partition(n, i)`` then hashes the whole subject
-           too); counts above 2**31-1 are rejected.
-all        a wildcard index <= 0 (``$0``, ``wildcard(0)``, ``wildcard(-1)`` from 2.9) takes the first
-           *subject* token; functions cut tokens at UTF-8 *byte* offsets; a negative partition count
-           ``-k`` acts as ``2**32 - k``; ``random(-k)`` draws in ``[0, k)``; ``partition(0)`` and
-           ``random(0)`` give ``0`` (the documents are silent; observed from 2.12).
+2.12       + ``random(n)`` and ``partition(n)`` (hashes the whole subject, dots included), also in a
+           source without ``*``; counts above 2**31-1 are rejected.
+all        functions cut tokens at UTF-8 *byte* offsets; ``random(-k)`` draws in ``[0, k)`` and
+           ``random(0)`` gives ``0`` (observed from 2.12).
 =========  ===========================================================================================
 
 Where a server contradicts this, the reference does not follow it: the difference is a finding,
-reported by the suites and listed in ``expectations.toml`` for the releases it affects. Observed so
-far: every release's mapping validator rejects ``left``/``right`` as unknown functions (2.10.27-2.14.5);
-``partition(0, i)`` crashes 2.9-2.11 on the first mapped message; 2.10+ accept an empty destination
-and crash on publish.
+reported by the suites and listed in ``expectations.toml`` for the releases it affects (for example
+index 0 and negative indexes, partition counts below 1, functions in a source without ``*`` before
+2.10, an empty destination from 2.10, ``left``/``right`` in ``mappings {}``).
 """
 
 from __future__ import annotations
@@ -60,7 +57,6 @@ __all__ = [
 
 Casing = Literal["lower", "initial"]
 WildcardUsage = Literal["exact-count", "per-token", "per-index", "none"]
-NoWildcardSource = Literal["literal", "rejected", "random-partition"]
 IntWidth = Literal["truncate-32", "check-32"]
 
 #: Canonical names of every mapping function, in the order the server tries them on a token.
@@ -112,16 +108,12 @@ class ReleaseProfile:
         wildcard_usage: what must reference the source's ``*`` wildcards: ``exact-count`` (as many
             ``$n`` tokens as wildcards), ``per-token`` (at least as many placeholder tokens),
             ``per-index`` (at least as many listed indexes), ``none``.
-        no_wildcard_source: a source without ``*``/``>``: ``literal`` (the destination is used verbatim),
-            ``rejected`` (any function is an out-of-range index), ``random-partition`` (only those two).
         spaces_in_functions: whitespace is allowed inside ``{{...}}`` tokens.
         partition_single_argument: ``partition(n)`` hashes the whole subject.
         int_width: integer arguments of ``splitFrom*``/``sliceFrom*``/``left``/``right``: ``truncate-32``
             (64-bit parse, silently cut to 32 bits) or ``check-32`` (rejected beyond 32 bits).
         count_range_check: a partition/random count above ``2**31-1`` is rejected (else truncated).
         weight_total_per_cluster: the 100 limit applies per ``cluster`` (else over the whole list).
-        negative_index_literal: a negative wildcard index leaves the token literal (2.8 only).
-        partition_nonpositive_is_wildcard: ``partition(n<=0, i, ...)`` substitutes wildcard ``i`` (2.8).
         dollar_prefix_parse: ``$1a`` reads as ``$1`` (2.2's ``Sscanf``) instead of a literal.
         observed: the rules were checked on a live server of this line.
     """
@@ -132,14 +124,11 @@ class ReleaseProfile:
     casing: Casing
     unknown_function_is_literal: bool
     wildcard_usage: WildcardUsage
-    no_wildcard_source: NoWildcardSource
     spaces_in_functions: bool
     partition_single_argument: bool
     int_width: IntWidth
     count_range_check: bool
     weight_total_per_cluster: bool
-    negative_index_literal: bool = False
-    partition_nonpositive_is_wildcard: bool = False
     dollar_prefix_parse: bool = False
     observed: bool = field(default=True, compare=False)
 
@@ -169,7 +158,6 @@ def _build(version: Version) -> ReleaseProfile:
             casing="lower",
             unknown_function_is_literal=True,
             wildcard_usage="exact-count",
-            no_wildcard_source="literal",
             spaces_in_functions=False,
             partition_single_argument=False,
             int_width="truncate-32",
@@ -186,14 +174,11 @@ def _build(version: Version) -> ReleaseProfile:
             casing="lower",
             unknown_function_is_literal=True,
             wildcard_usage="per-token",
-            no_wildcard_source="literal",
             spaces_in_functions=False,
             partition_single_argument=False,
             int_width="truncate-32",
             count_range_check=False,
             weight_total_per_cluster=False,
-            negative_index_literal=True,
-            partition_nonpositive_is_wildcard=True,
         )
     if minor == 9:
         return ReleaseProfile(
@@ -203,7 +188,6 @@ def _build(version: Version) -> ReleaseProfile:
             casing="initial",
             unknown_function_is_literal=False,
             wildcard_usage="per-index",
-            no_wildcard_source="literal",
             spaces_in_functions=True,
             partition_single_argument=False,
             int_width="truncate-32",
@@ -218,7 +202,6 @@ def _build(version: Version) -> ReleaseProfile:
         casing="initial",
         unknown_function_is_literal=False,
         wildcard_usage="none",
-        no_wildcard_source="random-partition" if newer else "rejected",
         spaces_in_functions=True,
         partition_single_argument=newer,
         int_width="check-32" if release >= Version(2, 11, 8) else "truncate-32",

@@ -241,9 +241,13 @@ class PlaceholderOutputOverlapsStreamError(RePublishError):
 
 class InvalidTransformError(RePublishError):
     """ "Source and Destination must otherwise comply with requirements specified in ADR-30": the
-    release's transform engine rejects the pair (the mapping error's kind is in the message)."""
+    release's transform engine rejects the pair; ``cause`` is the mapping error's kind."""
 
     kind = "invalid-transform"
+
+    def __init__(self, cause: str, detail: str) -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause = cause
 
 
 class SourceOutsideStreamError(RePublishError):
@@ -387,12 +391,8 @@ def _destination_nodes(
     source: str, destination: str, rules: RePublishRules
 ) -> list[LiteralNode | FunctionNode] | None:
     """The destination's tokens as the release's engine reads them (None when one does not parse)."""
-    profile = rules.profile
-    no_wildcards = PARTIAL_WILDCARD not in source.split(".") and FULL_WILDCARD not in source.split(".")
-    if no_wildcards and profile.no_wildcard_source == "literal":
-        return [LiteralNode(token) for token in destination.split(".")]
     try:
-        return [parse_token(token, profile) for token in destination.split(".")]
+        return [parse_token(token, rules.profile) for token in destination.split(".")]
     except MappingError:
         return None
 
@@ -442,7 +442,7 @@ def _destination_violations(
     try:
         transform = compile_transform(source, destination, rules.profile, engine_only=True)
     except MappingError as error:
-        found.append(InvalidTransformError(f"{error.kind}: {error}"))
+        found.append(InvalidTransformError(error.kind, str(error)))
     if transform is not None and not textual:
         produced = _produced_overlap(subjects, source, destination, rules)
         if produced:

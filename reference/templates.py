@@ -131,11 +131,24 @@ def _int_arg(token: str, text: str) -> int:
 
 
 def _count_arg(token: str, text: str, profile: ReleaseProfile) -> int:
-    """A partition/random count: rejected above 2**31-1 from 2.12, else cut to 32 bits like the server."""
+    """A ``random`` count: rejected above 2**31-1 from 2.12, else cut to 32 bits (observed; the
+    documents do not describe ``random``)."""
     value = _int_arg(token, text)
     if profile.count_range_check and value > INT32_MAX:
         raise InvalidArgumentError(f"count {value} does not fit 32 bits in {token}")
     return to_int32(value)
+
+
+def _partition_count(token: str, text: str, profile: ReleaseProfile) -> int:
+    """The "number of partitions": a partition number lies "between 0 and number of partitions-1"
+    (docs.nats.io, "Deterministic Subject token Partitioning"), so the count is at least 1. No upper
+    bound is documented; from 2.12 the server rejects counts above 2**31-1 (observed)."""
+    value = _int_arg(token, text)
+    if value < 1:
+        raise InvalidArgumentError(f"the number of partitions must be at least 1 (got {value}) in {token}")
+    if profile.count_range_check and value > INT32_MAX:
+        raise InvalidArgumentError(f"count {value} does not fit 32 bits in {token}")
+    return value
 
 
 def _exact_arguments(token: str, name: str, args: list[str]) -> None:
@@ -166,10 +179,10 @@ def _parse_function(token: str, name: str, args: list[str], profile: ReleaseProf
         return FunctionNode(token, name, (_int_arg(token, args[0]),))
     if name == "partition":
         if len(args) == 1 and profile.partition_single_argument:
-            return FunctionNode(token, name, (), _count_arg(token, args[0], profile))
+            return FunctionNode(token, name, (), _partition_count(token, args[0], profile))
         if len(args) < 2:
             raise WrongArgumentCountError(f"partition() takes a count and wildcard indexes in {token}")
-        count = _count_arg(token, args[0], profile)
+        count = _partition_count(token, args[0], profile)
         return FunctionNode(token, name, tuple(_int_arg(token, a) for a in args[1:]), count)
     if name == "split":
         _exact_arguments(token, name, args)
@@ -187,15 +200,11 @@ def _parse_2_8(token: str, profile: ReleaseProfile) -> Node:
     """2.8: only lower-case ``wildcard`` and ``partition`` (>= 2 args); anything else stays literal."""
     found = find_function(token, frozenset({"wildcard"}), "lower")
     if found is not None and len(found[1]) == 1:
-        index = _int_arg(token, found[1][0])
-        return LiteralNode(token) if index < 0 else FunctionNode(token, "wildcard", (index,))
+        return FunctionNode(token, "wildcard", (_int_arg(token, found[1][0]),))
     found = find_function(token, frozenset({"partition"}), "lower")
     if found is not None and len(found[1]) >= 2:
-        count = to_int32(_int_arg(token, found[1][0]))
-        indexes = tuple(_int_arg(token, a) for a in found[1][1:])
-        if indexes[0] < 0:
-            return LiteralNode(token)
-        return FunctionNode(token, "partition", indexes, count)
+        count = _partition_count(token, found[1][0], profile)
+        return FunctionNode(token, "partition", tuple(_int_arg(token, a) for a in found[1][1:]), count)
     return LiteralNode(token)
 
 
@@ -214,12 +223,9 @@ def parse_token(token: str, profile: ReleaseProfile, *, accepted: frozenset[str]
     if len(token) > 1 and token[0] == "$":
         if profile.dollar_prefix_parse:
             match = _SSCANF_DOLLAR.match(token)
-            index = int(match.group(1)) if match else -1
-            return FunctionNode(token, "wildcard", (index,)) if index >= 0 else LiteralNode(token)
-        index_or_none = _atoi(token[1:]) if token[1:] == token[1:].strip(" ") else None
-        if index_or_none is None or (profile.negative_index_literal and index_or_none < 0):
-            return LiteralNode(token)
-        return FunctionNode(token, "wildcard", (index_or_none,))
+            return FunctionNode(token, "wildcard", (int(match.group(1)),)) if match else LiteralNode(token)
+        index = _atoi(token[1:]) if token[1:] == token[1:].strip(" ") else None
+        return LiteralNode(token) if index is None else FunctionNode(token, "wildcard", (index,))
     if not looks_like_function(token) or not profile.functions:
         return LiteralNode(token)
     if profile.unknown_function_is_literal:

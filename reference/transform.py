@@ -46,7 +46,10 @@ _FNV_BASIS: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
 _MASK: Final = 0xFFFFFFFF
 _RANDOM_MARK: Final = "\x00random\x00"
-_NO_INDEX: Final = ("random", "partition")
+_NOT_ONE_TOKEN: Final = frozenset(("", FULL_WILDCARD))
+"""Subject tokens a source ``*`` does not match: a ``*`` stands for exactly one token (docs.nats.io,
+"Subject-Based Messaging", wildcards), and neither the empty string nor ``>`` is one (observed on
+2.9.25 and 2.14.5: ``foo.>`` published is not mapped by ``foo.*``; a published ``*`` is)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,7 @@ class Transform:
     _length: int = field(repr=False)
     _open_ended: bool = field(repr=False)
     _checks: tuple[tuple[int, str], ...] = field(repr=False)
+    _wildcards: tuple[int, ...] = field(repr=False)
     _randoms: tuple[_RandomSlot, ...] = field(repr=False)
     _apply: Callable[[str, _random.Random | None], str] = field(repr=False)
 
@@ -82,10 +86,15 @@ class Transform:
         return f"compile_transform({self.source!r}, {self.destination!r}, {self.profile!r})"
 
     def matches(self, subject: str) -> bool:
-        """True iff ``subject`` matches the source (so :meth:`apply` maps it)."""
+        """True iff ``subject`` matches the source (so :meth:`apply` maps it): literal tokens equal, one
+        token (not empty, not ``>``) at each ``*``, one or more non-empty tokens at a final ``>``."""
         tokens = subject.split(".")
         n = len(tokens)
         if n <= self._length if self._open_ended else n != self._length:
+            return False
+        if any(tokens[i] in _NOT_ONE_TOKEN for i in self._wildcards):
+            return False
+        if self._open_ended and "" in tokens[self._length :]:
             return False
         return all(tokens[i] == literal for i, literal in self._checks)
 
@@ -137,11 +146,10 @@ class _MarkingRandom:
 @dataclass(frozen=True, slots=True)
 class _HashSpec:
     """A partition token: FNV-1a of the selected tokens' bytes concatenated (the whole subject when
-    ``positions`` is empty), modulo ``modulus``.
+    ``positions`` is empty), modulo ``modulus``, the number of partitions as written (at least 1).
 
-    The count is the 32-bit value the server holds; Go converts it to ``uint32`` for the modulus, so a
-    negative count ``-k`` divides by ``2**32 - k`` (observed: ``partition(-3,1)`` of ``abc`` is 440920331).
-    A zero count gives ``0`` where the release guards it (``modulus`` 0 here).
+    The documents give the range (0 to the number of partitions - 1) and tables that FNV-1a reproduces.
+    A server that cuts the count to 32 bits diverges for counts of 2**32 and more (expectations.toml).
     """
 
     positions: tuple[int, ...]
@@ -228,6 +236,7 @@ def compile_transform(
             "_length": length,
             "_open_ended": open_ended,
             "_checks": checks,
+            "_wildcards": tuple(wildcard_positions),
             "_randoms": (),
         }
         base.update(kw)
@@ -244,29 +253,14 @@ def compile_transform(
             f"'>' must end both source and destination or neither ({source!r} -> {destination!r})"
         )
 
-    if npwcs == 0 and not open_ended and p.no_wildcard_source == "literal":
-        # Before 2.10 the destination of a source without wildcards is not parsed: used verbatim.
-        return build(_apply=_generate(source, length, open_ended, checks, verbatim=destination))
-
     nodes: list[Node] = []
     placeholders = 0
     listed = 0
     for token in dtokens:
         node = parse_token(token, p)
         if isinstance(node, FunctionNode):
-            if npwcs == 0 and not open_ended:
-                allowed = p.no_wildcard_source == "random-partition" and node.name in _NO_INDEX
-                if not allowed:
-                    raise WildcardIndexOutOfRangeError(
-                        f"wildcard index out of range in {token}: no '*' in source"
-                    )
-                node = FunctionNode(node.token, node.name, (), node.number, node.text)
-            elif npwcs == 0 and p.no_wildcard_source == "rejected":
-                raise WildcardIndexOutOfRangeError(
-                    f"wildcard index out of range in {token}: no '*' in source"
-                )
             for index in node.indexes:
-                if index > npwcs:
+                if not 1 <= index <= npwcs:
                     raise WildcardIndexOutOfRangeError(
                         f"wildcard index {index} out of range in {token}: source has {npwcs} '*'"
                     )
@@ -287,7 +281,6 @@ def compile_transform(
         checks=checks,
         open_ended=open_ended,
         source_length=len(stokens),
-        p=p,
     )
 
 
@@ -300,13 +293,11 @@ def _assemble(
     checks: tuple[tuple[int, str], ...],
     open_ended: bool,
     source_length: int,
-    p: ReleaseProfile,
 ) -> Transform:
     """Turn parsed nodes into destination slots (literal, token position, hash, closure, random)."""
 
     def position(index: int) -> int:
-        # A wildcard index <= 0 takes the first subject token (observed: $0, wildcard(0) -> token 1).
-        return wildcard_positions[index - 1] if index > 0 else 0
+        return wildcard_positions[index - 1]
 
     slots: list[_Slot] = []
     randoms: list[_RandomSlot] = []
@@ -324,17 +315,13 @@ def _assemble(
             randoms.append(_RandomSlot(index, node.number))
             slots.append(randoms[-1])
         elif node.name == "partition":
-            positions = tuple(position(i) for i in node.indexes)
-            if node.number <= 0 and p.partition_nonpositive_is_wildcard:
-                slots.append(positions[0])
-            else:
-                slots.append(_HashSpec(positions, node.number & _MASK))
+            slots.append(_HashSpec(tuple(position(i) for i in node.indexes), node.number))
         elif node.name == "wildcard":
             slots.append(position(node.indexes[0]))
         else:
             slots.append(_token_part(node, position(node.indexes[0])))
     length = source_length - 1 if open_ended else source_length
-    run = _generate(source, length, open_ended, checks, slots=slots, tail=tail)
+    run = _generate(source, length, open_ended, checks, wildcard_positions, slots=slots, tail=tail)
     return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
 
 
@@ -358,9 +345,9 @@ def _generate(
     length: int,
     open_ended: bool,
     checks: tuple[tuple[int, str], ...],
+    wildcards: Sequence[int],
     *,
-    verbatim: str | None = None,
-    slots: list[_Slot] | None = None,
+    slots: list[_Slot],
     tail: int = -1,
 ) -> Callable[[str, _random.Random | None], str]:
     """Generate the specialised ``apply`` function of one transform, for performance reasons.
@@ -377,45 +364,41 @@ def _generate(
     for i, literal in checks:
         ns[f"_k{i}"] = literal
         cond += f" or t[{int(i)}] != _k{i}"
+    for i in wildcards:
+        cond += f" or t[{int(i)}] in _unmatched"
+    if open_ended:
+        cond += f" or '' in t[{int(length)}:]"
+    ns["_unmatched"] = _NOT_ONE_TOKEN
     lines = ["def _apply(subject, rng=None):", "    t = subject.split('.')", f"    if {cond}:"]
     lines.append("        raise _mismatch(subject)")
-    if verbatim is not None:
-        ns["_verbatim"] = verbatim
-        lines.append("    return _verbatim")
-    else:
-        parts: list[str] = []
-        for n, slot in enumerate(slots or []):
-            if isinstance(slot, _Literal):
-                ns[f"_c{n}"] = slot.text
-                parts.append(f"_c{n}")
-            elif isinstance(slot, int):
-                parts.append(f"t[{int(slot)}]")
-            elif isinstance(slot, _RandomSlot):
-                parts.append(
-                    f"str((rng or _random).randrange({abs(int(slot.count))}))" if slot.count else "0"
-                )
-            elif isinstance(slot, _HashSpec):
-                if slot.modulus == 0:
-                    parts.append("0")
-                    continue
-                key = "+".join(f"t[{int(i)}]" for i in slot.positions) if slot.positions else "subject"
-                lines += [
-                    f"    h = {_FNV_BASIS}",
-                    f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
-                    f"        h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
-                ]
-                if slot.modulus <= 4096:
-                    ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
-                    lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")
-                else:
-                    lines.append(f"    p{n} = h % {int(slot.modulus)}")
-                parts.append(f"p{n}")
+    parts: list[str] = []
+    for n, slot in enumerate(slots):
+        if isinstance(slot, _Literal):
+            ns[f"_c{n}"] = slot.text
+            parts.append(f"_c{n}")
+        elif isinstance(slot, int):
+            parts.append(f"t[{int(slot)}]")
+        elif isinstance(slot, _RandomSlot):
+            parts.append(f"str((rng or _random).randrange({abs(int(slot.count))}))" if slot.count else "0")
+        elif isinstance(slot, _HashSpec):
+            key = "+".join(f"t[{int(i)}]" for i in slot.positions) if slot.positions else "subject"
+            lines += [
+                f"    h = {_FNV_BASIS}",
+                f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
+                f"        h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
+            ]
+            if slot.modulus <= 4096:
+                ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
+                lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")
             else:
-                ns[f"_f{n}"] = slot
-                parts.append(f"_f{n}(t)")
-        if tail >= 0:
-            parts.append(f"_dot.join(t[{int(tail)}:])")
-        lines.append("    return f'" + ".".join("{" + part + "}" for part in parts) + "'")
+                lines.append(f"    p{n} = h % {int(slot.modulus)}")
+            parts.append(f"p{n}")
+        else:
+            ns[f"_f{n}"] = slot
+            parts.append(f"_f{n}(t)")
+    if tail >= 0:
+        parts.append(f"_dot.join(t[{int(tail)}:])")
+    lines.append("    return f'" + ".".join("{" + part + "}" for part in parts) + "'")
     exec(compile("\n".join(lines), "<reference transform>", "exec"), ns)
     function = ns["_apply"]
     assert callable(function)

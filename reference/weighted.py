@@ -1,19 +1,15 @@
-"""Weighted destinations (``docs/subject-mapping-and-partitioning.md``, "Weighted Mappings", "For Artificial
-Loss") and their exact selection rule (FACTS.md, observed on 2.2.6-2.14.5).
+"""Weighted destinations (docs.nats.io, "Subject Mapping and Partitioning": "Weighted Mappings",
+"For Artificial Loss") and their exact selection rule.
 
-Per message the server draws an integer 0..99 and walks the destinations in ascending weight with
-cumulative sums; the first whose cumulative weight exceeds the draw wins. When the weights sum below 100
-the rest goes to the *unchanged* subject, unless the source itself is listed as a destination: then the
-rest is dropped (artificial loss). ``cluster``-scoped entries form their own list, used on servers of
+Per message a draw 0..99 walks the destinations in ascending weight with cumulative sums; the first
+whose cumulative weight exceeds the draw wins (observed on 2.2.6-2.14.5; the document gives only the
+shares). When the weights sum below 100 the rest is lost: "the unaccounted for 2% would simulate
+message loss" (``myservice.requests: [{v3, 90%}, {v3.fail, 8%}]``), and listing the source itself
+(``foo.loss.>: [{foo.loss.>, 50%}]``) drops what is not mapped to it. Servers deliver an unaccounted
+rest on the unchanged subject unless the source is listed (expectations.toml,
+``weighted-remainder-not-lost``). ``cluster``-scoped entries form their own list, used on servers of
 that cluster; other servers use the unscoped list. Weights are 0..100; their total may not exceed 100
 (over the whole list before 2.10, per cluster from 2.10).
-
-Documented-vs-observed finding: the document's last example says that for
-``myservice.requests: [{v3, 90%}, {v3.fail, 8%}]`` "the remaining 2% is lost". Every release observed
-(2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15, 2.14.5; 2000 messages each) delivered 34-49 of them
-(~2%) on the unchanged ``myservice.requests``: the remainder is *not* lost because the source is not
-listed. This model follows the observed rule; the ``foo.loss.>`` example (source listed, 50% dropped)
-agrees with it (987-1025 of 2000 delivered).
 """
 
 from __future__ import annotations
@@ -73,10 +69,7 @@ class WeightedMapping:
     steps: tuple[_Step, ...]
 
     def select(self, draw: int) -> WeightedDestination | None:
-        """The entry chosen for ``draw`` (0..99); None means the message is dropped (artificial loss).
-
-        The unchanged-subject remainder is returned as ``WeightedDestination(source, rest)``.
-        """
+        """The entry chosen for ``draw`` (0..99); None means the message is lost."""
         if not 0 <= draw <= 99:
             raise ValueError(f"'draw' must be 0..99 (got {draw})")
         for step in self.steps:
@@ -94,8 +87,8 @@ class WeightedMapping:
         return None
 
     def expected_distribution(self) -> dict[str | None, float]:
-        """Probability of each destination template (the source for the unchanged remainder, None for
-        loss); destinations that can never be chosen (weight 0) are left out. Values sum to 1."""
+        """Probability of each destination template (None for loss); destinations that can never be
+        chosen (weight 0) are left out. Values sum to 1."""
         dist: dict[str | None, float] = {}
         previous = 0
         for step in self.steps:
@@ -153,10 +146,6 @@ def compile_weighted(
         compiled.setdefault(entry.cluster or None, []).append((entry, transform))
     chosen = compiled.get(cluster) if cluster is not None and cluster in compiled else compiled.get(None, [])
     scope_list = list(chosen or [])
-    total = sum(e.weight for e, _ in scope_list)
-    if total != 100 and source not in seen:
-        rest = WeightedDestination(source, 100 - total, cluster if chosen is compiled.get(cluster) else None)
-        scope_list.append((rest, compile_transform(source, _unchanged(source), p)))
     scope_list.sort(key=lambda pair: pair[0].weight)  # stable, like the server's sort for short lists
     steps, running = [], 0
     for entry, transform in scope_list:

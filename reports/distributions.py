@@ -9,8 +9,8 @@ Weighted: per (release, source, destination list) every judged message (verdict 
 ``unknown``; summary rows with an empty subject are left out by the engines) falls in one category:
 an entry of the list (``bucket`` = its index), the unchanged subject (-2), lost (-1, not delivered) or
 elsewhere (-1 but delivered: a destination the list does not allow). The exact expected share of entry
-i is ``weight_i / 100``; the remainder ``(100 - sum) / 100`` is lost when the source itself is listed,
-and otherwise delivered on the unchanged subject (``reference.weighted``). Entries scoped to a
+i is ``weight_i / 100``; the remainder ``(100 - sum) / 100`` is lost (``reference.weighted``), so the
+unchanged subject's expected share is 0. Entries scoped to a
 ``cluster`` are left out: a server outside a cluster uses the unscoped list.
 """
 
@@ -144,7 +144,6 @@ def expected_shares(
     """
     shares: dict[int, float] = {}
     labels: dict[int, str] = {}
-    listed = set()
     total = 0
     for index, entry in enumerate(weights):
         if entry.cluster:
@@ -155,12 +154,9 @@ def expected_shares(
             raise ValueError(str(error)) from error
         shares[index] = weight / 100
         labels[index] = entry.destination
-        listed.add(entry.destination)
         total += weight
-    remainder = max(0, 100 - total) / 100
-    lost_mode = source in listed
-    shares[LOST] = remainder if lost_mode else 0.0
-    shares[UNCHANGED] = 0.0 if lost_mode else remainder
+    shares[LOST] = max(0, 100 - total) / 100
+    shares[UNCHANGED] = 0.0
     shares[ELSEWHERE] = 0.0
     return shares, labels | special_labels(source)
 

@@ -353,8 +353,7 @@ def _crash_probe(
     observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
     if not session.has_died(observation.failure):
         return None
-    last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]
-    return transform, subjects[0], last[0] if last else "no panic line in its log"
+    return transform, subjects[0], _panic_line(session)
 
 
 def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
@@ -534,24 +533,47 @@ def functions_named(destination: str) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """A server's answer to one configuration: `accept`, `reject` (with its message) or '' when the
-    server could not be asked (with why)."""
+    server could not be asked (with why); `crashed` when an accepted mapping killed the server on the
+    first message published through it (`detail` is then the panic line)."""
 
     observed: str
     detail: str = ""
     duration_us: int = 0
+    crashed: bool = False
+
+
+def instance_of(source: str) -> str:
+    """A subject the source matches: each wildcard token as the token ``a``."""
+    return ".".join("a" if token in ("*", ">") else token for token in source.split("."))
 
 
 def execute_validation(session: Session, source: str, destination: str) -> Verdict:
-    """Apply one mapping and note whether the server took it."""
+    """Apply one mapping, note whether the server took it and, if it did, whether one message published
+    through it leaves the server running (a server that dies is restarted)."""
     began = time.perf_counter()
     try:
         session.configure(Mapping(source, destination))
-        observed, detail = "accept", ""
     except ConfigRejectedError as error:
-        observed, detail = "reject", error.server_message
+        return Verdict("reject", error.server_message, _since(began))
     except ServerError as error:
-        observed, detail = "", str(error)
-    return Verdict(observed, detail, int((time.perf_counter() - began) * 1e6))
+        return Verdict("", str(error), _since(began))
+    observation = publish_and_observe(session.url, [instance_of(source)], timeout=5.0)
+    if not session.has_died(observation.failure):
+        return Verdict("accept", "", _since(began))
+    panic = _panic_line(session)
+    session.restart()
+    detail = f"the server died on a message to {instance_of(source)}: {panic}"
+    return Verdict("accept", detail, _since(began), crashed=True)
+
+
+def _since(began: float) -> int:
+    return int((time.perf_counter() - began) * 1e6)
+
+
+def _panic_line(session: Session) -> str:
+    """The first line of a dead server's log that names a panic."""
+    last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]
+    return last[0] if last else "no panic line in its log"
 
 
 def judge_validation(
@@ -563,18 +585,24 @@ def judge_validation(
     *,
     seed: int = 0,
 ) -> Case:
-    """The server must accept a mapping iff the reference compiles it for this release."""
+    """The server must accept a mapping iff the reference compiles it for this release, and survive a
+    message through a mapping it accepted. A mapping of a source without wildcards the reference
+    rejects and the server accepts is told apart (``...-server-accept-literal-source``)."""
     try:
         compile_transform(source, destination, profile)
         expected = "accept"
     except MappingError as error:
         expected = f"reject:{error.kind}"
-    if not verdict.observed:
+    if verdict.crashed:
+        difference = "server-crash"
+    elif not verdict.observed:
         difference = "unknown"
     elif expected.split(":")[0] == verdict.observed:
         difference = ""
     else:
         difference = f"reference-{expected.replace(':', '-')}-server-{verdict.observed}"
+        if verdict.observed == "accept" and is_literal(source):
+            difference += "-literal-source"
     return make_case(
         context,
         feature="validation",

@@ -162,15 +162,15 @@ def options(draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: R
 
 
 @st.composite
-def published_subjects(draw: st.DrawFn, subjects: Sequence[str]) -> str:
-    """A subject one of the stream's patterns matches (``*`` and ``>`` filled from the pool)."""
+def published_subjects(draw: st.DrawFn, subjects: Sequence[str], pool: Sequence[str] = POOL) -> str:
+    """A subject one of the stream's patterns matches (``*`` and ``>`` filled from ``pool``)."""
     pattern = draw(st.sampled_from(list(subjects)))
     out: list[str] = []
     for token in pattern.split("."):
         if token == "*":
-            out.append(draw(st.sampled_from(POOL)))
+            out.append(draw(st.sampled_from(pool)))
         elif token == ">":
-            out += draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=2))
+            out += draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
         else:
             out.append(token)
     return ".".join(out)

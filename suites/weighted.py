@@ -2,15 +2,16 @@
 
 subject-mapping-and-partitioning.md, "Weighted Mappings", with the exact rule of FACTS.md that
 ``reference.weighted`` models: per message a draw 0..99 walks the destinations in ascending weight; a
-remainder below 100 goes to the unchanged subject, or is dropped when the source is itself listed.
+remainder below 100 is lost ("For Artificial Loss").
 
 Per message, one case: delivered once on one of the reference's possible subjects (or not at all when
-the reference allows loss) agrees, anything else is ``weighted:<functions>:impossible-destination``.
+the reference allows loss) agrees; delivered on the published subject itself where the reference has it
+lost is ``remainder-delivered``; anything else is ``weighted:<functions>:impossible-destination``.
 Per list, one summary case (empty subject): the observed shares against ``expected_distribution()`` by
 chi-square at ``suites.distribution.ALPHA``, ``weighted:<functions>:distribution`` when rejected. Each list
 publishes ``sample_size(shares)`` messages (a 5-point shift detected with power 0.99), at most
 ``MAX_MESSAGES``. ``bucket`` is the index of the chosen entry in the list as configured, -1 for loss and
--2 for the unchanged-subject remainder.
+-2 for a remainder delivered unchanged (which the shares count as the loss it should have been).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ MAX_MESSAGES = 20_000
 
 LOSS = -1
 UNCHANGED = -2
+REMAINDER_DELIVERED = "remainder-delivered"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,13 @@ def agreeing(cases: Sequence[Case], bucket: int) -> int:
     return sum(1 for case in cases if case.subject and case.verdict == "agree" and case.bucket == bucket)
 
 
+def selected(cases: Sequence[Case], bucket: int) -> int:
+    """How many message cases the draw sent to `bucket`: those agreeing on it and, for loss, the
+    remainder delivered unchanged instead of lost."""
+    unchanged = sum(1 for case in cases if case.difference == REMAINDER_DELIVERED) if bucket == LOSS else 0
+    return agreeing(cases, bucket) + unchanged
+
+
 def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
     """The outcomes of ``mapping`` with their shares (``expected_distribution``) and transforms."""
     listed = {entry.destination: index for index, entry in enumerate(mapping.entries)}
@@ -78,7 +87,7 @@ def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
         if template is None:
             out.append(Category(LOSS, share, None, None))
         else:
-            out.append(Category(listed.get(template, UNCHANGED), share, template, transforms[template]))
+            out.append(Category(listed[template], share, template, transforms[template]))
     return tuple(out)
 
 
@@ -149,6 +158,8 @@ def judge_weighted(
             difference, bucket = "", outcomes[arrived[0]]
         elif not arrived and loss_allowed:
             difference = ""
+        elif arrived == [subject] and loss_allowed:
+            difference, bucket = REMAINDER_DELIVERED, UNCHANGED
         else:
             difference = "impossible-destination"
         result.cases.append(
@@ -169,7 +180,7 @@ def judge_weighted(
                 bucket=bucket,
             )
         )
-    counts = [agreeing(result.cases, c.bucket) for c in categories]
+    counts = [selected(result.cases, c.bucket) for c in categories]
     fit = chi_square(counts, [c.share for c in categories])
     names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
     result.summary = make_case(

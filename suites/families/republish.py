@@ -47,6 +47,7 @@ from suites.republish import (
     timed_publish,
 )
 from suites.republish_strategies import (
+    POOL,
     application_headers,
     options,
     payloads,
@@ -129,23 +130,34 @@ def operations(
     draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool
 ) -> tuple[Operation, ...]:
     """The state machine's rules as a list: mostly publishes, and deletes (mostly of a published
-    sequence), purges (all, a stream subject or a published one) and edits to another valid option."""
+    sequence, often the newest), purges (all, a stream subject or a published one) and edits to another
+    valid option. After a delete, a publish or purge often goes to the deleted message's subject: that
+    is where ``Nats-Last-Sequence`` has to name a message that is gone ("or 0 if none or deleted") and
+    where a subject's state has to follow its limit and the delete. Each scenario publishes on one, two
+    or all tokens of the pool, so that subjects repeat (per-subject limits, last sequences)."""
     kinds = ["publish"] * 6 + ["purge", "edit"] + (["delete"] if deletes else [])
+    pool = POOL[: draw(st.sampled_from([len(POOL), 1, 2]), label="distinct tokens")]
     drawn: list[Operation] = []
     published: list[str] = []
+    deleted: list[str] = []
     for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=MAX_OPERATIONS)):
         if kind == "publish":
             headers = draw(application_headers())
             msg_id = draw(st.sampled_from(MSG_IDS))
             if msg_id:
                 headers = (*headers, (HEADER_MSG_ID, msg_id))
-            subject = draw(published_subjects(subjects))
+            again = st.sampled_from(deleted[-1:]) if deleted else st.nothing()
+            subject = draw(st.one_of(again, published_subjects(subjects, pool)))
             published.append(subject)
             drawn.append(Publish(subject, draw(payloads()), headers))
         elif kind == "delete":
-            drawn.append(Delete(draw(st.integers(1, len(published) + 1))))
+            newest = st.just(len(published)) if published else st.nothing()
+            sequence = draw(st.one_of(newest, st.integers(1, len(published) + 1)))
+            deleted += published[sequence - 1 : sequence]
+            drawn.append(Delete(sequence))
         elif kind == "purge":
-            drawn.append(Purge(draw(st.sampled_from([None, *subjects, *published]))))
+            recent = st.sampled_from(deleted[-1:]) if deleted else st.nothing()
+            drawn.append(Purge(draw(st.one_of(recent, st.sampled_from([None, *subjects, *published])))))
         else:
             drawn.append(Edit(draw(valid_options(subjects, DESTINATIONS, profile))))
     return tuple(drawn)
@@ -153,10 +165,7 @@ def operations(
 
 @st.composite
 def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
-    """A stream, an option (mostly one the reference accepts, else any), and operations for it.
-
-    Excluded on 2.9: deletes in a stream with a per-subject limit (divergence
-    jetstream-subject-state-after-limit-and-delete, see `suites.test_republish`)."""
+    """A stream, an option (mostly one the reference accepts, else any), and operations for it."""
     rules = rules_for(profile)
     subjects = draw(stream_subject_layouts(NAMESPACE))
     option = draw(
@@ -164,9 +173,8 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
     )
     storage = draw(st.sampled_from(["memory", "file"]))
     limit = draw(st.sampled_from([-1, 1, 2]))
-    deletes = limit <= 0 or rules.version >= Version(2, 10, 0)
     valid = not republish_violations(subjects, option, rules)
-    ops = draw(operations(subjects, profile, deletes=deletes)) if valid else ()
+    ops = draw(operations(subjects, profile, deletes=True)) if valid else ()
     return RepublishScenario(subjects, option, storage, limit, ops, draw(st.integers(0, 2**32 - 1)))
 
 
@@ -216,7 +224,9 @@ class RepublishFamily(TargetServer):
         observed: RepublishObservation,
     ) -> Judged:
         """The creation's verdict, then every reply that differs from the model's, every edit's
-        verdict, and every republished message's."""
+        verdict, and every republished message's. Once a delete or purge leaves the stream in another
+        state than the model's, the rest of the scenario cannot be judged: it ends there (the messages
+        republished before the next operation are still judged)."""
         rules = rules_for(profile)
         subjects, option = unit.subjects, unit.option
         cases = [
@@ -235,14 +245,16 @@ class RepublishFamily(TargetServer):
         model = StreamModel(STREAM, subjects, option, rules, max_msgs_per_subject=unit.max_msgs_per_subject)
         ledger = MessageLedger(subjects, option)
 
-        def compare(what: str, expected: object, seen: object, state: str) -> None:
+        def compare(what: str, expected: object, seen: object, state: str) -> bool:
             case = judge_stream_reply(
                 context, subjects, ledger.republish, what, expected=expected, observed=seen, state=state
             )
             if case is not None:
                 cases.append(case)
+            return case is not None
 
-        for operation, reply in zip(unit.operations, observed.replies, strict=False):
+        tapped = observed.tapped
+        for index, (operation, reply) in enumerate(zip(unit.operations, observed.replies, strict=False)):
             state = repr(model)
             if isinstance(operation, Publish):
                 outcome = model.publish(operation.subject, operation.payload, operation.headers)
@@ -250,13 +262,24 @@ class RepublishFamily(TargetServer):
                     ledger.windows[outcome.sequence] = reply.window
                 ack = (reply.body.get("seq"), bool(reply.body.get("duplicate")))
                 compare("ack", (outcome.sequence, outcome.duplicate), ack, state)
-            elif isinstance(operation, Delete):
-                compare("delete", model.delete(operation.sequence), bool(reply.body.get("success")), state)
-            elif isinstance(operation, Purge):
-                compare("purge", model.purge(operation.subject), reply.body.get("purged"), state)
+            elif isinstance(operation, Delete | Purge):
+                if isinstance(operation, Delete):
+                    diverged = compare(
+                        "delete", model.delete(operation.sequence), bool(reply.body.get("success")), state
+                    )
+                else:
+                    diverged = compare(
+                        "purge", model.purge(operation.subject), reply.body.get("purged"), state
+                    )
+                if diverged:
+                    later = observed.replies[index + 1 : index + 2]
+                    tapped = tapped[: later[0].tapped] if later else tapped
+                    return cases + ledger.judge(
+                        context, model.republished, tapped, final=False, seed=unit.seed
+                    )
             else:
-                tapped = observed.tapped[: reply.tapped]
-                cases += ledger.judge(context, model.republished, tapped, final=False, seed=unit.seed)
+                so_far = observed.tapped[: reply.tapped]
+                cases += ledger.judge(context, model.republished, so_far, final=False, seed=unit.seed)
                 update = judge_configuration(
                     context, rules, subjects, operation.option, reply.body, operation="update", seed=unit.seed
                 )
@@ -264,7 +287,7 @@ class RepublishFamily(TargetServer):
                 if api_error(reply.body) is None:
                     model.reconfigure(operation.option)
                     ledger.republish = operation.option
-        cases += ledger.judge(context, model.republished, observed.tapped, final=True, seed=unit.seed)
+        cases += ledger.judge(context, model.republished, tapped, final=True, seed=unit.seed)
         return cases
 
     def unit_of(self, case: CaseFile) -> RepublishScenario:

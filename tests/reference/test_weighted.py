@@ -1,4 +1,5 @@
-"""Weighted destinations: validation, selection by draw, distributions (FACTS.md rule, observed)."""
+"""Weighted destinations: validation, selection by draw, distributions (the document's shares, the
+observed selection order)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ def test_selection_walks_ascending_weights_with_cumulative_sums() -> None:
     assert chosen[30:] == [W("big", 70)] * 70
 
 
-def test_remainder_goes_to_the_unchanged_subject_first_when_smallest() -> None:
+def test_an_unaccounted_remainder_is_lost() -> None:
     mapping = compile_weighted("f.*", [W("g.$1", 90)])
-    assert mapping.select(0) == W("f.*", 10)
-    assert mapping.apply("f.x", 9) == "f.x"
-    assert mapping.apply("f.x", 10) == "g.x"
+    assert mapping.expected_distribution() == {"g.$1": 0.9, None: 0.1}
+    assert mapping.apply("f.x", 89) == "g.x"
+    assert mapping.apply("f.x", 90) is None
 
 
 def test_listing_the_source_turns_the_remainder_into_loss() -> None:
@@ -31,16 +32,16 @@ def test_listing_the_source_turns_the_remainder_into_loss() -> None:
 
 
 def test_zero_weight_is_never_chosen_and_left_out_of_the_distribution() -> None:
-    mapping = compile_weighted("w2", [W("w2a", 0)])
-    assert mapping.expected_distribution() == {"w2": 1.0}
-    assert {mapping.apply("w2", d) for d in range(100)} == {"w2"}
+    mapping = compile_weighted("w2", [W("w2a", 0), W("w2b", 100)])
+    assert mapping.expected_distribution() == {"w2b": 1.0}
+    assert {mapping.apply("w2", d) for d in range(100)} == {"w2b"}
 
 
 def test_cluster_scoped_list_is_used_only_on_that_cluster() -> None:
     entries = [W("w3a", 30), W("w3b", 50, "east")]
-    assert compile_weighted("w3", entries).expected_distribution() == {"w3a": 0.3, "w3": 0.7}
-    assert compile_weighted("w3", entries, cluster="west").expected_distribution() == {"w3a": 0.3, "w3": 0.7}
-    assert compile_weighted("w3", entries, cluster="east").expected_distribution() == {"w3b": 0.5, "w3": 0.5}
+    assert compile_weighted("w3", entries).expected_distribution() == {"w3a": 0.3, None: 0.7}
+    assert compile_weighted("w3", entries, cluster="west").expected_distribution() == {"w3a": 0.3, None: 0.7}
+    assert compile_weighted("w3", entries, cluster="east").expected_distribution() == {"w3b": 0.5, None: 0.5}
 
 
 def test_cluster_totals_are_separate_from_2_10_and_shared_before() -> None:

@@ -54,9 +54,9 @@ def test_partition_distributions_are_per_release_and_mapping() -> None:
     assert found == {("2.10.27", "d1"): [5, 0], ("2.9.25", "d1"): [0, 5], ("2.10.27", "d2"): [0, 7]}
 
 
-def test_expected_shares_with_the_remainder_on_the_unchanged_subject() -> None:
+def test_expected_shares_with_the_remainder_lost() -> None:
     shares, labels = expected_shares("w.s", weighted_list(("w.a", 60), ("w.b", 30)))
-    assert shares == {0: 0.6, 1: 0.3, LOST: 0.0, UNCHANGED: pytest.approx(0.1), ELSEWHERE: 0.0}
+    assert shares == {0: 0.6, 1: 0.3, LOST: pytest.approx(0.1), UNCHANGED: 0.0, ELSEWHERE: 0.0}
     assert labels[UNCHANGED] == "w.s (unchanged)"
 
 

@@ -71,9 +71,11 @@ def test_summary_json(built: Path) -> None:
     assert [(s["label"], s["expected"], s["count"]) for s in lists["w.s"]["shares"]] == [
         ("w.a", 0.6, 55),
         ("w.b", 0.3, 35),
-        ("w.s (unchanged)", pytest.approx(0.1), 10),
+        ("(lost)", pytest.approx(0.1), 0),
+        ("w.s (unchanged)", 0.0, 10),
     ]
-    assert all(item["consistent"] for item in summary["weighted"])
+    # the remainder is lost by the document; delivered unchanged, the shares do not fit
+    assert {item["source"]: item["consistent"] for item in summary["weighted"]} == {"w.s": False, "w.l": True}
     (matrix,) = summary["matrix"]
     rows = {row["name"] if row["kind"] == "feature" else "fn:" + row["name"]: row for row in matrix["rows"]}
     assert {name: row["first_documented"] for name, row in rows.items()} == {

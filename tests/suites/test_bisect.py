@@ -224,10 +224,10 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
         pytest.skip("the bisection starts its own servers; it runs with the process backend")
     replayed = replay_on_server(
         build_run_config(["2.10.27"], ["process"], None, None),
-        CaseFile("partition", "a.*", "b.{{partition(0,1)}}", "a.x", "2.10.27"),
+        CaseFile("validation", "a.*", "b.{{partition(0,1)}}", "", "2.10.27"),
     )
-    crash = next(case for case in replayed if case.verdict == "diverge")
-    assert crash.case_class == "partition:partition:server-crash"
+    crash = next(case for case in replayed if case.verdict in ("diverge", "expected"))
+    assert crash.case_class == "validation:partition:server-crash"
     case_file = tmp_path / "case.json"
     case_file.write_text(CaseFile.of(crash).to_json())
 
@@ -236,9 +236,12 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
     assert main(command) == 0
     out = capsys.readouterr().out.splitlines()
     assert "probing 2.10.27 ... occurs" in out
-    assert "probing 2.8.4 ... does not occur (agrees)" in out
+    assert (
+        "probing 2.8.4 ... does not occur (diverges as "
+        "validation:partition:reference-reject-invalid-argument-server-accept)"
+    ) in out
     result = next(line for line in out if line.startswith("result: "))
-    assert "partition:partition:server-crash occurs from 2.9.25 to 2.11.17 (found on 2.10.27)" in result
+    assert "validation:partition:server-crash occurs from 2.9.25 to 2.11.17 (found on 2.10.27)" in result
     assert "assuming the releases where the case occurs are contiguous" in result
 
     (run_dir,) = runs.iterdir()
@@ -247,12 +250,13 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
     assert (written["absent_before"], written["absent_after"]) == ("2.8.4", "2.12.15")
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["cases"] == len(written["probes"])
-    assert manifest["verdicts"]["expected"] == 3  # 2.9.25, 2.10.27, 2.11.17: partition-zero-crashes
+    # every probe's case is a listed finding: partition-zero-crashes or, outside, partition-count-below-one
+    assert manifest["verdicts"]["expected"] == len(written["probes"])
 
     build_report([run_dir], tmp_path / "report", engine="arrow")
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     (section,) = summary["bisections"]
-    assert section["case_class"] == "partition:partition:server-crash"
+    assert section["case_class"] == "validation:partition:server-crash"
     assert (section["found_on"], section["first"], section["last"]) == ("2.10.27", "2.9.25", "2.11.17")
     assert (section["absent_before"], section["absent_after"]) == ("2.8.4", "2.12.15")
     assert section["releases"] == LIVE_RELEASES.split(",")
