@@ -194,6 +194,7 @@ def divergences_html(report: Report) -> str:
                 count(item.expected),
                 escape(item.first_release.label),
                 escape(item.last_release.label),
+                escape(", ".join(r.label for r in item.not_on)) or "<span class=muted>-</span>",
                 escape(", ".join(item.expectations)) or "<span class=muted>-</span>",
                 f"<a href=#{anchor}>replay</a>",
             ]
@@ -224,6 +225,7 @@ def divergences_html(report: Report) -> str:
                 "expected",
                 "first release",
                 "last release",
+                "not on (between)",
                 "expectation",
                 "replay",
             ],

@@ -90,12 +90,15 @@ def divergences_markdown(report: Report) -> list[str]:
             count(item.expected),
             item.first_release.label,
             item.last_release.label,
+            cell(", ".join(r.label for r in item.not_on)) or "-",
             cell(", ".join(item.expectations)) or "-",
             f"[replay](#replay-{number})",
         ]
         for number, item in enumerate(shown, 1)
     ]
-    lines += table(["class", "diverge", "expected", "first", "last", "expectation", "replay"], rows)
+    lines += table(
+        ["class", "diverge", "expected", "first", "last", "not on (between)", "expectation", "replay"], rows
+    )
     lines += more(len(report.divergences), len(shown))
     lines += ["#### Replay commands", ""]
     for number, item in enumerate(shown, 1):

@@ -1,7 +1,8 @@
 """The report's content, assembled from checked inputs and aggregates: what every renderer shows.
 
 Divergence classes come first if they hold unexpected divergences, then by count; each carries its
-first and last release (version order) and the replay command of its smallest case
+first and last release (version order), the releases between them that ran its feature without
+showing it, and the replay command of its smallest case
 (``records.replay.replay_command``).
 """
 
@@ -45,6 +46,8 @@ class Divergence:
     expectations: tuple[str, ...]
     smallest: Case
     replay: str
+    not_on: tuple[Release, ...] = ()
+    """Releases between the first and the last that ran the class's feature without showing it."""
 
     @property
     def count(self) -> int:
@@ -93,19 +96,40 @@ class Report:
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
-    found = [
-        Divergence(
-            case_class=item.case_class,
-            diverge=item.diverge,
-            expected=item.expected,
-            releases=tuple(sorted_releases(item.releases)),
-            expectations=item.expectations,
-            smallest=item.smallest,
-            replay=replay_command(item.smallest),
+    tested: dict[str, set[Release]] = {}
+    for count in aggregates.verdicts:
+        tested.setdefault(count.feature, set()).add(count.release)
+    found = []
+    for item in aggregates.classes:
+        releases = tuple(sorted_releases(item.releases))
+        feature = item.case_class.partition(":")[0]
+        found.append(
+            Divergence(
+                case_class=item.case_class,
+                diverge=item.diverge,
+                expected=item.expected,
+                releases=releases,
+                expectations=item.expectations,
+                smallest=item.smallest,
+                replay=replay_command(item.smallest),
+                not_on=gaps(releases, tested.get(feature, set())),
+            )
         )
-        for item in aggregates.classes
-    ]
     return sorted(found, key=lambda d: (d.diverge == 0, -d.count, d.case_class))
+
+
+def gaps(releases: tuple[Release, ...], tested: set[Release]) -> tuple[Release, ...]:
+    """The `tested` releases of the same implementation strictly between the first and the last of
+    `releases` (version order) that are not among them: with every patch swept, a class's exact
+    release ranges."""
+    first, last = releases[0], releases[-1]
+    return tuple(
+        release
+        for release in sorted_releases(tested)
+        if release.implementation == first.implementation
+        and first.key < release.key < last.key
+        and release not in releases
+    )
 
 
 def verdict_rows(counts: tuple[VerdictCount, ...]) -> list[VerdictRow]:

@@ -44,6 +44,7 @@ def divergence(item: Divergence) -> dict[str, Any]:
         "releases": [release.label for release in item.releases],
         "first_release": item.first_release.label,
         "last_release": item.last_release.label,
+        "not_on": [release.label for release in item.not_on],
         "expectations": list(item.expectations),
         "smallest": asdict(item.smallest),
         "replay": item.replay,

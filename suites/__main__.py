@@ -11,7 +11,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from fixtures.errors import ProvisionError
 from fixtures.options import OptionError, build_run_config
+from fixtures.provision import NATS_SERVER, report_to_stderr
+from fixtures.releases import ReleaseSelection, stable_releases
 from fixtures.servers.streaming import NATS_NETWORK_LINE
 from records.casefile import CaseFile, read_case_file
 from records.expectations import (
@@ -79,7 +82,8 @@ def family_option(text: str) -> str:
 
 
 def campaign(arguments: argparse.Namespace) -> int:
-    targets = gather_targets(arguments.target, arguments.server_version, arguments.server_url)
+    versions = [*arguments.server_version, *swept_releases(arguments.releases, arguments.since)]
+    targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
     if targets.has_servers or not targets.adapters:
         run = build_run_config(
@@ -115,6 +119,17 @@ def campaign(arguments: argparse.Namespace) -> int:
         return 0
     failed = manifest["verdicts"]["diverge"] or (arguments.strict and stale)
     return 1 if failed else 0
+
+
+def swept_releases(lines: list[str], since: str | None) -> list[str]:
+    """`--releases`/`--since`: every stable nats-server release they select, oldest first."""
+    if not lines and since is None:
+        return []
+    found = stable_releases(NATS_SERVER, ReleaseSelection.parse(lines, since), progress=report_to_stderr)
+    if not found:
+        raise ProvisionError("--releases/--since select no release the Go module proxy serves")
+    report_to_stderr(f"sweep: {len(found)} releases, {found[0]} to {found[-1]}")
+    return [str(version) for version in found]
 
 
 def replay(arguments: argparse.Namespace) -> int:
@@ -205,6 +220,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--cases", type=int, default=None, help="the mapping family's budget (and an adapter's questions)"
     )
+    run.add_argument(
+        "--releases",
+        action="append",
+        default=[],
+        metavar="all|LINE",
+        help="sweep every stable release the Go module proxy serves, or those of a line (2.9); repeatable",
+    )
+    run.add_argument("--since", metavar="VERSION", help="sweep every stable release from VERSION (2.2.0) on")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")

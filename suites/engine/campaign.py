@@ -74,8 +74,11 @@ def run_campaign(
     diverged: list[Case] = []
     try:
         try:
-            for target in run.targets if run is not None else ():
+            targets = run.targets if run is not None else ()
+            for number, target in enumerate(targets, 1):
                 assert run is not None
+                if len(targets) > 1:
+                    print(f"target {number}/{len(targets)}: {target.id}", file=sys.stderr, flush=True)
                 for family in FAMILIES.values():
                     if plan.budget(family):
                         run_one(

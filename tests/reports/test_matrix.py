@@ -18,6 +18,7 @@ from reports.matrix import (
 )
 from reports.model import EXERCISED, UNSUPPORTED, VerdictCount
 from reports.releases import Release, sorted_releases, version_key
+from reports.report import gaps
 
 R = [Release("nats-server", v) for v in ("2.8.4", "2.9.25", "2.10.27", "2.12.15", "2.14.5")]
 
@@ -143,3 +144,10 @@ def test_one_matrix_per_implementation() -> None:
         ("other-broker", (other,)),
     ]
     assert matrices[1].rows[0].cells[0].state == DIVERGES
+
+
+def test_a_class_not_shown_on_some_releases_between_its_first_and_last_lists_them() -> None:
+    swept = {Release("nats-server", f"2.9.{patch}") for patch in range(6)} | {Release("other", "2.9.3")}
+    shown = tuple(Release("nats-server", v) for v in ("2.9.1", "2.9.2", "2.9.4"))
+    assert gaps(shown, swept) == (Release("nats-server", "2.9.3"),)
+    assert gaps(shown[:2], swept) == ()
