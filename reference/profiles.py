@@ -6,7 +6,7 @@ wildcards are numbered from 1 (``$1``, ``{{wildcard(1)}}``), so an index outside
 out of range, also in a source without ``*``; a partition number lies between 0 and the number of
 partitions - 1, so that number is at least 1. Where the document is silent, the rules below were
 observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on
-2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15 and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6.
+2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6.
 
 =========  ===========================================================================================
 release    rule (observed where the document is silent)
@@ -19,8 +19,11 @@ release    rule (observed where the document is silent)
            the number of ``*``; spaces anywhere in the destination are rejected.
 2.9        + ``split``, ``splitFromLeft/Right``, ``sliceFromLeft/Right``; each word's initial may be upper
            case (``SplitFromLeft``; ``WILDCARD`` is an unknown function); unknown ``{{...}}`` tokens are
-           rejected; the *listed indexes* (repeats count) must be at least the number of ``*``; spaces
-           are allowed inside function tokens.
+           rejected; spaces are allowed inside function tokens; placeholder *tokens* must be at least
+           the number of ``*`` (as 2.8), so ``a.*.*`` -> ``{{partition(3,1,2)}}`` is rejected.
+2.9.15     the *listed indexes* (repeats count) must be at least the number of ``*`` instead (observed:
+           2.9.14 rejects ``a.*.*`` -> ``{{partition(3,1,2)}}``, 2.9.15 accepts it; nats-server pull
+           request 3887, "Using partition with multiple wildcard token positions").
 2.10       no wildcard-usage rule for account mappings; weights total <= 100 per cluster.
 2.10.16    + ``left``/``right`` (``reference.functions``).
 2.11.8     the integer argument of ``splitFrom*``/``sliceFrom*`` must fit 32 bits (source; observed
@@ -187,7 +190,7 @@ def _build(version: Version) -> ReleaseProfile:
             mapping_functions=_functions(release),
             casing="initial",
             unknown_function_is_literal=False,
-            wildcard_usage="per-index",
+            wildcard_usage="per-index" if release >= Version(2, 9, 15) else "per-token",
             spaces_in_functions=True,
             partition_single_argument=False,
             int_width="truncate-32",

@@ -6,7 +6,15 @@ import dataclasses
 
 import pytest
 
-from reference import NEWEST, RELEASE_LINES, UnknownVersionError, Version, for_version
+from reference import (
+    NEWEST,
+    RELEASE_LINES,
+    UnknownVersionError,
+    Version,
+    WildcardsNotUsedError,
+    compile_transform,
+    for_version,
+)
 
 
 @pytest.mark.parametrize(
@@ -88,10 +96,31 @@ def test_left_right_from_2_10_16() -> None:
 
 @pytest.mark.parametrize(
     ("spec", "rule"),
-    [("2.2", "exact-count"), ("2.8", "per-token"), ("2.9", "per-index"), ("2.10", "none"), ("2.14", "none")],
+    [
+        ("2.2", "exact-count"),
+        ("2.8", "per-token"),
+        ("2.9.0", "per-token"),
+        ("2.9.14", "per-token"),
+        ("2.9.15", "per-index"),
+        ("2.9", "per-index"),
+        ("2.10", "none"),
+        ("2.14", "none"),
+    ],
 )
 def test_wildcard_usage_rule_by_release(spec: str, rule: str) -> None:
     assert for_version(spec).wildcard_usage == rule
+
+
+@pytest.mark.parametrize(("spec", "accepted"), [("2.9.14", False), ("2.9.15", True)])
+def test_a_partition_of_two_wildcards_uses_both_from_2_9_15(spec: str, accepted: bool) -> None:
+    """Observed on every 2.9 patch: 2.9.0-2.9.14 count the partition token once."""
+    profile = for_version(spec)
+    try:
+        compile_transform("a.*.*", "p.{{partition(3,1,2)}}", profile)
+    except WildcardsNotUsedError:
+        assert not accepted
+    else:
+        assert accepted
 
 
 def test_casing_lower_in_2_8_initial_from_2_9() -> None:
