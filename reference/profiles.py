@@ -6,7 +6,8 @@ wildcards are numbered from 1 (``$1``, ``{{wildcard(1)}}``), so an index outside
 out of range, also in a source without ``*``; a partition number lies between 0 and the number of
 partitions - 1, so that number is at least 1. Where the document is silent, the rules below were
 observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on
-2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch and 2.14.5. Lines 2.3-2.7 are assumed to follow 2.2.6.
+2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch and 2.14.5. Lines 2.3-2.7 are
+assumed to follow 2.2.6.
 
 =========  ===========================================================================================
 release    rule (observed where the document is silent)
@@ -56,6 +57,7 @@ __all__ = [
     "ReleaseLine",
     "ReleaseProfile",
     "for_version",
+    "has_profile",
 ]
 
 Casing = Literal["lower", "initial"]
@@ -238,6 +240,15 @@ def for_version(spec: str) -> ReleaseProfile:
             f"unknown nats-server release {spec!r}; the newest known {line.name} release is {line.newest}"
         )
     return _build(version)
+
+
+def has_profile(spec: str) -> bool:
+    """Whether the reference has rules for a release (``for_version`` knows it)."""
+    try:
+        for_version(spec)
+    except UnknownVersionError:
+        return False
+    return True
 
 
 #: The newest known release's profile (used when no version is given).

@@ -26,9 +26,8 @@ from records.expectations import (
 )
 from records.schema import Case
 from records.writer import new_run_id
-from reference.errors import UnknownVersionError, run_command
-from reference.profiles import NEWEST, for_version
-from reference.versions import Version
+from reference.errors import run_command
+from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import CampaignPlan, run_campaign
 from suites.families import FAMILIES
@@ -122,20 +121,12 @@ def campaign(arguments: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def has_rules(version: Version) -> bool:
-    try:
-        for_version(str(version))
-    except UnknownVersionError:
-        return False
-    return True
-
-
 def swept_releases(lines: list[str], since: str | None) -> list[str]:
     """`--releases`/`--since`: every stable nats-server release they select, oldest first."""
     if not lines and since is None:
         return []
     served = stable_releases(NATS_SERVER, ReleaseSelection.parse(lines, since), progress=report_to_stderr)
-    found = [version for version in served if has_rules(version)]
+    found = [version for version in served if has_profile(str(version))]
     unknown = [version for version in served if version not in found]
     if unknown:
         report_to_stderr(

@@ -8,18 +8,15 @@ it occurs are contiguous** (a divergence that comes, goes and comes back is repo
 release whose probe cannot tell (the server does not build or start, or the reference has no profile)
 is `unknown`: the search skips it and goes on with its neighbours, and the result lists it.
 
-`python -m suites bisect FILE` considers the stable releases the Go module proxy lists (`--since`, default
-2.2.0, the oldest line of `reference.profiles`) or `--releases`, writes every probe's cases to a run
-directory and the result to its `bisection.json`, which `python -m reports build` shows.
+`python -m suites bisect FILE` considers the stable releases the Go module proxy serves
+(`fixtures.releases`; `--since`, default 2.2.0, the oldest line of `reference.profiles`) or
+`--releases`, writes every probe's cases to a run directory and the result to its `bisection.json`,
+which `python -m reports build` shows.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -29,6 +26,7 @@ from typing import Final
 from fixtures.errors import VersionSpecError
 from fixtures.options import build_run_config, parse_backend, split_list
 from fixtures.provision import NATS_SERVER, parse_version_spec
+from fixtures.releases import ReleaseSelection, stable_releases
 from records.bisection import (
     ABSENT,
     ASSUMPTION,
@@ -44,7 +42,7 @@ from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import Case
 from records.writer import RecordWriter, new_run_id
 from reference.errors import ConformanceError, InvalidVersionError
-from reference.profiles import RELEASE_LINES, for_version
+from reference.profiles import RELEASE_LINES, has_profile
 from reference.versions import Version
 from suites.replay import replay_file_on_server
 
@@ -128,54 +126,6 @@ def bisect_releases(releases: Iterable[str], found: str, probe: Callable[[str], 
         unknown_after=tuple(order[last + 1 : after]),
         probes=tuple(probes),
     )
-
-
-def parse_version_list(text: str) -> list[str]:
-    """The stable `X.Y.Z` releases in a `go list -m -versions` line (module path first; -RC, -preview,
-    -binary, -fips and other suffixed versions dropped), in version order."""
-    found = {version for word in text.split() if (version := _version(word)) and version.is_stable}
-    return [str(version) for version in sorted(found)]
-
-
-def proxy_releases(go: str | None = None) -> list[str]:
-    """The stable nats-server releases the Go module proxy lists (`go list -m -versions`)."""
-    toolchain = go or shutil.which("go")
-    if toolchain is None:
-        raise BisectError(
-            "cannot list nats-server releases: no Go toolchain on PATH (install Go, or name the "
-            "releases with --releases 2.9.25,2.10.27,...)"
-        )
-    command = [toolchain, "list", "-m", "-versions", NATS_SERVER.module]
-    environment = {**os.environ, "GOTOOLCHAIN": "local", "GO111MODULE": "on"}
-    try:
-        done = subprocess.run(
-            command,
-            env=environment,
-            cwd=tempfile.gettempdir(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise BisectError(f"cannot list nats-server releases with {toolchain}: {error}") from error
-    if done.returncode != 0:
-        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        reason = lines[-1] if lines else f"exit status {done.returncode}"
-        raise BisectError(f"cannot list nats-server releases through the Go module proxy: {reason}")
-    releases = parse_version_list(done.stdout)
-    if not releases:
-        raise BisectError(f"the Go module proxy lists no stable {NATS_SERVER.module} release")
-    return releases
-
-
-def has_profile(release: str) -> bool:
-    """Whether the reference can judge a release (it has a profile for it)."""
-    try:
-        for_version(release)
-    except ConformanceError:
-        return False
-    return True
 
 
 def select_releases(listed: Iterable[str], since: str = OLDEST) -> tuple[list[str], list[str]]:
@@ -309,7 +259,8 @@ def bisect_command(arguments: argparse.Namespace) -> int:
         releases, left_out = select_releases(listed, min(listed, key=release_key))
     else:
         since = parse_since(arguments.since)
-        releases, left_out = select_releases(proxy_releases(), since)
+        served = stable_releases(NATS_SERVER, ReleaseSelection(since=Version.parse(since)))
+        releases, left_out = select_releases(map(str, served), since)
         print(f"{len(releases)} releases from the Go module proxy since {since}")
     if left_out:
         print(f"left out (no reference profile to judge them): {', '.join(left_out)}")
