@@ -21,6 +21,15 @@ COMMAND_DETAIL: Final = "adapter command: "
 """How an adapter case's `detail` begins: the command the question was asked of follows."""
 
 REPLAY: Final = ("python", "-m", "suites", "replay")
+OPERATOR_SUFFIX: Final = "-operator"
+"""The backend of a server in operator mode is its inner backend's name with this suffix
+(``process-operator``): its mappings were pushed in account JWTs."""
+
+
+def operator_mode(backend: str) -> tuple[str, bool]:
+    """(the inner backend, whether the server ran in operator mode) of a recorded backend."""
+    inner = backend.removesuffix(OPERATOR_SUFFIX)
+    return inner, inner != backend
 
 
 def adapter_command(case: Case) -> str:
@@ -60,7 +69,9 @@ def replay_command(case: Case) -> str:
         source = layout_json(case.layout) if case.layout else case.source
         parts = [*REPLAY, "--backend", case.backend, "--feature", case.feature, "--source", source]
     else:
-        parts = [*REPLAY, "--server-version", case.server_version, "--backend", case.backend]
+        backend, operator = operator_mode(case.backend)
+        parts = [*REPLAY, "--server-version", case.server_version, "--backend", backend]
+        parts += ["--operator"] if operator else []
         parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]
     if case.subject:
         parts += ["--subject", case.subject]

@@ -148,7 +148,7 @@ def replay(arguments: argparse.Namespace) -> int:
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
-    return _show(replay_file_on_server(_question(arguments), run))
+    return _show(replay_file_on_server(_question(arguments), run, operator=arguments.operator))
 
 
 def _status(cases: list[Case]) -> int:
@@ -197,7 +197,7 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     if versions or targets.server_url:
         backends = [arguments.backend] if arguments.backend else []
         run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
-        cases += replay_file_on_server(case, run)
+        cases += replay_file_on_server(case, run, operator=arguments.operator)
     return _show(cases)
 
 
@@ -260,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
     )
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
+    again.add_argument(
+        "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
+    )
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     arguments = parser.parse_args(argv)

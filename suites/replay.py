@@ -13,16 +13,19 @@ from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
+from records.replay import operator_mode
 from records.schema import Case
 from suites.differential import RunContext
 from suites.engine.family import Family, cases_of, check
 from suites.families import FAMILIES, family_of_feature
 
 
-def replay_on_server(run: RunConfig, case: CaseFile) -> list[Case]:
+def replay_on_server(run: RunConfig, case: CaseFile, *, operator: bool = False) -> list[Case]:
     """The cases of the unit a case file spells, run by its family on the run's first target, started
-    afresh; a case whose mapping the reference refuses is asked as a validation case."""
-    family = family_of_feature(case.feature)
+    afresh (in operator mode, the mappings pushed in account JWTs, when `operator` or when the case was
+    found so); a case whose mapping the reference refuses is asked as a validation case."""
+    operator = operator or operator_mode(case.found_on.get("backend", ""))[1]
+    family = FAMILIES["operator"] if operator else family_of_feature(case.feature)
     cases = _replay(run, family, case)
     if not cases and family is not FAMILIES["validation"]:
         cases = _replay(run, FAMILIES["validation"], case)
@@ -42,7 +45,7 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
         server.cleanup()
 
 
-def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
+def replay_file_on_server(case: CaseFile, run: RunConfig, *, operator: bool = False) -> list[Case]:
     """A case file's case on a server target; a streaming case whose source names the fault-tolerance
     example runs that whole scenario again."""
     if case.feature == "streaming":
@@ -51,4 +54,4 @@ def replay_file_on_server(case: CaseFile, run: RunConfig) -> list[Case]:
 
         if case.source.strip() == EXAMPLE_SOURCE:
             return replay_example()
-    return replay_on_server(run, case)
+    return replay_on_server(run, case, operator=operator)

@@ -5,6 +5,7 @@ family has is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fixtures.options import Target
+from records.replay import replay_command
+from records.schema import Case
 from records.writer import CASES
 from suites.__main__ import main
 
@@ -45,3 +48,30 @@ def test_an_unknown_family_is_one_line() -> None:
     assert done.returncode == 2
     assert "--family takes one of mapping, validation" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_operator_case_replays_in_operator_mode(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if target.backend == "external":
+        pytest.skip("operator mode needs a server this suite starts")
+    case = Case(
+        run_id="r",
+        case_id=0,
+        implementation="nats-server",
+        server_version=target.spec.text,
+        backend=f"{target.backend}-operator",
+        feature="mapping",
+        functions="wildcard",
+        source="a.*",
+        destination="b.{{wildcard(1)}}",
+        subject="a.x",
+        expected="b.x",
+        observed="b.x",
+        verdict="agree",
+    )
+    words = shlex.split(replay_command(case))
+    assert words[words.index("--backend") + 1 :][:2] == [target.backend, "--operator"]
+    assert main(words[3:]) == 0
+    shown = f"mapping agree on nats-server {target.spec.text} ({target.backend}-operator)"
+    assert shown in capsys.readouterr().out
