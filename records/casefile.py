@@ -21,7 +21,9 @@ from reference.errors import ConformanceError
 from reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
-VERSION: Final = 2
+VERSION: Final = 3
+"""Version 3 added `steps`; version 2 files read with none."""
+OLDEST_VERSION: Final = 2
 """2: the typed fields of records schema 2 (stream subjects, headers-only, weights, layout, partitions);
 files of another version are refused, since version 1 kept these in text fields."""
 DIVERGENCES: Final = "divergences"
@@ -53,6 +55,7 @@ class CaseFile:
     headers_only: bool = False
     weights: tuple[WeightedDestination, ...] = ()
     layout: tuple[ServerSpec, ...] = ()
+    steps: tuple[str, ...] = ()
     found_on: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -73,6 +76,7 @@ class CaseFile:
             headers_only=case.headers_only,
             weights=case.weights,
             layout=case.layout,
+            steps=case.steps,
             found_on={
                 "implementation": case.implementation,
                 "server_version": case.server_version,
@@ -148,8 +152,11 @@ def read_case_file(path: Path) -> CaseFile:
         raise CaseFileError(f"cannot read case file {path}: {error}") from error
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CaseFileError(f'{path} is not a case file (no "format": "{FORMAT}")')
-    if document.get("version") != VERSION:
-        raise CaseFileError(f"{path} has case-file version {document.get('version')!r}; this reads {VERSION}")
+    if document.get("version") not in range(OLDEST_VERSION, VERSION + 1):
+        raise CaseFileError(
+            f"{path} has case-file version {document.get('version')!r}; "
+            f"this reads {OLDEST_VERSION} to {VERSION}"
+        )
     try:
         found_on = document.get("found_on") or {}
         text = {name: document.get(name, "") for name in ("case_class", "expected", "observed", "detail")}
@@ -170,6 +177,7 @@ def read_case_file(path: Path) -> CaseFile:
                 ServerSpec(tuple(str(c) for c in s["channels"]), bool(s.get("clustered", False)))
                 for s in document.get("layout", [])
             ),
+            steps=tuple(str(s) for s in document.get("steps", [])),
             found_on={str(k): str(v) for k, v in dict(found_on).items()},
             **{name: str(value) for name, value in text.items()},
         )

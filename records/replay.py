@@ -58,6 +58,8 @@ def replay_command(case: Case) -> str:
         if case.headers_only:
             parts.append("--headers-only")
         parts += ["--source", case.source, "--destination", case.destination]
+        if case.steps:
+            parts += ["--steps", json.dumps(list(case.steps))]
     elif case.backend == "adapter":  # a transform library: the question again, to the same command
         parts = [*REPLAY, "--target", f"adapter:{adapter_command(case)}", "--profile", case.server_version]
         parts += ["--feature", case.feature, "--functions", case.functions, "--source", case.source]

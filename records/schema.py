@@ -15,7 +15,11 @@ import pyarrow as pa
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
+
+ADDED_IN: Final = {"steps": 3}
+"""Columns added after schema 2, by the version that added them: older records lack them, and readers
+take them as empty."""
 
 VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
@@ -69,6 +73,7 @@ class Case:
     headers_only: bool = False
     weights: tuple[WeightedDestination, ...] = ()
     layout: tuple[ServerSpec, ...] = ()
+    steps: tuple[str, ...] = ()
 
     @property
     def case_class(self) -> str:
@@ -161,6 +166,7 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
             nullable=False,
         )
     ),
+    "steps": pa.list_(pa.field("item", pa.string(), nullable=False)),
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
@@ -182,8 +188,11 @@ def arrow_value(name: str, value: Any) -> Any:
 
 def case_of(row: Mapping[str, Any]) -> Case:
     """A `Case` from a row read back by any engine (Spark rows as dicts, pandas or pyarrow values)."""
-    values = {name: _plain(row[name]) for name in COLUMNS}
+    values: dict[str, Any] = {
+        name: _plain(row[name]) if row.get(name) is not None else None for name in COLUMNS
+    }
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
+    values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
     values["weights"] = weights_of(values["weights"])
     values["layout"] = tuple(
         ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.schema import COLUMNS, SCHEMA_VERSION
+from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST, MANIFEST_FORMAT
 from reports.bisection import ReleaseBisection, read_bisection
 from reports.errors import ReportError
@@ -94,7 +94,7 @@ def check_part(path: Path) -> int:
             f"{path} holds records of schema version {version}, newer than the {SCHEMA_VERSION} this "
             "report builder reads; update nats-conformance"
         )
-    missing = [name for name in COLUMNS if name not in schema.names]
+    missing = [name for name in COLUMNS if name not in schema.names and version >= ADDED_IN.get(name, 0)]
     if missing:
         raise ReportError(f"{path} lacks the column(s) {', '.join(missing)} of schema version {version}")
     return int(metadata.num_rows)

@@ -7,6 +7,7 @@ found unexpected divergences exits 1.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -174,7 +175,21 @@ def _question(arguments: argparse.Namespace) -> CaseFile:
         partitions=arguments.partitions,
         stream_subjects=tuple(s for s in arguments.stream_subjects.split(",") if s),
         headers_only=arguments.headers_only,
+        steps=steps_option(arguments.steps),
     )
+
+
+def steps_option(text: str) -> tuple[str, ...]:
+    """`--steps`: a JSON array of a case's steps (as its replay command writes them)."""
+    if not text:
+        return ()
+    try:
+        steps = json.loads(text)
+    except ValueError as error:
+        raise OptionError(f"--steps takes a JSON array of strings: {error}") from error
+    if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
+        raise OptionError("--steps takes a JSON array of strings")
+    return tuple(steps)
 
 
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
@@ -260,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
     )
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
+    again.add_argument("--steps", default="", help="the case's steps, a JSON array (republish scenarios)")
     again.add_argument(
         "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
     )

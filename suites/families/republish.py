@@ -13,8 +13,10 @@ accepts; the stream is deleted afterwards.
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -24,6 +26,7 @@ from fixtures.config import ServerConfig
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.schema import Case
 from reference.profiles import ReleaseProfile
 from reference.republish import (
     HEADER_MSG_ID,
@@ -223,6 +226,18 @@ class RepublishFamily(TargetServer):
         unit: RepublishScenario,
         observed: RepublishObservation,
     ) -> Judged:
+        """The scenario's cases, each with the whole scenario as its `steps` (what a case shows may
+        depend on every operation before it, and replay runs them all again)."""
+        steps = steps_of(unit)
+        return [replace(case, steps=steps) for case in self._cases(context, profile, unit, observed)]
+
+    def _cases(
+        self,
+        context: RunContext,
+        profile: ReleaseProfile,
+        unit: RepublishScenario,
+        observed: RepublishObservation,
+    ) -> list[Case]:
         """The creation's verdict, then every reply that differs from the model's, every edit's
         verdict, and every republished message's. Once a delete or purge leaves the stream in another
         state than the model's, the rest of the scenario cannot be judged: it ends there (the messages
@@ -291,8 +306,11 @@ class RepublishFamily(TargetServer):
         return cases
 
     def unit_of(self, case: CaseFile) -> RepublishScenario:
-        """The case's stream and option, with one publish on its subject when it has one (a stream
-        recorded without subjects gets its source, or ``replay.>``, as its subjects)."""
+        """The case's scenario from its `steps`; without them, the case's stream and option, with one
+        publish on its subject when it has one (a stream recorded without subjects gets its source, or
+        ``replay.>``, as its subjects)."""
+        if case.steps:
+            return scenario_of(case.steps)
         stream_subjects = case.stream_subjects or (case.source or "replay.>",)
         option = RePublish(case.source, case.destination, case.headers_only)
         publishes = (Publish(case.subject, b"replay", ()),) if case.subject else ()
@@ -318,3 +336,56 @@ def _run(js: JetStreamClient, unit: RepublishScenario, operation: Operation) -> 
     if isinstance(operation, Purge):
         return Reply(js.purge(STREAM, subject=operation.subject), None, tapped)
     return Reply(js.update_stream(_config(unit, operation.option)), None, tapped)
+
+
+def steps_of(unit: RepublishScenario) -> tuple[str, ...]:
+    """A scenario as `steps` (records.schema): the stream first, then one JSON object per operation."""
+    stream = {
+        "stream": list(unit.subjects),
+        "storage": unit.storage,
+        "max_msgs_per_subject": unit.max_msgs_per_subject,
+        "option": _option_json(unit.option),
+    }
+    return (json.dumps(stream), *(json.dumps(_operation_json(op)) for op in unit.operations))
+
+
+def scenario_of(steps: tuple[str, ...]) -> RepublishScenario:
+    """The scenario `steps_of` wrote."""
+    stream, *operations = (json.loads(step) for step in steps)
+    return RepublishScenario(
+        tuple(stream["stream"]),
+        _option(stream["option"]),
+        stream["storage"],
+        int(stream["max_msgs_per_subject"]),
+        tuple(_operation(item) for item in operations),
+    )
+
+
+def _option_json(option: RePublish) -> dict[str, Any]:
+    return {"src": option.source, "dest": option.destination, "headers_only": option.headers_only}
+
+
+def _option(item: dict[str, Any]) -> RePublish:
+    return RePublish(str(item["src"]), str(item["dest"]), bool(item["headers_only"]))
+
+
+def _operation_json(operation: Operation) -> dict[str, Any]:
+    if isinstance(operation, Publish):
+        headers = [list(pair) for pair in operation.headers]
+        return {"publish": operation.subject, "payload": operation.payload.hex(), "headers": headers}
+    if isinstance(operation, Delete):
+        return {"delete": operation.sequence}
+    if isinstance(operation, Purge):
+        return {"purge": operation.subject}
+    return {"edit": _option_json(operation.option)}
+
+
+def _operation(item: dict[str, Any]) -> Operation:
+    if "publish" in item:
+        headers = tuple((str(name), str(value)) for name, value in item["headers"])
+        return Publish(str(item["publish"]), bytes.fromhex(item["payload"]), headers)
+    if "delete" in item:
+        return Delete(int(item["delete"]))
+    if "purge" in item:
+        return Purge(item["purge"])
+    return Edit(_option(item["edit"]))

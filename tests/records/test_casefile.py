@@ -83,7 +83,7 @@ def test_library_operations_round_trip() -> None:
         ('{"format": "nats-conformance-case", "version": 2, "feature": ""}', "'feature' must be"),
         (
             '{"format": "nats-conformance-case", "version": 1, "feature": "x"}',
-            "case-file version 1; this reads 2",
+            "case-file version 1; this reads 2 to 3",
         ),
     ],
 )

@@ -13,6 +13,7 @@ from handmade import case, one_error_line
 
 from records.schema import SCHEMA, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST, MANIFEST_FORMAT
+from reports.__main__ import main as reports_main
 from reports.errors import ReportError
 from reports.load import load_records
 
@@ -73,10 +74,19 @@ def test_not_parquet_at_all(tmp_path: Path) -> None:
 
 def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
-    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"3"})
+    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"4"})
     pq.write_table(newer, tmp_path / CASES / "part-00000.parquet")
     line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert "holds records of schema version 3, newer than the 2 this report builder reads" in line
+    assert "holds records of schema version 4, newer than the 3 this report builder reads" in line
+
+
+def test_records_of_schema_2_read_without_steps(tmp_path: Path) -> None:
+    (tmp_path / CASES).mkdir()
+    older = a_table().drop_columns(["steps"]).replace_schema_metadata({b"nats_conformance_schema": b"2"})
+    pq.write_table(older, tmp_path / CASES / "part-00000.parquet")
+    (run,) = load_records([tmp_path]).runs
+    assert run.rows == older.num_rows
+    assert reports_main(["build", str(tmp_path), "--out", str(tmp_path / "out"), "--engine", "arrow"]) == 0
 
 
 @pytest.mark.parametrize(
@@ -107,7 +117,7 @@ def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
 def test_records_missing_a_column(tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
     pq.write_table(a_table().drop_columns(["bucket"]), tmp_path / CASES / "part-00000.parquet")
-    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 2"):
+    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 3"):
         load_records([tmp_path])
 
 
