@@ -158,3 +158,19 @@ def test_the_remaining_two_percent_is_not_lost_but_delivered_unchanged(
     assert remainder, "nothing delivered on the unchanged subject: the document's reading holds"
     assert {case.expectation for case in remainder} == {"weighted-remainder-not-lost"}
     assert cases[-1].verdict == "agree", describe_divergences(cases[-1:])
+
+
+def test_a_wildcard_source_listing_itself_still_gets_its_remainder(
+    server: Backend, context: RunContext, recorder: RecordWriter
+) -> None:
+    """``wt.s.*: [{wt.s.$1, 50%}]`` lists the source itself ("For Artificial Loss"; a destination may
+    not hold ``*``, so the wildcard is written ``$1``): half the messages should be lost. Servers deliver
+    every one on the unchanged subject, where the entry also delivers, so the messages agree one by one
+    and the shares show it: the summary is ``remainder-delivered`` (``weighted-remainder-not-lost``)."""
+    source, entries = "wt.s.*", (W("wt.s.$1", 50),)
+    subjects = tuple(subjects_for(source, 400, random.Random(7)))
+    cases = weighted(server, context, WeightedRun(source, entries, subjects))
+    recorder.extend(cases)
+    assert all(case.verdict == "agree" for case in cases[:-1]), describe_divergences(cases[:-1])
+    summary = cases[-1]
+    assert (summary.difference, summary.expectation) == (REMAINDER_DELIVERED, "weighted-remainder-not-lost")

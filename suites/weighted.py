@@ -183,6 +183,9 @@ def judge_weighted(
     counts = [selected(result.cases, c.bucket) for c in categories]
     fit = chi_square(counts, [c.share for c in categories])
     names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
+    difference = "distribution" if fit.rejected else ""
+    if fit.rejected and remainder_on_itself(categories, counts, subjects):
+        difference = REMAINDER_DELIVERED
     result.summary = make_case(
         context,
         feature="weighted",
@@ -193,11 +196,28 @@ def judge_weighted(
         subject="",
         expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),
-        difference="distribution" if fit.rejected else "",
+        difference=difference,
         detail=f"{sum(counts)} of {len(subjects)} messages judged possible",
         seed=seed,
     )
     return result
+
+
+def remainder_on_itself(
+    categories: Sequence[Category], counts: Sequence[int], subjects: Sequence[str]
+) -> bool:
+    """Whether shares that fail the fit are the remainder delivered where an entry listing the source
+    itself also delivers (``wt.s.*: [{wt.s.$1, 50%}]``): no message lost, and every subject is mapped to
+    itself by that entry, so its deliveries cannot be told from the remainder's one by one."""
+    lost = [count for category, count in zip(categories, counts, strict=True) if category.bucket == LOSS]
+    return (
+        bool(lost)
+        and lost[0] == 0
+        and any(
+            category.transform is not None and all(category.transform.apply(s) == s for s in subjects)
+            for category in categories
+        )
+    )
 
 
 def message_count(source: str, entries: Sequence[WeightedDestination], profile: ReleaseProfile) -> int:
@@ -227,8 +247,18 @@ def subjects_for(source: str, count: int, rng: random.Random) -> list[str]:
 
 
 SHAPES = {"literal": "wt.s", "one": "wt.s.*", "two": "wt.s.*.*", "tail": "wt.s.>"}
-"""Mapping sources by shape. Only ``literal`` and ``tail`` can list themselves as a destination (loss):
-a destination may not hold ``*`` (reference ``invalid-destination``), and ``>`` passes through."""
+"""Mapping sources by shape."""
+
+
+def itself(shape: str, *, named: bool) -> str:
+    """The destination that maps every subject of the shape's source to itself ("For Artificial Loss":
+    the source listed as a destination). A destination may not hold ``*``, so a source with ``*`` lists
+    itself with its wildcards in place (``wt.s.*`` as ``wt.s.$1``)."""
+    source = SHAPES[shape]
+    if shape not in ("one", "two"):
+        return source
+    refs = [1, 2] if shape == "two" else [1]
+    return ".".join(["wt.s", *(f"{{{{wildcard({n})}}}}" if named else f"${n}" for n in refs)])
 
 
 def destination_for(shape: str, index: int, *, named: bool, reorder: bool) -> str:
@@ -249,7 +279,8 @@ def destination_for(shape: str, index: int, *, named: bool, reorder: bool) -> st
 @st.composite
 def weighted_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple[WeightedDestination, ...]]:
     """A source and a valid weighted list for it: 1-3 entries of weight >= 1 summing to 100 or less
-    (100 about half the time), sometimes the source itself as an entry (artificial loss), sometimes an
+    (100 about half the time), sometimes the source itself as an entry (artificial loss; with its
+    wildcards in place for a source with ``*``), sometimes an
     extra entry of weight 0. Shrinks to ``wt.s: [{wt.d0, 100%}]``.
     """
     shape = draw(st.sampled_from(list(SHAPES)), label="shape")
@@ -267,9 +298,9 @@ def weighted_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple
         WeightedDestination(destination_for(shape, i, named=named, reorder=reorder), w)
         for i, w in enumerate(weights)
     ]
-    if shape in ("literal", "tail") and draw(st.booleans(), label="loss"):
+    if draw(st.booleans(), label="loss"):
         slot = draw(st.integers(0, size - 1))
-        entries[slot] = WeightedDestination(source, entries[slot].weight)
+        entries[slot] = WeightedDestination(itself(shape, named=named), entries[slot].weight)
     if draw(st.integers(0, 4), label="zero_weight") == 0:
         entries.append(WeightedDestination(destination_for(shape, 9, named=named, reorder=reorder), 0))
     order = draw(st.permutations(range(len(entries))))
