@@ -75,3 +75,13 @@ def test_an_operator_case_replays_in_operator_mode(
     assert main(words[3:]) == 0
     shown = f"mapping agree on nats-server {target.spec.text} ({target.backend}-operator)"
     assert shown in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("destination", ["d\x01x.$1", 'd"x.$1', "d\\x.$1", "d\tx.$1", "d\x7fx\r.$1"])
+def test_control_characters_and_quotes_reach_the_server_as_written(target: Target, destination: str) -> None:
+    """A destination is written into the config file so that the server reads exactly it: the validation
+    case agrees (accepted and delivered, or refused like the reference) instead of a config parse error."""
+    if target.backend == "external":
+        pytest.skip("the config file of a server this suite starts")
+    command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
+    assert main([*command, "--feature", "validation", "--source", "cc.*", "--destination", destination]) == 0
