@@ -19,7 +19,8 @@ SCHEMA_VERSION: Final = 3
 
 ADDED_IN: Final = {"steps": 3}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
-take them as empty."""
+take them as empty. Schema 3 also widened `partitions` and `bucket` to 64 bits (readers widen older
+records' 32-bit values)."""
 
 VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
@@ -135,8 +136,8 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "detail": pa.string(),
     "expectation": pa.string(),
     "difference": pa.string(),
-    "partitions": pa.int32(),
-    "bucket": pa.int32(),
+    "partitions": pa.int64(),
+    "bucket": pa.int64(),
     "seed": pa.int64(),
     "duration_us": pa.int64(),
     "stream_subjects": pa.list_(pa.field("item", pa.string(), nullable=False)),

@@ -75,6 +75,11 @@ class BatchResult:
     blocks: list[CaseBlock] = field(default_factory=list)
 
 
+MAX_UINT32 = 2**32 - 1
+"""A partition count above it cannot be a 32-bit number; the document states no limit, so the reference
+takes it as written, and a wrong subject for such a count gets its own class."""
+
+
 def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
 
@@ -468,6 +473,8 @@ def judge_delivery(
         difference = "duplicated"
     elif is_literal(transform.source):
         difference = "wrong-subject-literal-source"
+    elif partition_position(transform)[1] > MAX_UINT32:
+        difference = "wrong-subject-count-beyond-32-bits"
     else:
         difference = "wrong-subject"
     feature = feature_of(transform)

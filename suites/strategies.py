@@ -41,7 +41,25 @@ Drawn = TypeVar("Drawn")
 PARTITION_COUNTS = (3, 5, 7, 10, 16, 2, 4, 6, 9, 13, 0, 1)
 """Partition counts a `{{partition(n, ...)}}` token is drawn with; shrinks towards 3."""
 
+INTEGER_EDGES = (0, 1, -1, -7, 2**31 - 1, 2**31, -(2**31), 2**32 - 1, 2**32, 2**32 + 1, 2**32 + 3, 2**63)
+"""Integer arguments at the edges: zero, one, negatives, the 31- and 32-bit limits and just past them
+(``2**32 + 3`` cut to 32 bits is 3, a count that still partitions), and one past 64 bits."""
+
 SEPARATORS = ("-", "_", "--", "x", "ab", "0")
+ODD_SEPARATORS = (".", " ", "$", "{{", "*", ">", "é", "\t")
+
+ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}", "a-", "a--", "-", "é")
+"""Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
+token's edge, a separator at its end; what each may be is the reference's to say."""
+
+ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
+"""Destination literals the subjects document forbids or allows only at your own risk: empty (two dots in
+a row), whitespace, control characters, and a long token."""
+
+
+def edged(normal: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
+    """Mostly `normal`; about one draw in eight an edge value (shrinks towards `normal`)."""
+    return st.one_of(normal, normal, normal, normal, normal, normal, normal, st.sampled_from(INTEGER_EDGES))
 
 
 def tokens(*, max_size: int = 12, utf8: bool = False) -> st.SearchStrategy[str]:
@@ -62,16 +80,28 @@ def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
 
 
 def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
-    """Mapping sources with 0-3 `*` wildcards and an optional final `>`; `namespace` fixes the first token
-    so that sources in one configuration never overlap."""
-    parts = st.lists(st.one_of(st.just("*"), tokens(max_size=4)), min_size=1, max_size=max_tokens)
+    """Mapping sources with 0-3 `*` wildcards and an optional final `>`, now and then with an odd token,
+    and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes the first token so that
+    sources in one configuration never overlap."""
+    token = st.one_of(tokens(max_size=4), tokens(max_size=4), st.sampled_from(ODD_TOKENS))
+    short = st.lists(st.one_of(st.just("*"), token), min_size=1, max_size=max_tokens)
+    body = st.one_of(*[short] * 19, long_bodies())
 
     def build(drawn: tuple[list[str], bool]) -> str:
-        body, tail = drawn
+        parts, tail = drawn
         head = [namespace] if namespace else []
-        return ".".join(head + body + ([">"] if tail else []))
+        return ".".join(head + parts + ([">"] if tail else []))
 
-    return st.tuples(parts, st.booleans()).map(build)
+    return st.tuples(body, st.booleans()).map(build)
+
+
+@st.composite
+def long_bodies(draw: st.DrawFn) -> list[str]:
+    """20-200 short tokens with one or two `*` at drawn (often deep) positions."""
+    parts = draw(st.lists(tokens(max_size=2), min_size=20, max_size=200))
+    for _ in range(draw(st.integers(1, 2))):
+        parts[draw(st.integers(0, len(parts) - 1))] = "*"
+    return parts
 
 
 def wildcard_count(source: str) -> int:
@@ -94,7 +124,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
     count = wildcard_count(source)
     valid = st.integers(1, max(count, 1))
     # One index in five is out of range: enough for the refusals, while most tokens reach the transform.
-    index = st.one_of(valid, valid, valid, valid, st.sampled_from([0, count + 1, -1]))
+    index = st.one_of(valid, valid, valid, valid, st.sampled_from([0, count + 1, -1, *INTEGER_EDGES[3:]]))
     known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
     wanted = {name.lower() for name in names}
     choices = [
@@ -114,14 +144,15 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
         keys = [draw(index) for _ in range(draw(st.sampled_from([1, 2, 2, 3, 0])))]
         # Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count of 2
         # sees only the hash's lowest bit), with the edges 0 and 1 among them.
-        args = [str(draw(st.sampled_from(PARTITION_COUNTS)))]
+        args = [str(draw(edged(st.sampled_from(PARTITION_COUNTS))))]
         args += [str(k) for k in keys]
     elif name == "split":
-        args = [str(i), draw(st.sampled_from(SEPARATORS))]
+        separators = st.sampled_from(SEPARATORS)
+        args = [str(i), draw(st.one_of(*[separators] * 7, st.sampled_from(ODD_SEPARATORS)))]
     elif name == "random":
-        args = [str(draw(st.integers(1, 10)))]
+        args = [str(draw(edged(st.integers(1, 10))))]
     else:
-        args = [str(i), str(draw(st.integers(1, 6) | st.sampled_from([0, -1])))]
+        args = [str(i), str(draw(edged(st.integers(1, 6))))]
     if draw(st.integers(0, 19)) == 0:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
@@ -133,7 +164,7 @@ def destination_templates(
 ) -> str:
     """A destination for `source`: literal tokens and function tokens (of `names` when given), `>` last
     when the source has it."""
-    literal = tokens(max_size=5)
+    literal = st.one_of(*[tokens(max_size=5)] * 9, st.sampled_from(ODD_TOKENS + ODD_LITERALS))
     parts = draw(st.lists(function_tokens(source, profile, names) | literal, min_size=1, max_size=4))
     if source.endswith(">") and draw(st.booleans()):
         parts.append(">")

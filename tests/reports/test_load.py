@@ -80,13 +80,21 @@ def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "holds records of schema version 4, newer than the 3 this report builder reads" in line
 
 
-def test_records_of_schema_2_read_without_steps(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["arrow", pytest.param("spark", marks=pytest.mark.spark)])
+def test_records_of_schema_2_read_without_steps(tmp_path: Path, engine: str) -> None:
+    """Schema 2 had no `steps`, and 32-bit `partitions` and `bucket`."""
     (tmp_path / CASES).mkdir()
-    older = a_table().drop_columns(["steps"]).replace_schema_metadata({b"nats_conformance_schema": b"2"})
+    older = a_table().drop_columns(["steps"])
+    for name in ("partitions", "bucket"):
+        narrow = older.column(name).cast(pa.int32())
+        older = older.set_column(
+            older.schema.get_field_index(name), pa.field(name, pa.int32(), False), narrow
+        )
+    older = older.replace_schema_metadata({b"nats_conformance_schema": b"2"})
     pq.write_table(older, tmp_path / CASES / "part-00000.parquet")
     (run,) = load_records([tmp_path]).runs
     assert run.rows == older.num_rows
-    assert reports_main(["build", str(tmp_path), "--out", str(tmp_path / "out"), "--engine", "arrow"]) == 0
+    assert reports_main(["build", str(tmp_path), "--out", str(tmp_path / "out"), "--engine", engine]) == 0
 
 
 @pytest.mark.parametrize(
