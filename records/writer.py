@@ -232,18 +232,23 @@ class RecordWriter:
         rows, self._rows = self._rows, []
         blocks, self._blocks = self._blocks, []
         count, self._buffered = self._buffered, 0
-        tables = [_block_table(block) for block in blocks]
-        if rows:
-            columns = list(zip(*rows, strict=True))
-            tables.append(
-                pa.Table.from_arrays(
-                    [
-                        _column(values, SCHEMA.field(name).type, name)
-                        for name, values in zip(COLUMNS, columns, strict=True)
-                    ],
-                    schema=SCHEMA,
+        try:
+            tables = [_block_table(block) for block in blocks]
+            if rows:
+                columns = list(zip(*rows, strict=True))
+                tables.append(
+                    pa.Table.from_arrays(
+                        [
+                            _column(values, SCHEMA.field(name).type, name)
+                            for name, values in zip(COLUMNS, columns, strict=True)
+                        ],
+                        schema=SCHEMA,
+                    )
                 )
-            )
+        except (pa.ArrowException, OverflowError) as error:
+            # A value the schema cannot hold: these rows are lost, and said so in one line.
+            self.unwritten += count
+            raise RecordsError(f"cannot record {count} cases: {error}", rows=count) from error
         path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"
         self._parts += 1
         previous, self._pending = self._pending, None

@@ -102,3 +102,21 @@ def test_a_full_disk_gives_one_line_and_the_counts_still_add_up(tiny_disk: Path)
     assert writer.total == 60_000
     assert writer.written + writer.unwritten == writer.total
     assert writer.unwritten > 0
+
+
+def test_partition_counts_past_32_bits_are_recorded(tmp_path: Path) -> None:
+    """A drawn count of 2**32 + 3 (the 64-bit columns of schema 3; the 32-bit ones crashed the writer)."""
+    with RecordWriter(tmp_path / "run") as writer:
+        writer.add(shared_case(case_id=writer.next_case_id(), partitions=2**32 + 3, bucket=2**32 - 1))
+    (row,) = read_rows(tmp_path / "run")
+    assert (row["partitions"], row["bucket"]) == (2**32 + 3, 2**32 - 1)
+
+
+def test_a_value_no_column_can_hold_is_one_line_and_counted_as_lost(tmp_path: Path) -> None:
+    writer = RecordWriter(tmp_path / "run")
+    writer.add(shared_case(case_id=writer.next_case_id()))
+    writer.add(shared_case(case_id=writer.next_case_id(), partitions=2**64))
+    with pytest.raises(RecordsError, match=r"^cannot record 2 cases: ") as raised:
+        writer.close()
+    assert "\n" not in str(raised.value)
+    assert (writer.total, writer.written, writer.unwritten) == (2, 0, 2)
