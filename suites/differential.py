@@ -80,6 +80,14 @@ MAX_UINT32 = 2**32 - 1
 takes it as written, and a wrong subject for such a count gets its own class."""
 
 
+PARTITION_COUNT = re.compile(r"\{\{\s*partition\s*\(\s*(-?\d+)", re.IGNORECASE)
+
+
+def partition_counts(transform: Transform) -> list[int]:
+    """The count of every `{{partition(n, ...)}}` token of the destination, as written."""
+    return [int(count) for count in PARTITION_COUNT.findall(transform.destination)]
+
+
 def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
 
@@ -473,7 +481,7 @@ def judge_delivery(
         difference = "duplicated"
     elif is_literal(transform.source):
         difference = "wrong-subject-literal-source"
-    elif partition_position(transform)[1] > MAX_UINT32:
+    elif any(count > MAX_UINT32 for count in partition_counts(transform)):
         difference = "wrong-subject-count-beyond-32-bits"
     else:
         difference = "wrong-subject"

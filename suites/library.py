@@ -391,12 +391,14 @@ def run_library(
 
     drawn = [0]
 
-    def collect(family: list[Request]) -> None:
+    def collect(family: list[Request]) -> float:
+        """Queue a family of questions (asked in batches, so no score to target: 0)."""
         drawn[0] += len(family)
         pending.extend(family)
         if len(pending) >= BATCH:
             run.ask(pending, seed)
             pending.clear()
+        return 0.0
 
     for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
         if families:

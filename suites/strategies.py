@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TypeVar
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers as hypothesis_providers
@@ -57,9 +57,23 @@ ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 a row), whitespace, control characters, and a long token."""
 
 
+def mostly(
+    normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], *, one_in: int
+) -> st.SearchStrategy[Drawn]:
+    """`normal`, and `rare` about one draw in `one_in`; shrinks towards `normal`. (``st.one_of`` with a
+    strategy repeated to weight it does not work: Hypothesis merges equal branches, so
+    ``one_of(a, a, a, b)`` draws ``b`` half the time.)"""
+
+    @st.composite
+    def pick(draw: st.DrawFn) -> Drawn:
+        return draw(rare if draw(st.integers(0, one_in - 1)) == one_in - 1 else normal)
+
+    return pick()
+
+
 def edged(normal: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
     """Mostly `normal`; about one draw in eight an edge value (shrinks towards `normal`)."""
-    return st.one_of(normal, normal, normal, normal, normal, normal, normal, st.sampled_from(INTEGER_EDGES))
+    return mostly(normal, st.sampled_from(INTEGER_EDGES), one_in=8)
 
 
 def tokens(*, max_size: int = 12, utf8: bool = False) -> st.SearchStrategy[str]:
@@ -80,12 +94,12 @@ def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
 
 
 def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
-    """Mapping sources with 0-3 `*` wildcards and an optional final `>`, now and then with an odd token,
+    """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd,
     and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes the first token so that
     sources in one configuration never overlap."""
-    token = st.one_of(tokens(max_size=4), tokens(max_size=4), st.sampled_from(ODD_TOKENS))
+    token = mostly(tokens(max_size=4), st.sampled_from(ODD_TOKENS), one_in=10)
     short = st.lists(st.one_of(st.just("*"), token), min_size=1, max_size=max_tokens)
-    body = st.one_of(*[short] * 19, long_bodies())
+    body = mostly(short, long_bodies(), one_in=20)
 
     def build(drawn: tuple[list[str], bool]) -> str:
         parts, tail = drawn
@@ -124,7 +138,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
     count = wildcard_count(source)
     valid = st.integers(1, max(count, 1))
     # One index in five is out of range: enough for the refusals, while most tokens reach the transform.
-    index = st.one_of(valid, valid, valid, valid, st.sampled_from([0, count + 1, -1, *INTEGER_EDGES[3:]]))
+    index = mostly(valid, st.sampled_from([0, count + 1, -1, *INTEGER_EDGES[3:]]), one_in=5)
     known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
     wanted = {name.lower() for name in names}
     choices = [
@@ -147,8 +161,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
         args = [str(draw(edged(st.sampled_from(PARTITION_COUNTS))))]
         args += [str(k) for k in keys]
     elif name == "split":
-        separators = st.sampled_from(SEPARATORS)
-        args = [str(i), draw(st.one_of(*[separators] * 7, st.sampled_from(ODD_SEPARATORS)))]
+        args = [str(i), draw(mostly(st.sampled_from(SEPARATORS), st.sampled_from(ODD_SEPARATORS), one_in=8))]
     elif name == "random":
         args = [str(draw(edged(st.integers(1, 10))))]
     else:
@@ -164,7 +177,7 @@ def destination_templates(
 ) -> str:
     """A destination for `source`: literal tokens and function tokens (of `names` when given), `>` last
     when the source has it."""
-    literal = st.one_of(*[tokens(max_size=5)] * 9, st.sampled_from(ODD_TOKENS + ODD_LITERALS))
+    literal = mostly(tokens(max_size=5), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
     parts = draw(st.lists(function_tokens(source, profile, names) | literal, min_size=1, max_size=4))
     if source.endswith(">") and draw(st.booleans()):
         parts.append(">")
@@ -206,14 +219,15 @@ def mapping_batches(
     profile: ReleaseProfile,
     *,
     max_mappings: int = 6,
+    min_mappings: int = 1,
     max_subjects: int = 4,
     utf8: bool = False,
     names: Sequence[str] = (),
 ) -> MappingBatch:
     """Mappings whose sources never overlap (each starts with its own literal token `mN`), each with
-    subjects that match it; `names` limits the destinations' functions. Shrinks to one mapping with one
-    subject."""
-    count = draw(st.integers(1, max_mappings))
+    subjects that match it; `names` limits the destinations' functions. Shrinks to `min_mappings`
+    mappings with one subject."""
+    count = draw(st.integers(min_mappings, max_mappings))
     mappings: list[tuple[str, str]] = []
     subject_lists: list[tuple[str, ...]] = []
     for index in range(count):
@@ -300,24 +314,35 @@ def run_batches(
     draw_batch: Callable[[st.DataObject], Drawn],
     examples: int,
     seed: int,
-    on_batch: Callable[[Drawn], None],
+    on_batch: Callable[[Drawn], float],
 ) -> None:
-    """Run `examples` Hypothesis-generated batches, without shrinking (a campaign records, never fails)."""
+    """Run up to `examples` Hypothesis-generated batches without shrinking (a campaign records, never
+    fails). `on_batch` returns the batch's score, which Hypothesis's target phase climbs (`target()`:
+    later draws mutate the best-scoring batches), and raises `Enough` to end the run early."""
 
     @settings(
         max_examples=examples,
         database=None,
-        phases=[Phase.generate],
+        phases=[Phase.generate, Phase.target],
         deadline=None,
         suppress_health_check=list(HealthCheck),
         derandomize=False,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
     )
     @given(data=st.data())
     def body(data: st.DataObject) -> None:
-        on_batch(draw_batch(data))
+        score = on_batch(draw_batch(data))
+        if score:  # a constant 0 would still send the target phase mutating one batch over and over
+            target(score, label="score")
 
-    with seeded_generation():
+    with seeded_generation(), suppress(Enough):
         hypothesis_seed(seed)(body)()
+
+
+class Enough(Exception):
+    """Raised by a batch callback once its budget is spent: ends `run_batches` (Hypothesis then runs
+    the callback once more to confirm, and it raises again before doing anything)."""
 
 
 @contextmanager

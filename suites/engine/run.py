@@ -21,9 +21,8 @@ from records.schema import Case
 from records.writer import RecordWriter
 from suites.differential import RunContext
 from suites.engine.family import Family, Judged, check, record, verdicts
-from suites.strategies import run_batches
+from suites.strategies import Enough, run_batches
 
-UNITS_PER_ROUND = 5
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
 
@@ -67,36 +66,46 @@ class Sink:
     progress: Progress
     diverged: list[Case]
 
-    def record(self, judged: Judged) -> int:
-        """Write every case of a judged unit; returns how many there were."""
+    def record(self, judged: Judged) -> tuple[int, int]:
+        """Write every case of a judged unit; returns how many there were, and how many distinct classes
+        of unexpected divergence they show."""
         record(self.writer, judged)
         single = [item for item in judged if isinstance(item, Case) and item.verdict == "diverge"]
         self.diverged.extend(single[: max(0, KEPT_DIVERGENCES - len(self.diverged))])
         counts = verdicts(judged)
         self.progress.add(counts)
-        return counts.total()
+        classes = {item.case_class for item in judged if isinstance(item, Case) and item.verdict == "diverge"}
+        return counts.total(), len(classes)
 
 
 def run_family(
     family: Family[Any, Any], session: Session, context: RunContext, *, budget: int, seed: int, sink: Sink
 ) -> int:
     """Draw, execute, judge and record units until `budget` cases are recorded (or as many units were
-    drawn, for a family whose units hold no case). Returns the number of cases."""
+    drawn, for a family whose units hold no case). Returns the number of cases.
+
+    The budget goes where unexpected divergences show: each unit scores the distinct classes of them it
+    found, and Hypothesis's target phase mutates the best-scoring units into more of their kind (more
+    cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
+    conforming run spends its budget on new draws."""
     rng = random.Random(seed)
     strategy = family.units(session.profile)
     done = 0
     units = 0
 
-    def on_unit(unit: object) -> None:
+    def on_unit(unit: object) -> float:
         nonlocal done, units
-        if done < budget:
-            units += 1
-            done += sink.record(check(family, session, context, unit))
+        if done >= budget or units >= budget:
+            raise Enough
+        units += 1
+        cases, classes = sink.record(check(family, session, context, unit))
+        done += cases
+        return float(classes)
 
     draw: Callable[[st.DataObject], object] = lambda data: data.draw(strategy)  # noqa: E731
     while done < budget and units < budget:
         before = units
-        run_batches(draw, UNITS_PER_ROUND, rng.randrange(2**32), on_unit)
+        run_batches(draw, budget - units, rng.randrange(2**32), on_unit)
         if units == before:
             break
     return done

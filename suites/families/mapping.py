@@ -2,7 +2,7 @@
 
 "Subject Mapping and Partitioning" (docs.nats.io, nats-concepts): "Subject Token Reordering", "Splitting
 Tokens", "Slicing Tokens", "Deterministic Subject token Partitioning". One unit is a batch of mappings
-with disjoint sources; one configuration serves it, and in a campaign each mapping gets a thousand bulk
+with disjoint sources; one configuration serves it, and in a campaign each mapping gets 25 bulk
 subjects drawn from a seeded generator (Hypothesis draws the structure, the generator the volume).
 """
 
@@ -49,8 +49,8 @@ class MappingFamily(TargetServer):
     name: str = "mapping"
     features: tuple[str, ...] = ("mapping", "partition")
     budget: int = 20_000
-    mappings_per_batch: int = 20
-    subjects_per_mapping: int = 1_000
+    mappings_per_batch: int = 30
+    subjects_per_mapping: int = 25
     functions: tuple[str, ...] = ()
     operator: bool = False
 
@@ -68,18 +68,27 @@ class MappingFamily(TargetServer):
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[MappingBatch]:
         bulk = self.subjects_per_mapping
         drawn = mapping_batches(
-            profile, max_mappings=self.mappings_per_batch, max_subjects=1 if bulk else 4, names=self.functions
+            profile,
+            max_mappings=self.mappings_per_batch,
+            min_mappings=self.mappings_per_batch // 2 if bulk else 1,
+            max_subjects=1 if bulk else 4,
+            names=self.functions,
         )
-        return drawn.map(self._with_bulk) if bulk else drawn
+        if not bulk:
+            return drawn
+        seen: set[tuple[str, str]] = set()
 
-    def _with_bulk(self, batch: MappingBatch) -> MappingBatch:
-        rng = random.Random(batch.seed)
-        pool = token_pool(rng)
-        subjects = tuple(
-            tuple(bulk_subjects(source, rng, self.subjects_per_mapping, pool=pool))
-            for source, _ in batch.mappings
-        )
-        return MappingBatch(batch.mappings, subjects, batch.seed)
+        def with_bulk(batch: MappingBatch) -> MappingBatch:
+            """Bulk subjects for the batch's mappings not drawn before in this run (Hypothesis draws
+            simple mappings again and again; the budget goes to new ones instead)."""
+            fresh = tuple(mapping for mapping in batch.mappings if mapping not in seen) or batch.mappings
+            seen.update(fresh)
+            rng = random.Random(batch.seed)
+            pool = token_pool(rng)
+            subjects = tuple(tuple(bulk_subjects(source, rng, bulk, pool=pool)) for source, _ in fresh)
+            return MappingBatch(fresh, subjects, batch.seed)
+
+        return drawn.map(with_bulk)
 
     def execute(self, session: Session, unit: MappingBatch) -> MappingObservation:
         return execute_mapping_batch(session, compile_batch(unit, session.profile))

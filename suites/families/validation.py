@@ -15,7 +15,7 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext, Verdict, execute_validation, judge_validation
 from suites.engine.family import Judged, TargetServer
-from suites.strategies import destination_templates, sources
+from suites.strategies import destination_templates, mostly, sources
 
 Pair = tuple[str, str]
 
@@ -24,13 +24,13 @@ Pair = tuple[str, str]
 class ValidationFamily(TargetServer):
     name: str = "validation"
     features: tuple[str, ...] = ("validation",)
-    budget: int = 200
+    budget: int = 600
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
         def pair(source: str) -> st.SearchStrategy[Pair]:
             """A destination for `source`; one in ten is empty (required by the document)."""
             templates = destination_templates(source, profile)
-            return st.tuples(st.just(source), st.one_of(*[templates] * 9, st.just("")))
+            return st.tuples(st.just(source), mostly(templates, st.just(""), one_in=10))
 
         return sources(namespace="v").flatmap(pair)
 
