@@ -4,6 +4,7 @@ from the record by records.replay)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from records.replay import nats_cli_command, replay_command
 from records.schema import Case
@@ -37,3 +38,23 @@ def describe_divergences(cases: Sequence[Case]) -> str:
     if more > 0:
         shown.append(f"... and {more} more diverging cases (see the run's records)")
     return f"{len(cases)} case(s) diverged from the reference:\n" + "\n".join(shown)
+
+
+class Divergence(AssertionError):
+    """A property found a case the reference disagrees with; each class of divergence raises its own
+    subclass (`divergence_type`)."""
+
+
+@cache
+def divergence_type(case_class: str) -> type[Divergence]:
+    """The exception of one divergence class. Hypothesis tells failures apart by exception type and
+    place, so with one type per class a property shrinks and reports every distinct class it finds
+    (``report_multiple_bugs``), not only the first."""
+    return type(f"Divergence[{case_class}]", (Divergence,), {"__module__": __name__})
+
+
+def assert_agrees(cases: Sequence[Case]) -> None:
+    """Raise the divergence type of the first diverging case's class, describing all of them."""
+    diverged = [case for case in cases if case.verdict == "diverge"]
+    if diverged:
+        raise divergence_type(diverged[0].case_class)(describe_divergences(diverged))

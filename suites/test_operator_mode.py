@@ -32,7 +32,7 @@ from reference.versions import Version
 from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences, record
 from suites.families import FAMILIES
-from suites.reproduce import describe_divergences
+from suites.reproduce import assert_agrees
 from suites.strategies import destination_templates, mapping_batches, sources
 
 pytestmark = [pytest.mark.live, pytest.mark.operator]
@@ -93,7 +93,7 @@ def test_every_subject_arrives_on_the_reference_subject_after_a_push(
     batch = data.draw(mapping_batches(session.profile), label="batch")
     judged = check(FAMILIES["mapping"], session, operator_context, batch)
     record(recorder, judged)
-    assert not divergences(judged), describe_divergences(divergences(judged))
+    assert_agrees(divergences(judged))
 
 
 @pytest.mark.validation
@@ -113,7 +113,7 @@ def test_server_installs_exactly_the_mappings_the_reference_accepts(
     destination = data.draw(destination_templates(source, session.profile), label="destination")
     cases = cases_of(check(FAMILIES["validation"], session, operator_context, (source, destination)))
     recorder.extend(cases)
-    assert not divergences(cases), describe_divergences(divergences(cases))
+    assert_agrees(divergences(cases))
 
 
 @pytest.mark.partition

@@ -24,7 +24,7 @@ from reference.weighted import WeightedDestination, compile_weighted
 from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences
 from suites.families import FAMILIES
-from suites.reproduce import describe_divergences
+from suites.reproduce import assert_agrees, describe_divergences
 from suites.strategies import RECOMMENDED
 from suites.weighted import (
     LOSS,
@@ -50,7 +50,7 @@ def test_messages_go_where_the_weighted_list_allows_in_its_shares(
     subjects = subjects_for(source, message_count(source, entries, profile), random.Random(seed))
     cases = weighted(server, context, WeightedRun(source, entries, tuple(subjects), seed))
     recorder.extend(cases)
-    assert not divergences(cases), describe_divergences(divergences(cases))
+    assert_agrees(divergences(cases))
 
 
 def weighted(server: Backend, context: RunContext, run: WeightedRun) -> list[Case]:
@@ -135,7 +135,7 @@ def test_documented_weighted_examples(
     cases = weighted(server, context, run)
     recorder.extend(cases)
     assert shares(profile, example.source, example.entries) == pytest.approx(example.documented)
-    assert not divergences(cases), describe_divergences(divergences(cases))
+    assert_agrees(divergences(cases))
     assert cases[-1].expected.startswith("shares "), "no chi-square summary case"
     assert all(case.verdict == "agree" for case in cases), describe_divergences(cases)
 
@@ -153,7 +153,7 @@ def test_the_remaining_two_percent_is_not_lost_but_delivered_unchanged(
     cases = weighted(server, context, WeightedRun(source, entries, (source,) * count))
     recorder.extend(cases)
     assert shares(profile, source, entries) == pytest.approx({0: 0.9, 1: 0.08, LOSS: 0.02})
-    assert not divergences(cases), describe_divergences(divergences(cases))
+    assert_agrees(divergences(cases))
     remainder = [case for case in cases if case.difference == REMAINDER_DELIVERED]
     assert remainder, "nothing delivered on the unchanged subject: the document's reading holds"
     assert {case.expectation for case in remainder} == {"weighted-remainder-not-lost"}
