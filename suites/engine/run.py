@@ -87,17 +87,21 @@ def run_family(
     The budget goes where unexpected divergences show: each unit scores the distinct classes of them it
     found, and Hypothesis's target phase mutates the best-scoring units into more of their kind (more
     cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
-    conforming run spends its budget on new draws."""
+    conforming run spends its budget on new draws; a unit drawn again is not run again."""
     rng = random.Random(seed)
     strategy = family.units(session.profile)
     done = 0
     units = 0
+    seen: set[object] = set()
 
     def on_unit(unit: object) -> float:
         nonlocal done, units
         if done >= budget or units >= budget:
             raise Enough
+        if unit in seen:  # Hypothesis draws some units again (mutations of earlier ones): run each once
+            return 0.0
         units += 1
+        seen.add(unit)
         cases, classes = sink.record(check(family, session, context, unit))
         done += cases
         return float(classes)

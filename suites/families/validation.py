@@ -12,10 +12,13 @@ from hypothesis import strategies as st
 
 from fixtures.session import Session
 from records.casefile import CaseFile
-from reference.profiles import ReleaseProfile
+from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 from suites.differential import RunContext, Verdict, execute_validation, judge_validation
 from suites.engine.family import Judged, TargetServer
 from suites.strategies import destination_templates, mostly, sources
+
+SWARM = ("$n", *ALL_FUNCTIONS, "nosuch")
+"""What a validation unit's destination draws its function tokens from (a few of them per unit)."""
 
 Pair = tuple[str, str]
 
@@ -27,12 +30,17 @@ class ValidationFamily(TargetServer):
     budget: int = 600
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
-        def pair(source: str) -> st.SearchStrategy[Pair]:
-            """A destination for `source`; one in ten is empty (required by the document)."""
-            templates = destination_templates(source, profile)
-            return st.tuples(st.just(source), mostly(templates, st.just(""), one_in=10))
+        @st.composite
+        def pair(draw: st.DrawFn) -> Pair:
+            """A source and a destination for it, of a swarm of one to three functions (so that each
+            function is drawn in depth, its edges included); one destination in ten is empty (required
+            by the document)."""
+            names = draw(st.lists(st.sampled_from(SWARM), min_size=1, max_size=3, unique=True))
+            source = draw(sources(namespace="v"))
+            templates = destination_templates(source, profile, names)
+            return source, draw(mostly(templates, st.just(""), one_in=10))
 
-        return sources(namespace="v").flatmap(pair)
+        return pair()
 
     def execute(self, session: Session, unit: Pair) -> Verdict:
         return execute_validation(session, *unit)
