@@ -157,8 +157,8 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
     elif name == "partition":
         keys = [draw(index) for _ in range(draw(st.sampled_from([1, 2, 2, 3, 0])))]
         # Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count of 2
-        # sees only the hash's lowest bit), with the edges 0 and 1 among them.
-        # One count in four at an edge: below one, and past 31 and 32 bits, are where releases differ.
+        # sees only the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32
+        # bits, are where releases differ.
         counts = mostly(st.sampled_from(PARTITION_COUNTS), st.sampled_from(INTEGER_EDGES), one_in=4)
         args = [str(draw(counts))]
         args += [str(k) for k in keys]
