@@ -25,6 +25,7 @@ from suites.differential import (
     RunContext,
     compile_batch,
     execute_mapping_batch,
+    instance_of,
     judge_mapping_batch,
 )
 from suites.engine.family import Judged, TargetServer
@@ -100,4 +101,7 @@ class MappingFamily(TargetServer):
         return [*result.cases, *result.blocks]
 
     def unit_of(self, case: CaseFile) -> MappingBatch:
-        return MappingBatch(((case.source, case.destination),), ((case.subject,),))
+        """The case's mapping and subject; a validation case (no subject, e.g. a mapping the operator
+        family's server did not install) publishes a subject of its source."""
+        subject = case.subject or instance_of(case.source)
+        return MappingBatch(((case.source, case.destination),), ((subject,),))

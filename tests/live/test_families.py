@@ -85,3 +85,14 @@ def test_control_characters_and_quotes_reach_the_server_as_written(target: Targe
         pytest.skip("the config file of a server this suite starts")
     command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
     assert main([*command, "--feature", "validation", "--source", "cc.*", "--destination", destination]) == 0
+
+
+def test_an_operator_case_without_a_subject_replays_with_one_of_its_source(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A validation case the operator family recorded (no subject) publishes a subject of its source."""
+    if target.backend == "external":
+        pytest.skip("operator mode needs a server this suite starts")
+    command = ["replay", "--server-version", target.spec.text, "--backend", target.backend, "--operator"]
+    assert main([*command, "--feature", "validation", "--source", "a.*", "--destination", "b.$1"]) == 0
+    assert f"({target.backend}-operator)" in capsys.readouterr().out
