@@ -222,10 +222,20 @@ def rejection_case(
         subject="",
         expected="accept",
         observed="reject",
-        difference="reference-accept-server-reject",
+        difference="reference-accept-server-reject" + refusal_suffix(server_message),
         detail=server_message,
         seed=seed,
     )
+
+
+JWT_REFUSAL = "jwt validation failed"
+"""How a server in operator mode answers a pushed account JWT that its claims library refuses."""
+
+
+def refusal_suffix(server_message: str) -> str:
+    """``-jwt-validation`` when the refusal came from the account JWT's own validation (operator mode),
+    which has rules of its own (no spaces in a subject), else nothing."""
+    return "-jwt-validation" if JWT_REFUSAL in server_message else ""
 
 
 def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
@@ -618,6 +628,8 @@ def judge_validation(
         difference = f"reference-{expected.replace(':', '-')}-server-{verdict.observed}"
         if verdict.observed == "accept" and is_literal(source):
             difference += "-literal-source"
+        if verdict.observed == "reject":
+            difference += refusal_suffix(verdict.detail)
     return make_case(
         context,
         feature="validation",

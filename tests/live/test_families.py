@@ -59,7 +59,7 @@ def test_an_operator_case_replays_in_operator_mode(
         run_id="r",
         case_id=0,
         implementation="nats-server",
-        server_version=target.spec.text,
+        server_version=target.spec.label,
         backend=f"{target.backend}-operator",
         feature="mapping",
         functions="wildcard",
@@ -73,7 +73,7 @@ def test_an_operator_case_replays_in_operator_mode(
     words = shlex.split(replay_command(case))
     assert words[words.index("--backend") + 1 :][:2] == [target.backend, "--operator"]
     assert main(words[3:]) == 0
-    shown = f"mapping agree on nats-server {target.spec.text} ({target.backend}-operator)"
+    shown = f"mapping agree on nats-server {target.spec.label} ({target.backend}-operator)"
     assert shown in capsys.readouterr().out
 
 
