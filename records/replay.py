@@ -75,6 +75,8 @@ def replay_command(case: Case) -> str:
         parts = [*REPLAY, "--server-version", case.server_version, "--backend", backend]
         parts += ["--operator"] if operator else []
         parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]
+        if case.steps:
+            parts += ["--steps", json.dumps(list(case.steps))]
     if case.subject:
         parts += ["--subject", case.subject]
     return shlex.join(parts)

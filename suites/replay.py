@@ -25,7 +25,7 @@ def replay_on_server(run: RunConfig, case: CaseFile, *, operator: bool = False) 
     afresh (in operator mode, the mappings pushed in account JWTs, when `operator` or when the case was
     found so); a case whose mapping the reference refuses is asked as a validation case."""
     operator = operator or operator_mode(case.found_on.get("backend", ""))[1]
-    family = FAMILIES["operator"] if operator else family_of_feature(case.feature)
+    family = family_of_feature(case.feature, operator=operator)
     cases = _replay(run, family, case)
     if not cases and family is not FAMILIES["validation"]:
         cases = _replay(run, FAMILIES["validation"], case)

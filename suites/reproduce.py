@@ -12,6 +12,10 @@ from records.schema import Case
 SHOWN = 5
 
 
+NO_CLI_COUNTERPART = ("streaming", "matching", "subjects", "overlap")
+"""Features the nats CLI has no command for: it maps one subject with one mapping."""
+
+
 def describe_case(case: Case) -> str:
     lines = [
         f"{case.feature} {case.verdict} on {case.implementation} {case.server_version} ({case.backend}):"
@@ -25,8 +29,7 @@ def describe_case(case: Case) -> str:
     if case.detail:
         lines.append(f"  detail:      {case.detail}")
     lines.append(f"  replay:      {replay_command(case)}")
-    # The nats CLI maps subjects; it has no streaming, matching or subject-validity counterpart.
-    if case.feature not in ("streaming", "matching", "subjects") and case.functions != "partition-op":
+    if case.feature not in NO_CLI_COUNTERPART and case.functions != "partition-op":
         lines.append(f"  nats CLI:    {nats_cli_command(case)}")
     return "\n".join(lines)
 

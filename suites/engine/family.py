@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from fixtures.config import ServerConfig
 from fixtures.servers.base import Backend
+from fixtures.servers.local import LocalServer
+from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case, CaseBlock
@@ -87,6 +89,13 @@ class TargetServer:
 
     def base_config(self, server: Backend) -> ServerConfig:
         return ServerConfig()
+
+
+def in_operator_mode(server: Backend, operator: bool) -> Backend:
+    """With `operator`, the server of a target this suite starts, its mappings pushed in an account JWT
+    ("Subject Mapping and Partitioning", docs.nats.io: "[...] define the mappings [...] in the account
+    JWT"); else the target's server."""
+    return OperatorBackend(server) if operator and isinstance(server, LocalServer) else server
 
 
 def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:

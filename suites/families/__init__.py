@@ -9,6 +9,7 @@ from reference.errors import ConformanceError
 from suites.engine.family import Family
 from suites.families.mapping import MappingFamily
 from suites.families.matching import MatchingFamily
+from suites.families.overlap import OverlapFamily
 from suites.families.republish import RepublishFamily
 from suites.families.streaming import StreamingFamily
 from suites.families.validation import ValidationFamily
@@ -23,8 +24,16 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
         WeightedFamily(),
         RepublishFamily(),
-        MappingFamily(name="operator", budget=5_000, mappings_per_batch=5, operator=True),
+        MappingFamily(
+            name="operator",
+            features=("mapping", "partition", "validation"),
+            budget=5_000,
+            mappings_per_batch=5,
+            operator=True,
+        ),
         StreamingFamily(),
+        OverlapFamily(),
+        OverlapFamily(name="overlap-operator", budget=1_000, operator=True),
     )
 }
 
@@ -41,9 +50,11 @@ def family_named(name: str) -> Family[Any, Any]:
         raise UnknownFamilyError(f"no family named {name!r} (known: {', '.join(FAMILIES)})") from None
 
 
-def family_of_feature(feature: str) -> Family[Any, Any]:
-    """The first family whose records carry `feature` (the one that replays such a case)."""
+def family_of_feature(feature: str, *, operator: bool = False) -> Family[Any, Any]:
+    """The first family whose records carry `feature` (the one that replays such a case); with
+    `operator`, the first that runs in operator mode."""
     for family in FAMILIES.values():
-        if feature in family.features:
+        if feature in family.features and getattr(family, "operator", False) == operator:
             return family
-    raise UnknownFamilyError(f"no family records the feature {feature!r}")
+    mode = " in operator mode" if operator else ""
+    raise UnknownFamilyError(f"no family records the feature {feature!r}{mode}")

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from fixtures.servers.base import Backend
-from fixtures.servers.local import LocalServer
-from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
@@ -28,7 +26,7 @@ from suites.differential import (
     instance_of,
     judge_mapping_batch,
 )
-from suites.engine.family import Judged, TargetServer
+from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.strategies import bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
@@ -56,10 +54,7 @@ class MappingFamily(TargetServer):
     operator: bool = False
 
     def server_for(self, server: Backend) -> Backend:
-        """In operator mode, the server of a target this suite starts, its mappings pushed in an account
-        JWT ("Subject Mapping and Partitioning", docs.nats.io: "[...] define the mappings [...] in the
-        account JWT"); else the target's server."""
-        return OperatorBackend(server) if self.operator and isinstance(server, LocalServer) else server
+        return in_operator_mode(server, self.operator)
 
     def unsupported(self, version: str, backend: str) -> str:
         if self.operator and backend == "external":

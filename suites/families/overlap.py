@@ -1,0 +1,330 @@
+"""Overlap family: sequences of configurations whose mapping sources overlap, changed by reload, restart
+or account JWT push, with every subject checked after each step.
+
+docs.nats.io, "Subject Mapping and Partitioning" (nats-concepts/subject_mapping): its introduction says a
+changed mapping takes effect on a configuration reload, and in operator mode as soon as the updated
+account JWT is pushed; the page is silent on a subject several sources match, so any of their subjects is
+right (`reference.overlap`). One unit is a sequence: a first configuration of two to four mappings with
+overlapping sources, then one to three steps that keep it, redirect a source, drop or add a mapping, each
+applied by reload (or JWT push in operator mode) or by restart. After every step each of the unit's
+subjects is published once under a ``>`` subscription.
+
+A subject's case after a step agrees when it arrived once on one of its candidates. Otherwise its
+difference is `stale-mapping-after-<how>` (it went where a mapping no longer in force sends it),
+`winner-changed-after-<how>` (the configuration is one an earlier step had, and the server picked
+another candidate than it did then), `undelivered`, `delivered-more-than-once` or `not-a-candidate`.
+Every case carries the whole sequence in `steps`, so its replay runs the sequence for its one subject.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fixtures.config import Mapping
+from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.servers.base import Backend
+from fixtures.session import Session
+from records.casefile import CaseFile
+from records.schema import Case
+from reference.errors import MappingError
+from reference.overlap import candidates, matching
+from reference.profiles import ReleaseProfile
+from reference.transform import Transform, compile_transform
+from suites.differential import RunContext, make_case, rejection_case
+from suites.engine.family import Judged, TargetServer, in_operator_mode
+from suites.strategies import mostly
+from suites.subscriptions import SubscriptionObservation, observe_subscriptions
+
+FEATURE = "overlap"
+NAMESPACE = "ov"
+DESTINATIONS = "od"
+SOURCE_TOKENS = ("a", "b", "*")
+SUBJECT_TOKENS = ("a", "b", "c")
+"""Sources are `ov.` and up to three of a, b, * (and maybe a final >); subjects use a, b and c, so that
+most match two or more sources and some match none."""
+
+CONFIGURE = "configure"
+RESTART = "restart"
+CHANGES = ("same", "same", "redirect", "drop", "add")
+"""How a step changes the configuration: kept (twice as often: a changed pick shows only on a
+configuration seen before), a source sent elsewhere, a mapping removed, one added."""
+
+SUBJECTS_PER_SOURCE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One configuration of the sequence and how it was put in force: `configure` (the first), `reload`,
+    `push` (an account JWT, operator mode) or `restart`."""
+
+    how: str
+    mappings: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"how": self.how, "mappings": [list(m) for m in self.mappings]})
+
+    @classmethod
+    def from_json(cls, text: str) -> Step:
+        document = json.loads(text)
+        return cls(str(document["how"]), tuple((str(s), str(d)) for s, d in document["mappings"]))
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapRun:
+    steps: tuple[Step, ...]
+    subjects: tuple[str, ...]
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepObservation:
+    """What one step did: the server's refusal, a failure that stopped the sequence, or the deliveries."""
+
+    rejection: str = ""
+    failure: str = ""
+    deliveries: SubscriptionObservation | None = None
+
+
+def destination_for(source: str, tag: str, *, named: bool, reverse: bool) -> str:
+    """A destination of its own (`od.<tag>`) that keeps every wildcard of `source`: `$n` or
+    `{{wildcard(n)}}`, in source order or reversed, and a final `>` for a source ending in one."""
+    refs = list(range(1, source.split(".").count("*") + 1))
+    if reverse:
+        refs.reverse()
+    tokens = [DESTINATIONS, tag, *(f"{{{{wildcard({n})}}}}" if named else f"${n}" for n in refs)]
+    return ".".join([*tokens, *([">"] if source.endswith(">") else [])])
+
+
+def sources() -> st.SearchStrategy[str]:
+    """`ov.` and one to three of a, b and *; about one in four (and every empty one) ends in >."""
+
+    def source(body: list[str], tail: bool) -> str:
+        return ".".join([NAMESPACE, *body, *([">"] if tail or not body else [])])
+
+    tail = mostly(st.just(False), st.just(True), one_in=4)
+    return st.builds(source, st.lists(st.sampled_from(SOURCE_TOKENS), max_size=3), tail)
+
+
+def subjects_for(all_sources: list[str], rng: random.Random) -> tuple[str, ...]:
+    """A few subjects of each source (a, b or c at each wildcard, one or two tokens at a >) and one of no
+    source's shape, without repeats."""
+    out = []
+    for source in all_sources:
+        for _ in range(SUBJECTS_PER_SOURCE):
+            tokens = []
+            for token in source.split("."):
+                if token == "*":
+                    tokens.append(rng.choice(SUBJECT_TOKENS))
+                elif token == ">":
+                    tokens += rng.choices(SUBJECT_TOKENS, k=rng.randint(1, 2))
+                else:
+                    tokens.append(token)
+            out.append(".".join(tokens))
+    out.append(".".join([NAMESPACE, *rng.choices(SUBJECT_TOKENS, k=4)]))
+    return tuple(dict.fromkeys(out))
+
+
+@st.composite
+def overlap_runs(draw: st.DrawFn, profile: ReleaseProfile, hows: tuple[str, ...]) -> OverlapRun:
+    """Two to four distinct overlapping sources, then one to three steps, each applied by one of `hows`
+    (mostly the first, a restart about one step in four). Shrinks to two mappings kept once."""
+    named = "wildcard" in profile.mapping_functions
+
+    def mapping(source: str, tag: str) -> tuple[str, str]:
+        style = draw(st.booleans()) and named, draw(st.booleans())
+        return source, destination_for(source, tag, named=style[0], reverse=style[1])
+
+    drawn = draw(st.lists(sources(), min_size=2, max_size=4, unique=True), label="sources")
+    current = [mapping(source, f"m{i}") for i, source in enumerate(drawn)]
+    steps = [Step(CONFIGURE, tuple(current))]
+    seen = list(drawn)
+    for number in range(1, draw(st.integers(1, 3), label="steps") + 1):
+        how = draw(mostly(st.just(hows[0]), st.sampled_from(hows[1:]), one_in=4))
+        change = draw(st.sampled_from(CHANGES))
+        if change == "redirect":
+            index = draw(st.integers(0, len(current) - 1))
+            current[index] = mapping(current[index][0], f"m{index}s{number}")
+        elif change == "drop" and len(current) > 1:
+            current.pop(draw(st.integers(0, len(current) - 1)))
+        elif change == "add":
+            source = draw(sources().filter(lambda s: s not in dict(current)))
+            seen.append(source)
+            current.append(mapping(source, f"n{number}"))
+        steps.append(Step(how, tuple(current)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return OverlapRun(tuple(steps), subjects_for(seen, random.Random(seed)), seed)
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapFamily(TargetServer):
+    """Sequences applied by configuration reload, or with `operator` by account JWT push (the server of
+    a target this suite starts, in operator mode)."""
+
+    name: str = "overlap"
+    features: tuple[str, ...] = (FEATURE,)
+    budget: int = 3_000
+    operator: bool = False
+
+    def server_for(self, server: Backend) -> Backend:
+        return in_operator_mode(server, self.operator)
+
+    def unsupported(self, version: str, backend: str) -> str:
+        if backend == "external":
+            return "a sequence restarts the server, which needs one this suite starts"
+        return ""
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[OverlapRun]:
+        return overlap_runs(profile, ("push", RESTART) if self.operator else ("reload", RESTART))
+
+    def execute(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
+        """From no mappings (an earlier sequence may have left one a server did not replace), put each
+        step's configuration in force and publish every subject; stop at a refusal or a failure (a
+        server found dead is started again, with no mappings)."""
+        cleared = self._clear(session)
+        if cleared.failure:
+            return self._restarted_if_dead(session, [cleared])
+        observed: list[StepObservation] = []
+        for step in unit.steps:
+            mappings = tuple(Mapping(source, destination) for source, destination in step.mappings)
+            try:
+                if step.how == RESTART:
+                    session.restart(*mappings)
+                elif step.how == CONFIGURE:
+                    session.configure(*mappings)
+                else:
+                    session.replace_mappings(*mappings)
+            except ConfigRejectedError as error:
+                observed.append(StepObservation(rejection=error.server_message))
+                break
+            except ServerError as error:
+                observed.append(StepObservation(failure=f"{step.how} failed: {error}"))
+                break
+            deliveries = observe_subscriptions(session.url, [">"], unit.subjects)
+            observed.append(StepObservation(deliveries=deliveries))
+            if deliveries.failure:
+                break
+        return self._restarted_if_dead(session, observed)
+
+    @staticmethod
+    def _clear(session: Session) -> StepObservation:
+        try:
+            session.clear()
+        except ServerError as error:
+            return StepObservation(failure=f"could not remove the earlier mappings: {error}")
+        return StepObservation()
+
+    @staticmethod
+    def _restarted_if_dead(session: Session, observed: list[StepObservation]) -> tuple[StepObservation, ...]:
+        last = observed[-1]
+        if session.has_died(last.failure or (last.deliveries.failure if last.deliveries else "")):
+            session.restart()
+        return tuple(observed)
+
+    def judge(
+        self,
+        context: RunContext,
+        profile: ReleaseProfile,
+        unit: OverlapRun,
+        observed: tuple[StepObservation, ...],
+    ) -> Judged:
+        """Every subject after every step; after a step that was refused or failed, the subjects of it
+        and of the steps not run are `unknown`, with the reason."""
+        steps = tuple(step.to_json() for step in unit.steps)
+        cases: list[Case] = []
+        # per configuration, the candidate each subject arrived on when it was first in force
+        picks: dict[frozenset[tuple[str, str]], dict[str, str]] = {}
+        earlier: list[Transform] = []
+        stopped = ""
+        for number, step in enumerate(unit.steps):
+            transforms = [compile_transform(s, d, profile) for s, d in step.mappings]
+            seen = observed[number] if number < len(observed) else StepObservation(failure=stopped)
+            if seen.rejection:
+                functions = tuple(dict.fromkeys(f for t in transforms for f in t.functions))
+                rejected = rejection_case(
+                    context,
+                    functions=functions,
+                    source=" ".join(s for s, _ in step.mappings),
+                    destination=" ".join(d for _, d in step.mappings),
+                    server_message=seen.rejection,
+                    seed=unit.seed,
+                )
+                cases.append(replace(rejected, steps=steps))
+                seen = StepObservation(failure=f"the server refused the configuration: {seen.rejection}")
+            deliveries = seen.deliveries
+            why = seen.failure or (deliveries.failure if deliveries is not None else "")
+            if why and not stopped:
+                stopped = f"not run: step {number} ({step.how}) did not complete: {why}"
+            pick = picks.setdefault(frozenset(step.mappings), {})
+            for index, subject in enumerate(unit.subjects):
+                arrived = deliveries.subjects_for(1, index) if deliveries is not None else []
+                if deliveries is None or not deliveries.received(index):
+                    difference = "unknown"
+                else:
+                    difference = difference_of(subject, arrived, transforms, earlier, step.how)
+                    if not difference and pick.setdefault(subject, arrived[0]) != arrived[0]:
+                        difference = f"winner-changed-after-{step.how}"
+                case = self._case(
+                    context,
+                    transforms=transforms,
+                    subject=subject,
+                    arrived=arrived,
+                    difference=difference,
+                    seed=unit.seed,
+                )
+                detail = (why or "not published") if difference == "unknown" else ""
+                cases.append(replace(case, detail=detail, steps=steps))
+            earlier += transforms
+        return cases
+
+    def _case(
+        self,
+        context: RunContext,
+        *,
+        transforms: list[Transform],
+        subject: str,
+        arrived: list[str],
+        difference: str,
+        seed: int,
+    ) -> Case:
+        """A subject's case: its source and destination are those of the mappings matching it."""
+        chosen = matching(transforms, subject)
+        return make_case(
+            context,
+            feature=FEATURE,
+            functions=tuple(dict.fromkeys(f for t in chosen for f in t.functions)),
+            source=" ".join(t.source for t in chosen),
+            destination=" ".join(t.destination for t in chosen),
+            subject=subject,
+            expected="|".join(candidates(transforms, subject)),
+            observed="|".join(arrived),
+            difference=difference,
+            detail="not published" if difference == "unknown" else "",
+            seed=seed,
+        )
+
+    def unit_of(self, case: CaseFile) -> OverlapRun:
+        """The case's whole sequence, publishing its one subject after every step."""
+        if not case.steps:
+            raise MappingError("an overlap case is replayed from its steps (--steps, or its case file)")
+        return OverlapRun(tuple(Step.from_json(step) for step in case.steps), (case.subject,))
+
+
+def difference_of(
+    subject: str, arrived: list[str], transforms: list[Transform], earlier: list[Transform], how: str
+) -> str:
+    """What is wrong with where `subject` arrived ('' when it arrived once on a candidate)."""
+    allowed = candidates(transforms, subject)
+    if len(arrived) == 1 and arrived[0] in allowed:
+        return ""
+    if not arrived:
+        return "undelivered"
+    if all(subject_ in allowed for subject_ in arrived):
+        return "delivered-more-than-once"
+    stale = {t.apply(subject) for t in matching(earlier, subject)} - set(allowed)
+    if any(subject_ in stale for subject_ in arrived):
+        return f"stale-mapping-after-{how}"
+    return "not-a-candidate"

@@ -1,0 +1,66 @@
+"""The overlap family (`suites.families.overlap`) on live servers: drawn sequences of overlapping
+configurations, reloaded, pushed in account JWTs and restarted, record cases that agree or are listed
+(a changed winner is listed for every release); a recorded sequence replays from its steps."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixtures.options import Target
+from fixtures.servers.base import Backend
+from records.expectations import Expectations
+from suites.__main__ import main
+from suites.families.overlap import Step
+from tests.families import run_agreeing
+
+pytestmark = pytest.mark.live
+
+
+@pytest.mark.parametrize(("name", "how"), [("overlap", "reload"), ("overlap-operator", "push")])
+def test_sequences_of_overlapping_mappings_agree_or_are_listed(
+    name: str,
+    how: str,
+    *,
+    target: Target,
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    if target.backend == "external":
+        pytest.skip("a sequence restarts the server")
+    rows = run_agreeing(name, 400, server_factory=server_factory, expectations=expectations, run_dir=tmp_path)
+    assert {row["feature"] for row in rows} == {"overlap"}
+    steps = [Step.from_json(step) for row in rows for step in row["steps"]]
+    assert {step.how for step in steps} == {"configure", "restart", how}
+    assert any(len(row["expected"].split("|")) > 1 for row in rows), "no subject matched two sources"
+
+
+def test_a_redirected_source_replays_from_its_steps(
+    target: Target, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if target.backend == "external":
+        pytest.skip("a sequence restarts the server")
+    steps = [
+        Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1"))).to_json(),
+        Step("reload", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1"))).to_json(),
+        Step("restart", (("ov.*", "od.m0s2.$1"),)).to_json(),
+    ]
+    status = main(
+        [
+            *("replay", "--server-version", target.spec.text, "--backend", target.backend),
+            *("--feature", "overlap", "--source", "ov.*", "--destination", "od.m0s1.$1"),
+            *("--steps", json.dumps(steps)),
+            *("--subject", "ov.b"),
+        ]
+    )
+    shown = capsys.readouterr().out
+    assert status == 0, shown
+    assert [line.split()[-1] for line in shown.splitlines() if line.startswith("  observed:")] == [
+        "od.m0.b",
+        "od.m0s1.b",
+        "od.m0s2.b",
+    ]
