@@ -53,8 +53,8 @@ ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}"
 token's edge, a separator at its end; what each may be is the reference's to say."""
 
 ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
-"""Destination literals the subjects document forbids or allows only at your own risk: empty (two dots in
-a row), whitespace, control characters, and a long token."""
+"""Literal tokens of sources and destinations the subjects document forbids or allows only at your own
+risk: empty (two dots in a row), whitespace, control characters, and a long token."""
 
 
 def mostly(
@@ -94,10 +94,10 @@ def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
 
 
 def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
-    """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd,
-    and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes the first token so that
-    sources in one configuration never overlap."""
-    token = mostly(tokens(max_size=4), st.sampled_from(ODD_TOKENS), one_in=10)
+    """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd (a shape or
+    a forbidden character), and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes
+    the first token so that sources in one configuration never overlap."""
+    token = mostly(tokens(max_size=4), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
     short = st.lists(st.one_of(st.just("*"), token), min_size=1, max_size=max_tokens)
     body = mostly(short, long_bodies(), one_in=20)
 

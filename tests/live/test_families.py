@@ -77,14 +77,23 @@ def test_an_operator_case_replays_in_operator_mode(
     assert shown in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("destination", ["d\x01x.$1", 'd"x.$1', "d\\x.$1", "d\tx.$1", "d\x7fx\r.$1"])
-def test_control_characters_and_quotes_reach_the_server_as_written(target: Target, destination: str) -> None:
-    """A destination is written into the config file so that the server reads exactly it: the validation
-    case agrees (accepted and delivered, or refused like the reference) instead of a config parse error."""
+@pytest.mark.parametrize(
+    ("source", "destination"),
+    [
+        *(("cc.*", d) for d in ["d\x01x.$1", 'd"x.$1', "d\\x.$1", "d\tx.$1", "d\x7fx\r.$1"]),
+        *((s, "d.$1") for s in ["c\tc.*", "c\nc.*", "c c.*", "c\\tc.*", 'c"c.*', "c'c.*"]),
+    ],
+)
+def test_control_characters_and_quotes_reach_the_server_as_written(
+    target: Target, source: str, destination: str
+) -> None:
+    """A source and a destination are written into the config file so that the server reads exactly
+    them (a key verbatim, a value with the parser's escapes): the validation case agrees (accepted and
+    delivered, or refused like the reference) instead of a config parse error or another subject."""
     if target.backend == "external":
         pytest.skip("the config file of a server this suite starts")
     command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
-    assert main([*command, "--feature", "validation", "--source", "cc.*", "--destination", destination]) == 0
+    assert main([*command, "--feature", "validation", "--source", source, "--destination", destination]) == 0
 
 
 def test_an_operator_case_without_a_subject_replays_with_one_of_its_source(
