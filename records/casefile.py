@@ -125,8 +125,8 @@ def slug(case_class: str) -> str:
 
 
 def size(case: Case) -> int:
-    """How big a case is to read: the smallest of a class is the one a file keeps."""
-    return len(case.source) + len(case.destination) + len(case.subject)
+    """How big a case is to read (its steps included): the smallest of a class is the one a file keeps."""
+    return len(case.source) + len(case.destination) + len(case.subject) + sum(map(len, case.steps))
 
 
 def write_case_files(run_dir: Path, cases: Iterable[Case]) -> list[Path]:

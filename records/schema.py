@@ -34,6 +34,7 @@ FEATURES: Final = (
     "weighted",
     "republish",
     "streaming",
+    "overlap",
 )
 
 

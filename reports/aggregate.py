@@ -112,7 +112,9 @@ def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
 def class_counts(frame: DataFrame) -> list[ClassCount]:
     from pyspark.sql import functions as F
 
-    size = reduce(operator.add, (F.length(column) for column in rules.SIZE_COLUMNS))
+    lengths = [F.length(column) for column in rules.SIZE_COLUMNS]
+    lengths += [F.length(F.concat_ws("", column)) for column in rules.SIZE_LISTS]
+    size = reduce(operator.add, lengths)
     diverging = frame.filter(spark_condition(rules.DIVERGING_ROWS)).withColumn("size", size)
     ordered = [*rules.SMALLEST_ORDER, *(name for name in COLUMNS if name not in rules.SMALLEST_ORDER)]
     rows = (

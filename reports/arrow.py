@@ -128,7 +128,9 @@ def class_counts(dataset: ds.Dataset) -> list[ClassCount]:
     frame = diverging.to_pandas()
     if frame.empty:
         return []
-    frame["size"] = sum(frame[column].str.len() for column in rules.SIZE_COLUMNS)
+    frame["size"] = sum(frame[column].str.len() for column in rules.SIZE_COLUMNS) + sum(
+        frame[column].map(lambda items: sum(len(item) for item in items)) for column in rules.SIZE_LISTS
+    )
     out = []
     for _, group in frame.groupby(list(rules.CLASS_KEYS), sort=False):
         smallest = case_of(group.sort_values(list(rules.SMALLEST_ORDER), kind="stable").iloc[0])

@@ -86,7 +86,9 @@ DIVERGING_ROWS: Final = OneOf("verdict", DIVERGING)
 CLASS_KEYS: Final = ("feature", "functions", "difference")
 """What a divergence class is: its text (``records.schema.case_class_of``) is made from these."""
 SIZE_COLUMNS: Final = ("source", "destination", "subject")
-"""A case's size: the characters of these columns together."""
+SIZE_LISTS: Final = ("steps",)
+"""A case's size: the characters of these columns together, and of every item of these lists (a sequence
+with fewer or shorter steps is the smaller case)."""
 SMALLEST_ORDER: Final = ("size", *SIZE_COLUMNS, "server_version", "backend", "run_id", "case_id")
 """How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
 

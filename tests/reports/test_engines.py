@@ -6,12 +6,14 @@ aggregates (one shared session, a few hundred rows).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
+from records.schema import Case
 from reports import arrow
 from reports.load import load_records
 from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
@@ -130,3 +132,29 @@ def test_an_accepted_validation_case_is_evidence_of_support(run_of: Any) -> None
         ("2.10.27", "validation", "split", "agree", EXERCISED): 1,
         ("2.10.27", "validation", "split", "agree", ""): 1,
     }
+
+
+def sequence_cases() -> list[Case]:
+    """Two cases of one overlap class with the same columns; the second's sequence has fewer steps."""
+    steps = ('{"how": "configure", "mappings": [["o.*", "d.$1"]]}', '{"how": "reload", "mappings": []}')
+    common = {"feature": "overlap", "functions": "wildcard", "difference": "winner-changed-after-reload"}
+    return [
+        case(case_id=1, verdict="diverge", steps=(*steps, steps[1]), **common),
+        case(case_id=2, verdict="diverge", steps=steps, **common),
+    ]
+
+
+def test_the_smallest_case_of_a_sequence_class_has_the_shortest_steps(
+    run_of: Callable[[list[Case]], Path],
+) -> None:
+    (counted,) = arrow_aggregates(run_of(sequence_cases())).classes
+    assert counted.smallest.case_id == 2
+
+
+@pytest.mark.spark
+def test_spark_picks_the_same_smallest_sequence(spark: Any, run_of: Callable[[list[Case]], Path]) -> None:
+    from reports.aggregate import aggregate
+
+    run = run_of(sequence_cases())
+    records = load_records([run])
+    assert aggregate(spark, [str(p) for p in records.parts], rows=records.rows) == arrow_aggregates(run)
