@@ -275,7 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
     )
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
-    again.add_argument("--steps", default="", help="the case's steps, a JSON array (republish scenarios)")
+    again.add_argument(
+        "--steps", default="", help="the case's steps, a JSON array (republish scenarios, overlap sequences)"
+    )
     again.add_argument(
         "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
     )

@@ -12,6 +12,7 @@ import pytest
 
 from fixtures.options import Target
 from fixtures.servers.base import Backend
+from records.casefile import CaseFile
 from records.expectations import Expectations
 from suites.__main__ import main
 from suites.families.overlap import Step
@@ -39,24 +40,28 @@ def test_sequences_of_overlapping_mappings_agree_or_are_listed(
     assert any(len(row["expected"].split("|")) > 1 for row in rows), "no subject matched two sources"
 
 
+@pytest.mark.parametrize("from_file", [False, True])
 def test_a_redirected_source_replays_from_its_steps(
-    target: Target, capsys: pytest.CaptureFixture[str]
+    from_file: bool, target: Target, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The sequence runs again for the case's subject, from the replay line's `--steps` or a case file:
+    the subject follows its source's destination through a reload and a restart."""
     if target.backend == "external":
         pytest.skip("a sequence restarts the server")
-    steps = [
+    steps = (
         Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1"))).to_json(),
         Step("reload", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1"))).to_json(),
         Step("restart", (("ov.*", "od.m0s2.$1"),)).to_json(),
-    ]
-    status = main(
-        [
-            *("replay", "--server-version", target.spec.text, "--backend", target.backend),
-            *("--feature", "overlap", "--source", "ov.*", "--destination", "od.m0s1.$1"),
-            *("--steps", json.dumps(steps)),
-            *("--subject", "ov.b"),
-        ]
     )
+    command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
+    if from_file:
+        case = CaseFile("overlap", "ov.*", "od.m0s1.$1", "ov.b", target.spec.text, steps=steps)
+        (tmp_path / "case.json").write_text(case.to_json())
+        command.append(str(tmp_path / "case.json"))
+    else:
+        command += ["--feature", "overlap", "--source", "ov.*", "--destination", "od.m0s1.$1"]
+        command += ["--steps", json.dumps(steps), "--subject", "ov.b"]
+    status = main(command)
     shown = capsys.readouterr().out
     assert status == 0, shown
     assert [line.split()[-1] for line in shown.splitlines() if line.startswith("  observed:")] == [
