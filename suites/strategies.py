@@ -170,6 +170,8 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
         args = [str(i), str(draw(edged(st.integers(1, 6))))]
     if draw(st.integers(0, 19)) == 0:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
+    if draw(st.integers(0, 7)) == 0:  # spaced as users write it: {{ wildcard(1) }}, {{ split(1, -) }}
+        return "{{ " + spelled + "(" + ", ".join(args) + ") }}"
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
 
