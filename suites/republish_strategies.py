@@ -89,11 +89,14 @@ def placeholder(draw: st.DrawFn, index: int, profile: ReleaseProfile) -> str:
 
 
 @st.composite
-def destinations_for(draw: st.DrawFn, source: str, namespace: str, profile: ReleaseProfile) -> str:
-    """A destination for ``source``: the literal ``namespace`` and a placeholder for each ``*`` in some
-    order (rarely one left out, now and then a ``random`` token from 2.12), ``>`` last when the source
-    has it. Excluded: ``split`` and the ``sliceFrom*``/``splitFrom*`` functions, whose outputs can hold
-    empty tokens that no subscriber can receive (the validation property still draws them)."""
+def destinations_for(
+    draw: st.DrawFn, source: str, namespace: str, profile: ReleaseProfile, *, literal: bool = True
+) -> str:
+    """A destination for ``source``: the literal ``namespace`` (unless not `literal`) and a placeholder
+    for each ``*`` in some order (rarely one left out, now and then a ``random`` token from 2.12), ``>``
+    last when the source has it. Excluded: ``split`` and the ``sliceFrom*``/``splitFrom*`` functions,
+    whose outputs can hold empty tokens that no subscriber can receive (the validation property still
+    draws them)."""
     stars = source.split(".").count("*") if source else 0
     indexes = draw(st.permutations(list(range(1, stars + 1)))) if stars else []
     if indexes and draw(st.integers(0, 9)) == 0:
@@ -101,7 +104,8 @@ def destinations_for(draw: st.DrawFn, source: str, namespace: str, profile: Rele
     tokens = [draw(placeholder(i, profile)) for i in indexes]
     if "random" in profile.functions and draw(st.integers(0, 5)) == 0:
         tokens.append(f"{{{{random({draw(st.integers(1, 4))})}}}}")
-    tokens.insert(draw(st.integers(0, len(tokens))), namespace)
+    if literal:
+        tokens.insert(draw(st.integers(0, len(tokens))), namespace)
     if not source or source.endswith(">"):
         tokens.append(">")
     return ".".join(tokens)
@@ -141,16 +145,24 @@ WEIRD_DESTINATIONS = (
 )
 """Destinations breaking one rule each (``R`` stands for the draw's destination namespace)."""
 
+SPACES = (" x", "\tx", " ")
+"""Whitespace a destination literal ends with (a subject may not hold it)."""
+
 
 @st.composite
 def options(draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile) -> RePublish:
     """Any RePublish option, valid or not: mostly `valid_options`-like draws, plus destinations from the
     mapping strategies (functions of every release, odd casings, bad arguments), destinations that
-    overlap the stream (its own namespace), and the odd shapes of `WEIRD_DESTINATIONS`."""
+    overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
+    rule they break), a literal with whitespace, and the odd shapes of `WEIRD_DESTINATIONS`."""
     source = draw(sources_for(subjects))
-    kind = draw(st.sampled_from(["shaped", "template", "overlap", "weird"]))
+    kind = draw(st.sampled_from(["shaped", "template", "overlap", "bare", "spaced", "weird"]))
     if kind == "shaped":
         destination = draw(destinations_for(source, namespace, profile))
+    elif kind == "bare":
+        destination = draw(destinations_for(source, namespace, profile, literal=False))
+    elif kind == "spaced":
+        destination = draw(destinations_for(source, namespace + draw(st.sampled_from(SPACES)), profile))
     elif kind == "template":
         destination = namespace + "." + draw(destination_templates(source or ">", profile))
     elif kind == "overlap":
