@@ -70,7 +70,12 @@ class Expectation:
         """True iff a divergence of `feature` and `difference`, using `functions` (the `+`-joined
         column, empty for none), is this entry's: both patterns match and, when the entry lists
         functions, the case uses one of them (a case using none uses `literal`)."""
-        if not (fnmatchcase(feature, self.feature) and fnmatchcase(difference, self.difference)):
+        return fnmatchcase(difference, self.difference) and self.concerns(feature, functions)
+
+    def concerns(self, feature: str, functions: str) -> bool:
+        """True iff cases of `feature` using `functions` could show this divergence: the feature pattern
+        matches and, when the entry lists functions, the case uses one of them."""
+        if not fnmatchcase(feature, self.feature):
             return False
         if not self.functions:
             return True
@@ -95,7 +100,8 @@ class Expectations:
     entries: tuple[Expectation, ...] = ()
     confirmed: set[str] = field(default_factory=set)
     covered: set[str] = field(default_factory=set)
-    features: set[str] = field(default_factory=set)
+    features: set[tuple[str, str]] = field(default_factory=set)
+    """The (feature, functions) of the cases this run checked."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
@@ -115,18 +121,19 @@ class Expectations:
             if entry.covers(implementation, version):
                 self.covered.add(entry.id)
 
-    def note_feature(self, feature: str) -> None:
-        """Record that a run checked cases of this feature (for staleness)."""
-        self.features.add(feature)
+    def note_feature(self, feature: str, functions: str = "") -> None:
+        """Record that a run checked cases of this feature using these functions (for staleness)."""
+        self.features.add((feature, functions))
 
     def stale(self) -> list[Expectation]:
-        """Entries whose range and feature this run covered but which no divergence confirmed."""
+        """Entries whose range this run covered, with cases that could show them (their feature and, if
+        listed, one of their functions), but which no divergence confirmed."""
         return [
             e
             for e in self.entries
             if e.id in self.covered
             and e.id not in self.confirmed
-            and any(fnmatchcase(feature, e.feature) for feature in self.features)
+            and any(e.concerns(feature, functions) for feature, functions in self.features)
         ]
 
 

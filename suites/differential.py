@@ -159,7 +159,7 @@ def make_case(
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`."""
-    context.expectations.note_feature(feature)
+    context.expectations.note_feature(feature, "+".join(functions))
     expectation = ""
     if not difference:
         verdict = "agree"
@@ -425,7 +425,7 @@ def _judge_group(
         keep = [index for index in range(len(subjects)) if index not in odd]
         subjects, expected = [subjects[i] for i in keep], [expected[i] for i in keep]
     feature = feature_of(transform)
-    context.expectations.note_feature(feature)
+    context.expectations.note_feature(feature, "+".join(transform.functions))
     buckets = None
     partitions = 0
     if feature == "partition":

@@ -8,6 +8,7 @@ from functools import cache
 
 from records.replay import nats_cli_command, replay_command
 from records.schema import Case
+from records.writer import printable
 
 SHOWN = 5
 
@@ -17,10 +18,13 @@ NO_CLI_COUNTERPART = ("streaming", "matching", "subjects", "overlap")
 
 
 def describe_case(case: Case) -> str:
+    """A case as lines: its class, columns, replay command and nats CLI line; bytes that are not UTF-8
+    (a token cut inside a character) as ``\\xNN``."""
+    source = case.source or ("(default >)" if case.feature == "republish" else "")
     lines = [
         f"{case.feature} {case.verdict} on {case.implementation} {case.server_version} ({case.backend}):"
         f" {case.case_class}",
-        f"  source:      {case.source}",
+        f"  source:      {source}",
         f"  destination: {case.destination}",
     ]
     if case.subject:
@@ -31,7 +35,7 @@ def describe_case(case: Case) -> str:
     lines.append(f"  replay:      {replay_command(case)}")
     if case.feature not in NO_CLI_COUNTERPART and case.functions != "partition-op":
         lines.append(f"  nats CLI:    {nats_cli_command(case)}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def describe_divergences(cases: Sequence[Case]) -> str:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
 from fixtures.clients.wire import Message
-from records.replay import nats_cli_command, replay_command
 from records.schema import Case
 from reference.errors import ConformanceError
 from reference.functions import canonical_functions
@@ -59,29 +58,6 @@ def is_republished(message: Message) -> bool:
     """True iff a message seen by a `>` tap can be a republished one: republished messages have no reply
     subject (every publish of these suites asks for an ack, so its echo has one)."""
     return message.reply is None and not message.subject.startswith(TAP_IGNORED_PREFIXES)
-
-
-def describe_case(case: Case) -> str:
-    lines = [
-        f"{case.feature} {case.verdict} on {case.implementation} {case.server_version} ({case.backend}):"
-        f" {case.case_class}",
-        f"  source:      {case.source or '(default >)'}",
-        f"  destination: {case.destination}",
-    ]
-    if case.subject:
-        lines.append(f"  subject:     {case.subject}")
-    lines += [f"  expected:    {case.expected}", f"  observed:    {case.observed or '(nothing)'}"]
-    lines += [f"  detail:      {case.detail}", f"  replay:      {replay_command(case)}"]
-    lines.append(f"  nats CLI:    {nats_cli_command(case)}")
-    return "\n".join(lines)
-
-
-def describe_divergences(cases: Sequence[Case], *, shown: int = 5) -> str:
-    """A failure message: the first few divergences in full, and how many more there were."""
-    text = [describe_case(case) for case in cases[:shown]]
-    if len(cases) > shown:
-        text.append(f"... and {len(cases) - shown} more diverging cases (see the run's records)")
-    return f"{len(cases)} republish case(s) diverged from the reference:\n" + "\n".join(text)
 
 
 def refusal_kind(error: ApiError) -> str:
@@ -461,8 +437,6 @@ __all__ = [
     "Window",
     "choose_difference",
     "create_and_judge",
-    "describe_case",
-    "describe_divergences",
     "describe_message",
     "expected_outcome",
     "headers_of",

@@ -170,7 +170,7 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
         args = [str(i), str(draw(edged(st.integers(1, 6))))]
     if draw(st.integers(0, 19)) == 0:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
-    if draw(st.integers(0, 7)) == 0:  # spaced as users write it: {{ wildcard(1) }}, {{ split(1, -) }}
+    if draw(st.integers(0, 7)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
         return "{{ " + spelled + "(" + ", ".join(args) + ") }}"
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
@@ -179,10 +179,14 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
 def destination_templates(
     draw: st.DrawFn, source: str, profile: ReleaseProfile, names: Sequence[str] = ()
 ) -> str:
-    """A destination for `source`: literal tokens and function tokens (of `names` when given), `>` last
-    when the source has it."""
+    """A destination for `source`: literal tokens and function tokens (of `names` when given, then at
+    least one of them, so that a draw focused on some functions always uses one), `>` last when the
+    source has it."""
     literal = mostly(tokens(max_size=5), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
-    parts = draw(st.lists(function_tokens(source, profile, names) | literal, min_size=1, max_size=4))
+    function = function_tokens(source, profile, names)
+    parts = draw(st.lists(function | literal, min_size=0 if names else 1, max_size=3 if names else 4))
+    if names:
+        parts.insert(draw(st.integers(0, len(parts))), draw(function))
     if source.endswith(">") and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)

@@ -54,10 +54,10 @@ from reference.republish import (
 )
 from reference.versions import Version
 from suites.differential import RunContext, make_case
+from suites.reproduce import describe_divergences
 from suites.republish import (
     FEATURE,
     MessageLedger,
-    describe_divergences,
     describe_message,
     is_republished,
     judge_configuration,

@@ -71,7 +71,9 @@ def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
     known = Expectations((LEFT_RIGHT, CRASH))
     known.note_run("nats-server", "2.14.5")
     assert known.stale() == []  # no validation or partition case ran yet
-    known.note_feature("validation")
+    known.note_feature("validation", "wildcard")
+    assert known.stale() == []  # no validation case used left or right
+    known.note_feature("validation", "wildcard+left")
     assert known.stale() == [LEFT_RIGHT]  # 2.14.5 is outside the crash entry's range
     classify(known, "2.14.5", "left", "validation:reference-accept-server-reject")
     assert known.stale() == []

@@ -24,13 +24,16 @@ PYTHON = shlex.quote(sys.executable)
 CORRECT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/correct.py'}"
 PLANTED = f"adapter:{PYTHON} {ROOT / 'examples/adapters/planted_bugs.py'}"
 CASES = "20000"
+PLANTED_CASES = "40000"
+"""The planted partition bug needs one multi-key partition token after one-token parts: 20,000 questions
+found it on 4 of seeds 0-5, 40,000 on all 6 (measured); the other bugs show in far fewer."""
 PLANTED_NAME = "example-planted-bugs-adapter"
 
 
-def campaign(tmp_path: Path, target: str, *extra: str) -> tuple[int, Path]:
+def campaign(tmp_path: Path, target: str, *extra: str, cases: str = CASES) -> tuple[int, Path]:
     out = tmp_path / "runs"
     before = set(out.iterdir()) if out.exists() else set()
-    status = main(["campaign", "--target", target, "--cases", CASES, "--out", str(out), *extra])
+    status = main(["campaign", "--target", target, "--cases", cases, "--out", str(out), *extra])
     (run_dir,) = set(out.iterdir()) - before
     return status, run_dir
 
@@ -50,7 +53,7 @@ def case_files(run_dir: Path) -> dict[str, dict[str, Any]]:
 def planted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
     folder = tmp_path_factory.mktemp("planted")
     (folder / "none.toml").write_text("")
-    return campaign(folder, PLANTED, "--expectations", str(folder / "none.toml"))
+    return campaign(folder, PLANTED, "--expectations", str(folder / "none.toml"), cases=PLANTED_CASES)
 
 
 def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, Path]) -> None:
@@ -60,7 +63,7 @@ def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, 
     # Bug 2, slicing: one wildcard, one function token, a two-byte token cut in ones.
     slicing = found["mapping:sliceFromLeft:value"]
     assert (slicing["source"], slicing["destination"]) == ("*", "{{sliceFromLeft(1,1)}}")
-    assert len(slicing["subject"]) == 2
+    assert len(slicing["subject"].encode()) == 2
     assert slicing["observed"].endswith('."}')
     # Bug 1, partition hashing with a separator: in a mapping and in the partition operation.
     mapped = found["partition:partition:value"]
@@ -97,7 +100,7 @@ def test_a_case_file_replays_against_any_adapter(
     planted_run: tuple[int, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, run_dir = planted_run
-    path = next((run_dir / "divergences").glob("*sliceFromLeft*.json"))
+    (path,) = (run_dir / "divergences").glob("*-mapping_sliceFromLeft_value.json")
     assert read_case_file(path).request() == {
         "op": "transform",
         "source": "*",
