@@ -12,6 +12,7 @@ from suites.families.matching import MatchingFamily
 from suites.families.overlap import OverlapFamily
 from suites.families.republish import RepublishFamily
 from suites.families.streaming import StreamingFamily
+from suites.families.streams import StreamTransformFamily
 from suites.families.validation import ValidationFamily
 from suites.families.weighted import WeightedFamily
 
@@ -34,6 +35,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         StreamingFamily(),
         OverlapFamily(),
         OverlapFamily(name="overlap-operator", budget=1_000, operator=True),
+        StreamTransformFamily(),
     )
 }
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from reference.contexts import CONTEXTS, compile_in, context_named
+from reference.contexts import CONTEXTS, UnsupportedContextError, compile_in, context_named
 from reference.errors import MappingError
 from reference.profiles import for_version
 
 
-def test_a_stream_runs_the_engine_without_the_account_validator() -> None:
+def test_every_place_takes_what_an_account_mapping_takes_from_the_release_that_has_it() -> None:
     profile = for_version("2.14.5")
-    with pytest.raises(MappingError, match="whitespace"):
-        compile_in("mapping", "a.*", "b.x y.$1", profile)
-    assert compile_in("stream", "a.*", "b.x y.$1", profile).apply("a.q") == "b.x y.q"
-    assert compile_in("stream", "a.*", "b.{{left(1,2)}}", profile).apply("a.xyz") == "b.xy"
+    for place in ("mapping", "import", "stream", "source", "mirror"):
+        with pytest.raises(MappingError, match="whitespace"):
+            compile_in(place, "a.*", "b.x y.$1", profile)
+        assert compile_in(place, "a.*", "b.{{left(1,2)}}", profile).apply("a.xyz") == "b.xy"
+    with pytest.raises(UnsupportedContextError, match=r"appeared in 2\.10\.0, not in 2\.9\.25"):
+        compile_in("stream", "a.*", "b.$1", for_version("2.9.25"))
 
 
 def test_jetstream_places_start_with_2_10_and_account_ones_are_everywhere() -> None:
@@ -27,3 +29,11 @@ def test_jetstream_places_start_with_2_10_and_account_ones_are_everywhere() -> N
 def test_an_unknown_context_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="known: mapping, import, stream"):
         context_named("nowhere")
+
+
+def test_an_empty_destination_keeps_the_subject_in_the_jetstream_places_only() -> None:
+    profile = for_version("2.14.5")
+    for place in ("stream", "source", "mirror"):
+        assert compile_in(place, "t.*.x.*.>", "", profile).apply("t.a.x.b.c.d") == "t.a.x.b.c.d"
+    with pytest.raises(MappingError, match="empty"):
+        compile_in("mapping", "t.*", "", profile)

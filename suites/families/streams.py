@@ -1,0 +1,235 @@
+"""Stream transform family: the subject a message is stored under when a stream transforms it, in the
+three JetStream places a transform applies from 2.10.
+
+docs.nats.io, "Streams" (nats-concepts/jetstream/streams), "Subject Transforms": a stream's
+``subject_transform`` (``src``, ``dest``) maps the subject of every message it stores whose subject
+matches ``src``; a stream's sources and its mirror take ``subject_transforms`` of their own. The function
+tokens are those of "Subject Mapping and Partitioning"; which validator each place runs is observed
+(`reference.contexts`). One unit is one place, one drawn transform (sources and destinations from the
+mapping strategies, so every boundary they reach), and subjects of its source: the streams are created,
+the subjects published to the origin stream, and the subject of each stored message read back by
+sequence; the streams are deleted afterwards.
+
+Per unit: one case for the creation (the place accepts the transform iff the reference does), then one per
+published subject: stored under the reference's subject agrees, else ``wrong-subject`` or
+``not-stored``. In the ``stream`` place a subject its ``src`` does not match is stored unchanged; sources
+and mirrors are given only subjects their ``src`` matches.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.config import ServerConfig
+from fixtures.servers.base import Backend
+from fixtures.session import Session
+from records.casefile import CaseFile
+from reference.contexts import compile_in, context_named
+from reference.errors import MappingError
+from reference.profiles import ReleaseProfile
+from reference.transform import Transform
+from reference.versions import Version
+from suites.differential import RunContext, functions_named, make_case
+from suites.engine.family import Judged, TargetServer
+from suites.families.mapping import token_pool
+from suites.strategies import bulk_subjects, destination_templates, sources
+
+PLACES = ("stream", "source", "mirror")
+NAMESPACE = "t"
+ORIGIN = "ORIGIN"
+TARGET = "TARGET"
+"""The origin stream stores `t.>`; a stream place transforms there, a source or mirror place in the
+stream `TARGET` that takes its messages from the origin."""
+SUBJECTS = 6
+ARRIVAL = 2.0
+"""Seconds a source or mirror has to hold every message the origin stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransformRun:
+    """One place, one transform, the subjects published to the origin stream."""
+
+    place: str
+    source: str
+    destination: str
+    subjects: tuple[str, ...]
+    seed: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"place": self.place, "source": self.source, "destination": self.destination})
+
+
+@dataclass(frozen=True, slots=True)
+class TransformObservation:
+    """The creation's reply, and the subject each publication was stored under ('' when not stored)."""
+
+    created: JsonObject
+    stored: tuple[str, ...] = ()
+    duration_us: int = 0
+
+
+def feature_of(place: str) -> str:
+    return f"{place}-transform"
+
+
+@st.composite
+def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
+    """A place, a transform for it (a source under `t.`, a destination from the mapping strategies) and
+    subjects its source matches (plus, in the stream place, one it does not)."""
+    place = draw(st.sampled_from(PLACES))
+    source = draw(sources(namespace=NAMESPACE))
+    destination = draw(destination_templates(source, profile))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = random.Random(seed)
+    subjects = bulk_subjects(source, rng, SUBJECTS, pool=token_pool(rng)[:40])
+    if place == "stream":
+        subjects.append(f"{NAMESPACE}.unmatched.by.{len(source)}.tokens.x.y")
+    return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed)
+
+
+def stream_configs(run: TransformRun) -> list[JsonObject]:
+    """The streams of a unit, origin first."""
+    transform = {"src": run.source, "dest": run.destination}
+    origin: JsonObject = {"name": ORIGIN, "subjects": [f"{NAMESPACE}.>"], "storage": "memory"}
+    if run.place == "stream":
+        return [{**origin, "subject_transform": transform}]
+    taken = {"name": ORIGIN, "subject_transforms": [transform]}
+    if run.place == "source":
+        return [origin, {"name": TARGET, "storage": "memory", "sources": [taken]}]
+    return [origin, {"name": TARGET, "storage": "memory", "mirror": taken}]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTransformFamily(TargetServer):
+    name: str = "stream-transform"
+    features: tuple[str, ...] = tuple(feature_of(place) for place in PLACES)
+    budget: int = 1_000
+
+    def unsupported(self, version: str, backend: str) -> str:
+        if backend == "external":
+            return (
+                "stream transforms need a JetStream server this suite starts (an external one may have none)"
+            )
+        since = context_named("stream").since
+        found = Version.search(version)
+        if found is None or found.line < since.line:  # a line (2.10) or a release of it
+            return f"stream subject transforms need nats-server {since} or later"
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return jetstream_config(server)
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[TransformRun]:
+        return transform_runs(profile)
+
+    def execute(self, session: Session, unit: TransformRun) -> TransformObservation:
+        """Create the streams; when created, publish every subject and read back where each is stored."""
+        configs = stream_configs(unit)
+        with JetStreamClient(session.url) as js:
+            began = time.perf_counter()
+            created: JsonObject = {}
+            made: list[str] = []
+            try:
+                for config in configs:
+                    created = js.create_stream(config)
+                    if api_error(created) is not None:
+                        break
+                    made.append(str(config["name"]))
+                if len(made) < len(configs):
+                    return TransformObservation(created)
+                for subject in unit.subjects:
+                    js.publish(subject, b"t")
+                stored = _stored(js, made[-1], len(unit.subjects))
+                duration = int((time.perf_counter() - began) * 1e6 / max(1, len(unit.subjects)))
+                return TransformObservation(created, stored, duration)
+            finally:
+                for name in reversed(made):
+                    js.delete_stream(name)
+
+    def judge(
+        self, context: RunContext, profile: ReleaseProfile, unit: TransformRun, observed: TransformObservation
+    ) -> Judged:
+        """The creation's case, then one per published subject; every case carries the unit's step."""
+        feature = feature_of(unit.place)
+        steps = (unit.to_json(),)
+        try:
+            transform: Transform | None = compile_in(unit.place, unit.source, unit.destination, profile)
+            refusal = ""
+        except MappingError as refused:
+            transform, refusal = None, refused.kind
+        error = api_error(observed.created)
+        functions = transform.functions if transform else functions_named(unit.destination)
+        if error is None and refusal:
+            difference = f"reference-reject-{refusal}-server-accept"
+        elif error is not None and not refusal:
+            difference = "reference-accept-server-reject"
+        else:
+            difference = ""
+        created = make_case(
+            context,
+            feature=feature,
+            functions=functions,
+            source=unit.source,
+            destination=unit.destination,
+            subject="",
+            expected=f"reject:{refusal}" if refusal else "accept",
+            observed="accept" if error is None else "reject",
+            difference=difference,
+            detail=str(error) if error is not None else "",
+            seed=unit.seed,
+        )
+        cases = [replace(created, steps=steps)]
+        if transform is None or error is not None:
+            return cases
+        for subject, stored in zip(unit.subjects, observed.stored, strict=False):
+            matched = transform.matches(subject)
+            expected = transform.apply(subject) if matched else subject
+            if not stored:
+                difference = "not-stored"
+            elif transform.accepts(subject, stored) if matched else stored == subject:
+                difference = ""
+            else:
+                difference = "wrong-subject"
+            case = make_case(
+                context,
+                feature=feature,
+                functions=transform.functions,
+                source=unit.source,
+                destination=unit.destination,
+                subject=subject,
+                expected=expected,
+                observed=stored,
+                difference=difference,
+                seed=unit.seed,
+                duration_us=observed.duration_us,
+            )
+            cases.append(replace(case, steps=steps))
+        return cases
+
+    def unit_of(self, case: CaseFile) -> TransformRun:
+        """The case's place (from its step, else its feature) and transform, publishing its subject."""
+        place = json.loads(case.steps[0])["place"] if case.steps else case.feature.removesuffix("-transform")
+        subjects = (case.subject,) if case.subject else ()
+        return TransformRun(place, case.source, case.destination, subjects)
+
+
+def _stored(js: JetStreamClient, stream: str, count: int) -> tuple[str, ...]:
+    """The subjects of messages 1..count of `stream` ('' for one not there), once the stream holds
+    `count` messages or `ARRIVAL` seconds have passed (a source or mirror copies asynchronously)."""
+    deadline = time.monotonic() + ARRIVAL
+    while time.monotonic() < deadline:
+        state = js.stream_info(stream).get("state")
+        if isinstance(state, dict) and int(state.get("messages", 0)) >= count:
+            break
+        time.sleep(0.01)
+    subjects = []
+    for sequence in range(1, count + 1):
+        message = js.get_message(stream, sequence).get("message")
+        subjects.append(str(message.get("subject", "")) if isinstance(message, dict) else "")
+    return tuple(subjects)

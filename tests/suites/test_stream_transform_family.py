@@ -1,0 +1,90 @@
+"""The stream-transform family (`suites.families.streams`): drawn transforms in a stream, a source and a
+mirror on live servers (2.10 and later) store every subject where the reference maps it, or are refused
+or taken as expectations.toml lists; a recorded case replays; and the judging, without a server."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixtures.options import Target
+from fixtures.servers.base import Backend
+from records.casefile import CaseFile
+from records.expectations import Expectations
+from reference.profiles import for_version
+from suites.__main__ import main
+from suites.differential import RunContext
+from suites.engine.family import cases_of
+from suites.families import FAMILIES, family_of_feature
+from suites.families.streams import TransformObservation, TransformRun
+from tests.families import run_agreeing
+
+FAMILY = FAMILIES["stream-transform"]
+
+
+def judged(
+    run: TransformRun, observed: TransformObservation, version: str = "2.14.5"
+) -> list[tuple[str, str]]:
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", version, "process", Expectations(), lambda: next(counter))
+    cases = cases_of(FAMILY.judge(context, for_version(version), run, observed))
+    return [(case.verdict, case.difference) for case in cases]
+
+
+def test_each_stored_subject_is_judged_against_the_reference() -> None:
+    run = TransformRun("source", "t.*.*", "x.$2.{{wildcard(1)}}", ("t.a.b", "t.c.d", "t.e.f"))
+    observed = TransformObservation({"config": {}}, ("x.b.a", "x.c.d", ""))
+    assert judged(run, observed) == [
+        ("agree", ""),
+        ("agree", ""),
+        ("diverge", "wrong-subject"),
+        ("diverge", "not-stored"),
+    ]
+
+
+def test_a_refusal_is_judged_by_the_places_rules_of_the_release() -> None:
+    refused = TransformObservation({"error": {"code": 400, "err_code": 10156, "description": "no"}})
+    spaced = TransformRun("stream", "t.*", "x y.$1", ())
+    assert judged(spaced, refused) == [("agree", "")]
+    assert judged(spaced, TransformObservation({"config": {}})) == [
+        ("diverge", "reference-reject-invalid-destination-server-accept")
+    ]
+    assert judged(TransformRun("mirror", "t.*", "x.$1", ()), refused) == [
+        ("diverge", "reference-accept-server-reject")
+    ]
+
+
+@pytest.mark.live
+def test_drawn_transforms_in_every_place_agree_or_are_listed(
+    target: Target,
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    if target.backend == "external":
+        pytest.skip("stream transforms need a JetStream server this suite starts")
+    rows = run_agreeing(
+        "stream-transform", 150, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    )
+    assert {row["feature"] for row in rows} == {"stream-transform", "source-transform", "mirror-transform"}
+    assert any(row["subject"] and row["observed"] != row["subject"] for row in rows), (
+        "nothing was transformed"
+    )
+
+
+@pytest.mark.live
+def test_a_case_of_a_source_replays(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
+    reason = FAMILY.unsupported(target.spec.text, target.backend)
+    if reason:
+        pytest.skip(reason)
+    assert family_of_feature("source-transform") is FAMILY
+    case = CaseFile("source-transform", "t.*.*", "x.$2.$1", "t.a.b", target.spec.text)
+    assert FAMILY.unit_of(case) == TransformRun("source", "t.*.*", "x.$2.$1", ("t.a.b",))
+    command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
+    status = main(
+        [*command, "--feature", "source-transform", "--source", "t.*.*", "--destination", "x.$2.$1"]
+    )
+    assert status == 0, capsys.readouterr().out
