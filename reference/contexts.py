@@ -37,11 +37,12 @@ class UnsupportedContextError(MappingError):
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """One place a transform applies: its name (the records' word for it) and the first release that
-    has it."""
+    """One place a transform applies: its name, the first release that has it, and the `feature` words of
+    the records whose cases apply a transform there."""
 
     name: str
     since: Version
+    features: tuple[str, ...]
 
     def supported(self, profile: ReleaseProfile) -> bool:
         """Whether the release of `profile` has this place."""
@@ -49,11 +50,11 @@ class Context:
 
 
 CONTEXTS: Final = (
-    Context("mapping", Version(2, 2, 0)),
-    Context("import", Version(2, 2, 0)),
-    Context("stream", Version(2, 10, 0)),
-    Context("source", Version(2, 10, 0)),
-    Context("mirror", Version(2, 10, 0)),
+    Context("mapping", Version(2, 2, 0), ("mapping", "partition", "validation")),
+    Context("import", Version(2, 2, 0), ("import",)),
+    Context("stream", Version(2, 10, 0), ("stream-transform",)),
+    Context("source", Version(2, 10, 0), ("source-transform",)),
+    Context("mirror", Version(2, 10, 0), ("mirror-transform",)),
 )
 
 

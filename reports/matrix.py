@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from records.schema import FEATURES
+from reference.contexts import CONTEXTS
 from reference.functions import FUNCTIONS, canonical_name
 from reports.model import EXERCISED, UNSUPPORTED, VerdictCount
 from reports.releases import Release, sorted_releases
@@ -184,5 +185,37 @@ def compatibility_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
                 cells.append(Cell(cell_state(tally, refused=refused), tally))
             first = first_documented(columns, (cell.state for cell in cells))
             rows.append(MatrixRow(kind, name, tuple(cells), first))
+        matrices.append(Matrix(implementation, columns, tuple(rows)))
+    return matrices
+
+
+def context_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
+    """Per implementation, the places a transform applies x its functions (rows ``stream: split``), the
+    cells as in the compatibility matrix: where a destination using a function is taken and agrees in
+    one place but not in another (``reference.contexts``)."""
+    context_of = {feature: context.name for context in CONTEXTS for feature in context.features}
+    counted = [item for item in verdicts if item.feature in context_of]
+    table: Tallies = defaultdict(lambda: defaultdict(Tally))
+    for item in counted:
+        for name in function_names(item.functions):
+            key = (context_of[item.feature], name)
+            table[key][item.release].add(item.verdict, item.evidence, item.count)
+    releases = sorted_releases(item.release for item in counted)
+    order = [context.name for context in CONTEXTS]
+    keys = sorted(table, key=lambda key: (order.index(key[0]), FUNCTION_ORDER.index(key[1])))
+    matrices = []
+    for implementation in dict.fromkeys(release.implementation for release in releases):
+        columns = tuple(release for release in releases if release.implementation == implementation)
+        rows = []
+        for context, name in keys:
+            by_release = table[(context, name)]
+            if not any(release in by_release for release in columns):
+                continue
+            cells = []
+            for release in columns:
+                tally = by_release.get(release, Tally())
+                cells.append(Cell(cell_state(tally, refused=tally.refused), tally))
+            first = first_documented(columns, (cell.state for cell in cells))
+            rows.append(MatrixRow("context", f"{context}: {name}", tuple(cells), first))
         matrices.append(Matrix(implementation, columns, tuple(rows)))
     return matrices

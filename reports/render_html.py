@@ -102,7 +102,8 @@ def render_html(report: Report) -> str:
         "<h1>nats-conformance report</h1>",
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
-        "<nav><a href=#matrix>compatibility matrix</a><a href=#verdicts>verdicts</a>"
+        "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
+        "<a href=#verdicts>verdicts</a>"
         "<a href=#divergences>divergence classes</a><a href=#partition>partition</a>"
         "<a href=#weighted>weighted</a>"
         + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
@@ -139,6 +140,14 @@ def render_html(report: Report) -> str:
     )
     parts.append(legend())
     parts += [matrix_html(item) for item in report.matrices]
+    if report.contexts:
+        parts.append("<h2 id=contexts>Contexts</h2>")
+        parts.append(
+            "<p>The same functions in every place a transform applies: an account's mappings, imports, a "
+            "stream's subject transform, a source's and a mirror's. A row sums the cases of that place "
+            "whose destination uses the function.</p>"
+        )
+        parts += [matrix_html(item) for item in report.contexts]
     parts.append(verdicts_html(report))
     parts.append(divergences_html(report))
     parts.append(bisections_html(report))

@@ -7,11 +7,12 @@ everything.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Final
 
 from records.schema import VERDICTS
 from reports.bisection import probe_text
-from reports.matrix import STATES
+from reports.matrix import STATES, Matrix
 from reports.present import STATE_SYMBOLS, count, p_value, ranked_partitions, ranked_weighted, ratio, share
 from reports.report import Report
 
@@ -63,7 +64,16 @@ def matrix_markdown(report: Report) -> list[str]:
     lines = ["### Compatibility matrix", ""]
     lines.append(" ".join(f"{STATE_SYMBOLS[state]} {state}" for state in STATES))
     lines.append("")
-    for item in report.matrices:
+    lines += matrices_markdown(report.matrices)
+    if report.contexts:
+        lines += ["### Contexts", "", "The same functions in every place a transform applies.", ""]
+        lines += matrices_markdown(report.contexts)
+    return lines
+
+
+def matrices_markdown(matrices: Sequence[Matrix]) -> list[str]:
+    lines = []
+    for item in matrices:
         lines.append(f"**{item.implementation}**")
         lines.append("")
         rows = [

@@ -22,7 +22,7 @@ from reports.distributions import (
     weighted_shares,
 )
 from reports.load import Records
-from reports.matrix import Matrix, compatibility_matrices, row_order, tallies
+from reports.matrix import Matrix, compatibility_matrices, context_matrices, row_order, tallies
 from reports.model import Aggregates, VerdictCount
 from reports.releases import Release, sorted_releases
 
@@ -93,6 +93,7 @@ class Report:
     weighted: tuple[WeightedShares, ...]
     matrices: tuple[Matrix, ...]
     bisections: tuple[ReleaseBisection, ...] = ()
+    contexts: tuple[Matrix, ...] = ()
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
@@ -163,4 +164,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         weighted=tuple(weighted_shares(aggregates.weighted)),
         matrices=tuple(compatibility_matrices(aggregates.verdicts)),
         bisections=tuple(run.bisection for run in records.runs if run.bisection),
+        contexts=tuple(context_matrices(aggregates.verdicts)),
     )

@@ -170,6 +170,7 @@ def summary(report: Report) -> dict[str, Any]:
         "partition": [partition(item) for item in report.partitions],
         "weighted": [weighted(item) for item in report.weighted],
         "matrix": [matrix(item) for item in report.matrices],
+        "contexts": [matrix(item) for item in report.contexts],
         "bisections": [bisection(item) for item in report.bisections],
     }
 

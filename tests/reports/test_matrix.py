@@ -13,6 +13,7 @@ from reports.matrix import (
     Tally,
     cell_state,
     compatibility_matrices,
+    context_matrices,
     first_documented,
     function_names,
 )
@@ -151,3 +152,23 @@ def test_a_class_not_shown_on_some_releases_between_its_first_and_last_lists_the
     shown = tuple(Release("nats-server", v) for v in ("2.9.1", "2.9.2", "2.9.4"))
     assert gaps(shown, swept) == (Release("nats-server", "2.9.3"),)
     assert gaps(shown[:2], swept) == ()
+
+
+def test_the_contexts_matrix_shows_where_a_function_is_taken_in_one_place_and_not_another() -> None:
+    verdicts = [
+        count(R[2], "validation", "left", "expected", "", 3),  # refused in mappings {} (listed)
+        count(R[2], "stream-transform", "wildcard+left", "agree", EXERCISED, 5),
+        count(R[4], "stream-transform", "left", "expected", "", 2),
+        count(R[4], "source-transform", "split", "agree", EXERCISED, 4),
+        count(R[4], "matching", "", "agree", EXERCISED, 9),  # no transform: in no context
+    ]
+    (matrix,) = context_matrices(verdicts)
+    assert matrix.releases == (R[2], R[4])
+    states = {row.name: [cell.state for cell in row.cells] for row in matrix.rows}
+    assert states == {
+        "mapping: left": [KNOWN, NO_EVIDENCE],
+        "stream: wildcard": [AGREES, NO_EVIDENCE],
+        "stream: left": [AGREES, KNOWN],
+        "source: split": [NO_EVIDENCE, AGREES],
+    }
+    assert [row.name for row in matrix.rows][:2] == ["mapping: left", "stream: wildcard"]
