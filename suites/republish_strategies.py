@@ -156,7 +156,7 @@ def options(draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: R
     overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
     rule they break), a literal with whitespace, and the odd shapes of `WEIRD_DESTINATIONS`."""
     source = draw(sources_for(subjects))
-    kind = draw(st.sampled_from(["shaped", "template", "overlap", "bare", "spaced", "weird"]))
+    kind = draw(st.sampled_from(["shaped", "template", "overlap", "overlap", "bare", "spaced", "weird"]))
     if kind == "shaped":
         destination = draw(destinations_for(source, namespace, profile))
     elif kind == "bare":

@@ -130,21 +130,30 @@ class RepublishObservation:
 
 @st.composite
 def operations(
-    draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool
+    draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool, limit: int = -1
 ) -> tuple[Operation, ...]:
     """The state machine's rules as a list: mostly publishes, and deletes (mostly of a published
     sequence, often the newest), purges (all, a stream subject or a published one) and edits to another
     valid option. After a delete, a publish or purge often goes to the deleted message's subject: that
     is where ``Nats-Last-Sequence`` has to name a message that is gone ("or 0 if none or deleted") and
     where a subject's state has to follow its limit and the delete. Each scenario publishes on one, two
-    or all tokens of the pool, so that subjects repeat (per-subject limits, last sequences)."""
+    or all tokens of the pool, so that subjects repeat (per-subject limits, last sequences); with a
+    per-subject `limit`, an `evict` step publishes one subject once past it, deletes the newest message
+    and purges the subject (the edge of a limit, then a delete, where a stream's state can go wrong)."""
     kinds = ["publish"] * 6 + ["purge", "edit"] + (["delete"] if deletes else [])
+    kinds += ["evict"] if deletes and limit > 0 else []
     pool = POOL[: draw(st.sampled_from([len(POOL), 1, 2]), label="distinct tokens")]
     drawn: list[Operation] = []
     published: list[str] = []
     deleted: list[str] = []
     for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=MAX_OPERATIONS)):
-        if kind == "publish":
+        if kind == "evict":
+            subject = draw(published_subjects(subjects, pool))
+            drawn += [Publish(subject, draw(payloads()), ()) for _ in range(limit + 1)]
+            published += [subject] * (limit + 1)
+            deleted.append(subject)
+            drawn += [Delete(len(published)), Purge(subject)]
+        elif kind == "publish":
             headers = draw(application_headers())
             msg_id = draw(st.sampled_from(MSG_IDS))
             if msg_id:
@@ -177,7 +186,7 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
     storage = draw(st.sampled_from(["memory", "file"]))
     limit = draw(st.sampled_from([-1, 1, 2]))
     valid = not republish_violations(subjects, option, rules)
-    ops = draw(operations(subjects, profile, deletes=True)) if valid else ()
+    ops = draw(operations(subjects, profile, deletes=True, limit=limit)) if valid else ()
     return RepublishScenario(subjects, option, storage, limit, ops, draw(st.integers(0, 2**32 - 1)))
 
 
