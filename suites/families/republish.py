@@ -205,7 +205,7 @@ class RepublishFamily(TargetServer):
         return ""
 
     def base_config(self, server: Backend) -> ServerConfig:
-        return ServerConfig() if server.name == "external" else jetstream_config(server)
+        return jetstream_config(server)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[RepublishScenario]:
         return scenarios(profile)

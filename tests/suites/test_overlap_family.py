@@ -26,13 +26,10 @@ def test_sequences_of_overlapping_mappings_agree_or_are_listed(
     name: str,
     how: str,
     *,
-    target: Target,
     server_factory: Callable[[], Backend],
     expectations: Expectations,
     tmp_path: Path,
 ) -> None:
-    if target.backend == "external":
-        pytest.skip("a sequence restarts the server")
     rows = run_agreeing(name, 400, server_factory=server_factory, expectations=expectations, run_dir=tmp_path)
     assert {row["feature"] for row in rows} == {"overlap"}
     steps = [Step.from_json(step) for row in rows for step in row["steps"]]

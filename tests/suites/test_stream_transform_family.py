@@ -59,13 +59,10 @@ def test_a_refusal_is_judged_by_the_places_rules_of_the_release() -> None:
 
 @pytest.mark.live
 def test_drawn_transforms_in_every_place_agree_or_are_listed(
-    target: Target,
     server_factory: Callable[[], Backend],
     expectations: Expectations,
     tmp_path: Path,
 ) -> None:
-    if target.backend == "external":
-        pytest.skip("stream transforms need a JetStream server this suite starts")
     rows = run_agreeing(
         "stream-transform", 150, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
     )
