@@ -376,7 +376,7 @@ def _crash_probe(
     observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
     if not session.has_died(observation.failure):
         return None
-    return transform, subjects[0], _panic_line(session)
+    return transform, subjects[0], panic_line(session)
 
 
 def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
@@ -585,7 +585,7 @@ def execute_validation(session: Session, source: str, destination: str) -> Verdi
     observation = publish_and_observe(session.url, [instance_of(source)], timeout=5.0)
     if not session.has_died(observation.failure):
         return Verdict("accept", "", _since(began))
-    panic = _panic_line(session)
+    panic = panic_line(session)
     session.restart()
     detail = f"the server died on a message to {instance_of(source)}: {panic}"
     return Verdict("accept", detail, _since(began), crashed=True)
@@ -595,7 +595,7 @@ def _since(began: float) -> int:
     return int((time.perf_counter() - began) * 1e6)
 
 
-def _panic_line(session: Session) -> str:
+def panic_line(session: Session) -> str:
     """The first line of a dead server's log that names a panic."""
     last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]
     return last[0] if last else "no panic line in its log"

@@ -21,7 +21,7 @@ from hypothesis.internal.constants_ast import Constants
 
 from fixtures.config import PROBE_SOURCE
 from reference.functions import canonical_name
-from reference.profiles import ReleaseProfile
+from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 from suites.differential import MappingBatch
 
 RECOMMENDED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
@@ -173,6 +173,17 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
     if draw(st.integers(0, 7)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
         return "{{ " + spelled + "(" + ", ".join(args) + ") }}"
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
+
+
+SWARM = ("$n", *ALL_FUNCTIONS, "nosuch")
+"""The function tokens a swarm draws from."""
+
+
+def swarms() -> st.SearchStrategy[list[str]]:
+    """A swarm: one to three of the function tokens a destination may use (``$n``, every function, an
+    unknown one), so that a unit draws a few functions in depth, their edges included, rather than all
+    of them thinly."""
+    return st.lists(st.sampled_from(SWARM), min_size=1, max_size=3, unique=True)
 
 
 @st.composite

@@ -25,20 +25,22 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error, jetstream_config
 from fixtures.config import ServerConfig
+from fixtures.errors import ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.schema import Case
 from reference.contexts import compile_in, context_named
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
-from suites.differential import RunContext, functions_named, make_case
+from suites.differential import RunContext, functions_named, make_case, panic_line
 from suites.engine.family import Judged, TargetServer
 from suites.families.mapping import token_pool
-from suites.strategies import bulk_subjects, destination_templates, sources
+from suites.strategies import bulk_subjects, destination_templates, sources, swarms
 
 PLACES = ("stream", "source", "mirror")
 NAMESPACE = "t"
@@ -72,6 +74,10 @@ class TransformObservation:
     created: JsonObject
     stored: tuple[str, ...] = ()
     duration_us: int = 0
+    failure: str = ""
+    """Why the unit stopped early: the server's panic line when it died (then restarted), else the
+    connection's error."""
+    crashed: bool = False
 
 
 def feature_of(place: str) -> str:
@@ -80,11 +86,11 @@ def feature_of(place: str) -> str:
 
 @st.composite
 def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
-    """A place, a transform for it (a source under `t.`, a destination from the mapping strategies) and
-    subjects its source matches (plus, in the stream place, one it does not)."""
+    """A place, a transform for it (a source under `t.`, a destination of a swarm of functions from the
+    mapping strategies) and subjects its source matches (plus, in the stream place, one it does not)."""
     place = draw(st.sampled_from(PLACES))
     source = draw(sources(namespace=NAMESPACE))
-    destination = draw(destination_templates(source, profile))
+    destination = draw(destination_templates(source, profile, draw(swarms())))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
     subjects = bulk_subjects(source, rng, SUBJECTS, pool=token_pool(rng)[:40])
@@ -129,7 +135,18 @@ class StreamTransformFamily(TargetServer):
         return transform_runs(profile)
 
     def execute(self, session: Session, unit: TransformRun) -> TransformObservation:
-        """Create the streams; when created, publish every subject and read back where each is stored."""
+        """Create the streams; when created, publish every subject and read back where each is stored. A
+        server that dies meanwhile is restarted, its panic line kept."""
+        try:
+            return self._execute(session, unit)
+        except (ServerError, WireError) as error:
+            if not session.has_died(str(error)):
+                return TransformObservation({}, failure=str(error))
+            panic = panic_line(session)
+            session.restart()
+            return TransformObservation({}, failure=panic, crashed=True)
+
+    def _execute(self, session: Session, unit: TransformRun) -> TransformObservation:
         configs = stream_configs(unit)
         with JetStreamClient(session.url) as js:
             began = time.perf_counter()
@@ -158,6 +175,8 @@ class StreamTransformFamily(TargetServer):
         """The creation's case, then one per published subject; every case carries the unit's step."""
         feature = feature_of(unit.place)
         steps = (unit.to_json(),)
+        if observed.failure:
+            return [replace(self._stopped(context, unit, observed), steps=steps)]
         try:
             transform: Transform | None = compile_in(unit.place, unit.source, unit.destination, profile)
             refusal = ""
@@ -211,6 +230,23 @@ class StreamTransformFamily(TargetServer):
             )
             cases.append(replace(case, steps=steps))
         return cases
+
+    def _stopped(self, context: RunContext, unit: TransformRun, observed: TransformObservation) -> Case:
+        """The case of a unit that did not finish: a `server-crash` divergence when the server died,
+        else `unknown`."""
+        return make_case(
+            context,
+            feature=feature_of(unit.place),
+            functions=functions_named(unit.destination),
+            source=unit.source,
+            destination=unit.destination,
+            subject=unit.subjects[0] if unit.subjects else "",
+            expected="stored",
+            observed="",
+            difference="server-crash" if observed.crashed else "unknown",
+            detail=observed.failure,
+            seed=unit.seed,
+        )
 
     def unit_of(self, case: CaseFile) -> TransformRun:
         """The case's place (from its step, else its feature) and transform, publishing its subject."""

@@ -12,13 +12,10 @@ from hypothesis import strategies as st
 
 from fixtures.session import Session
 from records.casefile import CaseFile
-from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
+from reference.profiles import ReleaseProfile
 from suites.differential import RunContext, Verdict, execute_validation, judge_validation
 from suites.engine.family import Judged, TargetServer
-from suites.strategies import destination_templates, mostly, sources
-
-SWARM = ("$n", *ALL_FUNCTIONS, "nosuch")
-"""What a validation unit's destination draws its function tokens from (a few of them per unit)."""
+from suites.strategies import destination_templates, mostly, sources, swarms
 
 Pair = tuple[str, str]
 
@@ -35,9 +32,8 @@ class ValidationFamily(TargetServer):
             """A source and a destination for it, of a swarm of one to three functions (so that each
             function is drawn in depth, its edges included); one destination in ten is empty (required
             by the document)."""
-            names = draw(st.lists(st.sampled_from(SWARM), min_size=1, max_size=3, unique=True))
             source = draw(sources(namespace="v"))
-            templates = destination_templates(source, profile, names)
+            templates = destination_templates(source, profile, draw(swarms()))
             return source, draw(mostly(templates, st.just(""), one_in=10))
 
         return pair()

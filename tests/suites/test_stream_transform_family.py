@@ -57,6 +57,13 @@ def test_a_refusal_is_judged_by_the_places_rules_of_the_release() -> None:
     ]
 
 
+def test_a_unit_that_killed_the_server_is_a_crash_and_one_cut_short_is_unknown() -> None:
+    run = TransformRun("mirror", "t.*", "x.{{partition(0,1)}}", ("t.a",))
+    died = TransformObservation({}, failure="panic: runtime error: integer divide by zero", crashed=True)
+    assert judged(run, died, "2.10.27") == [("diverge", "server-crash")]
+    assert judged(run, TransformObservation({}, failure="connection reset")) == [("unknown", "unknown")]
+
+
 @pytest.mark.live
 def test_drawn_transforms_in_every_place_agree_or_are_listed(
     server_factory: Callable[[], Backend],
