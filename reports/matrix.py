@@ -20,7 +20,7 @@ until a cell in another state. A row whose newest evidence is not ``agrees`` has
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -165,28 +165,15 @@ def compatibility_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
     """One matrix per implementation, its releases in version order (nats-server first)."""
     counted = list(verdicts)
     table = tallies(counted)
-    releases = sorted_releases(item.release for item in counted)
-    matrices = []
-    for implementation in dict.fromkeys(release.implementation for release in releases):
-        columns = tuple(release for release in releases if release.implementation == implementation)
-        rows = []
-        for kind, name in row_order(table):
-            by_release = table[(kind, name)]
-            if not any(release in by_release for release in columns):
-                continue
-            cells = []
-            for release in columns:
-                tally = by_release.get(release, Tally())
-                if kind == "function":
-                    refused = tally.refused
-                else:
-                    own = table.get(("function", FEATURE_FUNCTION.get(name, "")), {}).get(release)
-                    refused = not tally.judged and own is not None and own.refused
-                cells.append(Cell(cell_state(tally, refused=refused), tally))
-            first = first_documented(columns, (cell.state for cell in cells))
-            rows.append(MatrixRow(kind, name, tuple(cells), first))
-        matrices.append(Matrix(implementation, columns, tuple(rows)))
-    return matrices
+
+    def refused(key: tuple[str, str], release: Release, tally: Tally) -> bool:
+        kind, name = key
+        if kind == "function":
+            return tally.refused
+        own = table.get(("function", FEATURE_FUNCTION.get(name, "")), {}).get(release)
+        return not tally.judged and own is not None and own.refused
+
+    return _matrices(table, row_order(table), counted, refused, lambda key: key)
 
 
 def context_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
@@ -198,24 +185,42 @@ def context_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
     table: Tallies = defaultdict(lambda: defaultdict(Tally))
     for item in counted:
         for name in function_names(item.functions):
-            key = (context_of[item.feature], name)
-            table[key][item.release].add(item.verdict, item.evidence, item.count)
-    releases = sorted_releases(item.release for item in counted)
+            table[(context_of[item.feature], name)][item.release].add(item.verdict, item.evidence, item.count)
     order = [context.name for context in CONTEXTS]
     keys = sorted(table, key=lambda key: (order.index(key[0]), FUNCTION_ORDER.index(key[1])))
+    return _matrices(
+        table,
+        keys,
+        counted,
+        lambda _key, _release, tally: tally.refused,
+        lambda key: ("context", f"{key[0]}: {key[1]}"),
+    )
+
+
+def _matrices(
+    table: Tallies,
+    keys: Iterable[tuple[str, str]],
+    counted: Iterable[VerdictCount],
+    refused: Callable[[tuple[str, str], Release, Tally], bool],
+    row_of: Callable[[tuple[str, str]], tuple[str, str]],
+) -> list[Matrix]:
+    """One matrix per implementation of `counted`: a row per key with evidence there (its kind and name
+    from `row_of`), a cell per release in version order."""
+    releases = sorted_releases(item.release for item in counted)
+    keys = list(keys)
     matrices = []
     for implementation in dict.fromkeys(release.implementation for release in releases):
         columns = tuple(release for release in releases if release.implementation == implementation)
         rows = []
-        for context, name in keys:
-            by_release = table[(context, name)]
+        for key in keys:
+            by_release = table[key]
             if not any(release in by_release for release in columns):
                 continue
             cells = []
             for release in columns:
                 tally = by_release.get(release, Tally())
-                cells.append(Cell(cell_state(tally, refused=tally.refused), tally))
+                cells.append(Cell(cell_state(tally, refused=refused(key, release, tally)), tally))
             first = first_documented(columns, (cell.state for cell in cells))
-            rows.append(MatrixRow("context", f"{context}: {name}", tuple(cells), first))
+            rows.append(MatrixRow(*row_of(key), tuple(cells), first))
         matrices.append(Matrix(implementation, columns, tuple(rows)))
     return matrices

@@ -36,7 +36,7 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.differential import RunContext, make_case, rejection_case
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.strategies import mostly
+from suites.strategies import bulk_subjects, mostly
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 FEATURE = "overlap"
@@ -110,20 +110,13 @@ def sources() -> st.SearchStrategy[str]:
 
 
 def subjects_for(all_sources: list[str], rng: random.Random) -> tuple[str, ...]:
-    """A few subjects of each source (a, b or c at each wildcard, one or two tokens at a >) and one of no
+    """A few subjects of each source (a, b or c at each wildcard, one to three at a >) and one of no
     source's shape, without repeats."""
-    out = []
-    for source in all_sources:
-        for _ in range(SUBJECTS_PER_SOURCE):
-            tokens = []
-            for token in source.split("."):
-                if token == "*":
-                    tokens.append(rng.choice(SUBJECT_TOKENS))
-                elif token == ">":
-                    tokens += rng.choices(SUBJECT_TOKENS, k=rng.randint(1, 2))
-                else:
-                    tokens.append(token)
-            out.append(".".join(tokens))
+    out = [
+        s
+        for source in all_sources
+        for s in bulk_subjects(source, rng, SUBJECTS_PER_SOURCE, pool=SUBJECT_TOKENS)
+    ]
     out.append(".".join([NAMESPACE, *rng.choices(SUBJECT_TOKENS, k=4)]))
     return tuple(dict.fromkeys(out))
 
