@@ -35,6 +35,9 @@ FEATURES: Final = (
     "republish",
     "streaming",
     "overlap",
+    "stream-transform",
+    "source-transform",
+    "mirror-transform",
 )
 
 
