@@ -38,6 +38,8 @@ FEATURES: Final = (
     "stream-transform",
     "source-transform",
     "mirror-transform",
+    "stream-import",
+    "service-import",
 )
 
 

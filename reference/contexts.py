@@ -11,6 +11,14 @@ that refuses a documented function or takes a destination no subject can come fr
 that place (observed: 2.10 streams and mirrors take whitespace that sources refuse; 2.11 and later refuse
 left and right in all three; see expectations.toml).
 
+An import's transform maps the exporter's subject (the import's ``subject``, the source) to the
+importer's (its ``to``, the destination): a stream import delivers a message published on the source in
+the exporting account on the mapped subject in the importing one. Where the documents are silent,
+observed (2.2.0 to 2.14.5, nats-server ``Account.addServiceImport``): a service import's request travels
+that transform backwards, from a subject of the ``to`` pattern (each wildcard token written as ``*``) to
+the one exporter subject the transform maps to it; so a service import takes only a destination that can
+be read backwards, wildcard tokens and literals with every source ``*`` used exactly once.
+
 Where the documents are silent, observed: in the JetStream places an empty destination is a transform
 that keeps the subject (a source's or mirror's entry then only filters): 2.10.27 and 2.14.5 accept
 ``{"src": "t.*", "dest": ""}`` in all three and store ``t.a`` as ``t.a``.
@@ -23,16 +31,33 @@ from typing import Final
 
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
+from reference.templates import FunctionNode, LiteralNode, parse_token
 from reference.transform import Transform, compile_transform
 from reference.versions import Version
 
-__all__ = ["CONTEXTS", "Context", "UnsupportedContextError", "compile_in", "context_named"]
+__all__ = [
+    "CONTEXTS",
+    "Context",
+    "IrreversibleImportError",
+    "UnsupportedContextError",
+    "compile_in",
+    "context_named",
+    "local_pattern",
+    "requested",
+]
 
 
 class UnsupportedContextError(MappingError):
     """The release has no such place."""
 
     kind = "unsupported-context"
+
+
+class IrreversibleImportError(MappingError):
+    """A service import's destination that cannot be read backwards (a function other than a wildcard,
+    or a source ``*`` not used exactly once)."""
+
+    kind = "import-not-reversible"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +76,8 @@ class Context:
 
 CONTEXTS: Final = (
     Context("mapping", Version(2, 2, 0), ("mapping", "partition", "validation")),
-    Context("import", Version(2, 2, 0), ("import",)),
+    Context("stream-import", Version(2, 2, 0), ("stream-import",)),
+    Context("service-import", Version(2, 2, 0), ("service-import",)),
     Context("stream", Version(2, 10, 0), ("stream-transform",)),
     Context("source", Version(2, 10, 0), ("source-transform",)),
     Context("mirror", Version(2, 10, 0), ("mirror-transform",)),
@@ -85,4 +111,57 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     if not place.supported(profile):
         message = f"{context} transforms appeared in {place.since}, not in {profile.name}"
         raise UnsupportedContextError(message)
-    return compile_transform(source, destination, profile)
+    transform = compile_transform(source, destination, profile)
+    if context == "service-import":
+        _check_reversible(transform)
+    return transform
+
+
+def _nodes(transform: Transform) -> list[FunctionNode | LiteralNode]:
+    return [parse_token(token, transform.profile) for token in transform.destination.split(".")]
+
+
+def _check_reversible(transform: Transform) -> None:
+    indexes: list[int] = []
+    for node in _nodes(transform):
+        if isinstance(node, FunctionNode):
+            if node.name != "wildcard":
+                raise IrreversibleImportError(f"a service import cannot read {node.token!r} backwards")
+            indexes += node.indexes
+    if sorted(indexes) != list(range(1, transform.source.split(".").count("*") + 1)):
+        message = f"{transform.destination!r} does not use every '*' of {transform.source!r} exactly once"
+        raise IrreversibleImportError(message)
+
+
+def local_pattern(destination: str, profile: ReleaseProfile) -> str:
+    """The importer's subjects of a service import: `destination` with each wildcard token as ``*``
+    (a token the release cannot read stays as written)."""
+    tokens = []
+    for token in destination.split("."):
+        try:
+            node = parse_token(token, profile)
+        except MappingError:
+            node = LiteralNode(token)
+        tokens.append("*" if isinstance(node, FunctionNode) and node.name == "wildcard" else token)
+    return ".".join(tokens)
+
+
+def requested(transform: Transform, local: str) -> str:
+    """The exporter's subject a request on `local` reaches through a service import compiled as
+    `transform` by `compile_in`: the one subject it maps to `local` ('' when there is none)."""
+    tokens = local.split(".")
+    nodes = _nodes(transform)
+    open_ended = transform.source.split(".")[-1] == ">"
+    if len(tokens) < len(nodes) if open_ended else len(tokens) != len(nodes):
+        return ""
+    taken = {
+        node.indexes[0]: tokens[position]
+        for position, node in enumerate(nodes)
+        if isinstance(node, FunctionNode)
+    }
+    numbers = iter(range(1, len(taken) + 1))
+    source = [taken[next(numbers)] if token == "*" else token for token in transform.source.split(".")]
+    if open_ended:
+        source[-1:] = tokens[len(nodes) - 1 :]
+    candidate = ".".join(source)
+    return candidate if transform.matches(candidate) and transform.apply(candidate) == local else ""

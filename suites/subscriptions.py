@@ -15,6 +15,7 @@ subscription by the partition and weighted properties, where mappings rewrite th
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -88,34 +89,43 @@ def observe_subscriptions(
     patterns: Sequence[str],
     subjects: Sequence[str],
     *,
+    publisher_url: str = "",
     chunk_deliveries: int = CHUNK_DELIVERIES,
     timeout: float = 10.0,
 ) -> SubscriptionObservation:
     """Subscribe ``patterns`` (sids 1..N), publish ``subjects`` (payload = index) on the same connection,
-    and return every delivery. Never raises for server or network trouble: ``failure`` says what ended
-    the observation, and ``published`` how far it got.
+    or on a connection to ``publisher_url`` (another account's user), and return every delivery. Never
+    raises for server or network trouble: ``failure`` says what ended the observation, and
+    ``published`` how far it got.
+
+    With a publisher of its own, its PONG comes first: the deliveries of its publications are then
+    queued for the subscribing connection, whose own PING/PONG proves they were read.
     """
     observation = SubscriptionObservation()
-    try:
-        connection = WireConnection(url, name="nats-conformance-subscriptions", timeout=timeout)
-    except WireError as error:
-        observation.failure = str(error)
-        return observation
-    try:
-        for sid, pattern in enumerate(patterns, start=1):
-            connection.subscribe(pattern, sid)
-        connection.flush()
-        per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
-        for start in range(0, len(subjects), per_chunk):
-            stop = min(start + per_chunk, len(subjects))
-            connection.queue_frames(publish_frames(subjects[start:stop], start))
-            connection.ping()
-            collect_until_pong(connection, observation, timeout)
-            observation.published = stop
-    except WireError as error:
-        observation.failure = str(error)
-    finally:
-        connection.close()
+    with contextlib.ExitStack() as opened:
+        try:
+            connection = opened.enter_context(
+                WireConnection(url, name="nats-conformance-subscriptions", timeout=timeout)
+            )
+            publisher = connection
+            if publisher_url:
+                publisher = opened.enter_context(
+                    WireConnection(publisher_url, name="nats-conformance-publisher", timeout=timeout)
+                )
+            for sid, pattern in enumerate(patterns, start=1):
+                connection.subscribe(pattern, sid)
+            connection.flush()
+            per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
+            for start in range(0, len(subjects), per_chunk):
+                stop = min(start + per_chunk, len(subjects))
+                publisher.queue_frames(publish_frames(subjects[start:stop], start))
+                if publisher is not connection:
+                    publisher.flush()
+                connection.ping()
+                collect_until_pong(connection, observation, timeout)
+                observation.published = stop
+        except WireError as error:
+            observation.failure = str(error)
     return observation
 
 

@@ -7,6 +7,8 @@ from typing import Any, Final
 
 from reference.errors import ConformanceError
 from suites.engine.family import Family
+from suites.families.contexts import ContextsFamily
+from suites.families.imports import ImportFamily
 from suites.families.mapping import MappingFamily
 from suites.families.matching import MatchingFamily
 from suites.families.overlap import OverlapFamily
@@ -36,6 +38,9 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         OverlapFamily(),
         OverlapFamily(name="overlap-operator", budget=1_000, operator=True),
         StreamTransformFamily(),
+        ImportFamily(),
+        ImportFamily(name="import-operator", budget=1_000, operator=True),
+        ContextsFamily(),
     )
 }
 

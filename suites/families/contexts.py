@@ -1,0 +1,137 @@
+"""Every-context family: one drawn (source, destination) applied, one place after the other, in every place
+a transform applies on the same server, each judged by that place's own family.
+
+docs.nats.io, "Subject Mapping and Partitioning" (nats-concepts/subject_mapping), introduction: subject
+mappings apply in the account's mappings and "as part of the imports and exports between accounts"; the
+"Streams" page (nats-concepts/jetstream/streams), "Subject Transforms", applies the same functions in a
+stream; the JetStream RePublish ADR (github.com/nats-io/nats-architecture-and-design, adr/ADR-28) takes a
+destination for republished messages. The server runs two accounts (the first with JetStream, the
+second exporting every subject to it), and a unit is one pair with subjects of its source:
+
+- ``validation`` and ``mapping``: the pair as an account mapping, accepted or refused, then the subjects
+  published through it;
+- ``stream-import``: the pair as a stream import's subject and ``to``;
+- ``stream-transform``: the pair as a stream's ``subject_transform`` (2.10 and later);
+- ``republish``: a stream of the source republishing to the destination (2.8.3 and later).
+
+A place a release lacks is left out of the unit on that release. The report's contexts matrix (place x
+function x release) then shows, from the same pairs, where a destination is accepted and what it gives.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fixtures.clients.jetstream import jetstream_config
+from fixtures.config import Account, ServerConfig
+from fixtures.servers.base import Backend
+from fixtures.session import Session
+from records.casefile import CaseFile
+from reference.profiles import ReleaseProfile
+from reference.republish import RePublish
+from suites.differential import MappingBatch, RunContext
+from suites.engine.family import Family, Judged, TargetServer
+from suites.families.imports import EXPORTER, EXPORTS, IMPORTER, ImportFamily, ImportRun
+from suites.families.mapping import MappingFamily, token_pool
+from suites.families.republish import Publish, RepublishFamily, RepublishScenario
+from suites.families.streams import NAMESPACE, StreamTransformFamily, TransformRun
+from suites.families.validation import ValidationFamily
+from suites.strategies import bulk_subjects, destination_templates, sources, swarms
+
+SUBJECTS = 5
+PLACES: tuple[Family[Any, Any], ...] = (
+    ValidationFamily(),
+    MappingFamily(),
+    ImportFamily(),
+    StreamTransformFamily(),
+    RepublishFamily(),
+)
+"""The family that judges each place, in the order a unit visits them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextsUnit:
+    """One pair and the subjects published through it in every place."""
+
+    source: str
+    destination: str
+    subjects: tuple[str, ...]
+    seed: int = 0
+
+    def member_units(self) -> tuple[object, ...]:
+        """The unit of each family of `PLACES` that applies this pair in its place."""
+        pair = (self.source, self.destination)
+        return (
+            pair,
+            MappingBatch((pair,), (self.subjects,), self.seed),
+            ImportRun("stream", self.source, self.destination, self.subjects, self.seed),
+            TransformRun("stream", self.source, self.destination, self.subjects, self.seed),
+            RepublishScenario(
+                (self.source,),
+                RePublish(self.source, self.destination),
+                operations=tuple(Publish(subject, b"c", ()) for subject in self.subjects),
+                seed=self.seed,
+            ),
+        )
+
+
+@st.composite
+def contexts_units(draw: st.DrawFn, profile: ReleaseProfile) -> ContextsUnit:
+    """A source under the stream place's namespace, a destination of a swarm of functions, and subjects
+    of the source (the mapping strategies, so every boundary they reach)."""
+    source = draw(sources(namespace=NAMESPACE))
+    destination = draw(destination_templates(source, profile, draw(swarms())))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = random.Random(seed)
+    subjects = bulk_subjects(source, rng, SUBJECTS, pool=token_pool(rng)[:40])
+    return ContextsUnit(source, destination, tuple(dict.fromkeys(subjects)), seed)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextsFamily(TargetServer):
+    name: str = "contexts"
+    features: tuple[str, ...] = tuple(feature for family in PLACES for feature in family.features)
+    budget: int = 1_000
+
+    def unsupported(self, version: str, backend: str) -> str:
+        if backend == "external":
+            return "every context needs accounts and JetStream in a configuration this suite writes"
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        accounts = (Account(IMPORTER, jetstream=True), Account(EXPORTER, exports=EXPORTS))
+        return replace(jetstream_config(server), accounts=accounts)
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[ContextsUnit]:
+        return contexts_units(profile)
+
+    def execute(self, session: Session, unit: ContextsUnit) -> tuple[tuple[int, object], ...]:
+        """Each place the release has, one after the other: (its index in `PLACES`, what it observed)."""
+        server = session.server
+        observed = []
+        for index, (family, member) in enumerate(zip(PLACES, unit.member_units(), strict=True)):
+            if not family.unsupported(server.version, server.name):
+                observed.append((index, family.execute(session, member)))
+        return tuple(observed)
+
+    def judge(
+        self,
+        context: RunContext,
+        profile: ReleaseProfile,
+        unit: ContextsUnit,
+        observed: tuple[tuple[int, object], ...],
+    ) -> Judged:
+        members = unit.member_units()
+        return [
+            case
+            for index, seen in observed
+            for case in PLACES[index].judge(context, profile, members[index], seen)
+        ]
+
+    def unit_of(self, case: CaseFile) -> ContextsUnit:
+        """The case's pair in every place, publishing its subject."""
+        return ContextsUnit(case.source, case.destination, (case.subject,) if case.subject else ())

@@ -1,0 +1,300 @@
+"""Import family: a subject transform in an import between two accounts, configured in the server's
+configuration file.
+
+docs.nats.io, "Subject Mapping and Partitioning" (nats-concepts/subject_mapping), introduction: subject
+mappings also apply "as part of the imports and exports between accounts". The account ``EXP`` exports
+every subject (``>``) as a stream and as a service; the account ``IMP`` imports one drawn subject of it
+(the source, from the mapping strategies) with a drawn local subject ``to`` (the destination). The
+transform maps the exporter's subjects to the importer's (`reference.contexts`).
+
+- ``stream``: subjects of the source are published in ``EXP``; each must reach an ``IMP`` subscriber of
+  ``>`` once, on the reference's subject.
+- ``service``: requests are published in ``IMP`` on subjects of the ``to`` pattern; each must reach an
+  ``EXP`` subscriber of ``>`` once, on the one exporter subject the transform maps to it, and the
+  exporter's reply must come back to the requester's reply subject.
+
+Per unit: one case for the configuration (the server takes the import iff the reference does in that
+place), then one per published subject.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import defaultdict
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from fixtures.clients.wire import WireConnection, WireError
+from fixtures.config import Account, Export, Import, ServerConfig
+from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.servers.base import Backend
+from fixtures.session import Session
+from records.casefile import CaseFile
+from reference.contexts import compile_in, local_pattern, requested
+from reference.errors import MappingError
+from reference.profiles import ReleaseProfile
+from reference.transform import Transform
+from suites.differential import RunContext, functions_named, make_case, panic_line, refusal_suffix
+from suites.engine.family import Judged, TargetServer, in_operator_mode
+from suites.families.mapping import token_pool
+from suites.strategies import bulk_subjects, destination_templates, sources, swarms
+from suites.subscriptions import observe_subscriptions
+
+KINDS = ("stream", "service")
+EXPORTS = tuple(Export(kind, ">") for kind in KINDS)
+"""The exporter's exports: every subject, as a stream and as a service."""
+IMPORTER = "IMP"
+EXPORTER = "EXP"
+NAMESPACE = "e"
+SUBJECTS = 8
+INBOX = "_INBOX.nc"
+TIMEOUT = 5.0
+UNOBSERVABLE = "not published: a subject mapped to a 'to' with whitespace cannot be carried by a MSG frame"
+FUNCTION_TOKEN = re.compile(r"\{\{.*?\}\}")
+LITERAL_SOURCE = "-literal-source"
+"""Appended to the difference of a case whose source has no wildcard: the server then builds no transform
+and delivers on the ``to`` subject as written, which sets those cases apart."""
+
+
+def feature_of(kind: str) -> str:
+    return f"{kind}-import"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRun:
+    """One import: its kind, the exporter's subject (source), the local subject (destination) and the
+    subjects published: the exporter's for a stream, the importer's for a service."""
+
+    kind: str
+    source: str
+    destination: str
+    subjects: tuple[str, ...]
+    seed: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.kind, "source": self.source, "destination": self.destination})
+
+
+@dataclass(frozen=True, slots=True)
+class ImportObservation:
+    """The server's refusal of the configuration ('' when it took it), whether it took it, where each
+    publication arrived
+    (by index), which requests' replies came back, and why the unit stopped early ('' when it did not)."""
+
+    rejection: str = ""
+    configured: bool = False
+    arrived: tuple[tuple[str, ...], ...] = ()
+    replied: tuple[bool, ...] = ()
+    failure: str = ""
+    """Why the unit stopped early: the server's panic line when it died (then restarted), else the
+    connection's error."""
+    crashed: bool = False
+
+
+def published_subjects(
+    kind: str, source: str, destination: str, profile: ReleaseProfile, seed: int
+) -> list[str]:
+    """The subjects a unit publishes: of the source for a stream import, of the local pattern of the
+    destination for a service import."""
+    rng = random.Random(seed)
+    pattern = source if kind == "stream" else local_pattern(destination, profile)
+    return list(dict.fromkeys(bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])))
+
+
+@st.composite
+def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
+    """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies)."""
+    kind = draw(st.sampled_from(KINDS))
+    source = draw(sources(namespace=NAMESPACE))
+    destination = draw(destination_templates(source, profile, draw(swarms())))
+    seed = draw(st.integers(0, 2**32 - 1))
+    subjects = published_subjects(kind, source, destination, profile, seed)
+    return ImportRun(kind, source, destination, tuple(subjects), seed)
+
+
+def is_literal(source: str) -> bool:
+    """True iff `source` has no wildcard token (the server then uses the import's ``to`` as written)."""
+    return not {"*", ">"} & set(source.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFamily(TargetServer):
+    """Imports in the configuration file, or (`operator`) in account JWTs pushed to an operator-mode
+    server: the exporter's JWT is preloaded, the importer's pushed with each unit's import (its `to` as
+    the claim's local subject)."""
+
+    name: str = "import"
+    features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
+    budget: int = 2_000
+    operator: bool = False
+
+    def server_for(self, server: Backend) -> Backend:
+        return in_operator_mode(server, self.operator)
+
+    def unsupported(self, version: str, backend: str) -> str:
+        if backend == "external":
+            return "imports need two accounts in a configuration this suite writes"
+        return ""
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        return ServerConfig(accounts=(Account(IMPORTER), Account(EXPORTER, exports=EXPORTS)))
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[ImportRun]:
+        return import_runs(profile)
+
+    def execute(self, session: Session, unit: ImportRun) -> ImportObservation:
+        """Put the import in force, then publish; a server that died meanwhile is started again."""
+        try:
+            session.configure_imports(Import(unit.kind, EXPORTER, unit.source, unit.destination))
+        except ConfigRejectedError as error:
+            return ImportObservation(rejection=error.server_message)
+        except ServerError as error:
+            return self._failed(session, f"configuration failed: {error}", configured=False)
+        if any(character.isspace() for character in FUNCTION_TOKEN.sub("", unit.destination)):
+            return ImportObservation(configured=True, failure=UNOBSERVABLE)
+        if unit.kind == "stream":
+            seen = observe_subscriptions(
+                session.url, [">"], unit.subjects, publisher_url=session.peer_url, timeout=TIMEOUT
+            )
+            if seen.failure:
+                return self._failed(session, seen.failure, configured=True)
+            arrived = tuple(tuple(seen.subjects_for(1, index)) for index in range(len(unit.subjects)))
+            return ImportObservation(configured=True, arrived=arrived)
+        try:
+            return _request(session.url, session.peer_url, unit.subjects)
+        except WireError as error:
+            return self._failed(session, str(error), configured=True)
+
+    @staticmethod
+    def _failed(session: Session, failure: str, *, configured: bool) -> ImportObservation:
+        if not session.has_died(failure):
+            return ImportObservation(configured=configured, failure=failure)
+        panic = panic_line(session)
+        session.restart()
+        return ImportObservation(configured=configured, failure=panic, crashed=True)
+
+    def judge(
+        self, context: RunContext, profile: ReleaseProfile, unit: ImportRun, observed: ImportObservation
+    ) -> Judged:
+        """The configuration's case, then one per published subject; every case carries the unit's step."""
+        feature = feature_of(unit.kind)
+        try:
+            transform: Transform | None = compile_in(feature, unit.source, unit.destination, profile)
+            refusal = ""
+        except MappingError as refused:
+            transform, refusal = None, refused.kind
+        functions = transform.functions if transform else functions_named(unit.destination)
+        literal = LITERAL_SOURCE if is_literal(unit.source) else ""
+        if observed.crashed:
+            difference, verdict = "server-crash", ""
+        elif observed.failure and not observed.configured:
+            difference, verdict = "unknown", ""
+        elif observed.rejection:
+            suffix = refusal_suffix(observed.rejection)
+            difference, verdict = ("" if refusal else "reference-accept-server-reject" + suffix), "reject"
+        else:
+            difference, verdict = (f"reference-reject-{refusal}-server-accept" if refusal else ""), "accept"
+        if difference not in ("", "unknown"):
+            difference += literal
+        configured = make_case(
+            context,
+            feature=feature,
+            functions=functions,
+            source=unit.source,
+            destination=unit.destination,
+            subject="",
+            expected=f"reject:{refusal}" if refusal else "accept",
+            observed=verdict,
+            difference=difference,
+            detail=observed.failure if difference in ("server-crash", "unknown") else observed.rejection,
+            seed=unit.seed,
+        )
+        steps = (unit.to_json(),)
+        cases = [replace(configured, steps=steps)]
+        if transform is None or verdict != "accept":
+            return cases
+        for index, subject in enumerate(unit.subjects):
+            arrived = list(observed.arrived[index]) if index < len(observed.arrived) else []
+            replied = unit.kind == "stream" or (index < len(observed.replied) and observed.replied[index])
+            if observed.failure:
+                expected, difference = "", "unknown"
+            else:
+                expected, difference = delivery(unit.kind, transform, subject, arrived, replied)
+                difference += literal if difference else ""
+            case = make_case(
+                context,
+                feature=feature,
+                functions=transform.functions,
+                source=unit.source,
+                destination=unit.destination,
+                subject=subject,
+                expected=expected,
+                observed="|".join(arrived),
+                difference=difference,
+                detail=observed.failure,
+                seed=unit.seed,
+            )
+            cases.append(replace(case, steps=steps))
+        return cases
+
+    def unit_of(self, case: CaseFile) -> ImportRun:
+        """The case's import (its kind from its step, else its feature), publishing its subject."""
+        kind = json.loads(case.steps[0])["kind"] if case.steps else case.feature.removesuffix("-import")
+        subjects = (case.subject,) if case.subject else ()
+        return ImportRun(kind, case.source, case.destination, subjects)
+
+
+def delivery(
+    kind: str, transform: Transform, subject: str, arrived: list[str], replied: bool
+) -> tuple[str, str]:
+    """Where the publication on `subject` had to arrive, and what differed ('' when nothing): a stream
+    import's message on the transform's subject, a service import's request on the one exporter subject
+    the transform maps to `subject`, with its reply back."""
+    if kind == "stream":
+        expected = transform.apply(subject)
+        right = len(arrived) == 1 and transform.accepts(subject, arrived[0])
+    else:
+        expected = requested(transform, subject)
+        right = arrived == [expected]
+    if not arrived:
+        return expected, "not-delivered"
+    if len(arrived) > 1:
+        return expected, "delivered-more-than-once"
+    if not right:
+        return expected, "wrong-subject"
+    return expected, "" if replied else "no-reply"
+
+
+def _request(url: str, exporter_url: str, subjects: tuple[str, ...]) -> ImportObservation:
+    """Publish a request on each subject from the importer; the exporter notes where each arrives and
+    replies to it; then note which replies came back."""
+    arrived: dict[int, list[str]] = defaultdict(list)
+    with (
+        WireConnection(url, name="nats-conformance-requester", timeout=TIMEOUT) as importer,
+        WireConnection(exporter_url, name="nats-conformance-responder", timeout=TIMEOUT) as exporter,
+    ):
+        exporter.subscribe(">", 1)
+        exporter.flush()
+        importer.subscribe(f"{INBOX}.>", 1)
+        for index, subject in enumerate(subjects):
+            importer.publish(subject, str(index).encode(), reply=f"{INBOX}.{index}")
+        importer.flush()
+        exporter.flush()
+        for message in exporter.pending:
+            if message.payload.isdigit() and message.reply:
+                arrived[int(message.payload)].append(message.subject)
+                exporter.publish(message.reply, message.payload)
+        exporter.pending.clear()
+        exporter.flush()
+        importer.flush()
+        replied = {
+            int(m.payload) for m in importer.pending if m.payload.isdigit() and m.subject.startswith(INBOX)
+        }
+    return ImportObservation(
+        configured=True,
+        arrived=tuple(tuple(arrived[index]) for index in range(len(subjects))),
+        replied=tuple(index in replied for index in range(len(subjects))),
+    )

@@ -1,0 +1,169 @@
+"""The import family (`suites.families.imports`): stream and service imports with a drawn `to` between
+two accounts of a live server deliver where the reference maps, or are refused or taken as
+expectations.toml lists; a recorded case replays; and the judging, without a server."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixtures.config import Account, Export, Import, ServerConfig, render_config
+from fixtures.options import Target
+from fixtures.servers.base import Backend
+from records.casefile import CaseFile
+from records.expectations import Expectations, load_expectations
+from reference.profiles import for_version
+from suites.__main__ import main
+from suites.differential import RunContext
+from suites.engine.family import cases_of
+from suites.families import FAMILIES, family_of_feature
+from suites.families.imports import ImportObservation, ImportRun, published_subjects
+from tests.families import run_agreeing
+
+FAMILY = FAMILIES["import"]
+
+
+def judged(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[tuple[str, str]]:
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", version, "process", Expectations(), lambda: next(counter))
+    cases = cases_of(FAMILY.judge(context, for_version(version), run, observed))
+    return [(case.verdict, case.difference) for case in cases]
+
+
+def test_the_configuration_renders_exports_imports_and_the_user_without_credentials() -> None:
+    config = ServerConfig(
+        accounts=(
+            Account("IMP", imports=(Import("stream", "EXP", "e.*", "x.$1"),)),
+            Account("EXP", exports=(Export("stream", ">"),)),
+        )
+    )
+    text = render_config(config, port=4222)
+    assert '{stream: {account: "EXP", subject: "e.*"}, to: "x.$1"}' in text
+    assert 'exports: [{stream: ">"}]' in text
+    assert text.rstrip().endswith('no_auth_user: "IMP"')
+
+
+def test_each_stream_delivery_is_judged_against_the_reference() -> None:
+    run = ImportRun("stream", "e.*.*", "x.$2.$1", ("e.a.b", "e.c.d", "e.e.f", "e.g.h"))
+    arrived = (("x.b.a",), ("x.c.d",), (), ("x.h.g", "x.h.g"))
+    assert judged(run, ImportObservation(configured=True, arrived=arrived)) == [
+        ("agree", ""),
+        ("agree", ""),
+        ("diverge", "wrong-subject"),
+        ("diverge", "not-delivered"),
+        ("diverge", "delivered-more-than-once"),
+    ]
+
+
+def test_a_service_request_travels_the_transform_backwards_and_its_reply_comes_back() -> None:
+    run = ImportRun("service", "e.*.*", "x.$2.$1", ("x.b.a", "x.d.c", "x.f.e"))
+    observed = ImportObservation(
+        configured=True, arrived=(("e.a.b",), ("e.c.d",), ("e.d.c",)), replied=(True, False, True)
+    )
+    assert judged(run, observed) == [
+        ("agree", ""),
+        ("agree", ""),
+        ("diverge", "no-reply"),
+        ("diverge", "wrong-subject"),
+    ]
+    assert (
+        published_subjects("service", "e.*.*", "x.$2.{{wildcard(1)}}", for_version("2.14.5"), 1)[0][:2]
+        == "x."
+    )
+
+
+def test_refusals_crashes_and_literal_sources_are_told_apart() -> None:
+    spread = ImportRun("stream", "e.*", "x.{{split(1,-)}}", ())
+    assert judged(spread, ImportObservation(rejection="not allowed")) == [
+        ("diverge", "reference-accept-server-reject")
+    ]
+    repeated = ImportRun("service", "e.*.*", "x.$1.$1", ())
+    assert judged(repeated, ImportObservation(configured=True)) == [
+        ("diverge", "reference-reject-import-not-reversible-server-accept")
+    ]
+    literal = ImportRun("stream", "e.b", "x.{{random(3)}}", ("e.b",))
+    assert judged(literal, ImportObservation(configured=True, arrived=(("x.{{random(3)}}",),))) == [
+        ("agree", ""),
+        ("diverge", "wrong-subject-literal-source"),
+    ]
+    crashed = ImportObservation(failure="panic: runtime error", crashed=True)
+    assert judged(ImportRun("stream", "e.*", "$1.$1", ()), crashed) == [("diverge", "server-crash")]
+    cut = ImportObservation(configured=True, failure="connection reset")
+    assert judged(ImportRun("stream", "e.*", "x.$1", ("e.a",)), cut) == [
+        ("agree", ""),
+        ("unknown", "unknown"),
+    ]
+
+
+def test_the_listed_findings_are_expected_on_the_releases_that_show_them() -> None:
+    listed = load_expectations()
+    for version, feature, functions, difference in (
+        ("2.14.5", "stream-import", "split", "reference-accept-server-reject"),
+        ("2.10.27", "stream-import", "wildcard", "server-crash"),
+        ("2.9.25", "service-import", "partition", "reference-reject-import-not-reversible-server-accept"),
+        ("2.12.15", "stream-import", "random", "wrong-subject-literal-source"),
+    ):
+        entry = listed.classify(
+            "nats-server", version, feature=feature, functions=functions, difference=difference
+        )
+        assert entry is not None, (version, feature, difference)
+    assert (
+        listed.classify(
+            "nats-server",
+            "2.9.25",
+            feature="stream-import",
+            functions="split",
+            difference="reference-accept-server-reject",
+        )
+        is None
+    )
+
+
+@pytest.mark.live
+def test_drawn_imports_agree_or_are_listed(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    rows = run_agreeing(
+        "import", 200, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    )
+    assert {row["feature"] for row in rows} == {"stream-import", "service-import"}
+    delivered = [row for row in rows if row["subject"] and row["verdict"] == "agree"]
+    assert {row["feature"] for row in delivered} == {"stream-import", "service-import"}, (
+        "nothing was delivered"
+    )
+
+
+@pytest.mark.live
+def test_drawn_imports_in_account_jwts_agree_or_are_listed(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    rows = run_agreeing(
+        "import-operator", 100, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    )
+    assert all(row["backend"].endswith("-operator") for row in rows)
+    delivered = [row for row in rows if row["subject"] and row["verdict"] == "agree"]
+    assert {row["feature"] for row in delivered} == {"stream-import", "service-import"}, (
+        "nothing was delivered"
+    )
+
+
+@pytest.mark.live
+def test_a_case_of_a_service_import_replays(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
+    reason = FAMILY.unsupported(target.spec.text, target.backend)
+    if reason:
+        pytest.skip(reason)
+    assert family_of_feature("service-import") is FAMILY
+    case = CaseFile("service-import", "e.*.*", "x.$2.$1", "x.b.a", target.spec.text)
+    assert FAMILY.unit_of(case) == ImportRun("service", "e.*.*", "x.$2.$1", ("x.b.a",))
+    command = ["replay", "--server-version", target.spec.text, "--backend", target.backend]
+    status = main([*command, "--feature", "service-import", "--source", "e.*.*", "--destination", "x.$2.$1"])
+    output = capsys.readouterr().out
+    assert status == 0, output
+    assert "agree" in output
