@@ -110,11 +110,14 @@ class ContextsFamily(TargetServer):
         return contexts_units(profile)
 
     def execute(self, session: Session, unit: ContextsUnit) -> tuple[tuple[int, object], ...]:
-        """Each place the release has, one after the other: (its index in `PLACES`, what it observed)."""
+        """Each place the release has, one after the other, each from the base configuration (a place's
+        refused configuration leaves the one before in force): (its index in `PLACES`, what it
+        observed)."""
         server = session.server
         observed = []
         for index, (family, member) in enumerate(zip(PLACES, unit.member_units(), strict=True)):
             if not family.unsupported(server.version, server.name):
+                session.clear()
                 observed.append((index, family.execute(session, member)))
         return tuple(observed)
 

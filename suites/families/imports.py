@@ -81,8 +81,8 @@ class ImportRun:
 @dataclass(frozen=True, slots=True)
 class ImportObservation:
     """The server's refusal of the configuration ('' when it took it), whether it took it, where each
-    publication arrived
-    (by index), which requests' replies came back, and why the unit stopped early ('' when it did not)."""
+    publication arrived (by index), which requests' replies came back, and why the unit stopped early
+    ('' when it did not)."""
 
     rejection: str = ""
     configured: bool = False
@@ -113,6 +113,13 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     return ImportRun(kind, source, destination, tuple(subjects), seed)
+
+
+def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
+    """True iff a subject mapped with `destination` may hold whitespace: it has whitespace outside its
+    function tokens, or in them on a release that takes no spaces there."""
+    outside = FUNCTION_TOKEN.sub("", destination) if profile.spaces_in_functions else destination
+    return any(character.isspace() for character in outside)
 
 
 def is_literal(source: str) -> bool:
@@ -153,7 +160,7 @@ class ImportFamily(TargetServer):
             return ImportObservation(rejection=error.server_message)
         except ServerError as error:
             return self._failed(session, f"configuration failed: {error}", configured=False)
-        if any(character.isspace() for character in FUNCTION_TOKEN.sub("", unit.destination)):
+        if may_map_to_whitespace(unit.destination, session.profile):
             return ImportObservation(configured=True, failure=UNOBSERVABLE)
         if unit.kind == "stream":
             seen = observe_subscriptions(

@@ -105,6 +105,10 @@ def test_the_listed_findings_are_expected_on_the_releases_that_show_them() -> No
         ("2.10.27", "stream-import", "wildcard", "server-crash"),
         ("2.9.25", "service-import", "partition", "reference-reject-import-not-reversible-server-accept"),
         ("2.12.15", "stream-import", "random", "wrong-subject-literal-source"),
+        ("2.2.6", "stream-import", "n", "reference-reject-invalid-destination-server-accept"),
+        ("2.8.4", "stream-import", "n", "server-crash"),
+        ("2.9.25", "service-import", "wildcard", "not-delivered"),
+        ("2.14.5", "stream-import", "wildcard", "reference-accept-server-reject-jwt-validation"),
     ):
         entry = listed.classify(
             "nats-server", version, feature=feature, functions=functions, difference=difference

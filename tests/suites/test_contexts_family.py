@@ -1,0 +1,58 @@
+"""The every-context family (`suites.families.contexts`): one drawn pair goes through every place a release
+has on one live server, each place judged by its own family."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixtures.servers.base import Backend
+from records.expectations import Expectations
+from reference.versions import Version
+from suites.differential import MappingBatch
+from suites.families import FAMILIES, family_of_feature
+from suites.families.contexts import PLACES, ContextsUnit
+from suites.families.imports import ImportRun
+from suites.families.republish import RepublishScenario
+from suites.families.streams import TransformRun
+from tests.families import run_agreeing
+
+
+def test_a_unit_is_the_same_pair_in_every_place() -> None:
+    unit = ContextsUnit("t.*", "x.$1", ("t.a", "t.b"), seed=3)
+    pair, batch, imported, transformed, republished = unit.member_units()
+    assert pair == ("t.*", "x.$1")
+    assert batch == MappingBatch((pair,), (("t.a", "t.b"),), 3)
+    assert imported == ImportRun("stream", "t.*", "x.$1", ("t.a", "t.b"), 3)
+    assert transformed == TransformRun("stream", "t.*", "x.$1", ("t.a", "t.b"), 3)
+    assert isinstance(republished, RepublishScenario)
+    assert (republished.option.source, republished.option.destination) == pair
+    assert len(republished.operations) == 2
+    assert len(PLACES) == len(unit.member_units())
+
+
+def test_a_recorded_case_replays_in_its_own_place() -> None:
+    for feature in ("validation", "mapping", "stream-import", "stream-transform", "republish"):
+        assert family_of_feature(feature) is not FAMILIES["contexts"]
+
+
+@pytest.mark.live
+def test_one_pair_in_every_place_agrees_or_is_listed(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    rows = run_agreeing(
+        "contexts", 60, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    )
+    version = Version.parse(rows[0]["server_version"])
+    places = {"validation", "stream-import"}
+    if version >= Version(2, 8, 3):
+        places.add("republish")
+    if version >= Version(2, 10, 0):
+        places.add("stream-transform")
+    assert places <= {row["feature"] for row in rows}
+    pairs = {(row["source"], row["destination"]) for row in rows if row["feature"] == "stream-import"}
+    assert pairs & {(row["source"], row["destination"]) for row in rows if row["feature"] == "validation"}
