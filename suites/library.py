@@ -375,6 +375,12 @@ def _shares(families: int) -> list[int]:
     return counts
 
 
+def unanswered_operations(adapter: AdapterProcess) -> list[str]:
+    """The kinds of question an adapter's hello leaves out of its `ops` (none when it lists no ops)."""
+    kinds = dict.fromkeys(op for op, _focus, _share in STRATA)
+    return [op for op in kinds if adapter.ops and op not in adapter.ops]
+
+
 def run_library(
     adapter: AdapterProcess,
     context: RunContext,
@@ -383,8 +389,8 @@ def run_library(
     cases: int,
     seed: int = 0,
 ) -> list[Case]:
-    """`cases` generated questions for the context's release, then one minimal case per divergence
-    class; returns the minimal cases."""
+    """`cases` generated questions for the context's release (none of the kinds the adapter does not
+    answer), then one minimal case per divergence class; returns the minimal cases."""
     profile = for_version(context.server_version)
     run = LibraryRun(adapter, context, record)
     pending: list[Request] = []
@@ -400,8 +406,9 @@ def run_library(
             pending.clear()
         return 0.0
 
+    unanswered = unanswered_operations(adapter)
     for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
-        if families:
+        if families and op not in unanswered:
             run_batches(
                 _drawing(question_families(profile, op, focus), cases, drawn), families, seed, collect
             )
