@@ -57,6 +57,10 @@ func transform(r request) ([]field, error) {
 		return nil, err
 	}
 	found := compile(compileKey{source, destination, engineOnly})
+	if errors.Is(found.err, server.ErrBadSubject) && server.IsValidSubject(source) {
+		// The constructor's one error for a destination with `*`, or `>` in only one of the two.
+		return nil, &failure{"invalid-destination", found.err.Error()}
+	}
 	if found.err != nil {
 		return nil, refusal(found.err)
 	}

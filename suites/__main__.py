@@ -32,6 +32,7 @@ from reference.errors import run_command
 from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from suites.engine_check import add_engine_check_command
 from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
@@ -287,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
+    add_engine_check_command(commands)
     arguments = parser.parse_args(argv)
     return run_command(lambda: arguments.handler(arguments))
 
