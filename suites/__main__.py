@@ -12,6 +12,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError
 from fixtures.options import OptionError, build_run_config
 from fixtures.provision import NATS_SERVER, report_to_stderr
@@ -30,7 +31,8 @@ from records.writer import new_run_id
 from reference.errors import run_command
 from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
-from suites.engine.campaign import CampaignPlan, run_campaign
+from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from suites.engine_check import add_engine_check_command
 from suites.families import FAMILIES
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
@@ -54,14 +56,15 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
         action="append",
         default=[],
         metavar="TARGET",
-        help="a release (2.14.5), a server URL (nats://HOST:PORT) or adapter:COMMAND; repeatable",
+        help="a release (2.14.5), a server URL (nats://HOST:PORT), adapter:COMMAND or engine:RELEASE; "
+        "repeatable",
     )
     parser.add_argument(
         "--profile",
         action="append" if many else "store",
         default=[] if many else None,
         metavar="RELEASE",
-        help="the release whose rules an adapter is asked to follow (default the newest)",
+        help="the release whose rules an adapter is asked to follow (default the newest; an engine's own)",
     )
 
 
@@ -86,11 +89,15 @@ def campaign(arguments: argparse.Namespace) -> int:
     versions = [*arguments.server_version, *swept_releases(arguments.releases, arguments.since)]
     targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
-    if targets.has_servers or not targets.adapters:
+    if targets.has_servers or not (targets.adapters or targets.engines):
         run = build_run_config(
             targets.versions, arguments.backend, targets.server_url, arguments.apply_command
         )
-    profiles = [for_version(spec).name for spec in arguments.profile or [NEWEST.name]]
+    chosen = [for_version(spec).name for spec in arguments.profile]
+    adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
+    for text in targets.engines:
+        release = engine_release(text)
+        adapters.append(AdapterTarget(engine_command(release), chosen or [for_version(release).name]))
     budgets = dict(arguments.budget)
     if arguments.cases is not None:
         budgets["mapping"] = arguments.cases
@@ -101,9 +108,7 @@ def campaign(arguments: argparse.Namespace) -> int:
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
-    writer, diverged = run_campaign(
-        run, plan, run_dir, expectations, adapters=targets.adapters, profiles=profiles
-    )
+    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters)
     manifest = writer.manifest()
     if diverged:
         print(describe_divergences(diverged))
@@ -283,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
+    add_engine_check_command(commands)
     arguments = parser.parse_args(argv)
     return run_command(lambda: arguments.handler(arguments))
 

@@ -87,22 +87,27 @@ Hypothesis's draws cluster around earlier examples: a function could go unasked 
 
 
 @st.composite
-def transform_requests(draw: st.DrawFn, profile: ReleaseProfile, names: Sequence[str] = ()) -> Request:
+def transform_requests(
+    draw: st.DrawFn, profile: ReleaseProfile, names: Sequence[str] = (), engine_only: bool = False
+) -> Request:
     """A mapping (its functions among `names` when given), a subject its source matches, and the
-    release whose rules apply."""
+    release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
     destination = draw(destination_templates(source, profile, names).filter(_no_random))
-    return _transform(source, destination, draw(subjects_matching(source)), profile)
+    return _transform(source, destination, draw(subjects_matching(source)), profile, engine_only)
 
 
-def _transform(source: str, destination: str, subject: str, profile: ReleaseProfile) -> Request:
-    return {
+def _transform(
+    source: str, destination: str, subject: str, profile: ReleaseProfile, engine_only: bool
+) -> Request:
+    request = {
         "op": "transform",
         "source": source,
         "destination": destination,
         "subject": subject,
         "server_version": profile.name,
     }
+    return {**request, "engine_only": True} if engine_only else request
 
 
 def partition_requests() -> st.SearchStrategy[Request]:
@@ -152,10 +157,12 @@ def _valid_subject(subject: str, literal: bool) -> Request:
     return {"op": "valid_subject", "subject": subject, "literal": literal}
 
 
-def strategy_for(op: str, profile: ReleaseProfile, names: Sequence[str] = ()) -> st.SearchStrategy[Request]:
+def strategy_for(
+    op: str, profile: ReleaseProfile, names: Sequence[str] = (), engine_only: bool = False
+) -> st.SearchStrategy[Request]:
     """The questions of one operation (what a divergence of that operation is shrunk within)."""
     return {
-        "transform": transform_requests(profile, names),
+        "transform": transform_requests(profile, names, engine_only),
         "partition": partition_requests(),
         "match": match_requests(),
         "valid_subject": valid_subject_requests(),
@@ -171,7 +178,7 @@ def token_pool(rng: random.Random) -> list[str]:
 
 @st.composite
 def question_families(
-    draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str]
+    draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str], engine_only: bool = False
 ) -> list[Request]:
     """`FAMILY` questions of kind `op` sharing one drawn structure (a mapping whose functions are those
     of `focus` when given, a pattern, a count, a rule); the structure comes from Hypothesis, the bulk of
@@ -182,7 +189,7 @@ def question_families(
         source = draw(wildcard_sources())
         destination = draw(destination_templates(source, profile, focus).filter(_no_random))
         found = bulk_subjects(source, rng, FAMILY, pool=pool)
-        return [_transform(source, destination, subject, profile) for subject in found]
+        return [_transform(source, destination, subject, profile, engine_only) for subject in found]
     if op == "partition":
         n = draw(st.integers(1, 16))
         return [_partition(rng.choices(pool, k=rng.randint(1, 4)), n) for _ in range(FAMILY)]
@@ -282,6 +289,8 @@ class LibraryRun:
     record: Callable[[Sequence[Case]], object]
     found: dict[str, Request] = field(default_factory=dict)
     """The smallest question seen of each divergence class (where its minimisation falls back to)."""
+    engine_only: bool = False
+    """Transform questions ask the bare transform engine, not the account-mapping validator."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
         answers = self.adapter.ask(batch)
@@ -335,7 +344,7 @@ class LibraryRun:
                 names = [name for name in case_class.split(":")[1].split("+") if name != "literal"]
                 with seeded_generation():
                     request = find(
-                        strategy_for(seen["op"], profile, names),
+                        strategy_for(seen["op"], profile, names, self.engine_only),
                         shows,
                         settings=settings(
                             max_examples=max_examples,
@@ -375,6 +384,36 @@ def _shares(families: int) -> list[int]:
     return counts
 
 
+def unanswered_operations(adapter: AdapterProcess) -> list[str]:
+    """The kinds of question an adapter's hello leaves out of its `ops` (none when it lists no ops)."""
+    kinds = dict.fromkeys(op for op, _focus, _share in STRATA)
+    return [op for op in kinds if adapter.ops and op not in adapter.ops]
+
+
+def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:
+    """`cases` generated questions under `profile`'s rules, asked in batches (none of the kinds the
+    adapter does not answer)."""
+    pending: list[Request] = []
+    drawn = [0]
+
+    def collect(family: list[Request]) -> float:
+        """Queue a family of questions (asked in batches, so no score to target: 0)."""
+        drawn[0] += len(family)
+        pending.extend(family)
+        if len(pending) >= BATCH:
+            run.ask(pending, seed)
+            pending.clear()
+        return 0.0
+
+    unanswered = unanswered_operations(run.adapter)
+    for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
+        if families and op not in unanswered:
+            strategy = question_families(profile, op, focus, run.engine_only)
+            run_batches(_drawing(strategy, cases, drawn), families, seed, collect)
+    if pending:
+        run.ask(pending, seed)
+
+
 def run_library(
     adapter: AdapterProcess,
     context: RunContext,
@@ -387,26 +426,7 @@ def run_library(
     class; returns the minimal cases."""
     profile = for_version(context.server_version)
     run = LibraryRun(adapter, context, record)
-    pending: list[Request] = []
-
-    drawn = [0]
-
-    def collect(family: list[Request]) -> float:
-        """Queue a family of questions (asked in batches, so no score to target: 0)."""
-        drawn[0] += len(family)
-        pending.extend(family)
-        if len(pending) >= BATCH:
-            run.ask(pending, seed)
-            pending.clear()
-        return 0.0
-
-    for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
-        if families:
-            run_batches(
-                _drawing(question_families(profile, op, focus), cases, drawn), families, seed, collect
-            )
-    if pending:
-        run.ask(pending, seed)
+    ask_questions(run, profile, cases=cases, seed=seed)
     return run.minimise(profile)
 
 

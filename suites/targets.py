@@ -5,6 +5,9 @@ the same way.
     --target 2.14.5                         a release (or line `2.10`, `system`, a binary path)
     --target nats://127.0.0.1:4222          a running server (mappings applied with --apply-command)
     --target "adapter:python my_lib.py"     a program speaking docs/adapter-protocol.md
+    --target engine:2.14.5                  the transform engine of a release, in-process behind
+                                            the adapter protocol (fixtures.engine), judged like an
+                                            adapter under that release's rules
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from dataclasses import dataclass
 from fixtures.options import OptionError
 
 ADAPTER_PREFIX = "adapter:"
+ENGINE_PREFIX = "engine:"
 URL_PREFIXES = ("nats://", "tls://")
 
 
 @dataclass(frozen=True, slots=True)
 class TargetSpec:
-    """A parsed `--target`: its kind (`server`, `url` or `adapter`) and the rest of the text."""
+    """A parsed `--target`: its kind (`server`, `url`, `adapter` or `engine`) and the rest of the text."""
 
     kind: str
     value: str
@@ -34,10 +38,17 @@ def parse_target(text: str) -> TargetSpec:
         if not command:
             raise OptionError("--target adapter: needs the adapter's command, e.g. 'adapter:python lib.py'")
         return TargetSpec("adapter", command)
+    if text.startswith(ENGINE_PREFIX):
+        release = text[len(ENGINE_PREFIX) :].strip()
+        if not release:
+            raise OptionError("--target engine: needs a nats-server release, e.g. 'engine:2.14.5'")
+        return TargetSpec("engine", release)
     if text.startswith(URL_PREFIXES):
         return TargetSpec("url", text)
     if not text:
-        raise OptionError("--target is empty: give a release (2.14.5), a nats:// URL or adapter:COMMAND")
+        raise OptionError(
+            "--target is empty: give a release (2.14.5), a nats:// URL, adapter:COMMAND or engine:RELEASE"
+        )
     return TargetSpec("server", text)
 
 
@@ -48,6 +59,8 @@ class Targets:
     versions: tuple[str, ...]
     server_url: str | None
     adapters: tuple[str, ...]
+    engines: tuple[str, ...] = ()
+    """The releases of `engine:` targets."""
 
     @property
     def has_servers(self) -> bool:
@@ -64,4 +77,5 @@ def gather_targets(targets: Sequence[str], versions: Sequence[str], server_url: 
         versions=(*versions, *(spec.value for spec in parsed if spec.kind == "server")),
         server_url=urls[0] if urls else None,
         adapters=tuple(spec.value for spec in parsed if spec.kind == "adapter"),
+        engines=tuple(spec.value for spec in parsed if spec.kind == "engine"),
     )

@@ -27,7 +27,16 @@ from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
-from suites.library import BACKEND, run_library
+from suites.library import BACKEND, run_library, unanswered_operations
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterTarget:
+    """An adapter command and the release profiles whose rules it is asked to follow, one after the
+    other (an `engine:` target's default is its own release)."""
+
+    command: str
+    profiles: Sequence[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +63,7 @@ def run_campaign(
     run_dir: Path,
     expectations: Expectations,
     *,
-    adapters: Sequence[str] = (),
-    profiles: Sequence[str] = (),
+    adapters: Sequence[AdapterTarget] = (),
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one
     after the other, into one run directory; returns the closed writer and the first unexpected
@@ -66,8 +74,9 @@ def run_campaign(
     """
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
-        "adapters": list(adapters),
-        "profiles": list(profiles),
+        "adapters": [
+            {"command": adapter.command, "profiles": list(adapter.profiles)} for adapter in adapters
+        ],
         "plan": plan.describe(),
     }
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
@@ -90,9 +99,9 @@ def run_campaign(
                             expectations=expectations,
                             diverged=diverged,
                         )
-            for command in adapters:
-                for profile in profiles:
-                    run_adapter(command, profile, plan, writer, expectations, diverged=diverged)
+            for adapter in adapters:
+                for profile in adapter.profiles:
+                    run_adapter(adapter.command, profile, plan, writer, expectations, diverged=diverged)
         finally:
             writer.close()
     except RecordsError as error:
@@ -152,6 +161,12 @@ def run_adapter(
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
+        unanswered = unanswered_operations(adapter)
+        if unanswered:
+            print(
+                f"{adapter.implementation}: not asked {', '.join(unanswered)} (its hello leaves them out)",
+                file=sys.stderr,
+            )
         expectations.note_run(adapter.implementation, version)
         context = RunContext(
             writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id

@@ -1,0 +1,91 @@
+"""Engine-target throughput: questions answered per second by the transform engine of a release
+(`--target engine:RELEASE`) beside the reference adapter (`python -m reference serve`) in the same run.
+
+Run: ``.venv/bin/python benchmarks/bench_engine.py [--release 2.14.5] [--questions N] [--repeats R]``.
+The questions are the adapter library's (``suites.library``, the release's profile), drawn once. Each
+repeat sends all of them to each adapter through ``AdapterProcess.ask`` in batches of ``BATCH``
+(encode, pipe, answer, decode: the end-to-end round trip a campaign pays per question), then runs the
+library loop (draw, ask, judge against the reference, build cases; not the minimisation of divergence
+classes) against the engine. Prints
+medians of R repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fixtures.clients.adapter import AdapterProcess, Request
+from fixtures.engine import engine_command
+from records.casefile import CaseFile
+from records.expectations import Expectations
+from records.schema import Case
+from reference.profiles import for_version
+from suites.differential import RunContext
+from suites.library import BACKEND, BATCH, LibraryRun, ask_questions
+
+REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def round_trip(adapter: AdapterProcess, requests: list[Request]) -> float:
+    """Questions per second of asking `requests` in batches."""
+    started = time.perf_counter()
+    for offset in range(0, len(requests), BATCH):
+        answers = adapter.ask(requests[offset : offset + BATCH])
+        assert all(answer is not None for answer in answers), adapter.failures
+    return len(requests) / (time.perf_counter() - started)
+
+
+def library_rate(adapter: AdapterProcess, release: str, questions: int) -> tuple[float, list[Case]]:
+    """Questions per second of the library loop against `adapter`, and the cases it made."""
+    asked: list[Case] = []
+    counter = itertools.count()
+    context = RunContext("bench", adapter.implementation, release, BACKEND, Expectations(), counter.__next__)
+    started = time.perf_counter()
+    ask_questions(LibraryRun(adapter, context, asked.extend), for_version(release), cases=questions)
+    return len(asked) / (time.perf_counter() - started), asked
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", default="2.14.5")
+    parser.add_argument("--questions", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    arguments = parser.parse_args()
+    engine_rates, reference_rates, library_rates = [], [], []
+    with (
+        AdapterProcess(engine_command(arguments.release)) as engine,
+        AdapterProcess(REFERENCE, cwd=ROOT) as reference,
+    ):
+        requests: list[Request] = []
+        for _ in range(arguments.repeats):
+            rate, asked = library_rate(engine, arguments.release, arguments.questions)
+            library_rates.append(rate)
+            requests = requests or [_request(case) for case in asked]
+            engine_rates.append(round_trip(engine, requests))
+            reference_rates.append(round_trip(reference, requests))
+    print(f"{len(requests)} questions (profile {arguments.release}) x {arguments.repeats} repeats, medians:")
+    print(f"  {engine.implementation:<32} {statistics.median(engine_rates):12,.0f} questions/s round trip")
+    print(
+        f"  {reference.implementation:<32} {statistics.median(reference_rates):12,.0f} questions/s round trip"
+    )
+    print(f"  library loop against the engine  {statistics.median(library_rates):12,.0f} questions/s")
+    print("  (draw, ask, judge against the reference, build cases; no minimisation)")
+
+
+def _request(case: Case) -> Request:
+    request = CaseFile.of(case).request()
+    assert request is not None
+    return request
+
+
+if __name__ == "__main__":
+    main()

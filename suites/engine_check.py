@@ -1,0 +1,145 @@
+"""The offline reference check: the reference and the transform engine of each release asked the same
+random questions, agreement printed per release and per divergence class.
+
+    python -m suites engine-check --releases 2.9.25,2.14.5 --questions 20000
+
+Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the adapter
+library's (`suites.library`), under the release's profile, with `transform` asked in engine mode
+(`engine_only`, the bare engine that `nats server mapping` runs: "Subject Mapping and Partitioning"
+on docs.nats.io). No server starts and nothing is recorded. A diverging class is a finding about the
+reference or the engine, shown with the smallest question Hypothesis finds that still shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from fixtures.clients.adapter import AdapterProcess
+from fixtures.engine import engine_command, engine_release
+from fixtures.options import split_list
+from records.expectations import Expectations
+from records.schema import Case
+from reference.profiles import for_version
+from suites.differential import RunContext
+from suites.library import BACKEND, LibraryRun, ask_questions, unanswered_operations
+
+DEFAULT_RELEASES = "2.9.25,2.14.5"
+
+
+def question_kind(case: Case) -> str:
+    """The protocol operation a library case asked."""
+    if case.functions == "partition-op":
+        return "partition"
+    return {"matching": "match", "subjects": "valid_subject"}.get(case.feature, "transform")
+
+
+@dataclass(slots=True)
+class ReleaseCheck:
+    """What one release's engine answered: questions and agreements per kind, divergences per class,
+    the minimal case of each class, and the kinds it does not answer."""
+
+    release: str
+    asked: Counter[str] = field(default_factory=Counter)
+    agreed: Counter[str] = field(default_factory=Counter)
+    classes: Counter[str] = field(default_factory=Counter)
+    minimal: dict[str, Case] = field(default_factory=dict)
+    unanswered: list[str] = field(default_factory=list)
+
+    def count(self, cases: Sequence[Case]) -> None:
+        for case in cases:
+            kind = question_kind(case)
+            self.asked[kind] += 1
+            if case.verdict == "agree":
+                self.agreed[kind] += 1
+            else:
+                self.classes[case.case_class] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.asked.values())
+
+    @property
+    def agreeing(self) -> int:
+        return sum(self.agreed.values())
+
+
+def check_release(text: str, *, questions: int, seed: int = 0, minimise: bool = True) -> ReleaseCheck:
+    """Ask the engine of one release `questions` questions and judge them against the reference."""
+    release = engine_release(text)
+    profile = for_version(release)
+    check = ReleaseCheck(release)
+    counter = itertools.count()
+    with AdapterProcess(engine_command(release)) as adapter:
+        check.unanswered = unanswered_operations(adapter)
+        context = RunContext(
+            "engine-check",
+            adapter.implementation,
+            profile.name,
+            BACKEND,
+            Expectations(),
+            lambda: next(counter),
+        )
+        run = LibraryRun(adapter, context, check.count, engine_only=True)
+        ask_questions(run, profile, cases=questions, seed=seed)
+        if minimise:
+            run.record = lambda _cases: None
+            check.minimal = {case.case_class: case for case in run.minimise(profile)}
+    return check
+
+
+def describe(check: ReleaseCheck) -> list[str]:
+    """The lines printed for one release."""
+    share = 100 * check.agreeing / check.total if check.total else 0.0
+    lines = [
+        f"engine {check.release}: {check.agreeing}/{check.total} agree ({share:.2f}%), "
+        f"{len(check.classes)} diverging classes"
+    ]
+    kinds = ", ".join(f"{kind} {check.agreed[kind]}/{n}" for kind, n in sorted(check.asked.items()))
+    lines.append(f"  per kind: {kinds}")
+    if check.unanswered:
+        lines.append(
+            f"  not asked (the engine of this release has no exported API): {', '.join(check.unanswered)}"
+        )
+    for case_class, n in check.classes.most_common():
+        lines.append(f"  {n:>7}  {case_class}")
+        case = check.minimal.get(case_class)
+        if case is not None:
+            lines.append(
+                f"           e.g. source {case.source!r} destination {case.destination!r} subject "
+                f"{case.subject!r}: reference {case.expected}, engine {case.observed}"
+            )
+    return lines
+
+
+def engine_check_command(arguments: argparse.Namespace) -> int:
+    releases = split_list(arguments.releases) or split_list(DEFAULT_RELEASES)
+    print(f"engine check: {arguments.questions} questions per release, seed {arguments.seed}")
+    for release in releases:
+        check = check_release(
+            release, questions=arguments.questions, seed=arguments.seed, minimise=not arguments.no_minimise
+        )
+        print("\n".join(describe(check)), flush=True)
+    return 0
+
+
+def add_engine_check_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `engine-check` on the `python -m suites` sub-command parser."""
+    parser = commands.add_parser(
+        "engine-check", help="ask the reference and each release's transform engine the same questions"
+    )
+    parser.add_argument(
+        "--releases",
+        action="append",
+        default=[],
+        help=f"nats-server releases or lines, comma-separated; repeatable (default {DEFAULT_RELEASES})",
+    )
+    parser.add_argument("--questions", type=int, default=20_000, help="questions per release (default 20000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-minimise", action="store_true", help="skip the search for each class's smallest question"
+    )
+    parser.set_defaults(handler=engine_check_command)

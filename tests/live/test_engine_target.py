@@ -1,0 +1,111 @@
+"""The engine target built from the module proxy (cached), asked the worked examples of the mapping
+document (docs.nats.io, "Subject Mapping and Partitioning"), and a small deterministic engine check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.clients.adapter import AdapterProcess
+from fixtures.engine import engine_command
+from suites.engine_check import check_release
+
+pytestmark = pytest.mark.live
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASE = "2.14.5"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[AdapterProcess]:
+    with AdapterProcess(engine_command(RELEASE)) as adapter:
+        yield adapter
+
+
+def transform(engine: AdapterProcess, source: str, destination: str, subject: str) -> str:
+    request = {"op": "transform", "source": source, "destination": destination, "subject": subject}
+    answer = engine.ask([request])[0]
+    assert answer is not None
+    assert "subject" in answer, answer
+    return str(answer["subject"])
+
+
+def test_hello_names_the_release_and_its_operations(engine: AdapterProcess) -> None:
+    assert engine.hello["server_version"] == RELEASE
+    assert engine.ops == {"hello", "match", "partition", "transform", "valid_subject"}
+
+
+# "Subject Token Reordering" (and the legacy $n form)
+@pytest.mark.parametrize(
+    ("source", "destination", "subject", "expected"),
+    [
+        ("foo.*.*", "bar.$2.$1", "foo.a.b", "bar.b.a"),
+        ("bar.*.*", "baz.{{wildcard(2)}}.{{wildcard(1)}}", "bar.one.two", "baz.two.one"),
+        ("*", "{{split(1,-)}}", "foo-bar", "foo.bar"),
+        ("*", "{{splitfromleft(1,4)}}", "1234567", "1234.567"),
+        ("*", "{{SliceFromRight(1,2)}}", "1234567", "1.23.45.67"),
+    ],
+)
+def test_documented_reordering_split_and_slice(
+    engine: AdapterProcess, source: str, destination: str, subject: str, expected: str
+) -> None:
+    assert transform(engine, source, destination, subject) == expected
+
+
+# "Deterministic Subject token Partitioning", both tables
+@pytest.mark.parametrize(("customer", "partition"), [(1, 0), (2, 2), (3, 1), (4, 2), (5, 1), (6, 0)])
+def test_documented_partition_table_neworders(engine: AdapterProcess, customer: int, partition: int) -> None:
+    subject = f"neworders.customerid{customer}"
+    destination = "neworders.{{wildcard(1)}}.{{partition(3,1)}}"
+    assert transform(engine, "neworders.*", destination, subject) == f"{subject}.{partition}"
+
+
+@pytest.mark.parametrize(
+    ("subject", "partition"), [("foo.1.a", 1), ("foo.1.b", 0), ("foo.2.b", 9), ("foo.2.a", 2)]
+)
+def test_documented_partition_table_composite_key(
+    engine: AdapterProcess, subject: str, partition: int
+) -> None:
+    destination = "foo.{{wildcard(1)}}.{{wildcard(2)}}.{{partition(10,1,2)}}"
+    assert transform(engine, "foo.*.*", destination, subject) == f"{subject}.{partition}"
+    answer = engine.ask([{"op": "partition", "tokens": subject.split(".")[1:], "n": 10}])[0]
+    assert answer == {"partition": partition}
+
+
+def test_old_releases_say_they_answer_no_transform() -> None:
+    with AdapterProcess(engine_command("2.2.6")) as old:
+        assert old.ops == {"hello", "match", "valid_subject"}
+        assert old.ask([{"op": "match", "pattern": "foo.*.>", "subject": "foo.a.b"}]) == [{"match": True}]
+
+
+def test_a_release_the_proxy_does_not_serve_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "suites", "campaign", "--target", "engine:2.2.99", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("nats-conformance:   ")]
+    assert lines[-1] == (
+        "nats-conformance: error: building the engine of nats-server v2.2.99 failed: "
+        "no such release on the Go module proxy"
+    ), result.stderr
+
+
+def test_a_small_engine_check_answers_every_question() -> None:
+    """Seed 0 draws the same questions every run; a correct build answers all of them, and agrees
+    on matching, subject validity and the partition hash (the documents and the engine agree there)."""
+    check = check_release(RELEASE, questions=400, seed=0, minimise=False)
+    assert check.total == 400
+    assert set(check.asked) == {"transform", "partition", "match", "valid_subject"}
+    assert not [name for name in check.classes if name.endswith((":unknown", ":target-internal-error"))]
+    for kind in ("match", "partition", "valid_subject"):
+        assert check.agreed[kind] == check.asked[kind], kind
+    assert check.agreed["transform"] > check.asked["transform"] / 2
