@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from records.schema import SCHEMA, SCHEMA_VERSION  # noqa: E402
+from records.schema import ARROW_TYPES, SCHEMA, SCHEMA_VERSION  # noqa: E402
 from records.writer import CASES, MANIFEST  # noqa: E402
 from reference.functions import MAPPING_FUNCTIONS  # noqa: E402
 
@@ -42,11 +42,17 @@ FUNCTIONS = tuple(f.name for f in MAPPING_FUNCTIONS if f.name not in ("$n", "par
 """Functions of the synthetic mapping rows (partition rows are their own feature; no release accepts
 left/right in a mapping)."""
 PART_ROWS = 1_000_000
+WEIGHTS = ARROW_TYPES["weights"]
 DIVERGE, EXPECTED, UNKNOWN = 1e-3, 2e-4, 5e-4
 
 
 def text(values: np.ndarray | list[str]) -> pa.Array:
     return pa.array(values, type=pa.string())
+
+
+def empty(kind: pa.DataType, size: int) -> pa.Array:
+    """A list column of ``size`` empty lists."""
+    return pa.array([[]], kind).take(pa.array(np.zeros(size, np.int64)))
 
 
 def numbered(prefix: str, numbers: np.ndarray) -> pa.Array:
@@ -100,19 +106,21 @@ def partition_block(rng: np.random.Generator, size: int) -> dict[str, pa.Array]:
     }
 
 
-def weighted_lists() -> list[tuple[str, str, list[int], list[float]]]:
-    """20 lists: (source, JSON list, bucket per outcome, share per outcome)."""
+def weighted_lists() -> list[tuple[str, list[dict[str, object]], list[int], list[float]]]:
+    """20 lists: (source, entries, bucket per outcome, share per outcome)."""
     out = []
     for index in range(20):
         weights = [10 + 5 * (index % 7), 20 + index % 5] if index % 3 else [60, 40]
         source = f"w{index}.s" if index % 4 == 0 else f"w{index}.*"
-        entries = [{"destination": f"w{index}.d{k}", "weight": w} for k, w in enumerate(weights)]
+        entries: list[dict[str, object]] = [
+            {"destination": f"w{index}.d{k}", "weight": w, "cluster": None} for k, w in enumerate(weights)
+        ]
         rest = 100 - sum(weights)
         if index % 4 == 0 and rest:
-            entries.append({"destination": source, "weight": 0})  # listed source: the rest is lost
+            entries.append({"destination": source, "weight": 0, "cluster": None})  # the rest is lost
         buckets = list(range(len(weights))) + ([-1 if index % 4 == 0 else -2] if rest else [])
         shares = [w / 100 for w in weights] + ([rest / 100] if rest else [])
-        out.append((source, json.dumps(entries), buckets, shares))
+        out.append((source, entries, buckets, shares))
     return out
 
 
@@ -127,7 +135,8 @@ def weighted_block(rng: np.random.Generator, size: int) -> dict[str, pa.Array]:
     return {
         "functions": pick([""], np.zeros(size, np.int64)),
         "source": pick([source for source, *_ in lists], chosen),
-        "destination": pick([listed for _, listed, *_ in lists], chosen),
+        "destination": pick([""], np.zeros(size, np.int64)),
+        "weights": pa.array([entries for _, entries, *_ in lists], WEIGHTS).take(pa.array(chosen)),
         "subject": subject,
         "expected": subject,
         "partitions": np.zeros(size, np.int32),
@@ -190,11 +199,7 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
         )
         differs = verdict != "agree"
         difference = pick(["wrong-subject", "not-delivered", "duplicated"], rng.integers(0, 3, size))
-        case_class = pc.if_else(
-            pa.array(differs & (verdict != "unknown")),
-            pc.binary_join_element_wise(feature, columns["functions"], difference, ":"),
-            "",
-        )
+        difference = pc.if_else(pa.array(differs & (verdict != "unknown")), difference, "")
         observed = (
             columns["expected"]
             if feature != "validation"
@@ -225,11 +230,16 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
                     "verdict": text(verdict),
                     "detail": pc.if_else(pa.array(verdict == "unknown"), "connection lost", ""),
                     "expectation": pc.if_else(pa.array(verdict == "expected"), "synthetic-known", ""),
-                    "case_class": case_class,
+                    "difference": difference,
                     "partitions": pa.array(columns["partitions"], pa.int32()),
                     "bucket": pa.array(columns["bucket"], pa.int32()),
                     "seed": rng.integers(0, 2**31, size),
                     "duration_us": rng.integers(1, 100, size),
+                    "stream_subjects": empty(ARROW_TYPES["stream_subjects"], size),
+                    "headers_only": np.zeros(size, bool),
+                    "weights": columns.get("weights", empty(WEIGHTS, size)),
+                    "layout": empty(ARROW_TYPES["layout"], size),
+                    "steps": empty(ARROW_TYPES["steps"], size),
                 }
             )
         )

@@ -21,7 +21,7 @@ from reports.report import assemble
 from reports.spark import DEFAULT_MASTER, check_master
 from reports.summary import summary_json
 
-ENGINES: Final = ("spark", "arrow")
+ENGINES: Final = ("spark", "duckdb", "arrow")
 HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
 
 
@@ -40,8 +40,13 @@ def _aggregate(
 
         say("aggregating with pyarrow and pandas")
         return arrow.aggregate(parts, rows=rows)
-    from reports.aggregate import aggregate
+    if engine == "duckdb":
+        from reports import duckdb_sql
+
+        say("aggregating with DuckDB")
+        return duckdb_sql.aggregate(parts, rows=rows, progress=say)
     from reports.spark import spark_errors, spark_session
+    from reports.spark_sql import aggregate
 
     say(f"starting Spark ({master})")
     with spark_session(master) as spark:
