@@ -21,7 +21,7 @@ from reports.report import assemble
 from reports.spark import DEFAULT_MASTER, check_master
 from reports.summary import summary_json
 
-ENGINES: Final = ("spark", "duckdb", "arrow")
+ENGINES: Final = ("spark", "duckdb")
 HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
 
 
@@ -35,11 +35,6 @@ class Built:
 def _aggregate(
     parts: list[str], rows: int, engine: str, master: str, say: Callable[[str], None]
 ) -> Aggregates:
-    if engine == "arrow":
-        from reports import arrow
-
-        say("aggregating with pyarrow and pandas")
-        return arrow.aggregate(parts, rows=rows)
     if engine == "duckdb":
         from reports import duckdb_sql
 
