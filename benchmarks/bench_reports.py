@@ -1,13 +1,15 @@
-"""Ten million case records to a finished report: Spark (``local[*]``) against pyarrow and pandas.
+"""Ten million case records to a finished report: Spark (``local[*]``) and DuckDB, beside a baseline.
 
     .venv/bin/python benchmarks/bench_reports.py [--rows 10000000] [--repeats 3] [--keep DIR]
+        [--baseline DIR --baseline-engines spark,arrow]
 
 Generates synthetic records of the real schema with pyarrow (vectorised; four releases, every feature,
 a few thousand divergences, partition and weighted rows), writes them as one run directory, then runs
 ``python -m reports build`` end to end (a fresh process: interpreter, Spark start-up, aggregations,
-plots, the three outputs) with ``--engine spark`` and with ``--engine arrow`` (the same aggregations with
-pyarrow and pandas), alternately, ``--repeats`` times each. Prints the medians, the ratio, and where
-the time went (from the command's progress lines).
+plots, the three outputs) with ``--engine spark`` and with ``--engine duckdb``, and, with ``--baseline``,
+the same command in another checkout (e.g. ``git archive`` of an earlier commit) with its engines, all
+alternately, ``--repeats`` times each. Prints the medians, and where the time went (from the command's
+progress lines).
 """
 
 from __future__ import annotations
@@ -271,12 +273,13 @@ def generate(run_dir: Path, rows: int, seed: int = 1) -> None:
 STEP = re.compile(r"\[\s*([\d.]+)s\] (.*)")
 
 
-def build(run_dir: Path, out: Path, engine: str) -> tuple[float, dict[str, float]]:
-    """Wall seconds of one ``python -m reports build``, and when each progress step began."""
+def build(run_dir: Path, out: Path, engine: str, tree: Path) -> tuple[float, dict[str, float]]:
+    """Wall seconds of one ``python -m reports build`` of the checkout ``tree``, and when each progress
+    step began."""
     began = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "reports", "build", str(run_dir), "--out", str(out), "--engine", engine],
-        cwd=ROOT,
+        cwd=tree,
         capture_output=True,
         text=True,
         check=False,
@@ -312,6 +315,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this run directory")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time beside this one")
+    parser.add_argument("--baseline-engines", default="spark,arrow", help="its engines, comma-separated")
     arguments = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-reports-"))
     try:
@@ -322,29 +327,33 @@ def main() -> None:
             seconds = time.perf_counter() - began
             size = sum(p.stat().st_size for p in (run_dir / CASES).iterdir()) / 1e6
             print(f"generated {arguments.rows:,} records ({size:,.0f} MB) in {seconds:.1f} s")
-        walls: dict[str, list[float]] = {"spark": [], "arrow": []}
-        parts: dict[str, list[dict[str, float]]] = {"spark": [], "arrow": []}
+        runs = [(f"{engine}", engine, ROOT) for engine in ("spark", "duckdb")]
+        if arguments.baseline:
+            engines = arguments.baseline_engines.split(",")
+            runs += [(f"baseline {engine}", engine, arguments.baseline) for engine in engines]
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        parts: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in runs}
         for repeat in range(arguments.repeats):
-            for engine, times in walls.items():
-                wall, steps = build(run_dir, scratch / f"out-{engine}", engine)
-                times.append(wall)
-                parts[engine].append(phases(steps))
-                shown = ", ".join(f"{name} {value:.1f} s" for name, value in parts[engine][-1].items())
-                print(f"  run {repeat + 1}: {engine:5s} {wall:6.1f} s  ({shown})", flush=True)
-        spark, arrow = statistics.median(walls["spark"]), statistics.median(walls["arrow"])
+            for name, engine, tree in runs:
+                out = scratch / f"out-{name.replace(' ', '-')}"
+                wall, steps = build(run_dir, out, engine, tree)
+                walls[name].append(wall)
+                parts[name].append(phases(steps))
+                shown = ", ".join(f"{phase} {value:.1f} s" for phase, value in parts[name][-1].items())
+                print(f"  run {repeat + 1}: {name:15s} {wall:6.1f} s  ({shown})", flush=True)
         print(
             f"\n{arguments.rows:,} records to a finished report (median of {arguments.repeats}, end to end):"
         )
-        for engine, median in (("spark", spark), ("arrow", arrow)):
-            split = {name: statistics.median(p[name] for p in parts[engine]) for name in parts[engine][0]}
-            detail = ", ".join(f"{name} {value:.1f} s" for name, value in split.items())
-            print(f"  {engine:5s} {median:6.1f} s  ({detail})")
-        print(f"  ratio spark / arrow: {spark / arrow:.2f}")
-        same = json.loads((scratch / "out-spark" / "summary.json").read_text())
-        other = json.loads((scratch / "out-arrow" / "summary.json").read_text())
-        same.pop("generated")
-        other.pop("generated")
-        print(f"  same summary.json from both engines: {same == other}")
+        for name, times in walls.items():
+            split = {phase: statistics.median(p[phase] for p in parts[name]) for phase in parts[name][0]}
+            detail = ", ".join(f"{phase} {value:.1f} s" for phase, value in split.items())
+            print(f"  {name:15s} {statistics.median(times):6.1f} s  ({detail})")
+        summaries = []
+        for name, _, _ in runs:
+            summary = json.loads((scratch / f"out-{name.replace(' ', '-')}" / "summary.json").read_text())
+            summary.pop("generated")
+            summaries.append(summary)
+        print(f"  the same summary.json from every build: {all(s == summaries[0] for s in summaries)}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
