@@ -1,13 +1,15 @@
-"""Ten million case records to a finished report: Spark (``local[*]``) against pyarrow and pandas.
+"""Ten million case records to a finished report: Spark (``local[*]``) and DuckDB, beside a baseline.
 
     .venv/bin/python benchmarks/bench_reports.py [--rows 10000000] [--repeats 3] [--keep DIR]
+        [--baseline DIR --baseline-engines spark,arrow]
 
 Generates synthetic records of the real schema with pyarrow (vectorised; four releases, every feature,
 a few thousand divergences, partition and weighted rows), writes them as one run directory, then runs
 ``python -m reports build`` end to end (a fresh process: interpreter, Spark start-up, aggregations,
-plots, the three outputs) with ``--engine spark`` and with ``--engine arrow`` (the same aggregations with
-pyarrow and pandas), alternately, ``--repeats`` times each. Prints the medians, the ratio, and where
-the time went (from the command's progress lines).
+plots, the three outputs) with ``--engine spark`` and with ``--engine duckdb``, and, with ``--baseline``,
+the same command in another checkout (e.g. ``git archive`` of an earlier commit) with its engines, all
+alternately, ``--repeats`` times each. Prints the medians, and where the time went (from the command's
+progress lines).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from records.schema import SCHEMA, SCHEMA_VERSION  # noqa: E402
+from records.schema import ARROW_TYPES, SCHEMA, SCHEMA_VERSION  # noqa: E402
 from records.writer import CASES, MANIFEST  # noqa: E402
 from reference.functions import MAPPING_FUNCTIONS  # noqa: E402
 
@@ -42,11 +44,17 @@ FUNCTIONS = tuple(f.name for f in MAPPING_FUNCTIONS if f.name not in ("$n", "par
 """Functions of the synthetic mapping rows (partition rows are their own feature; no release accepts
 left/right in a mapping)."""
 PART_ROWS = 1_000_000
+WEIGHTS = ARROW_TYPES["weights"]
 DIVERGE, EXPECTED, UNKNOWN = 1e-3, 2e-4, 5e-4
 
 
 def text(values: np.ndarray | list[str]) -> pa.Array:
     return pa.array(values, type=pa.string())
+
+
+def empty(kind: pa.DataType, size: int) -> pa.Array:
+    """A list column of ``size`` empty lists."""
+    return pa.array([[]], kind).take(pa.array(np.zeros(size, np.int64)))
 
 
 def numbered(prefix: str, numbers: np.ndarray) -> pa.Array:
@@ -100,19 +108,21 @@ def partition_block(rng: np.random.Generator, size: int) -> dict[str, pa.Array]:
     }
 
 
-def weighted_lists() -> list[tuple[str, str, list[int], list[float]]]:
-    """20 lists: (source, JSON list, bucket per outcome, share per outcome)."""
+def weighted_lists() -> list[tuple[str, list[dict[str, object]], list[int], list[float]]]:
+    """20 lists: (source, entries, bucket per outcome, share per outcome)."""
     out = []
     for index in range(20):
         weights = [10 + 5 * (index % 7), 20 + index % 5] if index % 3 else [60, 40]
         source = f"w{index}.s" if index % 4 == 0 else f"w{index}.*"
-        entries = [{"destination": f"w{index}.d{k}", "weight": w} for k, w in enumerate(weights)]
+        entries: list[dict[str, object]] = [
+            {"destination": f"w{index}.d{k}", "weight": w, "cluster": None} for k, w in enumerate(weights)
+        ]
         rest = 100 - sum(weights)
         if index % 4 == 0 and rest:
-            entries.append({"destination": source, "weight": 0})  # listed source: the rest is lost
+            entries.append({"destination": source, "weight": 0, "cluster": None})  # the rest is lost
         buckets = list(range(len(weights))) + ([-1 if index % 4 == 0 else -2] if rest else [])
         shares = [w / 100 for w in weights] + ([rest / 100] if rest else [])
-        out.append((source, json.dumps(entries), buckets, shares))
+        out.append((source, entries, buckets, shares))
     return out
 
 
@@ -127,7 +137,8 @@ def weighted_block(rng: np.random.Generator, size: int) -> dict[str, pa.Array]:
     return {
         "functions": pick([""], np.zeros(size, np.int64)),
         "source": pick([source for source, *_ in lists], chosen),
-        "destination": pick([listed for _, listed, *_ in lists], chosen),
+        "destination": pick([""], np.zeros(size, np.int64)),
+        "weights": pa.array([entries for _, entries, *_ in lists], WEIGHTS).take(pa.array(chosen)),
         "subject": subject,
         "expected": subject,
         "partitions": np.zeros(size, np.int32),
@@ -190,11 +201,7 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
         )
         differs = verdict != "agree"
         difference = pick(["wrong-subject", "not-delivered", "duplicated"], rng.integers(0, 3, size))
-        case_class = pc.if_else(
-            pa.array(differs & (verdict != "unknown")),
-            pc.binary_join_element_wise(feature, columns["functions"], difference, ":"),
-            "",
-        )
+        difference = pc.if_else(pa.array(differs & (verdict != "unknown")), difference, "")
         observed = (
             columns["expected"]
             if feature != "validation"
@@ -225,11 +232,16 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
                     "verdict": text(verdict),
                     "detail": pc.if_else(pa.array(verdict == "unknown"), "connection lost", ""),
                     "expectation": pc.if_else(pa.array(verdict == "expected"), "synthetic-known", ""),
-                    "case_class": case_class,
+                    "difference": difference,
                     "partitions": pa.array(columns["partitions"], pa.int32()),
                     "bucket": pa.array(columns["bucket"], pa.int32()),
                     "seed": rng.integers(0, 2**31, size),
                     "duration_us": rng.integers(1, 100, size),
+                    "stream_subjects": empty(ARROW_TYPES["stream_subjects"], size),
+                    "headers_only": np.zeros(size, bool),
+                    "weights": columns.get("weights", empty(WEIGHTS, size)),
+                    "layout": empty(ARROW_TYPES["layout"], size),
+                    "steps": empty(ARROW_TYPES["steps"], size),
                 }
             )
         )
@@ -261,12 +273,13 @@ def generate(run_dir: Path, rows: int, seed: int = 1) -> None:
 STEP = re.compile(r"\[\s*([\d.]+)s\] (.*)")
 
 
-def build(run_dir: Path, out: Path, engine: str) -> tuple[float, dict[str, float]]:
-    """Wall seconds of one ``python -m reports build``, and when each progress step began."""
+def build(run_dir: Path, out: Path, engine: str, tree: Path) -> tuple[float, dict[str, float]]:
+    """Wall seconds of one ``python -m reports build`` of the checkout ``tree``, and when each progress
+    step began."""
     began = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "reports", "build", str(run_dir), "--out", str(out), "--engine", engine],
-        cwd=ROOT,
+        cwd=tree,
         capture_output=True,
         text=True,
         check=False,
@@ -302,6 +315,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate into (or reuse) this run directory")
+    parser.add_argument("--baseline", type=Path, help="another checkout to time beside this one")
+    parser.add_argument("--baseline-engines", default="spark,arrow", help="its engines, comma-separated")
     arguments = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-reports-"))
     try:
@@ -312,29 +327,33 @@ def main() -> None:
             seconds = time.perf_counter() - began
             size = sum(p.stat().st_size for p in (run_dir / CASES).iterdir()) / 1e6
             print(f"generated {arguments.rows:,} records ({size:,.0f} MB) in {seconds:.1f} s")
-        walls: dict[str, list[float]] = {"spark": [], "arrow": []}
-        parts: dict[str, list[dict[str, float]]] = {"spark": [], "arrow": []}
+        runs = [(f"{engine}", engine, ROOT) for engine in ("spark", "duckdb")]
+        if arguments.baseline:
+            engines = arguments.baseline_engines.split(",")
+            runs += [(f"baseline {engine}", engine, arguments.baseline) for engine in engines]
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        parts: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in runs}
         for repeat in range(arguments.repeats):
-            for engine, times in walls.items():
-                wall, steps = build(run_dir, scratch / f"out-{engine}", engine)
-                times.append(wall)
-                parts[engine].append(phases(steps))
-                shown = ", ".join(f"{name} {value:.1f} s" for name, value in parts[engine][-1].items())
-                print(f"  run {repeat + 1}: {engine:5s} {wall:6.1f} s  ({shown})", flush=True)
-        spark, arrow = statistics.median(walls["spark"]), statistics.median(walls["arrow"])
+            for name, engine, tree in runs:
+                out = scratch / f"out-{name.replace(' ', '-')}"
+                wall, steps = build(run_dir, out, engine, tree)
+                walls[name].append(wall)
+                parts[name].append(phases(steps))
+                shown = ", ".join(f"{phase} {value:.1f} s" for phase, value in parts[name][-1].items())
+                print(f"  run {repeat + 1}: {name:15s} {wall:6.1f} s  ({shown})", flush=True)
         print(
             f"\n{arguments.rows:,} records to a finished report (median of {arguments.repeats}, end to end):"
         )
-        for engine, median in (("spark", spark), ("arrow", arrow)):
-            split = {name: statistics.median(p[name] for p in parts[engine]) for name in parts[engine][0]}
-            detail = ", ".join(f"{name} {value:.1f} s" for name, value in split.items())
-            print(f"  {engine:5s} {median:6.1f} s  ({detail})")
-        print(f"  ratio spark / arrow: {spark / arrow:.2f}")
-        same = json.loads((scratch / "out-spark" / "summary.json").read_text())
-        other = json.loads((scratch / "out-arrow" / "summary.json").read_text())
-        same.pop("generated")
-        other.pop("generated")
-        print(f"  same summary.json from both engines: {same == other}")
+        for name, times in walls.items():
+            split = {phase: statistics.median(p[phase] for p in parts[name]) for phase in parts[name][0]}
+            detail = ", ".join(f"{phase} {value:.1f} s" for phase, value in split.items())
+            print(f"  {name:15s} {statistics.median(times):6.1f} s  ({detail})")
+        summaries = []
+        for name, _, _ in runs:
+            summary = json.loads((scratch / f"out-{name.replace(' ', '-')}" / "summary.json").read_text())
+            summary.pop("generated")
+            summaries.append(summary)
+        print(f"  the same summary.json from every build: {all(s == summaries[0] for s in summaries)}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "--engine",
         choices=ENGINES,
         default="spark",
-        help="spark (default) or arrow: pyarrow and pandas in this process, no JVM",
+        help="spark (default) or duckdb: the same queries in this process, no JVM",
     )
     run.set_defaults(handler=build)
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")

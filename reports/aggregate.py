@@ -1,26 +1,30 @@
-"""The Spark aggregations: four group-bys over all case records, each returning a small result.
+"""The report's aggregations, written once as SQL that both engines run: Spark SQL (``reports.spark_sql``)
+and DuckDB (``reports.duckdb_sql``), over a view ``records`` of every part file.
+
+Four families, each one pass over the records and returning a small result:
 
 1. verdict counts per release, feature, function combination, verdict and support evidence;
-2. divergence classes (``diverge``/``expected`` rows by feature, functions and difference) with their
-   smallest case;
+2. divergence classes: the ``diverge``/``expected`` rows are cached once (a few thousand of millions),
+   then tallied per class, release and expectation, and ranked for each class's smallest case;
 3. distinct partition keys per mapping, release and bucket;
 4. weighted-list messages per release, list, bucket and delivery.
 
-The rows each reads, its keys and the evidence rule are ``reports.rules``; ``reports.arrow`` computes
-the same with pyarrow.
+The rows each reads, its keys and the evidence rule are ``reports.rules``; this module only spells them
+in the SQL both engines accept (plain ``GROUP BY``, ``CASE``, ``count(DISTINCT)``, ``row_number()``; see
+https://spark.apache.org/docs/latest/sql-ref-syntax.html and https://duckdb.org/docs/sql/introduction)
+and folds the engines' result rows (dicts) into `Aggregates`.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from functools import reduce
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Final
 
-from records.schema import ARROW_TYPES, COLUMNS, case_of, weights_of
+from records.schema import COLUMNS, case_of, weights_of
 from reports import rules
 from reports.model import (
+    DIVERGING,
     UNCLASSIFIED,
     Aggregates,
     BucketCount,
@@ -30,192 +34,181 @@ from reports.model import (
 )
 from reports.releases import Release
 
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+RECORDS: Final = "records"
+"""The view of every part file that each engine opens before running `FAMILIES`."""
+DIVERGING_TABLE: Final = "diverging"
+
+Rows = list[dict[str, Any]]
 
 
-def spark_type(kind: Any) -> Any:
-    """The Spark type of an Arrow type of the records (scalars, lists and structs of them)."""
-    import pyarrow as pa
-    from pyspark.sql import types as T
-
-    if pa.types.is_list(kind):
-        item = kind.value_field
-        return T.ArrayType(spark_type(item.type), item.nullable)
-    if pa.types.is_struct(kind):
-        return T.StructType([T.StructField(f.name, spark_type(f.type), f.nullable) for f in kind])
-    scalars = {
-        pa.string(): T.StringType(),
-        pa.int32(): T.IntegerType(),
-        pa.int64(): T.LongType(),
-        pa.bool_(): T.BooleanType(),
-    }
-    return scalars[kind]
+def literal(value: str | int) -> str:
+    """A SQL literal both dialects read the same way (no quotes or backslashes in the rules' texts)."""
+    if isinstance(value, int):
+        return str(value)
+    if "'" in value or "\\" in value:
+        raise ValueError(f"rule text {value!r} needs escaping that Spark SQL and DuckDB spell differently")
+    return f"'{value}'"
 
 
-def spark_schema() -> object:
-    """The records' Spark schema, from ``records.schema.ARROW_TYPES``."""
-    from pyspark.sql import types as T
-
-    return T.StructType([T.StructField(name, spark_type(ARROW_TYPES[name]), False) for name in COLUMNS])
-
-
-def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """All part files as one DataFrame with the records schema (no schema inference)."""
-    return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]
-
-
-def spark_condition(condition: rules.Condition) -> Column:
-    """A rule's condition (``reports.rules``) as a Spark column expression."""
-    from pyspark.sql import functions as F
-
+def sql_condition(condition: rules.Condition) -> str:
+    """A rule's condition (``reports.rules``) as a SQL expression."""
     match condition:
         case rules.Is(column, value):
-            return F.col(column) == value
+            return f"{column} = {literal(value)}"
         case rules.IsNot(column, value):
-            return F.col(column) != value
+            return f"{column} <> {literal(value)}"
         case rules.Above(column, value):
-            return F.col(column) > value
+            return f"{column} > {literal(value)}"
         case rules.OneOf(column, values):
-            return F.col(column).isin(*values)
+            return f"{column} IN ({', '.join(literal(value) for value in values)})"
         case rules.All(parts):
-            return reduce(operator.and_, (spark_condition(part) for part in parts))
+            return "(" + " AND ".join(sql_condition(part) for part in parts) + ")"
         case rules.AnyOf(parts):
-            return reduce(operator.or_, (spark_condition(part) for part in parts))
+            return "(" + " OR ".join(sql_condition(part) for part in parts) + ")"
 
 
-def evidence_column() -> Column:
-    """A row's support evidence (``reports.rules.EVIDENCE``)."""
-    from pyspark.sql import functions as F
-
-    expression = F.lit("")
-    for kind, condition in reversed(rules.EVIDENCE):
-        expression = F.when(spark_condition(condition), kind).otherwise(expression)
-    return expression
+def evidence() -> str:
+    """A row's support evidence (``reports.rules.EVIDENCE``): the first kind whose condition holds."""
+    branches = " ".join(f"WHEN {sql_condition(c)} THEN {literal(kind)}" for kind, c in rules.EVIDENCE)
+    return f"CASE {branches} ELSE '' END"
 
 
-def verdict_counts(frame: DataFrame) -> list[VerdictCount]:
-    rows = frame.groupBy(*rules.VERDICT_KEYS, evidence_column().alias("evidence")).count().collect()
-    return [
-        VerdictCount(
-            Release(r.implementation, r.server_version),
-            r.feature,
-            r.functions,
-            r.verdict,
-            r.evidence,
-            r["count"],
-        )
-        for r in rows
-    ]
+def size() -> str:
+    """A case's size (``reports.rules.SIZE_COLUMNS`` and ``SIZE_LISTS``); a list absent from older
+    records (null) counts nothing."""
+    lengths = [f"length({column})" for column in rules.SIZE_COLUMNS]
+    lengths += [f"coalesce(length(concat_ws('', {column})), 0)" for column in rules.SIZE_LISTS]
+    return " + ".join(lengths)
 
 
-def class_counts(frame: DataFrame) -> list[ClassCount]:
-    from pyspark.sql import functions as F
-
-    lengths = [F.length(column) for column in rules.SIZE_COLUMNS]
-    lengths += [F.length(F.concat_ws("", column)) for column in rules.SIZE_LISTS]
-    size = reduce(operator.add, lengths)
-    diverging = frame.filter(spark_condition(rules.DIVERGING_ROWS)).withColumn("size", size)
-    ordered = [*rules.SMALLEST_ORDER, *(name for name in COLUMNS if name not in rules.SMALLEST_ORDER)]
-    rows = (
-        diverging.groupBy(*rules.CLASS_KEYS)
-        .agg(
-            F.sum(F.when(F.col("verdict") == "diverge", 1).otherwise(0)).alias("diverge"),
-            F.sum(F.when(F.col("verdict") == "expected", 1).otherwise(0)).alias("expected"),
-            F.collect_set(F.struct("implementation", "server_version")).alias("releases"),
-            F.collect_set(F.when(F.col("expectation") != "", F.col("expectation"))).alias("expectations"),
-            F.min(F.struct(*ordered)).alias("smallest"),
-        )
-        .collect()
-    )
-    out = []
-    for r in rows:
-        smallest = case_of(r.smallest.asDict(recursive=True))
-        out.append(
-            ClassCount(
-                case_class=smallest.case_class or UNCLASSIFIED,
-                diverge=int(r.diverge),
-                expected=int(r.expected),
-                releases=tuple(Release(x.implementation, x.server_version) for x in r.releases),
-                expectations=tuple(r.expectations),
-                smallest=smallest,
-            )
-        )
-    return out
+def _grouped(keys: Sequence[str], measures: str, where: str = "", table: str = RECORDS) -> str:
+    """``measures`` per group of ``keys`` (columns, or ``expression AS name``) of the rows of ``table``
+    where ``where`` holds."""
+    expressions = [key.split(" AS ")[0] for key in keys]
+    filtered = f" WHERE {where}" if where else ""
+    return f"SELECT {', '.join(keys)}, {measures} FROM {table}{filtered} GROUP BY {', '.join(expressions)}"
 
 
-def partition_buckets(frame: DataFrame) -> list[BucketCount]:
-    from pyspark.sql import functions as F
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One aggregation family: tables to cache first (name, query), then its queries (name, query)."""
 
-    rows = (
-        frame.filter(spark_condition(rules.PARTITION_ROWS))
-        .groupBy(*rules.PARTITION_KEYS)
-        .agg(F.countDistinct("subject").alias("count"))
-        .collect()
-    )
-    return [
-        BucketCount(
-            Release(r.implementation, r.server_version),
-            r.source,
-            r.destination,
-            r.partitions,
-            r.bucket,
-            r["count"],
-        )
-        for r in rows
-    ]
+    name: str
+    queries: tuple[tuple[str, str], ...]
+    cached: tuple[tuple[str, str], ...] = ()
 
 
-def weighted_buckets(frame: DataFrame) -> list[WeightedCount]:
+_COLUMNS: Final = ", ".join(COLUMNS)
+_TALLIES: Final = ", ".join(
+    f"sum(CASE WHEN verdict = {literal(verdict)} THEN 1 ELSE 0 END) AS {verdict}" for verdict in DIVERGING
+)
 
-    rows = (
-        frame.filter(spark_condition(rules.WEIGHTED_ROWS))
-        .groupBy(*rules.WEIGHTED_KEYS, spark_condition(rules.DELIVERED).alias("delivered"))
-        .count()
-        .collect()
-    )
-    return [
-        WeightedCount(
-            Release(r.implementation, r.server_version),
-            r.source,
-            weights_of([w.asDict() for w in r.weights]),
-            r.bucket,
-            r.delivered,
-            r["count"],
-        )
-        for r in rows
-    ]
+FAMILIES: Final = (
+    Family(
+        "verdict counts",
+        (("verdicts", _grouped([*rules.VERDICT_KEYS, f"{evidence()} AS evidence"], "count(*) AS n")),),
+    ),
+    Family(
+        "divergence classes",
+        (
+            (
+                "tallies",
+                _grouped(
+                    [*rules.CLASS_KEYS, "implementation", "server_version", "expectation"],
+                    _TALLIES,
+                    table=DIVERGING_TABLE,
+                ),
+            ),
+            (
+                "smallest",
+                f"SELECT {_COLUMNS} FROM (SELECT {_COLUMNS}, row_number() OVER (PARTITION BY "
+                f"{', '.join(rules.CLASS_KEYS)} ORDER BY "
+                f"{', '.join(size() if key == 'size' else key for key in rules.SMALLEST_ORDER)}) AS place "
+                f"FROM {DIVERGING_TABLE}) ranked WHERE place = 1",
+            ),
+        ),
+        ((DIVERGING_TABLE, f"SELECT * FROM {RECORDS} WHERE {sql_condition(rules.DIVERGING_ROWS)}"),),
+    ),
+    Family(
+        "partition buckets",
+        (
+            (
+                "partitions",
+                _grouped(
+                    rules.PARTITION_KEYS, "count(DISTINCT subject) AS n", sql_condition(rules.PARTITION_ROWS)
+                ),
+            ),
+        ),
+    ),
+    Family(
+        "weighted buckets",
+        (
+            (
+                "weighted",
+                _grouped(
+                    [*rules.WEIGHTED_KEYS, f"{sql_condition(rules.DELIVERED)} AS delivered"],
+                    "count(*) AS n",
+                    sql_condition(rules.WEIGHTED_ROWS),
+                ),
+            ),
+        ),
+    ),
+)
+"""Every query of the report: what both engines run."""
 
 
-def aggregate(
-    spark: SparkSession,
-    paths: Sequence[str],
-    *,
-    rows: int,
-    progress: Callable[[str], None] = lambda line: None,
-) -> Aggregates:
-    """Every aggregation of the report over the part files ``paths`` (``rows`` rows, already counted).
+def _release(row: Mapping[str, Any]) -> Release:
+    return Release(str(row["implementation"]), str(row["server_version"]))
 
-    The four jobs are submitted together from threads: Spark runs them side by side, filling the cores
-    that one job's small stages leave idle (about 10 % faster on two cores than one after the other).
-    """
-    frame = read_records(spark, paths)
-    jobs: dict[str, Callable[[DataFrame], list[Any]]] = {
-        "verdict counts": verdict_counts,
-        "divergence classes": class_counts,
-        "partition buckets": partition_buckets,
-        "weighted buckets": weighted_buckets,
+
+def classes(tallies: Rows, smallest: Rows) -> list[ClassCount]:
+    """Divergence classes from their tallies per release and expectation and their smallest cases."""
+    found = {tuple(row[key] for key in rules.CLASS_KEYS): case_of(row) for row in smallest}
+    counts = {
+        key: ClassCount(case.case_class or UNCLASSIFIED, 0, 0, (), (), case) for key, case in found.items()
     }
-    results: dict[str, list[Any]] = {}
-    with ThreadPoolExecutor(len(jobs), thread_name_prefix="reports-spark") as pool:
-        running = {pool.submit(job, frame): name for name, job in jobs.items()}
-        for done in as_completed(running):
-            results[running[done]] = done.result()
-            progress(f"{running[done]} done")
+    for row in tallies:
+        key = tuple(row[name] for name in rules.CLASS_KEYS)
+        count = counts[key]
+        counts[key] = replace(
+            count,
+            diverge=count.diverge + int(row["diverge"]),
+            expected=count.expected + int(row["expected"]),
+            releases=(*count.releases, _release(row)),
+            expectations=(*count.expectations, *([str(row["expectation"])] if row["expectation"] else [])),
+        )
+    return list(counts.values())
+
+
+def aggregates(results: Mapping[str, Rows], *, rows: int) -> Aggregates:
+    """`Aggregates` from the result rows of every query of `FAMILIES` (by query name)."""
     return Aggregates(
         rows,
-        tuple(results["verdict counts"]),
-        tuple(results["divergence classes"]),
-        tuple(results["partition buckets"]),
-        tuple(results["weighted buckets"]),
+        tuple(
+            VerdictCount(_release(r), r["feature"], r["functions"], r["verdict"], r["evidence"], int(r["n"]))
+            for r in results["verdicts"]
+        ),
+        tuple(classes(results["tallies"], results["smallest"])),
+        tuple(
+            BucketCount(
+                _release(r),
+                r["source"],
+                r["destination"],
+                int(r["partitions"]),
+                int(r["bucket"]),
+                int(r["n"]),
+            )
+            for r in results["partitions"]
+        ),
+        tuple(
+            WeightedCount(
+                _release(r),
+                r["source"],
+                weights_of(r["weights"]),
+                int(r["bucket"]),
+                bool(r["delivered"]),
+                int(r["n"]),
+            )
+            for r in results["weighted"]
+        ),
     ).normalised()

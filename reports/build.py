@@ -21,7 +21,7 @@ from reports.report import assemble
 from reports.spark import DEFAULT_MASTER, check_master
 from reports.summary import summary_json
 
-ENGINES: Final = ("spark", "arrow")
+ENGINES: Final = ("spark", "duckdb")
 HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
 
 
@@ -35,13 +35,13 @@ class Built:
 def _aggregate(
     parts: list[str], rows: int, engine: str, master: str, say: Callable[[str], None]
 ) -> Aggregates:
-    if engine == "arrow":
-        from reports import arrow
+    if engine == "duckdb":
+        from reports import duckdb_sql
 
-        say("aggregating with pyarrow and pandas")
-        return arrow.aggregate(parts, rows=rows)
-    from reports.aggregate import aggregate
+        say("aggregating with DuckDB")
+        return duckdb_sql.aggregate(parts, rows=rows, progress=say)
     from reports.spark import spark_errors, spark_session
+    from reports.spark_sql import aggregate
 
     say(f"starting Spark ({master})")
     with spark_session(master) as spark:

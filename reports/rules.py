@@ -1,7 +1,7 @@
 """The report's aggregation rules, written once: which rows each aggregation reads, what it groups them
-by, and the support evidence a row gives. `reports.aggregate` (Spark) and `reports.arrow` (pyarrow)
-translate these conditions into their own expressions; the engines differ in execution, never in
-definitions (a test checks that both return equal `Aggregates` for the same records).
+by, and the support evidence a row gives. `reports.aggregate` spells them as the SQL that both engines
+(Spark and DuckDB) run; the engines differ in execution, never in definitions (a test checks that both
+return equal `Aggregates` for the same records).
 """
 
 from __future__ import annotations

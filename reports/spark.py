@@ -14,15 +14,16 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from records.schema import ARROW_TYPES, COLUMNS
 from reports.errors import ReportError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "nats-conformance-reports"
@@ -136,3 +137,34 @@ def spark_errors(what: str) -> Iterator[None]:
     except (PySparkException, Py4JError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise ReportError(f"Spark failed {what}: {lines[0] if lines else type(error).__name__}") from error
+
+
+def spark_type(kind: Any) -> Any:
+    """The Spark type of an Arrow type of the records (scalars, lists and structs of them)."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    if pa.types.is_list(kind):
+        item = kind.value_field
+        return T.ArrayType(spark_type(item.type), item.nullable)
+    if pa.types.is_struct(kind):
+        return T.StructType([T.StructField(f.name, spark_type(f.type), f.nullable) for f in kind])
+    scalars = {
+        pa.string(): T.StringType(),
+        pa.int32(): T.IntegerType(),
+        pa.int64(): T.LongType(),
+        pa.bool_(): T.BooleanType(),
+    }
+    return scalars[kind]
+
+
+def spark_schema() -> object:
+    """The records' Spark schema, from ``records.schema.ARROW_TYPES``."""
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(name, spark_type(ARROW_TYPES[name]), False) for name in COLUMNS])
+
+
+def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """All part files as one DataFrame with the records schema (no schema inference)."""
+    return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]

@@ -57,18 +57,21 @@ ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 risk: empty (two dots in a row), whitespace, control characters, and a long token."""
 
 
+@st.composite
+def _normal_or_rare(
+    draw: st.DrawFn, normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], one_in: int
+) -> Drawn:
+    return draw(rare if draw(st.integers(0, one_in - 1)) == one_in - 1 else normal)
+
+
 def mostly(
     normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], *, one_in: int
 ) -> st.SearchStrategy[Drawn]:
     """`normal`, and `rare` about one draw in `one_in`; shrinks towards `normal`. (``st.one_of`` with a
     strategy repeated to weight it does not work: Hypothesis merges equal branches, so
-    ``one_of(a, a, a, b)`` draws ``b`` half the time.)"""
-
-    @st.composite
-    def pick(draw: st.DrawFn) -> Drawn:
-        return draw(rare if draw(st.integers(0, one_in - 1)) == one_in - 1 else normal)
-
-    return pick()
+    ``one_of(a, a, a, b)`` draws ``b`` half the time.) The composite is defined once: Hypothesis reads
+    a composite function's source when it is defined (about half a millisecond under cProfile, per call)."""
+    return _normal_or_rare(normal, rare, one_in)
 
 
 def edged(normal: st.SearchStrategy[int]) -> st.SearchStrategy[int]:

@@ -56,7 +56,7 @@ def bisection_run(tmp_path: Path, text: str | None = None) -> Path:
 
 
 def built(tmp_path: Path, *run_dirs: Path) -> dict[str, Any]:
-    build_report(list(run_dirs), tmp_path / "out", engine="arrow")
+    build_report(list(run_dirs), tmp_path / "out", engine="duckdb")
     data: dict[str, Any] = json.loads((tmp_path / "out" / "summary.json").read_text())
     return data
 
@@ -116,7 +116,7 @@ def test_runs_without_a_bisection_have_no_section(tmp_path: Path, hand_run: Path
 def test_a_bad_bisection_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
     run_dir = bisection_run(tmp_path, text)
     with pytest.raises(ReportError) as caught:
-        build_report([run_dir], tmp_path / "out", engine="arrow")
+        build_report([run_dir], tmp_path / "out", engine="duckdb")
     assert message in str(caught.value)
     assert str(run_dir / BISECTION_FILE) in str(caught.value)
     assert "\n" not in str(caught.value)

@@ -95,7 +95,7 @@ def test_screenshot_shows_plots_and_a_coloured_matrix(
 ) -> None:
     from PIL import Image
 
-    built = build_report([run_of(four_releases())], tmp_path / "report", engine="arrow")
+    built = build_report([run_of(four_releases())], tmp_path / "report", engine="duckdb")
     shot = tmp_path / "shot.png"
     subprocess.run(
         [

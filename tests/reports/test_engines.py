@@ -1,6 +1,6 @@
 """The aggregations of both engines on hand-built records (tests/reports/handmade.py), counted by hand.
 
-The pyarrow engine is checked against the hand counts; the Spark engine must return exactly the same
+The DuckDB engine is checked against the hand counts; the Spark engine must return exactly the same
 aggregates (one shared session, a few hundred rows).
 """
 
@@ -14,7 +14,7 @@ import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
 from records.schema import Case
-from reports import arrow
+from reports import duckdb_sql
 from reports.load import load_records
 from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
 from reports.releases import Release
@@ -23,9 +23,9 @@ OLD = Release("nats-server", "2.9.25")
 NEW = Release("nats-server", "2.10.27")
 
 
-def arrow_aggregates(run: Path) -> Aggregates:
+def duckdb_aggregates(run: Path) -> Aggregates:
     records = load_records([run])
-    return arrow.aggregate([str(p) for p in records.parts], rows=records.rows)
+    return duckdb_sql.aggregate([str(p) for p in records.parts], rows=records.rows)
 
 
 def verdict_table(aggregates: Aggregates) -> dict[tuple[str, str, str, str, str], int]:
@@ -36,7 +36,7 @@ def verdict_table(aggregates: Aggregates) -> dict[tuple[str, str, str, str, str]
 
 
 def test_verdict_counts_per_release_feature_function_verdict_and_evidence(hand_run: Path) -> None:
-    table = verdict_table(arrow_aggregates(hand_run))
+    table = verdict_table(duckdb_aggregates(hand_run))
     assert table == {
         ("2.9.25", "mapping", "wildcard", "agree", EXERCISED): 3,
         ("2.9.25", "mapping", "splitFromLeft", "diverge", EXERCISED): 1,
@@ -59,7 +59,7 @@ def test_verdict_counts_per_release_feature_function_verdict_and_evidence(hand_r
 
 
 def test_divergence_classes_with_counts_releases_and_smallest_case(hand_run: Path) -> None:
-    classes = {c.case_class: c for c in arrow_aggregates(hand_run).classes}
+    classes = {c.case_class: c for c in duckdb_aggregates(hand_run).classes}
     assert set(classes) == {
         "mapping:splitFromLeft:wrong-subject",
         "validation:left:reference-accept-server-reject",
@@ -74,14 +74,14 @@ def test_divergence_classes_with_counts_releases_and_smallest_case(hand_run: Pat
 
 
 def test_partition_buckets_count_distinct_keys_and_skip_summary_and_unknown_rows(hand_run: Path) -> None:
-    assert arrow_aggregates(hand_run).partitions == tuple(
+    assert duckdb_aggregates(hand_run).partitions == tuple(
         BucketCount(NEW, "p.*", PARTITION_DESTINATION, 3, bucket, count)
         for bucket, count in ((-1, 1), (0, 10), (1, 20), (2, 30))
     )
 
 
 def test_weighted_counts_by_bucket_and_delivery_skip_summary_and_unknown_rows(hand_run: Path) -> None:
-    assert arrow_aggregates(hand_run).weighted == (
+    assert duckdb_aggregates(hand_run).weighted == (
         WeightedCount(NEW, "w.l", LOSS_LIST, -1, False, 60),
         WeightedCount(NEW, "w.l", LOSS_LIST, 0, True, 40),
         WeightedCount(NEW, "w.s", WEIGHTED_LIST, -2, True, 10),
@@ -91,13 +91,13 @@ def test_weighted_counts_by_bucket_and_delivery_skip_summary_and_unknown_rows(ha
 
 
 @pytest.mark.spark
-def test_spark_aggregates_equal_the_pyarrow_ones(spark: Any, hand_run: Path) -> None:
-    from reports.aggregate import aggregate
+def test_spark_aggregates_equal_the_duckdb_ones(spark: Any, hand_run: Path) -> None:
+    from reports.spark_sql import aggregate
 
     records = load_records([hand_run])
     assert len(records.parts) == 2
     result = aggregate(spark, [str(p) for p in records.parts], rows=records.rows)
-    assert result == arrow_aggregates(hand_run)
+    assert result == duckdb_aggregates(hand_run)
     assert sum(v.count for v in result.verdicts) == 290
 
 
@@ -126,7 +126,7 @@ def test_an_accepted_validation_case_is_evidence_of_support(run_of: Any) -> None
                  **validation),
         ]
     )  # fmt: skip
-    table = verdict_table(arrow_aggregates(run))
+    table = verdict_table(duckdb_aggregates(run))
     assert table == {
         ("2.10.27", "validation", "random+split", "agree", UNSUPPORTED): 1,
         ("2.10.27", "validation", "split", "agree", EXERCISED): 1,
@@ -147,14 +147,14 @@ def sequence_cases() -> list[Case]:
 def test_the_smallest_case_of_a_sequence_class_has_the_shortest_steps(
     run_of: Callable[[list[Case]], Path],
 ) -> None:
-    (counted,) = arrow_aggregates(run_of(sequence_cases())).classes
+    (counted,) = duckdb_aggregates(run_of(sequence_cases())).classes
     assert counted.smallest.case_id == 2
 
 
 @pytest.mark.spark
 def test_spark_picks_the_same_smallest_sequence(spark: Any, run_of: Callable[[list[Case]], Path]) -> None:
-    from reports.aggregate import aggregate
+    from reports.spark_sql import aggregate
 
     run = run_of(sequence_cases())
     records = load_records([run])
-    assert aggregate(spark, [str(p) for p in records.parts], rows=records.rows) == arrow_aggregates(run)
+    assert aggregate(spark, [str(p) for p in records.parts], rows=records.rows) == duckdb_aggregates(run)

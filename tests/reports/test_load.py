@@ -80,7 +80,7 @@ def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "holds records of schema version 4, newer than the 3 this report builder reads" in line
 
 
-@pytest.mark.parametrize("engine", ["arrow", pytest.param("spark", marks=pytest.mark.spark)])
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
 def test_records_of_schema_2_read_without_steps(tmp_path: Path, engine: str) -> None:
     """Schema 2 had no `steps`, and 32-bit `partitions` and `bucket`."""
     (tmp_path / CASES).mkdir()

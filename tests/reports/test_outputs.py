@@ -27,14 +27,14 @@ def summary_of(path: Path) -> dict[str, Any]:
 
 @pytest.fixture
 def built(hand_run: Path, tmp_path: Path) -> Path:
-    build_report([hand_run], tmp_path / "out", engine="arrow")
+    build_report([hand_run], tmp_path / "out", engine="duckdb")
     return tmp_path / "out"
 
 
 def test_command_line_writes_three_files_with_progress(
     hand_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["build", str(hand_run), "--out", str(tmp_path / "out"), "--engine", "arrow"]) == 0
+    assert main(["build", str(hand_run), "--out", str(tmp_path / "out"), "--engine", "duckdb"]) == 0
     out, err = capsys.readouterr()
     assert out.strip() == str(tmp_path / "out" / "report.html")
     assert "290 case records in 2 part file(s) of 1 run(s)" in err
@@ -138,7 +138,7 @@ def test_spark_build_writes_the_same_report(spark: Any, hand_run: Path, built: P
     build_report([hand_run], tmp_path / "spark", engine="spark")
     assert spark.getActiveSession() is not None  # the shared session is left running
     with_spark = summary_of(tmp_path / "spark" / "summary.json")
-    with_arrow = summary_of(built / "summary.json")
+    with_duckdb = summary_of(built / "summary.json")
     with_spark.pop("generated")
-    with_arrow.pop("generated")
-    assert with_spark == with_arrow
+    with_duckdb.pop("generated")
+    assert with_spark == with_duckdb

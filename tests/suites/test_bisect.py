@@ -212,7 +212,7 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
     # every probe's case is a listed finding: partition-zero-crashes or, outside, partition-count-below-one
     assert manifest["verdicts"]["expected"] == len(written["probes"])
 
-    build_report([run_dir], tmp_path / "report", engine="arrow")
+    build_report([run_dir], tmp_path / "report", engine="duckdb")
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     (section,) = summary["bisections"]
     assert section["case_class"] == "validation:partition:server-crash"

@@ -1,0 +1,35 @@
+"""The embedded engine: the report's queries (``reports.aggregate``) in DuckDB, in this process.
+
+DuckDB reads the part files itself (https://duckdb.org/docs/data/parquet/overview), several columns
+and row groups at once on every core; files of an older schema are read by column name, and a column
+that none of the files has (``records.schema.ADDED_IN``) is null, as in the Spark engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from records.schema import COLUMNS
+from reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
+from reports.model import Aggregates
+
+
+def aggregate(
+    paths: Sequence[str], *, rows: int, progress: Callable[[str], None] = lambda line: None
+) -> Aggregates:
+    """Every aggregation of the report over the part files ``paths`` (``rows`` rows, already counted)."""
+    import duckdb
+
+    with duckdb.connect() as connection:
+        scan = f"read_parquet({list(paths)!r}, union_by_name = true)"
+        present = {str(row[0]) for row in connection.sql(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
+        columns = ", ".join(name if name in present else f"NULL AS {name}" for name in COLUMNS)
+        connection.execute(f"CREATE VIEW {RECORDS} AS SELECT {columns} FROM {scan}")
+        results: dict[str, Rows] = {}
+        for family in FAMILIES:
+            for table, query in family.cached:
+                connection.execute(f"CREATE TEMP TABLE {table} AS {query}")
+            for name, query in family.queries:
+                results[name] = connection.sql(query).to_arrow_table().to_pylist()
+            progress(f"{family.name} done")
+    return aggregates(results, rows=rows)
