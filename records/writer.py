@@ -1,7 +1,12 @@
-"""Buffered Parquet writing of case records into a run directory, plus its manifest.
+"""Buffered Parquet writing of case records into a run directory, plus its manifest: the run's journal.
 
 A run directory holds `cases/part-NNNNN.parquet` files and `manifest.json` (run id, schema version,
-settings, seeds, and the verdict counts per feature, which always add up to the number of cases).
+settings, seeds, the run's status, and the verdict counts per feature, which always add up to the number
+of cases). The manifest is written when the run starts (status `running`, with the owner's pid and
+host) and again whenever a part lands, so its counts are always those of the parts on disk (plus the
+rows a failed write lost); cases wait at most `flush_seconds` in memory. Closing writes the final
+status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still `running` whose
+process is gone is a killed run (`run_status`).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ import itertools
 import json
 import os
 import re
+import socket
+import threading
 import time
 import uuid
 from collections import Counter
@@ -49,6 +56,11 @@ DICTIONARY_COLUMNS: Final = [
     name for name in COLUMNS if name not in UNIQUE_PER_CASE and not pa.types.is_list(SCHEMA.field(name).type)
 ]
 """Columns with few distinct values per part; dictionary-encoding the per-case ones only costs time."""
+
+
+STATUSES: Final = ("running", "completed", "interrupted", "crashed")
+FLUSH_SECONDS: Final = 2.0
+"""At most how long a recorded case waits in memory before its part is written."""
 
 
 class RecordsError(ConformanceError):
@@ -129,11 +141,14 @@ def reason(error: OSError) -> str:
 
 
 def _write_part(table: pa.Table, path: Path, rows: int) -> int:
-    """Write one part (in the writer thread: Parquet encoding releases the GIL); returns its rows."""
+    """Write one part (in the writer thread: Parquet encoding releases the GIL) under a temporary name,
+    then give it its own, so that a killed run never leaves half a part; returns its rows."""
+    staged = path.with_name(f".{path.name}.tmp")
     try:
-        pq.write_table(table, path, compression="zstd", use_dictionary=DICTIONARY_COLUMNS)
+        pq.write_table(table, staged, compression="zstd", use_dictionary=DICTIONARY_COLUMNS)
+        os.replace(staged, path)
     except OSError as error:
-        path.unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
         message = f"cannot write {rows} records to {path.parent}: {reason(error)}"
         raise RecordsError(message, rows=rows) from error
     return rows
@@ -149,14 +164,25 @@ class RecordWriter:
         run_id: str | None = None,
         settings: dict[str, Any] | None = None,
         part_rows: int = 250_000,
+        flush_seconds: float = FLUSH_SECONDS,
     ) -> None:
         self.run_dir = run_dir
         self.run_id = run_id or new_run_id()
         self.settings = dict(settings or {})
         self.part_rows = part_rows
+        self.flush_seconds = flush_seconds
         self.counts: Counter[tuple[str, str]] = Counter()
+        """Cases added, by (feature, verdict)."""
+        self.settled: Counter[tuple[str, str]] = Counter()
+        """Cases of the parts that landed (or whose write failed), by (feature, verdict)."""
         self.written = 0
         self.unwritten = 0
+        self.status = "running"
+        self.signal = ""
+        self._buffered_counts: Counter[tuple[str, str]] = Counter()
+        self._journal = threading.Lock()
+        """Held while the settled counts change and while the manifest is written (both threads)."""
+        self._flushed = time.monotonic()
         self._rows: list[tuple[Any, ...]] = []
         self._blocks: list[CaseBlock] = []
         self._buffered = 0
@@ -170,6 +196,8 @@ class RecordWriter:
             (run_dir / CASES).mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise RecordsError(f"cannot create run directory {run_dir}: {error.strerror}") from error
+        with self._journal:
+            self._write_manifest()
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -189,6 +217,7 @@ class RecordWriter:
     def add(self, case: Case) -> None:
         _check_verdict(case)
         self.counts[(case.feature, case.verdict)] += 1
+        self._buffered_counts[(case.feature, case.verdict)] += 1
         if case.verdict in ("diverge", "expected"):
             self._keep_if_smallest(case)
         self._rows.append(ROW(case))
@@ -200,6 +229,7 @@ class RecordWriter:
             return
         _check_verdict(block.shared)
         self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
+        self._buffered_counts[(block.shared.feature, block.shared.verdict)] += len(block)
         if block.shared.verdict in ("diverge", "expected"):
             shortest = min(range(len(block)), key=lambda i: len(block.subjects[i]))
             self._keep_if_smallest(block.case(shortest))
@@ -214,7 +244,7 @@ class RecordWriter:
 
     def _grew(self, rows: int) -> None:
         self._buffered += rows
-        if self._buffered >= self.part_rows:
+        if self._buffered >= self.part_rows or time.monotonic() - self._flushed >= self.flush_seconds:
             self.flush()
 
     def extend(self, cases: list[Case]) -> None:
@@ -227,11 +257,13 @@ class RecordWriter:
 
     def flush(self) -> None:
         """Write buffered rows as one Parquet part; on failure they are counted as unwritten."""
+        self._flushed = time.monotonic()
         if not self._buffered:
             return
         rows, self._rows = self._rows, []
         blocks, self._blocks = self._blocks, []
         count, self._buffered = self._buffered, 0
+        counts, self._buffered_counts = self._buffered_counts, Counter()
         try:
             tables = [_block_table(block) for block in blocks]
             if rows:
@@ -247,53 +279,77 @@ class RecordWriter:
                 )
         except (pa.ArrowException, OverflowError) as error:
             # A value the schema cannot hold: these rows are lost, and said so in one line.
-            self.unwritten += count
+            self._journaled(counts, lost=count)
             raise RecordsError(f"cannot record {count} cases: {error}", rows=count) from error
         path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"
         self._parts += 1
         previous, self._pending = self._pending, None
-        self._pending = self._writer.submit(_write_part, pa.concat_tables(tables), path, count)
+        self._pending = self._writer.submit(self._land, pa.concat_tables(tables), path, count, counts)
         self._settle(previous)
+
+    def _land(self, table: pa.Table, path: Path, rows: int, counts: Counter[tuple[str, str]]) -> int:
+        """Write one part and journal it (in the writer thread)."""
+        try:
+            _write_part(table, path, rows)
+        except RecordsError:
+            self._journaled(counts, lost=rows)
+            raise
+        self._journaled(counts, written=rows)
+        return rows
+
+    def _journaled(self, counts: Counter[tuple[str, str]], *, written: int = 0, lost: int = 0) -> None:
+        """Count a settled part, then rewrite the manifest of a running run."""
+        with self._journal:
+            self.settled.update(counts)
+            self.written += written
+            self.unwritten += lost
+            if self.status == "running":
+                self._write_manifest()
 
     def settle(self) -> None:
         """Wait until every part handed to the writer thread is written (or counted as unwritten)."""
         pending, self._pending = self._pending, None
         self._settle(pending)
 
-    def _settle(self, pending: Future[int] | None) -> None:
-        """Wait for one part; a failed write counts its rows as unwritten and raises."""
-        if pending is None:
-            return
-        try:
-            self.written += pending.result()
-        except RecordsError as error:
-            self.unwritten += error.rows
-            raise
+    @staticmethod
+    def _settle(pending: Future[int] | None) -> None:
+        """Wait for one part; a failed write raises (its rows are counted as unwritten)."""
+        if pending is not None:
+            pending.result()
 
     def manifest(self) -> dict[str, Any]:
+        """The journal: the counts of the parts settled so far (all of them once closed)."""
         by_feature: dict[str, dict[str, int]] = {}
-        for (feature, verdict), count in sorted(self.counts.items()):
+        for (feature, verdict), count in sorted(self.settled.items()):
             by_feature.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
         totals = dict.fromkeys(VERDICTS, 0)
-        for (_, verdict), count in self.counts.items():
+        for (_, verdict), count in self.settled.items():
             totals[verdict] += count
         return {
             "run_id": self.run_id,
             "manifest_format": MANIFEST_FORMAT,
             "schema_version": SCHEMA_VERSION,
+            "status": self.status,
+            "signal": self.signal,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
             "started": self._started,
             "finished": time.time(),
             "settings": self.settings,
-            "cases": self.total,
+            "cases": sum(self.settled.values()),
             "written": self.written,
             "unwritten": self.unwritten,
             "verdicts": totals,
             "features": by_feature,
         }
 
-    def close(self) -> None:
-        """Flush and wait for the writes, then write the manifest (also when a write failed, so the
-        counts survive)."""
+    def close(self, status: str = "completed", *, signal: str = "") -> None:
+        """Flush and wait for the writes, then write the manifest with the run's final `status` (also
+        when a write failed, so the counts survive); `signal` names what interrupted it."""
+        if status not in STATUSES:
+            raise ValueError(f"'status' must be one of {', '.join(STATUSES)} (got {status!r})")
+        if self.status != "running":
+            return
         try:
             self.flush()
         finally:
@@ -301,7 +357,9 @@ class RecordWriter:
                 self.settle()
             finally:
                 self._writer.shutdown()
-                self._write_manifest()
+                with self._journal:
+                    self.status, self.signal = status, signal
+                    self._write_manifest()
                 self._write_case_files()
 
     def _write_case_files(self) -> None:
@@ -312,10 +370,29 @@ class RecordWriter:
             raise RecordsError(f"cannot write case files in {self.run_dir}: {reason(error)}") from error
 
     def _write_manifest(self) -> None:
+        """Replace the manifest in one step (a run killed meanwhile leaves the previous one whole)."""
         text = json.dumps(self.manifest(), indent=2, sort_keys=True)
+        path = self.run_dir / MANIFEST
+        staged = path.with_suffix(".json.tmp")
         try:
-            (self.run_dir / MANIFEST).write_text(text + "\n")
+            staged.write_text(text + "\n")
+            os.replace(staged, path)
         except OSError as error:
-            raise RecordsError(
-                f"cannot write {self.run_dir / MANIFEST}: {error.strerror or error}"
-            ) from error
+            staged.unlink(missing_ok=True)
+            raise RecordsError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def run_status(manifest: dict[str, Any]) -> str:
+    """How a run ended, from its manifest: its status, or `killed` for a run still `running` whose
+    process on this host is gone (a SIGKILL, a power cut). A manifest of before the journal is
+    `completed`; a run directory with none at all never started writing (`killed`)."""
+    if not manifest:
+        return "killed"
+    status = str(manifest.get("status", "completed"))
+    if status != "running" or manifest.get("host") != socket.gethostname():
+        return status
+    try:
+        os.kill(int(manifest.get("pid", 0)), 0)
+    except (OSError, ValueError):
+        return "killed"
+    return status

@@ -9,8 +9,10 @@ adapter protocol reports it verbatim, and suites compare kinds, never message te
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import ClassVar
 
 
@@ -20,9 +22,28 @@ class ConformanceError(Exception):
     kind: ClassVar[str] = "error"
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread like Ctrl-C's KeyboardInterrupt, so that the same
+    clean-up runs (servers stopped, records flushed, the journal marked interrupted)."""
+
+
+def interruption(error: BaseException) -> str:
+    """The signal an interrupting exception stands for ('' for any other exception)."""
+    if isinstance(error, KeyboardInterrupt):
+        return "SIGINT"
+    return "SIGTERM" if isinstance(error, Terminated) else ""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
-    stderr for a `ConformanceError`, or 130 when interrupted."""
+    stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C interrupts even a command started where SIGINT is ignored (a background job of a script).
+    previous_interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return int(command())
     except ConformanceError as error:
@@ -31,6 +52,12 @@ def run_command(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("nats-conformance: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("nats-conformance: terminated", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_interrupt)
 
 
 class MappingError(ConformanceError, ValueError):

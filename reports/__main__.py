@@ -15,6 +15,7 @@ from pathlib import Path
 from reference.errors import run_command
 from reports.baseline import class_verdicts, gate, read_baseline, write_baseline
 from reports.build import ENGINES, build_report
+from reports.load import load_records
 from reports.spark import DEFAULT_MASTER
 
 
@@ -44,7 +45,10 @@ def baseline(arguments: argparse.Namespace) -> int:
 def check(arguments: argparse.Namespace) -> int:
     baseline_file = Path(arguments.baseline)
     before = read_baseline(baseline_file)
-    classes = class_verdicts([Path(run_dir) for run_dir in arguments.run_dirs])
+    run_dirs = [Path(run_dir) for run_dir in arguments.run_dirs]
+    if not arguments.allow_incomplete:
+        load_records(run_dirs).check_complete()
+    classes = class_verdicts(run_dirs)
     result = gate(before, classes)
     print(result.render())
     if arguments.update:
@@ -88,6 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     add_run_dirs(compare)
     compare.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
     compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
+    compare.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="gate runs that did not complete (interrupted, crashed or killed) on the records they left",
+    )
     compare.set_defaults(handler=check)
     arguments = parser.parse_args(argv)
     return run_command(lambda: arguments.handler(arguments))

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
-from records.writer import CASES, MANIFEST, MANIFEST_FORMAT
+from records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
 from reports.bisection import ReleaseBisection, read_bisection
 from reports.errors import ReportError
 
@@ -42,6 +42,15 @@ class Run:
     def run_id(self) -> str:
         return str(self.manifest.get("run_id") or self.path.name)
 
+    @property
+    def status(self) -> str:
+        """How the run ended (`records.writer.run_status`): only `completed` is a whole run."""
+        return run_status(self.manifest)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "completed"
+
 
 @dataclass(frozen=True, slots=True)
 class Records:
@@ -56,6 +65,17 @@ class Records:
     @property
     def rows(self) -> int:
         return sum(run.rows for run in self.runs)
+
+    def check_complete(self) -> None:
+        """Raise `ReportError` naming the first run that did not complete (interrupted, crashed, killed
+        or still running)."""
+        for run in self.runs:
+            if not run.complete:
+                signal = run.manifest.get("signal")
+                how = f"{run.status} by {signal}" if signal else run.status
+                raise ReportError(
+                    f"run {run.path} is incomplete ({how}); pass --allow-incomplete to use it anyway"
+                )
 
 
 def run_directories(path: Path) -> list[Path]:

@@ -118,19 +118,29 @@ def render_html(report: Report) -> str:
     )
     parts.append(
         _table(
-            ["run", "directory", "records", "unwritten"],
+            ["run", "directory", "status", "records", "unwritten"],
             [
                 [
                     escape(r.run_id),
                     f"<code>{escape(r.path)}</code>",
+                    escape(r.status)
+                    if r.status == "completed"
+                    else f"<span class=bad>{escape(r.status)}</span>",
                     count(r.rows),
                     f"<span class=bad>{r.unwritten:,}</span>" if r.unwritten else "0",
                 ]
                 for r in report.runs
             ],
-            numeric={2, 3},
+            numeric={3, 4},
         )
     )
+    incomplete = [r for r in report.runs if r.status != "completed"]
+    if incomplete:
+        parts.append(
+            f"<p class=bad>incomplete: {len(incomplete)} run(s) did not complete "
+            f"({', '.join(escape(f'{r.run_id} {r.status}') for r in incomplete)}); their counts are those "
+            "of the records on disk</p>"
+        )
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "

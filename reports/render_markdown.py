@@ -51,6 +51,13 @@ def render_markdown(report: Report) -> str:
         + ".",
         "",
     ]
+    incomplete = [f"{run.run_id} {run.status}" for run in report.runs if run.status != "completed"]
+    if incomplete:
+        lines += [
+            f"**Incomplete:** {len(incomplete)} run(s) did not complete ({', '.join(incomplete)}); their "
+            "counts are those of the records on disk.",
+            "",
+        ]
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
     lines += bisections_markdown(report)

@@ -33,6 +33,8 @@ class RunSummary:
     path: str
     rows: int
     unwritten: int
+    status: str = "completed"
+    """How the run ended (`records.writer.run_status`); anything but completed is an incomplete run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +153,9 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
     return Report(
         generated=time.time() if generated is None else generated,
         runs=tuple(
-            RunSummary(run.run_id, str(run.path), run.rows, int(run.manifest.get("unwritten", 0) or 0))
+            RunSummary(
+                run.run_id, str(run.path), run.rows, int(run.manifest.get("unwritten", 0) or 0), run.status
+            )
             for run in records.runs
         ),
         rows=aggregates.rows,

@@ -152,6 +152,7 @@ def summary(report: Report) -> dict[str, Any]:
         "records_schema": SCHEMA_VERSION,
         "generated": report.generated,
         "runs": [asdict(run) for run in report.runs],
+        "complete": all(run.status == "completed" for run in report.runs),
         "rows": report.rows,
         "releases": [release.label for release in report.releases],
         "verdicts": report.verdicts,

@@ -22,6 +22,7 @@ from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
+from reference.errors import interruption
 from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family
@@ -70,7 +71,8 @@ def run_campaign(
     divergences (an adapter's minimal cases first).
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
-    for every case run: recorded plus lost.
+    for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
+    `interrupted` (SIGINT, SIGTERM) or `crashed`.
     """
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
@@ -102,8 +104,11 @@ def run_campaign(
             for adapter in adapters:
                 for profile in adapter.profiles:
                     run_adapter(adapter.command, profile, plan, writer, expectations, diverged=diverged)
-        finally:
-            writer.close()
+        except BaseException as error:
+            signal = interruption(error)
+            writer.close("interrupted" if signal else "crashed", signal=signal)
+            raise
+        writer.close()
     except RecordsError as error:
         raise RecordsError(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from records.schema import SCHEMA, Case, CaseBlock
-from records.writer import RecordsError, RecordWriter
+from records.writer import RecordsError, RecordWriter, run_status
 
 
 def shared_case(**changes: object) -> Case:
@@ -120,3 +120,23 @@ def test_a_value_no_column_can_hold_is_one_line_and_counted_as_lost(tmp_path: Pa
         writer.close()
     assert "\n" not in str(raised.value)
     assert (writer.total, writer.written, writer.unwritten) == (2, 0, 2)
+
+
+def test_the_manifest_is_a_journal_whose_counts_are_the_rows_on_disk(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    writer = RecordWriter(run_dir, run_id="r1", flush_seconds=0.0)
+    started = json.loads((run_dir / "manifest.json").read_text())
+    assert (started["status"], started["cases"], run_status(started)) == ("running", 0, "running")
+    writer.add(shared_case(case_id=writer.next_case_id(), subject="m.a"))
+    writer.add(shared_case(case_id=writer.next_case_id(), subject="m.b", verdict="diverge"))
+    writer.settle()
+    journal = json.loads((run_dir / "manifest.json").read_text())
+    assert journal["cases"] == len(read_rows(run_dir)) == 2
+    assert journal["verdicts"]["diverge"] == 1
+    killed = {**journal, "pid": 2**22 + 1}
+    assert run_status(killed) == "killed"
+    writer.close("interrupted", signal="SIGTERM")
+    closed = json.loads((run_dir / "manifest.json").read_text())
+    assert (closed["status"], closed["signal"], closed["cases"]) == ("interrupted", "SIGTERM", 2)
+    assert run_status({}) == "killed"
+    assert run_status({"run_id": "before-the-journal"}) == "completed"
