@@ -22,16 +22,17 @@ class ConformanceError(Exception):
     kind: ClassVar[str] = "error"
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived: raised in the main thread like Ctrl-C's KeyboardInterrupt, so that the same
-    clean-up runs (servers stopped, records flushed, the journal marked interrupted)."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised in the main thread as a kind of Ctrl-C's KeyboardInterrupt, so that the
+    same clean-up runs (servers stopped, records flushed, the journal marked interrupted) and Hypothesis
+    stops at once rather than replaying the interrupted example."""
 
 
 def interruption(error: BaseException) -> str:
     """The signal an interrupting exception stands for ('' for any other exception)."""
-    if isinstance(error, KeyboardInterrupt):
-        return "SIGINT"
-    return "SIGTERM" if isinstance(error, Terminated) else ""
+    if isinstance(error, Terminated):
+        return "SIGTERM"
+    return "SIGINT" if isinstance(error, KeyboardInterrupt) else ""
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -49,12 +50,12 @@ def run_command(command: Callable[[], int]) -> int:
     except ConformanceError as error:
         print(f"nats-conformance: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("nats-conformance: interrupted", file=sys.stderr)
-        return 130
     except Terminated:
         print("nats-conformance: terminated", file=sys.stderr)
         return 143
+    except KeyboardInterrupt:
+        print("nats-conformance: interrupted", file=sys.stderr)
+        return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_interrupt)
