@@ -20,6 +20,12 @@ class ConformanceError(Exception):
     kind: ClassVar[str] = "error"
 
 
+class UsageError(ConformanceError, ValueError):
+    """A command line's arguments are wrong (an unknown option, a bad number, a missing argument)."""
+
+    kind: ClassVar[str] = "usage"
+
+
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
     stderr for a `ConformanceError`, or 130 when interrupted."""

@@ -105,7 +105,20 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
 
 
 def class_verdicts(paths: Sequence[Path]) -> Classes:
-    """The gate classes of every run named by ``paths`` (run directories or directories of them).
+    """The gate classes of every run named by ``paths`` (run directories or directories of them)."""
+    return fold(verdict_counts(paths))
+
+
+def verdict_totals(counts: Mapping[tuple[ClassKey, str], int]) -> Counter[str]:
+    """The runs' cases per verdict, unknown included."""
+    totals: Counter[str] = Counter()
+    for (_, verdict), number in counts.items():
+        totals[verdict] += number
+    return totals
+
+
+def verdict_counts(paths: Sequence[Path]) -> Counter[tuple[ClassKey, str]]:
+    """The cases per class and verdict (unknown included) of every run named by ``paths``.
 
     Records are checked as the report checks them (``reports.load``) and read part by part with pyarrow,
     five columns at a time, so memory stays small whatever the run's size.
@@ -129,7 +142,7 @@ def class_verdicts(paths: Sequence[Path]) -> Classes:
                     gate_class(str(row["feature"]), str(row["functions"])),
                 )
                 counts[(key, verdict)] += int(row["count_all"])
-    return fold(counts)
+    return counts
 
 
 def baseline_text(classes: Classes) -> str:

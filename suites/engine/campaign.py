@@ -8,6 +8,7 @@ Divergences never stop a campaign: they are recorded, counted and shown at the e
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
+from reference.errors import ConformanceError
 from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family
@@ -70,7 +72,8 @@ def run_campaign(
     divergences (an adapter's minimal cases first).
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
-    for every case run: recorded plus lost.
+    for every case run: recorded plus lost. Any other error before the first case (a release that
+    cannot be built, an unreachable server) removes the run directory.
     """
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
@@ -108,6 +111,10 @@ def run_campaign(
         raise RecordsError(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
         ) from error
+    except ConformanceError:
+        if not writer.total:
+            shutil.rmtree(run_dir, ignore_errors=True)  # a setup error: no empty run left for reports
+        raise
     return writer, diverged
 
 

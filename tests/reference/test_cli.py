@@ -79,7 +79,12 @@ def test_errors_are_one_line_exit_2_no_traceback(args: tuple[str, ...], expected
 def test_every_cli_gives_one_line_for_a_bad_option(args: tuple[str, ...], expected: str) -> None:
     module, *rest = args
     result = subprocess.run(
-        [sys.executable, "-m", module, *rest], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
+        [sys.executable, "-m", module, *rest],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()

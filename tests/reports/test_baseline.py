@@ -271,16 +271,26 @@ def test_a_baseline_that_cannot_be_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("unknown", "extra", "status"),
-    [(0, [], 0), (1, [], 0), (2, [], 3), (2, ["--max-unknown", "20%"], 0), (2, ["--max-unknown", "0.09"], 3)],
+    "setting",
+    [
+        (0, "", 0),
+        (1, "", 0),
+        (2, "", 3),
+        (2, "--max-unknown=20%", 0),
+        (2, "--max-unknown=0.09", 3),
+    ],
 )
 def test_cli_gate_exits_3_on_too_many_unknown_cases(
-    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path, unknown: int, extra: list[str], status: int
+    capsys: pytest.CaptureFixture[str],
+    run_of: RunOf,
+    tmp_path: Path,
+    setting: tuple[int, str, int],
 ) -> None:
+    unknown, extra, status = setting
     path = tmp_path / "baseline.json"
     write_baseline(path, class_verdicts([run_of(partition(18))]))
     run = run_of([*partition(20 - unknown), *partition(unknown, "unknown")])
-    assert main(["gate", str(run), "--baseline", str(path), *extra]) == status
+    assert main(["gate", str(run), "--baseline", str(path), *extra.split()]) == status
     out = capsys.readouterr().out
     assert ("cases unknown" in out) == (status == 3)
 
@@ -299,6 +309,8 @@ def test_cli_gate_refuses_a_manifest_of_a_newer_schema(
     write_baseline(path, class_verdicts([run_of(partition(2))]))
     run = run_of(partition(2))
     manifest = json.loads((run / "manifest.json").read_text())
-    (run / "manifest.json").write_text(json.dumps({**manifest, "schema_version": manifest["schema_version"] + 1}))
+    (run / "manifest.json").write_text(
+        json.dumps({**manifest, "schema_version": manifest["schema_version"] + 1})
+    )
     line = one_error_line(capsys, ["gate", str(run), "--baseline", str(path)])
     assert line.startswith(f"nats-conformance: error: {run / 'manifest.json'} is of schema version ")
