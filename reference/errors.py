@@ -23,7 +23,7 @@ class ConformanceError(Exception):
 class UsageError(ConformanceError, ValueError):
     """A command line's arguments are wrong (an unknown option, a bad number, a missing argument)."""
 
-    kind: ClassVar[str] = "usage"
+    kind: ClassVar[str] = "invalid-argument"
 
 
 def run_command(command: Callable[[], int]) -> int:

@@ -172,6 +172,16 @@ def test_a_missing_adapter_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert list(tmp_path.iterdir()) == []  # a campaign that failed leaves no empty run directory
 
 
+def test_an_adapter_that_exits_at_once_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["campaign", "--target", "adapter:true", "--cases", "5", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nats-conformance: error: adapter 'true' did not answer hello: adapter ")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_adapter_that_dies_leaves_unknown_cases_that_add_up(tmp_path: Path) -> None:
     dying = tmp_path / "dying.py"
     dying.write_text(
