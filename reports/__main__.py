@@ -13,17 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
-from reports.baseline import (
-    class_verdicts,
-    fold,
-    gate,
-    read_baseline,
-    verdict_counts,
-    verdict_totals,
-    write_baseline,
-)
+from reports.baseline import class_verdicts, fold, gate, read_baseline, verdict_counts, write_baseline
 from reports.build import ENGINES, build_report
+from reports.load import load_records
 from reports.spark import DEFAULT_MASTER
 
 
@@ -53,11 +47,11 @@ def baseline(arguments: argparse.Namespace) -> int:
 def check(arguments: argparse.Namespace) -> int:
     baseline_file = Path(arguments.baseline)
     before = read_baseline(baseline_file)
-    counts = verdict_counts([Path(run_dir) for run_dir in arguments.run_dirs])
-    classes = fold(counts)
+    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
+    classes = fold(verdict_counts(records.parts))
     result = gate(before, classes)
     print(result.render())
-    unknown = too_many_unknown(verdict_totals(counts), arguments.max_unknown)
+    unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
     if unknown:
         print(unknown)
     if arguments.update:

@@ -28,6 +28,7 @@ from records.expectations import (
     write_expectations,
 )
 from records.schema import Case
+from records.tally import run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.profiles import NEWEST, for_version, has_profile
@@ -124,7 +125,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         write_expectations(expectations_path, updated_entries(expectations, found))
         print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
         return 0
-    unknown = too_many_unknown(manifest["verdicts"], arguments.max_unknown)
+    unknown = too_many_unknown(run_tally(run_dir), arguments.max_unknown)
     if unknown:
         print(unknown)
     return exit_status(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from handmade import case, one_error_line
 
-from records.schema import Case
+from records.schema import REFUSED, Case
 from reports.__main__ import main
 from reports.baseline import (
     BaselineError,
@@ -314,3 +314,12 @@ def test_cli_gate_refuses_a_manifest_of_a_newer_schema(
     )
     line = one_error_line(capsys, ["gate", str(run), "--baseline", str(path)])
     assert line.startswith(f"nats-conformance: error: {run / 'manifest.json'} is of schema version ")
+
+
+def test_cli_gate_does_not_count_the_subjects_of_a_refused_mapping(run_of: RunOf, tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(path, class_verdicts([run_of(partition(10))]))
+    refused = [case(server_version=LATEST, verdict="unknown", difference=REFUSED) for _ in range(9)]
+    run = run_of([*partition(10), *refused, *partition(1, "unknown")])
+    assert main(["gate", str(run), "--baseline", str(path)]) == 0  # 1 unknown of 20 cases: 5%
+    assert main(["gate", str(run), "--baseline", str(path), "--max-unknown", "4%"]) == 3
