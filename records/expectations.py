@@ -150,9 +150,14 @@ def load_expectations(path: Path | None = None) -> Expectations:
         raise ExpectationsError(f"no expectations file {path}") from error
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
-    return Expectations(tuple(_entries(data.get("divergence", []), path)))
+    unknown = sorted(set(data) - {TABLE})
+    if unknown:
+        raise ExpectationsError(f"{path}: unknown key {', '.join(map(repr, unknown))} (known: {TABLE})")
+    return Expectations(tuple(_entries(data.get(TABLE, []), path)))
 
 
+TABLE = "divergence"
+"""The file's one top-level key: an array of `[[divergence]]` tables."""
 REQUIRED = ("id", "feature", "difference")
 KEYS = frozenset(item.name for item in fields(Expectation))
 

@@ -25,6 +25,10 @@ records' 32-bit values)."""
 VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
 way the expectations file lists, or the run could not tell (the server or the network failed)."""
+REFUSED: Final = "mapping-refused"
+"""The `difference` of an `unknown` case whose mapping the server refused, so it was never published: the
+refusal is judged in a case of its own, and the unknown-cases threshold (reference.cli) does not count
+these."""
 
 FEATURES: Final = (
     "mapping",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
 
 from reference.adapter import serve
+from reference.cli import Parser
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, for_version
 from reference.transform import compile_transform
@@ -19,17 +19,9 @@ from reference.transform import compile_transform
 PROG = "nats-conformance"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{PROG}: error: {message} (see python -m reference --help)\n")
-        raise SystemExit(2)
-
-
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m reference", description="The nats-conformance reference model.")
-    commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{map,serve}", parser_class=_Parser
-    )
+    parser = Parser(prog="python -m reference", description="The nats-conformance reference model.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{map,serve}")
     mapping = commands.add_parser("map", help="map subjects like `nats server mapping`")
     mapping.add_argument("source", metavar="SRC")
     mapping.add_argument("destination", metavar="DEST")
@@ -59,8 +51,8 @@ def _map(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _build_parser().parse_args(argv)
     try:
+        args = _build_parser().parse_args(argv)
         if args.command == "serve":
             serve(sys.stdin.buffer, sys.stdout.buffer)
             return 0

@@ -39,6 +39,12 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
+class UsageError(ConformanceError, ValueError):
+    """A command line's arguments are wrong (an unknown option, a bad number, a missing argument)."""
+
+    kind: ClassVar[str] = "invalid-argument"
+
+
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
     stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted."""

@@ -2,7 +2,8 @@
 
 `python -m reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a baseline file;
 `python -m reports gate RUN_DIR... --baseline FILE [--update]` compares runs with it and exits 1 on a
-regression (reports/baseline.py). Progress goes to stderr; errors are one line
+regression (reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
+(reference.cli). Progress goes to stderr; errors, bad arguments included, are one line
 (`nats-conformance: error: ...`) with exit status 2.
 """
 
@@ -12,8 +13,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from reference.errors import run_command
-from reports.baseline import class_verdicts, gate, read_baseline, write_baseline
+from records.tally import verdict_tally
+from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
+from reports.baseline import class_verdicts, fold, gate, read_baseline, verdict_counts, write_baseline
 from reports.build import ENGINES, build_report
 from reports.load import load_records
 from reports.spark import DEFAULT_MASTER
@@ -45,16 +47,19 @@ def baseline(arguments: argparse.Namespace) -> int:
 def check(arguments: argparse.Namespace) -> int:
     baseline_file = Path(arguments.baseline)
     before = read_baseline(baseline_file)
-    run_dirs = [Path(run_dir) for run_dir in arguments.run_dirs]
+    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
     if not arguments.allow_incomplete:
-        load_records(run_dirs).check_complete()
-    classes = class_verdicts(run_dirs)
+        records.check_complete()
+    classes = fold(verdict_counts(records.parts))
     result = gate(before, classes)
     print(result.render())
+    unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
+    if unknown:
+        print(unknown)
     if arguments.update:
         write_baseline(baseline_file, classes)
         print(f"{baseline_file}: updated from the run, {len(classes)} classes")
-    return 1 if result.failed else 0
+    return exit_status(diverged=result.failed, unknown=unknown)
 
 
 def add_run_dirs(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +72,7 @@ def add_run_dirs(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reports", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m reports", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("build", help="build report.html, report.md and summary.json")
     add_run_dirs(run)
@@ -87,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     write.add_argument("--out", required=True, metavar="FILE", help="the baseline file to write")
     write.set_defaults(handler=baseline)
     compare = commands.add_parser(
-        "gate", help="compare runs with a baseline file; exit status 1 on a regression"
+        "gate",
+        help="compare runs with a baseline file; exit status 1 on a regression",
+        description="Exit status: 0 no regression, 1 a regression (agree -> diverge), 2 usage or setup "
+        "error, 3 more unknown cases than --max-unknown.",
     )
     add_run_dirs(compare)
     compare.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
@@ -97,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="gate runs that did not complete (interrupted, crashed or killed) on the records they left",
     )
+    add_max_unknown(compare)
     compare.set_defaults(handler=check)
-    arguments = parser.parse_args(argv)
-    return run_command(lambda: arguments.handler(arguments))
+    return run_parsed(parser, argv)
 
 
 if __name__ == "__main__":

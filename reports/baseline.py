@@ -105,18 +105,24 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
 
 
 def class_verdicts(paths: Sequence[Path]) -> Classes:
-    """The gate classes of every run named by ``paths`` (run directories or directories of them).
-
-    Records are checked as the report checks them (``reports.load``) and read part by part with pyarrow,
-    five columns at a time, so memory stays small whatever the run's size.
+    """The gate classes of every run named by ``paths`` (run directories or directories of them), their
+    records checked as the report checks them (``reports.load``).
 
     Raises:
         ReportError: a missing or empty run directory, or a records file that cannot be read.
         BaselineError: a record with a verdict outside ``records.schema.VERDICTS``.
     """
-    records = load_records(list(paths))
+    return fold(verdict_counts(load_records(list(paths)).parts))
+
+
+def verdict_counts(parts: Sequence[Path]) -> Counter[tuple[ClassKey, str]]:
+    """The cases per class and verdict (unknown included) of checked part files.
+
+    They are read part by part with pyarrow, five columns at a time, so memory stays small whatever the
+    runs' size.
+    """
     counts: Counter[tuple[ClassKey, str]] = Counter()
-    for part in records.parts:
+    for part in parts:
         for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=KEY_COLUMNS):
             grouped = pa.Table.from_batches([batch]).group_by(KEY_COLUMNS).aggregate([([], "count_all")])
             for row in grouped.to_pylist():
@@ -129,7 +135,7 @@ def class_verdicts(paths: Sequence[Path]) -> Classes:
                     gate_class(str(row["feature"]), str(row["functions"])),
                 )
                 counts[(key, verdict)] += int(row["count_all"])
-    return fold(counts)
+    return counts
 
 
 def baseline_text(classes: Classes) -> str:

@@ -149,7 +149,10 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
 def load_run(run_dir: Path) -> Run:
     parts = tuple(sorted((run_dir / CASES).glob(PARTS)))
     if not parts:
-        raise ReportError(f"no case records in {run_dir}: {run_dir / CASES} holds no {PARTS} files")
+        raise ReportError(
+            f"no case records in {run_dir}: {run_dir / CASES} holds no {PARTS} files "
+            "(a campaign that failed before its first case? remove the directory)"
+        )
     rows = sum(check_part(part) for part in parts)
     return Run(run_dir, parts, rows, read_manifest(run_dir), read_bisection(run_dir))
 

@@ -1,7 +1,8 @@
 """`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
 
-Errors are one line on stderr (`nats-conformance: error: ...`) with exit status 2; a campaign that
-found unexpected divergences exits 1.
+Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
+status 2; a campaign exits 1 on unexpected divergences, else 3 when more than `--max-unknown` of its
+cases are unknown, else 0 (reference.cli).
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from records.expectations import (
     write_expectations,
 )
 from records.schema import Case
+from records.tally import run_tally
 from records.writer import new_run_id
-from reference.errors import run_command
+from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
@@ -123,8 +125,12 @@ def campaign(arguments: argparse.Namespace) -> int:
         write_expectations(expectations_path, updated_entries(expectations, found))
         print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
         return 0
-    failed = manifest["verdicts"]["diverge"] or (arguments.strict and stale)
-    return 1 if failed else 0
+    unknown = too_many_unknown(run_tally(run_dir), arguments.max_unknown)
+    if unknown:
+        print(unknown)
+    return exit_status(
+        diverged=bool(manifest["verdicts"]["diverge"] or (arguments.strict and stale)), unknown=unknown
+    )
 
 
 def swept_releases(lines: list[str], since: str | None) -> list[str]:
@@ -222,9 +228,14 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m suites", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m suites", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("campaign", help="run many generated cases and record them")
+    run = commands.add_parser(
+        "campaign",
+        help="run many generated cases and record them",
+        description="Exit status: 0 every case agrees or is expected, 1 unexpected divergences, 2 usage or "
+        "setup error, 3 more unknown cases than --max-unknown.",
+    )
     add_target_options(run, many=True)
     run.add_argument(
         "--budget",
@@ -245,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         help="run only this family (repeatable; default every family)",
     )
     run.add_argument(
-        "--cases", type=int, default=None, help="the mapping family's budget (and an adapter's questions)"
+        "--cases", type=count, default=None, help="the mapping family's budget (and an adapter's questions)"
     )
     run.add_argument(
         "--releases",
@@ -266,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
     )
+    add_max_unknown(run)
     run.set_defaults(handler=campaign)
     again = commands.add_parser("replay", help="run one case again and compare with the reference")
     again.add_argument("file", nargs="?", help="a case file (a run's divergences/*.json)")
@@ -274,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", default="")
     again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
-    again.add_argument("--partitions", type=int, default=0, help="an adapter partition-op case's n")
+    again.add_argument("--partitions", type=count, default=0, help="an adapter partition-op case's n")
     again.add_argument("--subject", default="")
     again.add_argument(
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
@@ -289,8 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)
-    arguments = parser.parse_args(argv)
-    return run_command(lambda: arguments.handler(arguments))
+    return run_parsed(parser, argv)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from records.casefile import CaseFile, read_case_file
 from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import Case
 from records.writer import RecordWriter, new_run_id
+from reference.cli import Parser
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.profiles import RELEASE_LINES, has_profile
 from reference.versions import Version
@@ -285,7 +286,7 @@ def bisect_command(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def add_bisect_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_bisect_command(commands: argparse._SubParsersAction[Parser]) -> None:
     """Register `bisect` on the `python -m suites` sub-command parser."""
     parser = commands.add_parser(
         "bisect", help="find the first and last release where a case file's divergence occurs"

@@ -18,7 +18,7 @@ from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import Case, CaseBlock
+from records.schema import REFUSED, Case, CaseBlock
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
@@ -163,7 +163,7 @@ def make_case(
     expectation = ""
     if not difference:
         verdict = "agree"
-    elif difference == "unknown":
+    elif difference in ("unknown", REFUSED):
         verdict = "unknown"
     else:
         entry = context.expectations.classify(
@@ -317,7 +317,7 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
         result.cases.append(rejected)
         reason = f"mapping rejected by the server (case {rejected.case_id}): {message}"
         result.cases += [
-            _undelivered(context, transform, subject, ("unknown", reason), seed) for subject in subjects
+            _undelivered(context, transform, subject, (REFUSED, reason), seed) for subject in subjects
         ]
     for transform, subject, panic in observed.crashed:
         detail = f"the server died on this publish: {panic}"

@@ -23,6 +23,7 @@ from fixtures.engine import engine_command, engine_release
 from fixtures.options import split_list
 from records.expectations import Expectations
 from records.schema import Case
+from reference.cli import Parser, count
 from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.library import BACKEND, LibraryRun, ask_questions, unanswered_operations
@@ -126,7 +127,7 @@ def engine_check_command(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def add_engine_check_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_engine_check_command(commands: argparse._SubParsersAction[Parser]) -> None:
     """Register `engine-check` on the `python -m suites` sub-command parser."""
     parser = commands.add_parser(
         "engine-check", help="ask the reference and each release's transform engine the same questions"
@@ -137,7 +138,9 @@ def add_engine_check_command(commands: argparse._SubParsersAction[argparse.Argum
         default=[],
         help=f"nats-server releases or lines, comma-separated; repeatable (default {DEFAULT_RELEASES})",
     )
-    parser.add_argument("--questions", type=int, default=20_000, help="questions per release (default 20000)")
+    parser.add_argument(
+        "--questions", type=count, default=20_000, help="questions per release (default 20000)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--no-minimise", action="store_true", help="skip the search for each class's smallest question"

@@ -8,6 +8,7 @@ Divergences never stop a campaign: they are recorded, counted and shown at the e
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,7 +73,8 @@ def run_campaign(
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
-    `interrupted` (SIGINT, SIGTERM) or `crashed`.
+    `interrupted` (SIGINT, SIGTERM) or `crashed`; a run that ends before its first case (a release that
+    cannot be built, an unreachable server, Ctrl-C) removes its run directory.
     """
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
@@ -113,6 +115,10 @@ def run_campaign(
         raise RecordsError(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
         ) from error
+    except BaseException:
+        if not writer.total:
+            shutil.rmtree(run_dir, ignore_errors=True)  # nothing recorded: no empty run left for reports
+        raise
     return writer, diverged
 
 

@@ -135,6 +135,18 @@ def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(
         assert manifest["cases"] == manifest["written"] + manifest["unwritten"] == run
 
 
+def test_a_campaign_on_an_unreachable_server_leaves_no_run_directory(tmp_path: Path) -> None:
+    command = [
+        sys.executable, "-m", "suites", "campaign", "--backend", "external",
+        "--server-url", f"nats://{HOST}:1", "--cases", "5", "--out", str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("nats-conformance: error: no NATS server answers at ")
+    assert done.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
 def _numbers_after(line: str, labels: tuple[str, ...]) -> list[str]:
     """The integers just before each label in `line` (e.g. '12 cases run:' -> '12')."""
     numbers = []

@@ -101,6 +101,13 @@ def test_a_bad_entry_is_one_line(tmp_path: Path, text: str, message: str) -> Non
     assert "\n" not in str(raised.value)
 
 
+def test_an_unknown_top_level_key_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text('[[divergences]]\nid = "x"\nfeature = "a"\ndifference = "b"\n')
+    with pytest.raises(ExpectationsError, match=r"unknown key 'divergences' \(known: divergence\)"):
+        load_expectations(path)
+
+
 def test_an_unreadable_or_missing_file_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "expectations.toml"
     path.write_text("[[divergence]\n")

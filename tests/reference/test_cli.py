@@ -57,3 +57,38 @@ def test_errors_are_one_line_exit_2_no_traceback(args: tuple[str, ...], expected
     assert lines[0].startswith("nats-conformance: error: ")
     assert expected in lines[0]
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("suites", "campaign", "--cases", "-5"), "--cases"),
+        (("suites", "campaign", "--cases", "abc"), "--cases"),
+        (("suites", "campaign", "--seed", "x"), "--seed"),
+        (("suites", "campaign", "--max-unknown", "150%"), "--max-unknown"),
+        (("suites", "campaign", "--max-unknown", "lots"), "--max-unknown"),
+        (("suites", "replay", "--partitions", "-1"), "--partitions"),
+        (("suites", "engine-check", "--questions", "-3"), "--questions"),
+        (("suites", "frobnicate"), "invalid choice"),
+        (("reports", "build", "runs", "--out", "r", "--engine", "nope"), "--engine"),
+        (("reports", "gate", "runs", "--baseline", "b", "--max-unknown", "-1"), "--max-unknown"),
+        (("reports", "gate", "runs"), "--baseline"),
+        (("fixtures", "provision", "--product", "nope"), "--product"),
+    ],
+)
+def test_every_cli_gives_one_line_for_a_bad_option(args: tuple[str, ...], expected: str) -> None:
+    module, *rest = args
+    result = subprocess.run(
+        [sys.executable, "-m", module, *rest],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("nats-conformance: error: ")
+    assert expected in lines[0]
+    assert "usage:" not in result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from handmade import case, one_error_line
 
-from records.schema import Case
+from records.schema import REFUSED, Case
 from reports.__main__ import main
 from reports.baseline import (
     BaselineError,
@@ -268,3 +268,58 @@ def test_a_baseline_that_cannot_be_written(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(BaselineError, match=r"^cannot write baseline .*file/baseline.json: "):
         write_baseline(tmp_path / "file" / "baseline.json", {})
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        (0, "", 0),
+        (1, "", 0),
+        (2, "", 3),
+        (2, "--max-unknown=20%", 0),
+        (2, "--max-unknown=0.09", 3),
+    ],
+)
+def test_cli_gate_exits_3_on_too_many_unknown_cases(
+    capsys: pytest.CaptureFixture[str],
+    run_of: RunOf,
+    tmp_path: Path,
+    setting: tuple[int, str, int],
+) -> None:
+    unknown, extra, status = setting
+    path = tmp_path / "baseline.json"
+    write_baseline(path, class_verdicts([run_of(partition(18))]))
+    run = run_of([*partition(20 - unknown), *partition(unknown, "unknown")])
+    assert main(["gate", str(run), "--baseline", str(path), *extra.split()]) == status
+    out = capsys.readouterr().out
+    assert ("cases unknown" in out) == (status == 3)
+
+
+def test_cli_gate_a_regression_outranks_unknown_cases(run_of: RunOf, tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(path, class_verdicts([run_of(partition(10))]))
+    run = run_of([*partition(1, "diverge"), *partition(9, "unknown")])
+    assert main(["gate", str(run), "--baseline", str(path)]) == 1
+
+
+def test_cli_gate_refuses_a_manifest_of_a_newer_schema(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path
+) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(path, class_verdicts([run_of(partition(2))]))
+    run = run_of(partition(2))
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(
+        json.dumps({**manifest, "schema_version": manifest["schema_version"] + 1})
+    )
+    line = one_error_line(capsys, ["gate", str(run), "--baseline", str(path)])
+    assert line.startswith(f"nats-conformance: error: {run / 'manifest.json'} is of schema version ")
+
+
+def test_cli_gate_does_not_count_the_subjects_of_a_refused_mapping(run_of: RunOf, tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    write_baseline(path, class_verdicts([run_of(partition(10))]))
+    refused = [case(server_version=LATEST, verdict="unknown", difference=REFUSED) for _ in range(9)]
+    run = run_of([*partition(10), *refused, *partition(1, "unknown")])
+    assert main(["gate", str(run), "--baseline", str(path)]) == 0  # 1 unknown of 20 cases: 5%
+    assert main(["gate", str(run), "--baseline", str(path), "--max-unknown", "4%"]) == 3

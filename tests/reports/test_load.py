@@ -152,3 +152,16 @@ def test_an_unknown_spark_master_is_refused_before_spark_starts(
     assert line.endswith(
         "'--master' must be local[*], local[N], spark://HOST:PORT, k8s://URL or yarn (got 'bogus://x')"
     )
+
+
+def test_a_directory_of_runs_with_an_empty_one_names_it(
+    capsys: pytest.CaptureFixture[str], run_of: Callable[..., Path], tmp_path: Path
+) -> None:
+    run_of([case()])
+    empty = tmp_path / "failed-run"
+    (empty / CASES).mkdir(parents=True)
+    line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert line == (
+        f"nats-conformance: error: no case records in {empty}: {empty / CASES} holds no part-*.parquet "
+        "files (a campaign that failed before its first case? remove the directory)"
+    )

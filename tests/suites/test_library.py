@@ -169,6 +169,17 @@ def test_a_missing_adapter_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "cannot start adapter" in err[0]
+    assert list(tmp_path.iterdir()) == []  # a campaign that failed leaves no empty run directory
+
+
+def test_an_adapter_that_exits_at_once_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["campaign", "--target", "adapter:true", "--cases", "5", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nats-conformance: error: adapter 'true' did not answer hello: adapter ")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_adapter_that_dies_leaves_unknown_cases_that_add_up(tmp_path: Path) -> None:
@@ -185,3 +196,30 @@ def test_an_adapter_that_dies_leaves_unknown_cases_that_add_up(tmp_path: Path) -
     assert counts["cases"] == sum(verdicts.values()) >= int(CASES)
     assert verdicts["unknown"] > 0
     assert verdicts["diverge"] == 0
+
+
+def test_a_run_of_unknown_cases_exits_3_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    silent = tmp_path / "silent.py"
+    silent.write_text(  # answers its hello, then no question
+        "import json, sys\nfrom reference.adapter import handle_line\n"
+        "print(json.dumps(handle_line(sys.stdin.buffer.readline())), flush=True)\n"
+    )
+    target = f"adapter:{PYTHON} {silent}"
+    status, run_dir = campaign(tmp_path, target, cases="50")
+    verdicts = manifest(run_dir)["verdicts"]
+    assert verdicts["unknown"] > 0.9 * sum(verdicts.values())  # every answered question is unknown
+    assert verdicts["diverge"] == 0
+    assert status == 3
+    assert "above --max-unknown 5%" in capsys.readouterr().out
+    assert campaign(tmp_path, target, "--max-unknown", "100%", cases="50")[0] == 0
+    assert campaign(tmp_path, target, "--max-unknown", "1", cases="50")[0] == 0
+
+
+def test_a_missing_expectations_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing.toml"
+    argv = ["campaign", "--target", CORRECT, "--cases", "5", "--expectations", str(missing)]
+    assert main([*argv, "--out", str(tmp_path / "runs")]) == 2
+    assert capsys.readouterr().err == f"nats-conformance: error: no expectations file {missing}\n"
+    assert not (tmp_path / "runs").exists()

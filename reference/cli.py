@@ -1,0 +1,92 @@
+"""The command-line contract every ``python -m`` entry point shares: argument errors as one line, option
+types, and the exit statuses of a run (README, "Exit statuses").
+
+0: every case agrees or is expected; 1: unexpected divergences (or a gate regression); 2: usage or
+setup error, one ``nats-conformance: error: ...`` line; 3: more unknown cases than ``--max-unknown``
+allows. Divergences outrank unknown cases, as Jepsen's invalid outranks unknown.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Final, NoReturn
+
+from reference.errors import UsageError, run_command
+
+PASSED: Final = 0
+DIVERGED: Final = 1
+TOO_MANY_UNKNOWN: Final = 3
+DEFAULT_MAX_UNKNOWN: Final = 0.05
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors raise `UsageError` (one line, exit 2 through `run_command`)
+    instead of printing a usage block; its sub-command parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def run_parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Parse `argv` and run the chosen sub-command's ``handler`` through `run_command`, so an argument
+    error is one line with exit status 2 like any other error."""
+
+    def command() -> int:
+        arguments = parser.parse_args(argv)
+        return int(arguments.handler(arguments))
+
+    return run_command(command)
+
+
+def count(text: str) -> int:
+    """A whole number >= 0 (a budget, a number of questions or partitions)."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0 (got {text!r})")
+    return int(text)
+
+
+def fraction(text: str) -> float:
+    """A share of cases between 0 and 1, written as a fraction (0.05) or a percentage (5%)."""
+    number = text.removesuffix("%")
+    try:
+        value = float(number) / (100 if number != text else 1)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction (0.05) or a percentage (5%) (got {text!r})")
+    return value
+
+
+def percent(share: float) -> str:
+    """``0.05`` as ``5``."""
+    return f"{share * 100:g}"
+
+
+def add_max_unknown(parser: argparse.ArgumentParser) -> None:
+    """Register ``--max-unknown`` (exit status 3 above it)."""
+    parser.add_argument(
+        "--max-unknown",
+        type=fraction,
+        default=DEFAULT_MAX_UNKNOWN,
+        metavar="SHARE",
+        help="exit 3 when more than this share of the cases is unknown: 0.05 or 5%% "
+        f"(default {percent(DEFAULT_MAX_UNKNOWN)}%%)",
+    )
+
+
+def too_many_unknown(verdicts: Mapping[str, int], max_unknown: float) -> str | None:
+    """One line saying the unknown cases are above ``max_unknown``, or None when they are not."""
+    total = sum(verdicts.values())
+    unknown = verdicts.get("unknown", 0)
+    if not total or unknown / total <= max_unknown:
+        return None
+    share = f"{unknown / total:.1%}"
+    return f"{unknown} of {total} cases unknown ({share}), above --max-unknown {percent(max_unknown)}%"
+
+
+def exit_status(*, diverged: bool, unknown: str | None) -> int:
+    """The run's exit status: divergences, then too many unknown cases, else passed."""
+    if diverged:
+        return DIVERGED
+    return TOO_MANY_UNKNOWN if unknown else PASSED
