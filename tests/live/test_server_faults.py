@@ -4,6 +4,7 @@ every wait, or killed with SIGKILL, mid-run. The campaign goes on after a restar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -54,9 +55,11 @@ def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
 
 
 def _pause(pid: int, rng: random.Random) -> None:
+    """SIGSTOP for several deadlines, then SIGCONT (unless the campaign has killed it to restart it)."""
     os.kill(pid, signal.SIGSTOP)
     time.sleep(DEADLINE * 6 + rng.uniform(0, DEADLINE))
-    os.kill(pid, signal.SIGCONT)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
 
 
 def _kill(pid: int, rng: random.Random) -> None:
