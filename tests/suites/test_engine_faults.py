@@ -11,7 +11,7 @@ import pytest
 from fixtures.clients.wire import WireError
 from fixtures.config import ServerConfig
 from fixtures.deadlines import DEADLINE_ENV, within
-from fixtures.errors import ReloadTimeoutError, ServerDiedError, ServerError
+from fixtures.errors import ReloadTimeoutError, ServerDiedError, ServerError, ServerStartError
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
@@ -106,3 +106,25 @@ def test_the_deadline_shortens_every_wait_and_never_lengthens_one(monkeypatch: p
     monkeypatch.setenv(DEADLINE_ENV, "1.5")
     assert within(5.0) == 1.5
     assert within(0.5) == 0.5
+
+
+def test_a_server_that_dies_again_while_restarting_is_started_once_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(DEADLINE_ENV, "0.05")
+    server = FailingStart(ServerDiedError("nats-server on port 1 is not running"), running=False)
+    batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"),), (("a.x",),))
+    (case,) = cases_of(check(FAMILIES["mapping"], Session.of(server), _context(), batch))
+    assert server.starts == 2
+    assert case.verdict == "unknown"
+    assert "its first restart failed: killed during start" in case.detail
+
+
+class FailingStart(ScriptedServer):
+    """Its first start fails, as a server killed while it starts."""
+
+    def start(self, config: ServerConfig) -> None:
+        super().start(config)
+        if self.starts == 1:
+            self.running = False
+            raise ServerStartError("killed during start")
