@@ -85,6 +85,7 @@ def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
         campaign.kill()
     assert campaign.returncode in (0, 1), stderr[-3000:]
     assert "Traceback" not in stderr
+    assert f"mapping: {RESTARTED}" in stderr
     (run_dir,) = tmp_path.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     table = pq.read_table(run_dir / CASES, columns=["verdict", "detail"]).to_pylist()

@@ -73,8 +73,10 @@ def test_a_unit_cut_short_by_its_server_restarts_it_and_is_unknown(
     monkeypatch.setenv(DEADLINE_ENV, "0.05")
     server = ScriptedServer(error, running=running)
     batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"), ("c.>", "d.>")), (("a.x", "a.y"), ("c.z",)))
-    cases = cases_of(check(FAMILIES["mapping"], Session.of(server), _context(), batch))
+    session = Session.of(server)
+    cases = cases_of(check(FAMILIES["mapping"], session, _context(), batch))
     assert server.starts == 1
+    assert session.restarts == [cases[0].detail]
     assert [case.subject for case in cases] == ["a.x", "a.y", "c.z"]
     assert {case.verdict for case in cases} == {"unknown"}
     assert all(case.detail.startswith(f"{RESTARTED} {error}") for case in cases)
