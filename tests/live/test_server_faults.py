@@ -8,9 +8,11 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,19 +30,30 @@ RESTARTED = "server restarted after:"
 
 
 def _server_of(campaign: subprocess.Popen[str], timeout: float = 30.0) -> int:
-    """The pid of the nats-server the campaign started, once it runs."""
+    """The pid of the nats-server the campaign runs from its configuration file, once there is one."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for stat in Path("/proc").glob("[0-9]*/stat"):
+        for status in Path("/proc").glob("[0-9]*/status"):
             try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-                name = stat.read_text().split("(", 1)[1].split(")", 1)[0]
-            except (OSError, IndexError):
+                fields = dict(
+                    line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+                )
+                argv = (status.parent / "cmdline").read_bytes().split(b"\0")
+            except OSError:
                 continue
-            if int(fields[1]) == campaign.pid and name.startswith("nats-server"):
-                return int(stat.parent.name)
+            running = fields.get("State", "").startswith(("R", "S"))
+            if fields.get("PPid") == str(campaign.pid) and running and b"-c" in argv:
+                return int(status.parent.name)
         time.sleep(0.05)
-    raise AssertionError("the campaign started no server")
+    raise AssertionError("the campaign runs no server")
+
+
+def _recording(errors: list[str], timeout: float = 60.0) -> None:
+    """Wait until the campaign's progress line counts cases."""
+    deadline = time.monotonic() + timeout
+    while not re.search(r"mapping: [1-9]\d* cases", "".join(errors)):
+        assert time.monotonic() < deadline, "the campaign records no case"
+        time.sleep(0.05)
 
 
 def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
@@ -76,13 +89,20 @@ def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
     assert callable(fault)
     rng = random.Random(seed)
     campaign = _campaign(target, tmp_path)
+    stream = campaign.stderr
+    assert stream is not None
+    errors: list[str] = []
+    reader = threading.Thread(target=lambda: errors.extend(iter(lambda: stream.read(1), "")))
+    reader.start()
     try:
-        server = _server_of(campaign)
-        time.sleep(rng.uniform(0.5, 1.5))
-        fault(server, rng)
-        _, stderr = campaign.communicate(timeout=240)
+        _recording(errors)
+        time.sleep(rng.uniform(0.2, 1.0))
+        fault(_server_of(campaign), rng)
+        campaign.wait(timeout=240)
     finally:
         campaign.kill()
+        reader.join()
+    stderr = "".join(errors)
     assert campaign.returncode in (0, 1), stderr[-3000:]
     assert "Traceback" not in stderr
     assert f"mapping: {RESTARTED}" in stderr
