@@ -21,12 +21,12 @@ import pytest
 
 from fixtures.deadlines import DEADLINE_ENV
 from fixtures.options import Target
+from fixtures.session import RESTARTED
 from records.writer import CASES
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 1.0
-RESTARTED = "server restarted after:"
 
 
 def _server_of(campaign: subprocess.Popen[str], timeout: float = 30.0) -> int:
