@@ -591,8 +591,10 @@ def _since(began: float) -> int:
 
 
 def panic_line(session: Session) -> str:
-    """The first line of a dead server's log that names a panic ('' when none does)."""
-    return next((line for line in session.server.logs().splitlines() if "panic" in line.lower()), "")
+    """The first line of a dead server's log that names a panic or a Go runtime `fatal error` ('' when
+    none does)."""
+    lines = session.server.logs().splitlines()
+    return next((line for line in lines if "panic" in line.lower() or line.startswith("fatal error:")), "")
 
 
 def crash_of(session: Session, failure: str) -> str:

@@ -16,7 +16,7 @@ from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
-from suites.differential import MappingBatch, RunContext
+from suites.differential import MappingBatch, RunContext, crash_of
 from suites.engine.family import cases_of, check
 from suites.families import FAMILIES
 
@@ -33,6 +33,7 @@ class ScriptedServer:
         self.running = running
         self.starts = 0
         self.config = ServerConfig()
+        self.log = ""
 
     def start(self, config: ServerConfig) -> None:
         self.starts += 1
@@ -48,7 +49,7 @@ class ScriptedServer:
         self.stop()
 
     def logs(self) -> str:
-        return ""
+        return self.log
 
     def is_running(self) -> bool:
         return self.running
@@ -130,3 +131,17 @@ class FailingStart(ScriptedServer):
         if self.starts == 1:
             self.running = False
             raise ServerStartError("killed during start")
+
+
+@pytest.mark.parametrize(
+    "last_words", ["panic: runtime error: index out of range", "fatal error: concurrent map writes"]
+)
+def test_a_server_dead_of_a_unit_is_a_crash_and_one_killed_from_outside_is_cut_short(last_words: str) -> None:
+    server = ScriptedServer(ServerDiedError("unused"), running=False)
+    server.log = f"[INF] Server is ready\n{last_words}\n"
+    assert crash_of(Session.of(server), "the server closed the connection") == last_words
+    assert server.starts == 1
+    server.running, server.log = False, "[INF] Server is ready\n"
+    with pytest.raises(ServerDiedError, match="no panic in its log"):
+        crash_of(Session.of(server), "the server closed the connection")
+    assert server.starts == 1
