@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixtures.config import Mapping
-from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
@@ -272,16 +272,15 @@ def execute_mapping_batch(
 ) -> MappingObservation:
     """Apply the mappings, publish every subject, and observe where each arrived.
 
-    A server that dies during the batch is restarted, the mappings that crash it are found one by one,
-    and the rest of the batch runs again.
+    A server that dies of the batch (`crash_of`) is restarted, the mappings that crash it are found one
+    by one, and the rest of the batch runs again.
     """
     expected = ExpectedSubjects(compiled)
     observed = _publish(session, list(compiled))
     observed.expected = expected
     deliveries = observed.deliveries
-    if not session.has_died(deliveries.failure if deliveries else ""):
+    if not crash_of(session, deliveries.failure if deliveries else ""):
         return observed
-    session.restart()
     survivors = []
     crashed = []
     for item in observed.accepted:
@@ -295,8 +294,7 @@ def execute_mapping_batch(
     again.rejected[:0] = observed.rejected
     again.crashed = crashed
     again.expected = expected
-    if session.has_died(again.deliveries.failure if again.deliveries else ""):
-        session.restart()
+    crash_of(session, again.deliveries.failure if again.deliveries else "")
     return again
 
 
@@ -376,7 +374,7 @@ def _crash_probe(
     observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
     if not session.has_died(observation.failure):
         return None
-    return transform, subjects[0], panic_line(session)
+    return transform, subjects[0], panic_line(session) or "no panic line in its log"
 
 
 def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
@@ -580,13 +578,10 @@ def execute_validation(session: Session, source: str, destination: str) -> Verdi
         session.configure(Mapping(source, destination))
     except ConfigRejectedError as error:
         return Verdict("reject", error.server_message, _since(began))
-    except ServerError as error:
-        return Verdict("", str(error), _since(began))
     observation = publish_and_observe(session.url, [instance_of(source)], timeout=5.0)
-    if not session.has_died(observation.failure):
+    panic = crash_of(session, observation.failure)
+    if not panic:
         return Verdict("accept", "", _since(began))
-    panic = panic_line(session)
-    session.restart()
     detail = f"the server died on a message to {instance_of(source)}: {panic}"
     return Verdict("accept", detail, _since(began), crashed=True)
 
@@ -596,9 +591,35 @@ def _since(began: float) -> int:
 
 
 def panic_line(session: Session) -> str:
-    """The first line of a dead server's log that names a panic."""
-    last = [line for line in session.server.logs().splitlines() if "panic" in line.lower()][:1]
-    return last[0] if last else "no panic line in its log"
+    """The first line of a dead server's log that names a panic or a Go runtime `fatal error` ('' when
+    none does)."""
+    lines = session.server.logs().splitlines()
+    return next((line for line in lines if "panic" in line.lower() or line.startswith("fatal error:")), "")
+
+
+def crash_of(session: Session, failure: str) -> str:
+    """After `failure` ('' for none) during a unit: '' when the server still runs; the panic line when it
+    died of the unit (a crash the unit caused: the server is restarted). A server that died with no
+    panic in its log was ended from outside: `ServerDiedError`, for the engine to restart it and judge
+    the unit's cases `unknown` (`suites.engine.family.check`)."""
+    if not session.has_died(failure):
+        return ""
+    panic = panic_line(session)
+    if not panic:
+        raise ServerDiedError(f"the server died with no panic in its log ({failure or 'no failure seen'})")
+    session.restart()
+    return panic
+
+
+def unknown_batch(
+    context: RunContext, compiled: Sequence[tuple[Transform, tuple[str, ...]]], reason: str, seed: int
+) -> list[Case]:
+    """Every subject of a batch `unknown`, with `reason`: the batch was cut short before it was observed."""
+    return [
+        _undelivered(context, transform, subject, ("unknown", reason), seed)
+        for transform, subjects in compiled
+        for subject in subjects
+    ]
 
 
 def judge_validation(

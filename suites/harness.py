@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from fixtures.clients.wire import WireConnection, WireError, publish_frames
+from fixtures.deadlines import within
 
 TAP_SID = 1
 
@@ -123,6 +124,7 @@ def publish_and_observe(
     `timeout` bounds each wait for a PONG; `failure` says what ended the batch early, `published`
     how many publications the server confirmed.
     """
+    timeout = within(timeout)
     observation = Observation(first=[None] * len(subjects))
     try:
         tap_connection = WireConnection(url, name="nats-conformance-tap", timeout=timeout)

@@ -23,6 +23,7 @@ from typing import Final
 
 from fixtures.clients.wire import WireConnection, WireError, publish_frames
 from fixtures.config import ServerConfig
+from fixtures.deadlines import within
 from fixtures.servers.base import Backend
 from records.schema import Case
 from reference.matching import SubjectIndex
@@ -101,6 +102,7 @@ def observe_subscriptions(
     With a publisher of its own, its PONG comes first: the deliveries of its publications are then
     queued for the subscribing connection, whose own PING/PONG proves they were read.
     """
+    timeout = within(timeout)
     observation = SubscriptionObservation()
     with contextlib.ExitStack() as opened:
         try:

@@ -145,10 +145,11 @@ def run_one(
             server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
         progress = Progress(label=label)
+        session = Session.of(server, server.config)
         try:
             run_family(
                 family,
-                Session.of(server, server.config),
+                session,
                 context,
                 budget=plan.budget(family),
                 seed=plan.seed,
@@ -156,6 +157,8 @@ def run_one(
             )
         finally:
             progress.show(end="\n")
+            for restart in session.restarts:
+                print(f"{label} {restart}", file=sys.stderr)
     finally:
         server.cleanup()
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
 from fixtures.config import ServerConfig
+from fixtures.errors import ServerError
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
 from fixtures.servers.operator import OperatorBackend
@@ -24,7 +25,7 @@ from records.casefile import CaseFile
 from records.schema import Case, CaseBlock
 from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile
-from suites.differential import RunContext
+from suites.differential import RunContext, make_case
 
 Unit = TypeVar("Unit")
 Observed = TypeVar("Observed")
@@ -70,6 +71,10 @@ class Family(Protocol, Generic[Unit, Observed]):
         """The verdict of every case of the unit, against the reference of `profile`'s release."""
         ...
 
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Unit, reason: str) -> Judged:
+        """The cases of a unit its server cut short (see `check`), every one `unknown` with `reason`."""
+        ...
+
     def unit_of(self, case: CaseFile) -> Unit:
         """The unit a case file spells, to run it again."""
         ...
@@ -80,6 +85,7 @@ class TargetServer:
     on any release. A family overrides what differs (operator mode, JetStream, a release gate)."""
 
     __slots__ = ()
+    features: tuple[str, ...]
 
     def server_for(self, server: Backend) -> Backend:
         return server
@@ -90,6 +96,23 @@ class TargetServer:
     def base_config(self, server: Backend) -> ServerConfig:
         return ServerConfig()
 
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Any, reason: str) -> Judged:
+        """One `unknown` case standing for the whole unit (a family whose cases are known before it runs
+        says them instead)."""
+        case = make_case(
+            context,
+            feature=self.features[0],
+            functions=(),
+            source="",
+            destination="",
+            subject="",
+            expected="",
+            observed="",
+            difference="unknown",
+            detail=reason,
+        )
+        return [case]
+
 
 def in_operator_mode(server: Backend, operator: bool) -> Backend:
     """With `operator`, the server of a target this suite starts, its mappings pushed in an account JWT
@@ -99,8 +122,14 @@ def in_operator_mode(server: Backend, operator: bool) -> Backend:
 
 
 def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
-    """Execute one unit and judge it: what every caller of a family does."""
-    return family.judge(context, session.profile, unit, family.execute(session, unit))
+    """Execute one unit and judge it: what every caller of a family does. A unit its server cut short
+    (a server, wire or JetStream error: the server died of something other than the unit, or a wait on it
+    passed its deadline) restarts the server, and its cases are `unknown` with the reason."""
+    try:
+        observed = family.execute(session, unit)
+    except ServerError as error:
+        return family.unknown(context, session.profile, unit, session.recover(error))
+    return family.judge(context, session.profile, unit, observed)
 
 
 def cases_of(judged: Judged) -> list[Case]:

@@ -37,7 +37,7 @@ from reference.contexts import compile_in, local_pattern, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
-from suites.differential import RunContext, functions_named, make_case, panic_line, refusal_suffix
+from suites.differential import RunContext, crash_of, functions_named, make_case, refusal_suffix
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, sources, swarms
@@ -177,10 +177,9 @@ class ImportFamily(TargetServer):
 
     @staticmethod
     def _failed(session: Session, failure: str, *, configured: bool) -> ImportObservation:
-        if not session.has_died(failure):
+        panic = crash_of(session, failure)
+        if not panic:
             return ImportObservation(configured=configured, failure=failure)
-        panic = panic_line(session)
-        session.restart()
         return ImportObservation(configured=configured, failure=panic, crashed=True)
 
     def judge(
@@ -246,6 +245,9 @@ class ImportFamily(TargetServer):
             )
             cases.append(replace(case, steps=steps))
         return cases
+
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: ImportRun, reason: str) -> Judged:
+        return self.judge(context, profile, unit, ImportObservation(failure=reason))
 
     def unit_of(self, case: CaseFile) -> ImportRun:
         """The case's import (its kind from its step, else its feature), publishing its subject."""

@@ -25,6 +25,7 @@ from suites.differential import (
     execute_mapping_batch,
     instance_of,
     judge_mapping_batch,
+    unknown_batch,
 )
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.strategies import bulk_subjects, mapping_batches
@@ -94,6 +95,11 @@ class MappingFamily(TargetServer):
     ) -> Judged:
         result = judge_mapping_batch(context, observed, unit.seed)
         return [*result.cases, *result.blocks]
+
+    def unknown(
+        self, context: RunContext, profile: ReleaseProfile, unit: MappingBatch, reason: str
+    ) -> Judged:
+        return unknown_batch(context, compile_batch(unit, profile), reason, unit.seed)
 
     def unit_of(self, case: CaseFile) -> MappingBatch:
         """The case's mapping and subject; a validation case (no subject, e.g. a mapping the operator

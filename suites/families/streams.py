@@ -37,7 +37,7 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
-from suites.differential import RunContext, functions_named, make_case, panic_line
+from suites.differential import RunContext, crash_of, functions_named, make_case
 from suites.engine.family import Judged, TargetServer
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, sources, swarms
@@ -140,10 +140,9 @@ class StreamTransformFamily(TargetServer):
         try:
             return self._execute(session, unit)
         except (ServerError, WireError) as error:
-            if not session.has_died(str(error)):
+            panic = crash_of(session, str(error))
+            if not panic:
                 return TransformObservation({}, failure=str(error))
-            panic = panic_line(session)
-            session.restart()
             return TransformObservation({}, failure=panic, crashed=True)
 
     def _execute(self, session: Session, unit: TransformRun) -> TransformObservation:
@@ -230,6 +229,11 @@ class StreamTransformFamily(TargetServer):
             )
             cases.append(replace(case, steps=steps))
         return cases
+
+    def unknown(
+        self, context: RunContext, profile: ReleaseProfile, unit: TransformRun, reason: str
+    ) -> Judged:
+        return self.judge(context, profile, unit, TransformObservation({}, failure=reason))
 
     def _stopped(self, context: RunContext, unit: TransformRun, observed: TransformObservation) -> Case:
         """The case of a unit that did not finish: a `server-crash` divergence when the server died,

@@ -44,5 +44,8 @@ class ValidationFamily(TargetServer):
     def judge(self, context: RunContext, profile: ReleaseProfile, unit: Pair, observed: Verdict) -> Judged:
         return [judge_validation(context, profile, *unit, observed)]
 
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Pair, reason: str) -> Judged:
+        return self.judge(context, profile, unit, Verdict("", reason))
+
     def unit_of(self, case: CaseFile) -> Pair:
         return case.source, case.destination

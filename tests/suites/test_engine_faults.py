@@ -1,0 +1,147 @@
+"""The engine's answer to a unit its server cut short: the server is restarted through the session and the
+unit's cases are `unknown`, saying so; a unit the server took in full is judged as usual. No live server:
+a scripted backend stands in."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from fixtures.clients.wire import WireError
+from fixtures.config import ServerConfig
+from fixtures.deadlines import DEADLINE_ENV, within
+from fixtures.errors import ReloadTimeoutError, ServerDiedError, ServerError, ServerStartError
+from fixtures.session import RESTARTED, Session
+from records.casefile import CaseFile
+from records.expectations import Expectations
+from reference.profiles import for_version
+from suites.differential import MappingBatch, RunContext, crash_of
+from suites.engine.family import cases_of, check
+from suites.families import FAMILIES
+
+
+class ScriptedServer:
+    """A backend that starts and stops on demand, whose `apply` raises the error it is given."""
+
+    name = "process"
+    url = "nats://127.0.0.1:1"
+    version = "2.14.5"
+
+    def __init__(self, error: ServerError, *, running: bool) -> None:
+        self.error = error
+        self.running = running
+        self.starts = 0
+        self.config = ServerConfig()
+        self.log = ""
+
+    def start(self, config: ServerConfig) -> None:
+        self.starts += 1
+        self.running = True
+
+    def apply(self, config: ServerConfig) -> None:
+        raise self.error
+
+    def stop(self) -> None:
+        self.running = False
+
+    def cleanup(self) -> None:
+        self.stop()
+
+    def logs(self) -> str:
+        return self.log
+
+    def is_running(self) -> bool:
+        return self.running
+
+
+def _context() -> RunContext:
+    counter = itertools.count()
+    return RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+
+
+@pytest.mark.parametrize(
+    ("error", "running"),
+    [
+        (ReloadTimeoutError("configuration generation 3 not in force after 1s"), True),
+        (ServerDiedError("nats-server on port 1 is not running"), False),
+        (WireError("no PONG from the server in time"), True),
+    ],
+)
+def test_a_unit_cut_short_by_its_server_restarts_it_and_is_unknown(
+    error: ServerError, running: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(DEADLINE_ENV, "0.05")
+    server = ScriptedServer(error, running=running)
+    batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"), ("c.>", "d.>")), (("a.x", "a.y"), ("c.z",)))
+    session = Session.of(server)
+    cases = cases_of(check(FAMILIES["mapping"], session, _context(), batch))
+    assert server.starts == 1
+    assert session.restarts == [cases[0].detail]
+    assert [case.subject for case in cases] == ["a.x", "a.y", "c.z"]
+    assert {case.verdict for case in cases} == {"unknown"}
+    assert all(case.detail.startswith(f"{RESTARTED} {error}") for case in cases)
+
+
+@pytest.mark.parametrize(
+    ("family", "feature"),
+    [
+        ("validation", "validation"),
+        ("partition", "partition"),
+        ("import", "stream-import"),
+        ("stream-transform", "stream-transform"),
+        ("matching", "matching"),
+    ],
+)
+def test_every_family_says_a_cut_off_unit_is_unknown(family: str, feature: str) -> None:
+    chosen = FAMILIES[family]
+    case = CaseFile(feature, "v.*", "v.{{wildcard(1)}}", "v.x", "2.14.5")
+    profile = for_version("2.14.5")
+    cases = cases_of(chosen.unknown(_context(), profile, chosen.unit_of(case), f"{RESTARTED} gone"))
+    assert cases
+    assert {case.verdict for case in cases} == {"unknown"}
+    assert all(case.detail == f"{RESTARTED} gone" for case in cases)
+
+
+def test_the_deadline_shortens_every_wait_and_never_lengthens_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(DEADLINE_ENV, raising=False)
+    assert within(5.0) == 5.0
+    monkeypatch.setenv(DEADLINE_ENV, "1.5")
+    assert within(5.0) == 1.5
+    assert within(0.5) == 0.5
+
+
+def test_a_server_that_dies_again_while_restarting_is_started_once_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(DEADLINE_ENV, "0.05")
+    server = FailingStart(ServerDiedError("nats-server on port 1 is not running"), running=False)
+    batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"),), (("a.x",),))
+    (case,) = cases_of(check(FAMILIES["mapping"], Session.of(server), _context(), batch))
+    assert server.starts == 2
+    assert case.verdict == "unknown"
+    assert "its first restart failed: killed during start" in case.detail
+
+
+class FailingStart(ScriptedServer):
+    """Its first start fails, as a server killed while it starts."""
+
+    def start(self, config: ServerConfig) -> None:
+        super().start(config)
+        if self.starts == 1:
+            self.running = False
+            raise ServerStartError("killed during start")
+
+
+@pytest.mark.parametrize(
+    "last_words", ["panic: runtime error: index out of range", "fatal error: concurrent map writes"]
+)
+def test_a_server_dead_of_a_unit_is_a_crash_and_one_killed_from_outside_is_cut_short(last_words: str) -> None:
+    server = ScriptedServer(ServerDiedError("unused"), running=False)
+    server.log = f"[INF] Server is ready\n{last_words}\n"
+    assert crash_of(Session.of(server), "the server closed the connection") == last_words
+    assert server.starts == 1
+    server.running, server.log = False, "[INF] Server is ready\n"
+    with pytest.raises(ServerDiedError, match="no panic in its log"):
+        crash_of(Session.of(server), "the server closed the connection")
+    assert server.starts == 1
