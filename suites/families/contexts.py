@@ -135,6 +135,17 @@ class ContextsFamily(TargetServer):
             for case in PLACES[index].judge(context, profile, members[index], seen)
         ]
 
+    def unknown(
+        self, context: RunContext, profile: ReleaseProfile, unit: ContextsUnit, reason: str
+    ) -> Judged:
+        """The cases of every place the release has, all unknown with `reason`."""
+        return [
+            case
+            for family, member in zip(PLACES, unit.member_units(), strict=True)
+            if not family.unsupported(profile.name, "")
+            for case in family.unknown(context, profile, member, reason)
+        ]
+
     def unit_of(self, case: CaseFile) -> ContextsUnit:
         """The case's pair in every place, publishing its subject."""
         return ContextsUnit(case.source, case.destination, (case.subject,) if case.subject else ())

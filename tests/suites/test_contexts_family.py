@@ -3,6 +3,7 @@ has on one live server, each place judged by its own family."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,8 +11,10 @@ import pytest
 
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
+from reference.profiles import for_version
 from reference.versions import Version
-from suites.differential import MappingBatch
+from suites.differential import MappingBatch, RunContext
+from suites.engine.family import cases_of
 from suites.families import FAMILIES, family_of_feature
 from suites.families.contexts import PLACES, ContextsUnit
 from suites.families.imports import ImportRun
@@ -56,3 +59,13 @@ def test_one_pair_in_every_place_agrees_or_is_listed(
     assert places <= {row["feature"] for row in rows}
     pairs = {(row["source"], row["destination"]) for row in rows if row["feature"] == "stream-import"}
     assert pairs & {(row["source"], row["destination"]) for row in rows if row["feature"] == "validation"}
+
+
+def test_a_unit_cut_short_is_unknown_in_every_place_the_release_has() -> None:
+    context = RunContext(
+        "run", "nats-server", "2.9.25", "process", Expectations(), itertools.count().__next__
+    )
+    unit = ContextsUnit("t.*", "x.$1", ("t.a",))
+    cases = cases_of(FAMILIES["contexts"].unknown(context, for_version("2.9.25"), unit, "no PONG"))
+    assert {case.verdict for case in cases} == {"unknown"}
+    assert {case.feature for case in cases} == {"validation", "mapping", "stream-import", "republish"}
