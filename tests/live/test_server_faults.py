@@ -23,10 +23,13 @@ from fixtures.deadlines import DEADLINE_ENV
 from fixtures.options import Target
 from fixtures.session import RESTARTED
 from records.writer import CASES
+from reference.profiles import NEWEST, for_version
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 1.0
+CASES_RUN = 40_000
+"""A campaign long enough that the fault lands in its middle."""
 
 
 def _server_of(campaign: subprocess.Popen[str], timeout: float = 30.0) -> int:
@@ -59,7 +62,7 @@ def _recording(errors: list[str], timeout: float = 60.0) -> None:
 def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
     command = [
         sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
-        "--backend", "process", "--family", "mapping", "--cases", "40000", "--out", str(out),
+        "--backend", "process", "--family", "mapping", "--cases", str(CASES_RUN), "--out", str(out),
     ]  # fmt: skip
     environment = {**os.environ, DEADLINE_ENV: str(DEADLINE)}
     return subprocess.Popen(
@@ -79,13 +82,15 @@ def _kill(pid: int, rng: random.Random) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 @pytest.mark.parametrize("fault", [_pause, _kill], ids=["pause", "kill"])
 def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
     target: Target, tmp_path: Path, fault: object, seed: int
 ) -> None:
     if target.backend != "process":
         pytest.skip("the nemesis signals a server process")
+    if for_version(target.spec.text) != NEWEST:
+        pytest.skip(f"the nemesis runs on the newest release only ({NEWEST.name}), to keep CI short")
     assert callable(fault)
     rng = random.Random(seed)
     campaign = _campaign(target, tmp_path)
@@ -109,7 +114,7 @@ def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
     (run_dir,) = tmp_path.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     table = pq.read_table(run_dir / CASES, columns=["verdict", "detail"]).to_pylist()
-    assert manifest["cases"] == manifest["written"] == len(table) >= 40000
+    assert manifest["cases"] == manifest["written"] == len(table) >= CASES_RUN
     restarted = [row["verdict"] for row in table if row["detail"].startswith(RESTARTED)]
     assert restarted, "no case says the server was restarted"
     assert set(restarted) == {"unknown"}
