@@ -12,8 +12,9 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable
+from functools import partial
 from types import FrameType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class ConformanceError(Exception):
@@ -35,8 +36,29 @@ def interruption(error: BaseException) -> str:
     return "SIGINT" if isinstance(error, KeyboardInterrupt) else ""
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+_PENDING: list[type[KeyboardInterrupt]] = []
+"""The interrupts signals raised during the current command."""
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    _PENDING.append(kind)
+    raise kind
+
+
+def _drop_interrupts(hook: Callable[[Any], object], unraisable: Any) -> None:
+    """Print no traceback for an interrupt lost where it was raised (`raise_pending_interrupt` raises it
+    again); any other exception goes to `hook`."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        hook(unraisable)
+
+
+def raise_pending_interrupt() -> None:
+    """Raise again an interrupt a signal raised where it was lost: an exception raised inside a
+    garbage-collector callback (Hypothesis registers one) is printed and dropped, so a loop calls this
+    between units."""
+    if _PENDING:
+        raise _PENDING[0]
 
 
 class UsageError(ConformanceError, ValueError):
@@ -48,9 +70,10 @@ class UsageError(ConformanceError, ValueError):
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
     stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted."""
-    previous = signal.signal(signal.SIGTERM, _terminate)
     # Ctrl-C interrupts even a command started where SIGINT is ignored (a background job of a script).
-    previous_interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = partial(_drop_interrupts, unraisable)
     try:
         return int(command())
     except ConformanceError as error:
@@ -63,8 +86,10 @@ def run_command(command: Callable[[], int]) -> int:
         print("nats-conformance: interrupted", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_interrupt)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        sys.unraisablehook = unraisable
+        _PENDING.clear()
 
 
 class MappingError(ConformanceError, ValueError):

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter
+from reference.errors import raise_pending_interrupt
 from suites.differential import RunContext
 from suites.engine.family import Family, Judged, check, record, verdicts
 from suites.strategies import Enough, run_batches
@@ -68,8 +69,9 @@ class Sink:
 
     def record(self, judged: Judged) -> tuple[int, int]:
         """Write every case of a judged unit; returns how many there were, and how many distinct classes
-        of unexpected divergence they show."""
+        of unexpected divergence they show. Then an interrupt that was lost on its way is raised."""
         record(self.writer, judged)
+        raise_pending_interrupt()
         single = [item for item in judged if isinstance(item, Case) and item.verdict == "diverge"]
         self.diverged.extend(single[: max(0, KEPT_DIVERGENCES - len(self.diverged))])
         counts = verdicts(judged)
