@@ -179,6 +179,8 @@ class RecordWriter:
         self.unwritten = 0
         self.status = "running"
         self.signal = ""
+        self.restarts: list[dict[str, str]] = []
+        """Servers restarted during the run: target, family and why."""
         self._buffered_counts: Counter[tuple[str, str]] = Counter()
         self._journal = threading.Lock()
         """Held while the settled counts change and while the manifest is written (both threads)."""
@@ -246,6 +248,11 @@ class RecordWriter:
         self._buffered += rows
         if self._buffered >= self.part_rows or time.monotonic() - self._flushed >= self.flush_seconds:
             self.flush()
+
+    def note_restart(self, target: str, family: str, reason: str) -> None:
+        """Journal that `family`'s server of `target` was restarted, and why."""
+        with self._journal:
+            self.restarts.append({"target": target, "family": family, "reason": reason})
 
     def extend(self, cases: list[Case]) -> None:
         for case in cases:
@@ -336,6 +343,7 @@ class RecordWriter:
             "started": self._started,
             "finished": time.time(),
             "settings": self.settings,
+            "restarts": self.restarts,
             "cases": sum(self.settled.values()),
             "written": self.written,
             "unwritten": self.unwritten,

@@ -159,6 +159,7 @@ def run_one(
             progress.show(end="\n")
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
+                writer.note_restart(target.id, family.name, restart)
     finally:
         server.cleanup()
 

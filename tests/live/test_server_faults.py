@@ -115,6 +115,8 @@ def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
     manifest = json.loads((run_dir / "manifest.json").read_text())
     table = pq.read_table(run_dir / CASES, columns=["verdict", "detail"]).to_pylist()
     assert manifest["cases"] == manifest["written"] == len(table) >= CASES_RUN
+    assert {restart["family"] for restart in manifest["restarts"]} == {"mapping"}
+    # The unit the fault cut short may hold no case (a batch of refused mappings): its restart is in the
+    # manifest; every case that says it was cut short is unknown.
     restarted = [row["verdict"] for row in table if row["detail"].startswith(RESTARTED)]
-    assert restarted, "no case says the server was restarted"
-    assert set(restarted) == {"unknown"}
+    assert set(restarted) <= {"unknown"}
