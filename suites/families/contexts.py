@@ -33,6 +33,7 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import RePublish
+from reference.subjects import is_valid_subject
 from suites.differential import MappingBatch, RunContext
 from suites.engine.family import Family, Judged, TargetServer
 from suites.families.imports import EXPORTER, EXPORTS, IMPORTER, ImportFamily, ImportRun
@@ -79,6 +80,20 @@ class ContextsUnit:
         )
 
 
+def places(unit: ContextsUnit, version: str, backend: str) -> list[tuple[int, Family[Any, Any], object]]:
+    """The places of `unit` on a release (those it has): (index in `PLACES`, family, unit). RePublish
+    needs a stream of the source, which only a valid subject can be ("Subject-Based Messaging",
+    docs.nats.io), so a source that is not one leaves it out."""
+    chosen = []
+    for index, (family, member) in enumerate(zip(PLACES, unit.member_units(), strict=True)):
+        if family.unsupported(version, backend):
+            continue
+        if isinstance(member, RepublishScenario) and not is_valid_subject(unit.source):
+            continue
+        chosen.append((index, family, member))
+    return chosen
+
+
 @st.composite
 def contexts_units(draw: st.DrawFn, profile: ReleaseProfile) -> ContextsUnit:
     """A source under the stream place's namespace, a destination of a swarm of functions, and subjects
@@ -110,15 +125,13 @@ class ContextsFamily(TargetServer):
         return contexts_units(profile)
 
     def execute(self, session: Session, unit: ContextsUnit) -> tuple[tuple[int, object], ...]:
-        """Each place the release has, one after the other, each from the base configuration (a place's
+        """Each place of the unit, one after the other, each from the base configuration (a place's
         refused configuration leaves the one before in force): (its index in `PLACES`, what it
         observed)."""
-        server = session.server
         observed = []
-        for index, (family, member) in enumerate(zip(PLACES, unit.member_units(), strict=True)):
-            if not family.unsupported(server.version, server.name):
-                session.clear()
-                observed.append((index, family.execute(session, member)))
+        for index, family, member in places(unit, session.server.version, session.server.name):
+            session.clear()
+            observed.append((index, family.execute(session, member)))
         return tuple(observed)
 
     def judge(
@@ -138,11 +151,10 @@ class ContextsFamily(TargetServer):
     def unknown(
         self, context: RunContext, profile: ReleaseProfile, unit: ContextsUnit, reason: str
     ) -> Judged:
-        """The cases of every place the release has, all unknown with `reason`."""
+        """The cases of every place of the unit, all unknown with `reason`."""
         return [
             case
-            for family, member in zip(PLACES, unit.member_units(), strict=True)
-            if not family.unsupported(profile.name, "")
+            for _, family, member in places(unit, profile.name, "")
             for case in family.unknown(context, profile, member, reason)
         ]
 

@@ -148,6 +148,8 @@ class StreamTransformFamily(TargetServer):
     def _execute(self, session: Session, unit: TransformRun) -> TransformObservation:
         configs = stream_configs(unit)
         with JetStreamClient(session.url) as js:
+            for name in (TARGET, ORIGIN):  # left by a unit cut short (a hung server, a timeout)
+                js.delete_stream(name)
             began = time.perf_counter()
             created: JsonObject = {}
             made: list[str] = []
