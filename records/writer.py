@@ -2,7 +2,7 @@
 
 A run directory holds `cases/part-NNNNN.parquet` files and `manifest.json` (run id, schema version,
 settings, seeds, the run's status, and the verdict counts per feature, which always add up to the number
-of cases). The manifest is written when the run starts (status `running`, with the owner's pid and
+of cases). The manifest is written when the run starts (status `running`, with its owner process and
 host) and again whenever a part lands, so its counts are always those of the parts on disk (plus the
 rows a failed write lost); cases wait at most `flush_seconds` in memory. Closing writes the final
 status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still `running` whose
@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from records.casefile import size, write_case_files
+from records.owners import is_process_alive, process_identity
 from records.schema import (
     COLUMNS,
     PER_CASE,
@@ -338,7 +339,7 @@ class RecordWriter:
             "schema_version": SCHEMA_VERSION,
             "status": self.status,
             "signal": self.signal,
-            "pid": os.getpid(),
+            "owner": process_identity(),
             "host": socket.gethostname(),
             "started": self._started,
             "finished": time.time(),
@@ -399,8 +400,4 @@ def run_status(manifest: dict[str, Any]) -> str:
     status = str(manifest.get("status", "completed"))
     if status != "running" or manifest.get("host") != socket.gethostname():
         return status
-    try:
-        os.kill(int(manifest.get("pid", 0)), 0)
-    except (OSError, ValueError):
-        return "killed"
-    return status
+    return status if is_process_alive(str(manifest.get("owner", ""))) else "killed"

@@ -133,7 +133,7 @@ def test_the_manifest_is_a_journal_whose_counts_are_the_rows_on_disk(tmp_path: P
     journal = json.loads((run_dir / "manifest.json").read_text())
     assert journal["cases"] == len(read_rows(run_dir)) == 2
     assert journal["verdicts"]["diverge"] == 1
-    killed = {**journal, "pid": 2**22 + 1}
+    killed = {**journal, "owner": f"{2**22 + 1}:1"}
     assert run_status(killed) == "killed"
     writer.close("interrupted", signal="SIGTERM")
     closed = json.loads((run_dir / "manifest.json").read_text())

@@ -1,0 +1,32 @@
+"""Which process owns a run, a container or a directory: an identity that survives pid reuse (Linux)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _process_start_time(pid: int) -> str | None:
+    """The kernel's start time of `pid` (field 22 of /proc/PID/stat), None if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def process_identity(pid: int | None = None) -> str:
+    """`PID:START`: names one process for good, even after its pid is reused (Linux)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}:{_process_start_time(pid) or '?'}"
+
+
+def is_process_alive(identity: str) -> bool:
+    """True while the process named by `process_identity()` output still runs."""
+    pid_text, _, start = identity.partition(":")
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    current = _process_start_time(pid)
+    return current is not None and (start in ("", "?") or current == start)
