@@ -4,7 +4,8 @@
 
     [[divergence]]
     id = "left-right-unknown"            # stable name, shown in reports
-    implementation = "nats-server"       # or a third-party target's name; "*" for any
+    implementation = "nats-server"       # fnmatch pattern over the target's name ("nats-server*": the
+                                         # server and its transform engine, "nats-server engine 2.14.5")
     min_version = "2.10.16"              # inclusive; omit for "since ever"
     max_version = ""                     # inclusive; empty for "still open"
     feature = "validation"               # fnmatch pattern over the case's feature
@@ -83,7 +84,7 @@ class Expectation:
         return any(name.lower() in used for name in self.functions)
 
     def covers(self, implementation: str, version: str) -> bool:
-        if self.implementation not in ("*", implementation):
+        if not fnmatchcase(implementation, self.implementation):
             return False
         if not version:
             return not self.min_version

@@ -49,6 +49,7 @@ from reference.matching import SubjectIndex, matches
 from reference.partition import fnv1a32, partition
 from reference.profiles import ALL_FUNCTIONS, NEWEST, RELEASE_LINES, ReleaseLine, ReleaseProfile, for_version
 from reference.subjects import (
+    is_engine_valid_subject,
     is_pedantic_valid,
     is_server_valid_subject,
     is_valid_publish_subject,
@@ -103,6 +104,7 @@ __all__ = [
     "deliveries",
     "fnv1a32",
     "for_version",
+    "is_engine_valid_subject",
     "is_pedantic_valid",
     "is_server_valid_subject",
     "is_valid_channel",

@@ -69,12 +69,11 @@ def is_valid_publish_subject(subject: str) -> bool:
     return True
 
 
-def is_server_valid_subject(subject: str) -> bool:
-    """True iff the server accepts ``subject`` as a subject, wildcards allowed (observed on 2.2.6-2.14.5).
-
-    Non-empty tokens, no space/tab/CR/LF/FF, ``>`` only as the last token. ``*``, ``>`` and null inside a
-    longer token are accepted as literal characters, unlike the document (see :func:`is_valid_subject`).
-    Mapping sources are checked with this rule.
+def is_engine_valid_subject(subject: str) -> bool:
+    """True iff the bare transform engine takes ``subject`` as a source: non-empty tokens, ``>`` only as
+    the last token. The documents are silent on the engine's own input checks (they describe mappings),
+    so its code decides: ``subjectInfo`` in nats-server's ``server/subject_transform.go``
+    (https://github.com/nats-io/nats-server), which does not look at whitespace.
     """
     if not subject:
         return False
@@ -82,11 +81,18 @@ def is_server_valid_subject(subject: str) -> bool:
     for token in subject.split(SEPARATOR):
         if not token or full_wildcard_seen:
             return False
-        if token == FULL_WILDCARD:
-            full_wildcard_seen = True
-        elif not _SERVER_WHITESPACE.isdisjoint(token):
-            return False
+        full_wildcard_seen = token == FULL_WILDCARD
     return True
+
+
+def is_server_valid_subject(subject: str) -> bool:
+    """True iff the server accepts ``subject`` as a subject, wildcards allowed (observed on 2.2.6-2.14.5).
+
+    The engine's rule (:func:`is_engine_valid_subject`) and no space/tab/CR/LF/FF in any token. ``*``,
+    ``>`` and null inside a longer token are accepted as literal characters, unlike the document (see
+    :func:`is_valid_subject`). Mapping sources are checked with this rule.
+    """
+    return _SERVER_WHITESPACE.isdisjoint(subject) and is_engine_valid_subject(subject)
 
 
 def is_pedantic_valid(subject: str) -> bool:

@@ -27,7 +27,12 @@ from reference.errors import (
     WildcardsNotUsedError,
 )
 from reference.profiles import NEWEST, ReleaseProfile
-from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
+from reference.subjects import (
+    FULL_WILDCARD,
+    PARTIAL_WILDCARD,
+    is_engine_valid_subject,
+    is_server_valid_subject,
+)
 from reference.templates import (
     FunctionNode,
     LiteralNode,
@@ -50,6 +55,11 @@ _NOT_ONE_TOKEN: Final = frozenset(("", FULL_WILDCARD))
 """Subject tokens a source ``*`` does not match: a ``*`` stands for exactly one token (docs.nats.io,
 "Subject-Based Messaging", wildcards), and neither the empty string nor ``>`` is one (observed on
 2.9.25 and 2.14.5: ``foo.>`` published is not mapped by ``foo.*``; a published ``*`` is)."""
+
+
+_NOT_LITERAL: Final = frozenset(("", PARTIAL_WILDCARD, FULL_WILDCARD))
+"""Tokens of no literal subject: the bare engine maps only those (``isValidLiteralSubject`` in
+nats-server's ``server/sublist.go``, https://github.com/nats-io/nats-server)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +220,17 @@ def compile_transform(
         source: the mapping source subject (``*`` wildcards, optional final ``>``).
         destination: the destination template.
         profile: the release whose rules apply; ``None`` means :data:`reference.profiles.NEWEST`.
-        engine_only: model the bare transform engine (what ``nats server mapping`` runs), skipping the
-            account-mapping validator: ``left``/``right`` are then accepted from 2.10.16.
+        engine_only: model the bare transform engine (what ``nats server mapping`` runs) instead of an
+            account mapping: no mapping validator (``left``/``right`` are accepted from 2.10.16, and
+            whitespace in the source and destination tokens), and the engine's own subject checks
+            (:func:`~reference.subjects.is_engine_valid_subject` for the source; a subject with an
+            empty or a wildcard token matches nothing; ``>`` to ``>`` maps any subject to itself).
 
     Raises:
         MappingError: a subclass naming the cause (its ``kind``).
     """
     p = NEWEST if profile is None else profile
-    if not is_server_valid_subject(source):
+    if not (is_engine_valid_subject if engine_only else is_server_valid_subject)(source):
         raise InvalidSourceError(f"source {source!r} is not a valid subject")
     stokens = source.split(".")
     open_ended = stokens[-1] == FULL_WILDCARD
@@ -244,6 +257,8 @@ def compile_transform(
 
     if destination == "":
         raise InvalidDestinationError("destination is empty")
+    if engine_only and source == destination == FULL_WILDCARD:
+        return build(_apply=lambda subject, _rng=None: subject)
     _check_destination(destination, p, engine_only)
     dtokens = destination.split(".")
     if PARTIAL_WILDCARD in dtokens:
@@ -281,6 +296,7 @@ def compile_transform(
         checks=checks,
         open_ended=open_ended,
         source_length=len(stokens),
+        literal_only=engine_only,
     )
 
 
@@ -293,6 +309,7 @@ def _assemble(
     checks: tuple[tuple[int, str], ...],
     open_ended: bool,
     source_length: int,
+    literal_only: bool,
 ) -> Transform:
     """Turn parsed nodes into destination slots (literal, token position, hash, closure, random)."""
 
@@ -321,7 +338,16 @@ def _assemble(
         else:
             slots.append(_token_part(node, position(node.indexes[0])))
     length = source_length - 1 if open_ended else source_length
-    run = _generate(source, length, open_ended, checks, wildcard_positions, slots=slots, tail=tail)
+    run = _generate(
+        source,
+        length,
+        open_ended,
+        checks,
+        wildcard_positions,
+        slots=slots,
+        tail=tail,
+        literal_only=literal_only,
+    )
     return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
 
 
@@ -349,8 +375,10 @@ def _generate(
     *,
     slots: list[_Slot],
     tail: int = -1,
+    literal_only: bool = False,
 ) -> Callable[[str, _random.Random | None], str]:
     """Generate the specialised ``apply`` function of one transform, for performance reasons.
+    With ``literal_only`` (the bare engine) a subject with an empty or a wildcard token matches nothing.
 
     Only integers and fixed names reach the generated text; every string of the mapping (literal tokens,
     separators, messages) is passed in the function's namespace, never spliced into code.
@@ -366,9 +394,12 @@ def _generate(
         cond += f" or t[{int(i)}] != _k{i}"
     for i in wildcards:
         cond += f" or t[{int(i)}] in _unmatched"
-    if open_ended:
+    if literal_only:
+        cond += " or not _literal.isdisjoint(t)"
+    elif open_ended:
         cond += f" or '' in t[{int(length)}:]"
     ns["_unmatched"] = _NOT_ONE_TOKEN
+    ns["_literal"] = _NOT_LITERAL
     lines = ["def _apply(subject, rng=None):", "    t = subject.split('.')", f"    if {cond}:"]
     lines.append("        raise _mismatch(subject)")
     parts: list[str] = []

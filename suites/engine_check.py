@@ -6,8 +6,11 @@ random questions, agreement printed per release and per divergence class.
 Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the adapter
 library's (`suites.library`), under the release's profile, with `transform` asked in engine mode
 (`engine_only`, the bare engine that `nats server mapping` runs: "Subject Mapping and Partitioning"
-on docs.nats.io). No server starts and nothing is recorded. A diverging class is a finding about the
-reference or the engine, shown with the smallest question Hypothesis finds that still shows it.
+on docs.nats.io). No server starts and nothing is recorded. Where the documents speak and the engine
+does otherwise, the class is listed in `expectations.toml` (an entry whose `implementation` pattern
+covers "nats-server engine RELEASE") and printed with its id. Any other diverging class is a finding
+about the reference or the engine, shown with the smallest question Hypothesis finds that still shows
+it, and the command exits 1.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command, engine_release
 from fixtures.options import split_list
-from records.expectations import Expectations
+from records.expectations import Expectations, load_expectations
 from records.schema import Case
 from reference.cli import Parser, count
 from reference.profiles import for_version
@@ -40,13 +44,16 @@ def question_kind(case: Case) -> str:
 
 @dataclass(slots=True)
 class ReleaseCheck:
-    """What one release's engine answered: questions and agreements per kind, divergences per class,
-    the minimal case of each class, and the kinds it does not answer."""
+    """What one release's engine answered: questions and agreements per kind, known divergences per class
+    and expectation, unexpected divergences per class,
+    a case of each class (the smallest found when minimising, else the first), and the kinds it does
+    not answer."""
 
     release: str
     asked: Counter[str] = field(default_factory=Counter)
     agreed: Counter[str] = field(default_factory=Counter)
     classes: Counter[str] = field(default_factory=Counter)
+    expected: Counter[tuple[str, str]] = field(default_factory=Counter)
     minimal: dict[str, Case] = field(default_factory=dict)
     unanswered: list[str] = field(default_factory=list)
 
@@ -56,8 +63,11 @@ class ReleaseCheck:
             self.asked[kind] += 1
             if case.verdict == "agree":
                 self.agreed[kind] += 1
+            elif case.verdict == "expected":
+                self.expected[case.case_class, case.expectation] += 1
             else:
                 self.classes[case.case_class] += 1
+                self.minimal.setdefault(case.case_class, case)
 
     @property
     def total(self) -> int:
@@ -68,8 +78,16 @@ class ReleaseCheck:
         return sum(self.agreed.values())
 
 
-def check_release(text: str, *, questions: int, seed: int = 0, minimise: bool = True) -> ReleaseCheck:
-    """Ask the engine of one release `questions` questions and judge them against the reference."""
+def check_release(
+    text: str,
+    *,
+    questions: int,
+    seed: int = 0,
+    minimise: bool = True,
+    expectations: Expectations | None = None,
+) -> ReleaseCheck:
+    """Ask the engine of one release `questions` questions and judge them against the reference, with
+    `expectations` (default: the repository's file) naming the known divergences."""
     release = engine_release(text)
     profile = for_version(release)
     check = ReleaseCheck(release)
@@ -81,14 +99,14 @@ def check_release(text: str, *, questions: int, seed: int = 0, minimise: bool = 
             adapter.implementation,
             profile.name,
             BACKEND,
-            Expectations(),
+            load_expectations() if expectations is None else expectations,
             lambda: next(counter),
         )
         run = LibraryRun(adapter, context, check.count, engine_only=True)
         ask_questions(run, profile, cases=questions, seed=seed)
         if minimise:
             run.record = lambda _cases: None
-            check.minimal = {case.case_class: case for case in run.minimise(profile)}
+            check.minimal.update((case.case_class, case) for case in run.minimise(profile))
     return check
 
 
@@ -97,7 +115,8 @@ def describe(check: ReleaseCheck) -> list[str]:
     share = 100 * check.agreeing / check.total if check.total else 0.0
     lines = [
         f"engine {check.release}: {check.agreeing}/{check.total} agree ({share:.2f}%), "
-        f"{len(check.classes)} diverging classes"
+        f"{sum(check.expected.values())} expected in {len(check.expected)} known classes, "
+        f"{len(check.classes)} unexpected diverging classes"
     ]
     kinds = ", ".join(f"{kind} {check.agreed[kind]}/{n}" for kind, n in sorted(check.asked.items()))
     lines.append(f"  per kind: {kinds}")
@@ -105,6 +124,8 @@ def describe(check: ReleaseCheck) -> list[str]:
         lines.append(
             f"  not asked (the engine of this release has no exported API): {', '.join(check.unanswered)}"
         )
+    for (case_class, expectation), n in check.expected.most_common():
+        lines.append(f"  {n:>7}  {case_class}  (expected: {expectation})")
     for case_class, n in check.classes.most_common():
         lines.append(f"  {n:>7}  {case_class}")
         case = check.minimal.get(case_class)
@@ -119,12 +140,19 @@ def describe(check: ReleaseCheck) -> list[str]:
 def engine_check_command(arguments: argparse.Namespace) -> int:
     releases = split_list(arguments.releases) or split_list(DEFAULT_RELEASES)
     print(f"engine check: {arguments.questions} questions per release, seed {arguments.seed}")
+    expectations = load_expectations(arguments.expectations)
+    unexpected = 0
     for release in releases:
         check = check_release(
-            release, questions=arguments.questions, seed=arguments.seed, minimise=not arguments.no_minimise
+            release,
+            questions=arguments.questions,
+            seed=arguments.seed,
+            minimise=not arguments.no_minimise,
+            expectations=expectations,
         )
+        unexpected += len(check.classes)
         print("\n".join(describe(check)), flush=True)
-    return 0
+    return 1 if unexpected else 0
 
 
 def add_engine_check_command(commands: argparse._SubParsersAction[Parser]) -> None:
@@ -142,6 +170,9 @@ def add_engine_check_command(commands: argparse._SubParsersAction[Parser]) -> No
         "--questions", type=count, default=20_000, help="questions per release (default 20000)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--expectations", type=Path, help="known divergences (default: the repository's expectations.toml)"
+    )
     parser.add_argument(
         "--no-minimise", action="store_true", help="skip the search for each class's smallest question"
     )

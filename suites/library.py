@@ -32,7 +32,7 @@ from records.schema import Case
 from reference.adapter import handle_request
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import NEWEST, ReleaseProfile, for_version
-from suites.differential import RunContext, case_class_of, functions_named, make_case
+from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
 from suites.strategies import (
     bulk_subjects,
     destination_templates,
@@ -251,11 +251,17 @@ def difference(op: str, expected: Answer, observed: Answer | None) -> str:
 
 
 def judge(request: Request, expected: Answer, observed: Answer | None) -> Judgement:
-    """The case a question makes, with the class of its difference."""
+    """The case a question makes, with the class of its difference. A transform's differences are named
+    as the live families name them (``wrong-subject``; ``...-accept-literal-source`` for a source without
+    wildcards), so one expectation covers a server and its transform engine."""
     op = request["op"]
     differs = difference(op, expected, observed)
     shown = (_shown(expected), _shown(observed))
     if op == "transform":
+        if differs == "value":
+            differs = "wrong-subject"
+        elif differs.endswith("-target-accept") and is_literal(request["source"]):
+            differs += "-literal-source"
         destination = request["destination"]
         functions = functions_named(destination)
         feature = (

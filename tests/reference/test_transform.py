@@ -212,6 +212,39 @@ def test_left_and_right_exist_in_the_engine_from_2_10_16() -> None:
     assert info.value.kind == "unsupported-function"
 
 
+@pytest.mark.parametrize("version", ["2.9.25", "2.14.5"])
+def test_the_engine_does_not_check_whitespace_in_a_source(version: str) -> None:
+    # The bare engine's own source check (subjectInfo) looks at empty tokens and '>' only; the account
+    # mapping refuses the same source as an invalid subject.
+    engine = compile_transform("*. ", "{{split(1,-)}}", for_version(version), engine_only=True)
+    assert engine.apply("a-b. ") == "a.b"
+    with pytest.raises(MappingError) as info:
+        compile_transform("*. ", "{{split(1,-)}}", for_version(version))
+    assert info.value.kind == "invalid-source"
+    with pytest.raises(MappingError) as info:
+        compile_transform("a..b", "x", for_version(version), engine_only=True)
+    assert info.value.kind == "invalid-source"
+
+
+@pytest.mark.parametrize("subject", ["*", ">", "a..b", "a.*", ""])
+def test_the_engine_maps_only_literal_subjects(subject: str) -> None:
+    # The engine's Match refuses a subject with an empty or a wildcard token (isValidLiteralSubject);
+    # an account mapping maps a published '*' token at a '*' position (observed).
+    engine = compile_transform("a.>", "x.>", engine_only=True)
+    with pytest.raises(SubjectMismatchError):
+        engine.apply(f"a.{subject}")
+    assert compile_transform("a.*", "x.$1").apply("a.*") == "x.*"
+    with pytest.raises(SubjectMismatchError):
+        compile_transform("a.*", "x.$1", engine_only=True).apply("a.*")
+
+
+def test_the_engine_maps_any_subject_through_full_wildcard_to_full_wildcard() -> None:
+    # The engine's Match returns the subject unchanged, unchecked, for '>' -> '>'.
+    assert compile_transform(">", ">", engine_only=True).apply("a..*") == "a..*"
+    with pytest.raises(SubjectMismatchError):
+        compile_transform(">", ">").apply("a..*")
+
+
 def test_apply_rejects_a_subject_that_does_not_match_the_source() -> None:
     transform = compile_transform("foo.*", "bar.$1")
     for subject in ["foo", "foo.a.b", "baz.a"]:

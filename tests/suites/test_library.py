@@ -61,12 +61,12 @@ def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, 
     assert status == 1
     found = case_files(run_dir)
     # Bug 2, slicing: one wildcard, one function token, a two-byte token cut in ones.
-    slicing = found["mapping:sliceFromLeft:value"]
+    slicing = found["mapping:sliceFromLeft:wrong-subject"]
     assert (slicing["source"], slicing["destination"]) == ("*", "{{sliceFromLeft(1,1)}}")
     assert len(slicing["subject"].encode()) == 2
     assert slicing["observed"].endswith('."}')
     # Bug 1, partition hashing with a separator: in a mapping and in the partition operation.
-    mapped = found["partition:partition:value"]
+    mapped = found["partition:partition:wrong-subject"]
     assert re.fullmatch(r"\{\{[Pp]artition\(\d+,\d,\d\)\}\}", mapped["destination"]), mapped
     assert len(mapped["source"].split(".")) <= 2
     assert len(mapped["subject"]) <= 4
@@ -100,7 +100,7 @@ def test_a_case_file_replays_against_any_adapter(
     planted_run: tuple[int, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, run_dir = planted_run
-    (path,) = (run_dir / "divergences").glob("*-mapping_sliceFromLeft_value.json")
+    (path,) = (run_dir / "divergences").glob("*-mapping_sliceFromLeft_wrong-subject.json")
     assert read_case_file(path).request() == {
         "op": "transform",
         "source": "*",
