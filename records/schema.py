@@ -15,9 +15,9 @@ import pyarrow as pa
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
-ADDED_IN: Final = {"steps": 3}
+ADDED_IN: Final = {"steps": 3, "oracle": 4}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
 take them as empty. Schema 3 also widened `partitions` and `bucket` to 64 bits (readers widen older
 records' 32-bit values)."""
@@ -85,6 +85,7 @@ class Case:
     weights: tuple[WeightedDestination, ...] = ()
     layout: tuple[ServerSpec, ...] = ()
     steps: tuple[str, ...] = ()
+    oracle: str = ""
 
     @property
     def case_class(self) -> str:
@@ -178,6 +179,7 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
         )
     ),
     "steps": pa.list_(pa.field("item", pa.string(), nullable=False)),
+    "oracle": pa.string(),
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
@@ -204,6 +206,7 @@ def case_of(row: Mapping[str, Any]) -> Case:
     }
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
     values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
+    values["oracle"] = values["oracle"] or ""
     values["weights"] = weights_of(values["weights"])
     values["layout"] = tuple(
         ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]

@@ -114,7 +114,13 @@ FAMILIES: Final = (
             (
                 "tallies",
                 _grouped(
-                    [*rules.CLASS_KEYS, "implementation", "server_version", "expectation"],
+                    [
+                        *rules.CLASS_KEYS,
+                        "implementation",
+                        "server_version",
+                        "expectation",
+                        "coalesce(oracle, '') AS oracle",
+                    ],
                     _TALLIES,
                     table=DIVERGING_TABLE,
                 ),
@@ -170,12 +176,14 @@ def classes(tallies: Rows, smallest: Rows) -> list[ClassCount]:
     for row in tallies:
         key = tuple(row[name] for name in rules.CLASS_KEYS)
         count = counts[key]
+        n = int(row["diverge"]) + int(row["expected"])
         counts[key] = replace(
             count,
             diverge=count.diverge + int(row["diverge"]),
             expected=count.expected + int(row["expected"]),
             releases=(*count.releases, _release(row)),
             expectations=(*count.expectations, *([str(row["expectation"])] if row["expectation"] else [])),
+            oracles=(*count.oracles, *([(str(row["oracle"]), n)] if row["oracle"] else [])),
         )
     return list(counts.values())
 

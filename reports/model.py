@@ -47,6 +47,14 @@ class VerdictCount:
     count: int
 
 
+def merged(counts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """(value, count) pairs with each value once, counts summed, in value order."""
+    total: dict[str, int] = {}
+    for value, n in counts:
+        total[value] = total.get(value, 0) + n
+    return tuple(sorted(total.items()))
+
+
 @dataclass(frozen=True, slots=True)
 class ClassCount:
     """One divergence class (``case_class``) over all runs: counts per verdict, the releases it
@@ -62,6 +70,8 @@ class ClassCount:
     releases: tuple[Release, ...]
     expectations: tuple[str, ...]
     smallest: Case
+    oracles: tuple[tuple[str, int], ...] = ()
+    """Cases per three-way value (`suites.oracle`) of runs with an engine oracle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +127,7 @@ class Aggregates:
                             c,
                             releases=tuple(sorted(set(c.releases), key=lambda r: r.key)),
                             expectations=tuple(sorted(set(c.expectations))),
+                            oracles=merged(c.oracles),
                         )
                         for c in self.classes
                     ),

@@ -22,7 +22,7 @@ from reports.present import (
     share,
 )
 from reports.releases import Release
-from reports.report import Report
+from reports.report import DIAGNOSES, Report
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }
@@ -253,9 +253,30 @@ def divergences_html(report: Report) -> str:
         )
     )
     out.append(_more(len(report.divergences), TABLE_ROWS))
+    out.append(diagnoses_html(report))
     out.append("<h3>Replay commands (smallest case of each class)</h3>")
     out += replays
     return "\n".join(out)
+
+
+def diagnoses_html(report: Report) -> str:
+    """The three-way table of the classes asked of an engine oracle (none: nothing)."""
+    asked = [item for item in report.divergences if item.oracles][:TABLE_ROWS]
+    if not asked:
+        return ""
+    rows = [
+        [
+            f"<code>{escape(item.case_class)}</code>",
+            *(count(item.oracle_count(value)) for value, _ in DIAGNOSES),
+        ]
+        for item in asked
+    ]
+    return (
+        "<h3 id=diagnosis>Three-way diagnosis</h3><p>Diverging cases of runs with <code>--oracle "
+        "engine</code>, by which of the reference, the server and the transform engine of the server's "
+        "release agree.</p>"
+        + _table(["class", *(label for _, label in DIAGNOSES)], rows, numeric=set(range(1, 5)))
+    )
 
 
 def bisections_html(report: Report) -> str:

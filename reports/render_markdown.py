@@ -14,7 +14,7 @@ from records.schema import VERDICTS
 from reports.bisection import probe_text
 from reports.matrix import STATES, Matrix
 from reports.present import STATE_SYMBOLS, count, p_value, ranked_partitions, ranked_weighted, ratio, share
-from reports.report import Report
+from reports.report import DIAGNOSES, Report
 
 MARKDOWN_ROWS: Final = 40
 
@@ -60,6 +60,7 @@ def render_markdown(report: Report) -> str:
         ]
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
+    lines += diagnoses_markdown(report)
     lines += bisections_markdown(report)
     lines += verdicts_markdown(report)
     lines += partitions_markdown(report)
@@ -129,6 +130,26 @@ def divergences_markdown(report: Report) -> list[str]:
             "",
         ]
     return lines
+
+
+def diagnoses_markdown(report: Report) -> list[str]:
+    """The three-way table of the classes asked of an engine oracle (none: no section)."""
+    asked = [item for item in report.divergences if item.oracles][:MARKDOWN_ROWS]
+    if not asked:
+        return []
+    lines = [
+        "### Three-way diagnosis",
+        "",
+        "Diverging cases of runs with `--oracle engine`, by which of the reference, the server and the "
+        "transform engine of the server's release agree.",
+        "",
+    ]
+    rows = [
+        [code(item.case_class), *(count(item.oracle_count(value)) for value, _ in DIAGNOSES)]
+        for item in asked
+    ]
+    lines += table(["class", *(label for _, label in DIAGNOSES)], rows)
+    return [*lines, ""]
 
 
 def bisections_markdown(report: Report) -> list[str]:

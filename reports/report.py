@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Final
 
 from records.replay import replay_command
 from records.schema import VERDICTS, Case
@@ -50,6 +51,11 @@ class Divergence:
     replay: str
     not_on: tuple[Release, ...] = ()
     """Releases between the first and the last that ran the class's feature without showing it."""
+    oracles: tuple[tuple[str, int], ...] = ()
+    """Cases per three-way value, from runs with an engine oracle (`suites.oracle`)."""
+
+    def oracle_count(self, value: str) -> int:
+        return dict(self.oracles).get(value, 0)
 
     @property
     def count(self) -> int:
@@ -69,6 +75,15 @@ class Divergence:
     @property
     def last_release(self) -> Release:
         return self.releases[-1]
+
+
+DIAGNOSES: Final = (
+    ("reference-alone", "reference differs from both"),
+    ("server-path", "engine differs from the live server"),
+    ("all-differ", "all three differ"),
+    ("engine-unanswered", "engine did not answer"),
+)
+"""The report's three-way columns: a diverging case's `oracle` value and what it tells."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +131,7 @@ def divergences(aggregates: Aggregates) -> list[Divergence]:
                 smallest=item.smallest,
                 replay=replay_command(item.smallest),
                 not_on=gaps(releases, tested.get(feature, set())),
+                oracles=item.oracles,
             )
         )
     return sorted(found, key=lambda d: (d.diverge == 0, -d.count, d.case_class))

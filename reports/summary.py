@@ -46,6 +46,7 @@ def divergence(item: Divergence) -> dict[str, Any]:
         "last_release": item.last_release.label,
         "not_on": [release.label for release in item.not_on],
         "expectations": list(item.expectations),
+        "oracle": dict(item.oracles),
         "smallest": asdict(item.smallest),
         "replay": item.replay,
     }

@@ -105,7 +105,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         budgets["mapping"] = arguments.cases
     if arguments.family:
         budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
-    plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
+    plan = CampaignPlan(budgets=budgets, seed=arguments.seed, oracle=arguments.oracle or "")
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
@@ -267,6 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument("--since", metavar="VERSION", help="sweep every stable release from VERSION (2.2.0) on")
     run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--oracle",
+        choices=("engine",),
+        help="also ask the transform engine of each server's release every mapping and validation case, "
+        "and record which of reference, server and engine agree (the report's three-way section)",
+    )
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")
     run.add_argument(

@@ -28,6 +28,7 @@ from reference.transform import Transform, compile_transform
 from reference.weighted import WeightedDestination
 from suites.expected import ExpectedSubjects
 from suites.harness import Observation, publish_and_observe
+from suites.oracle import EngineOracle, three_way
 
 FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
 
@@ -42,6 +43,8 @@ class RunContext:
     backend: str
     expectations: Expectations
     next_case_id: Callable[[], int]
+    oracle: EngineOracle | None = None
+    """The engine of the server's release, asked every mapping and validation case too (`--oracle`)."""
 
     @classmethod
     def for_server(
@@ -52,10 +55,11 @@ class RunContext:
         expectations: Expectations,
         next_case_id: Callable[[], int],
         implementation: str = "nats-server",
+        oracle: EngineOracle | None = None,
     ) -> RunContext:
         """The context of a started server; its release is noted for the staleness of expectations."""
         expectations.note_run(implementation, server.version)
-        return cls(run_id, implementation, server.version, server.name, expectations, next_case_id)
+        return cls(run_id, implementation, server.version, server.name, expectations, next_case_id, oracle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +160,11 @@ def make_case(
     headers_only: bool = False,
     weights: Sequence[WeightedDestination] = (),
     layout: Sequence[ServerSpec] = (),
+    oracle: str = "",
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
-    (the last part of its case class); `detail` with no observation makes it `unknown`."""
+    (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
+    which of reference, server and engine agree (`suites.oracle`)."""
     context.expectations.note_feature(feature, "+".join(functions))
     expectation = ""
     if not difference:
@@ -200,6 +206,7 @@ def make_case(
         headers_only=headers_only,
         weights=tuple(weights),
         layout=tuple(layout),
+        oracle=oracle,
     )
 
 
@@ -225,7 +232,16 @@ def rejection_case(
         difference="reference-accept-server-reject" + refusal_suffix(server_message),
         detail=server_message,
         seed=seed,
+        oracle=validation_oracle(context, source, destination, "accept", "reject"),
     )
+
+
+def validation_oracle(context: RunContext, source: str, destination: str, reference: str, server: str) -> str:
+    """Which of reference, server and engine agree on a mapping's acceptance ('' without an engine or
+    an observation)."""
+    if context.oracle is None or server not in ("accept", "reject"):
+        return ""
+    return three_way(reference, server, context.oracle.validation(source, destination))
 
 
 JWT_REFUSAL = "jwt validation failed"
@@ -407,6 +423,14 @@ def _judge_group(
     observed = observation.first[offset : offset + len(subjects)]
     odd = {index - offset for index in observation.more if offset <= index < offset + len(subjects)}
     odd.update(index for index, (want, got) in enumerate(zip(expected, observed, strict=True)) if want != got)
+    engine: list[str | None] = [None] * len(subjects)
+    if context.oracle is not None:
+        engine = context.oracle.maps(transform.source, transform.destination, subjects)
+        for index, (subject, want, got) in enumerate(zip(subjects, expected, engine, strict=True)):
+            if got is not None and got != want and transform.is_random and transform.accepts(subject, got):
+                engine[index] = want  # another draw of the same random token
+            elif got != want:
+                odd.add(index)
     for index in sorted(odd):
         result.cases.append(
             judge_delivery(
@@ -417,6 +441,7 @@ def _judge_group(
                 failure=observation.failure,
                 seed=seed,
                 duration_us=duration_us,
+                engine=engine[index],
             )
         )
     if odd:
@@ -446,6 +471,7 @@ def _judge_group(
         partitions=partitions,
         seed=seed,
         duration_us=duration_us,
+        oracle="" if context.oracle is None else "all-agree",
     )
     next_id = context.next_case_id
     case_ids = [next_id() for _ in subjects]
@@ -471,10 +497,14 @@ def judge_delivery(
     failure: str,
     seed: int,
     duration_us: int,
+    engine: str | None = None,
 ) -> Case:
-    """The verdict for one published subject given the subjects it arrived on."""
+    """The verdict for one published subject given the subjects it arrived on (and, with an engine
+    oracle, the subject the engine maps it to: `engine`)."""
     expected = transform.apply(subject)
     observed = "|".join(arrived)
+    if engine is not None and transform.is_random and transform.accepts(subject, engine):
+        engine = expected  # another draw of the same random token
     if len(arrived) == 1 and (arrived[0] == expected or transform.accepts(subject, arrived[0])):
         difference = ""
     elif not arrived and not is_deliverable(expected):
@@ -513,6 +543,9 @@ def judge_delivery(
         duration_us=duration_us,
         partitions=partitions,
         bucket=bucket,
+        oracle=""
+        if context.oracle is None or difference == "unknown"
+        else three_way(expected, observed if difference else expected, engine),
     )
 
 
@@ -664,4 +697,5 @@ def judge_validation(
         detail=verdict.detail,
         seed=seed,
         duration_us=verdict.duration_us,
+        oracle=validation_oracle(context, source, destination, expected.split(":")[0], verdict.observed),
     )

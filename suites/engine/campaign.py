@@ -30,6 +30,7 @@ from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
 from suites.library import BACKEND, run_library, unanswered_operations
+from suites.oracle import EngineOracle
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,8 @@ class CampaignPlan:
 
     budgets: Mapping[str, int] = field(default_factory=dict)
     seed: int = 0
+    oracle: str = ""
+    """`engine`: each server target's own transform engine is asked too (`suites.oracle`)."""
 
     def budget(self, family: Family[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
@@ -56,6 +59,7 @@ class CampaignPlan:
         return {
             "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
             "seed": self.seed,
+            "oracle": self.oracle,
         }
 
 
@@ -142,7 +146,11 @@ def run_one(
             print(f"{label} skipped: {why}", file=sys.stderr)
             return
         context = RunContext.for_server(
-            server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+            server,
+            run_id=writer.run_id,
+            expectations=expectations,
+            next_case_id=writer.next_case_id,
+            oracle=EngineOracle(server.version) if plan.oracle else None,
         )
         progress = Progress(label=label)
         session = Session.of(server, server.config)
@@ -160,6 +168,8 @@ def run_one(
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
                 writer.note_restart(target.id, family.name, restart)
+            if context.oracle is not None:
+                context.oracle.close()
     finally:
         server.cleanup()
 

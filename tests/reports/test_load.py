@@ -74,17 +74,17 @@ def test_not_parquet_at_all(tmp_path: Path) -> None:
 
 def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
-    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"4"})
+    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"5"})
     pq.write_table(newer, tmp_path / CASES / "part-00000.parquet")
     line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert "holds records of schema version 4, newer than the 3 this report builder reads" in line
+    assert "holds records of schema version 5, newer than the 4 this report builder reads" in line
 
 
 @pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
 def test_records_of_schema_2_read_without_steps(tmp_path: Path, engine: str) -> None:
     """Schema 2 had no `steps`, and 32-bit `partitions` and `bucket`."""
     (tmp_path / CASES).mkdir()
-    older = a_table().drop_columns(["steps"])
+    older = a_table().drop_columns(["steps", "oracle"])
     for name in ("partitions", "bucket"):
         narrow = older.column(name).cast(pa.int32())
         older = older.set_column(
@@ -125,7 +125,7 @@ def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
 def test_records_missing_a_column(tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
     pq.write_table(a_table().drop_columns(["bucket"]), tmp_path / CASES / "part-00000.parquet")
-    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 3"):
+    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 4"):
         load_records([tmp_path])
 
 

@@ -1,0 +1,114 @@
+"""The engine oracle: the transform engine of a live target's own release, asked the same mapping and
+validation questions, so that a divergence between the reference and the server becomes a diagnosis.
+
+The engine is the `engine:` target (`fixtures.engine`), asked in account mode: the account-mapping
+validation of that release, then the release's transform, with no configuration, reload, wire or
+delivery around it. Each case records which of the three answers agree (`Case.oracle`):
+
+- `all-agree`: reference, server and engine give the same answer;
+- `reference-alone`: the server and its engine agree, the reference differs from both (the reference
+  is wrong, or the documents and all server code disagree);
+- `server-path`: the engine agrees with the reference and the live server does otherwise (the path
+  around the engine changes the result);
+- `all-differ`: no two agree;
+- `engine-alone`: the reference and the server agree, the engine does not;
+- `engine-unanswered`: the engine gave no answer (it does not know the operation, or failed).
+
+A case whose server side is unknown has no `oracle` value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from fixtures.clients.adapter import AdapterProcess, Answer, Request
+from fixtures.engine import engine_command
+
+ORACLE_CLASSES: Final = (
+    "all-agree",
+    "reference-alone",
+    "server-path",
+    "all-differ",
+    "engine-alone",
+    "engine-unanswered",
+)
+REFUSED: Final = "reject"
+"""The engine's answer, as the validation cases spell it, when it refuses a mapping."""
+
+
+def three_way(reference: str, server: str, engine: str | None) -> str:
+    """Which of the three answers agree (see the module's list); `engine` None: no answer."""
+    if engine is None:
+        return "engine-unanswered"
+    if reference == server:
+        return "all-agree" if engine == server else "engine-alone"
+    if engine == server:
+        return "reference-alone"
+    return "server-path" if engine == reference else "all-differ"
+
+
+def sample_subject(source: str) -> str:
+    """A subject the source matches (each wildcard filled with one token), to ask about a mapping's
+    acceptance: the protocol's transform question needs a subject, and one the source matches makes any
+    error the mapping's own."""
+    return ".".join("o" if token in ("*", ">") else token for token in source.split("."))
+
+
+class EngineOracle:
+    """The engine of one release, asked in account mode; answers are kept per question."""
+
+    def __init__(self, release: str) -> None:
+        self.release = release
+        self._adapter = AdapterProcess(engine_command(release))
+        self._accepts: dict[tuple[str, str], bool | None] = {}
+
+    def close(self) -> None:
+        self._adapter.close()
+
+    def __enter__(self) -> EngineOracle:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _ask(self, source: str, destination: str, subjects: Sequence[str]) -> list[Answer | None]:
+        requests: list[Request] = [
+            {
+                "op": "transform",
+                "source": source,
+                "destination": destination,
+                "subject": subject,
+                "server_version": self.release,
+            }
+            for subject in subjects
+        ]
+        return self._adapter.ask(requests)
+
+    def accepts(self, source: str, destination: str) -> bool | None:
+        """Whether the engine takes the mapping (None: no answer)."""
+        key = (source, destination)
+        if key not in self._accepts:
+            (answer,) = self._ask(source, destination, [sample_subject(source)])
+            if answer is None or answer.get("error") == "internal-error":
+                self._accepts[key] = None
+            else:
+                self._accepts[key] = answer.get("error") in (None, "subject-mismatch")
+        return self._accepts[key]
+
+    def validation(self, source: str, destination: str) -> str | None:
+        """The engine's answer to a validation case, spelt as the server's (`accept`/`reject`)."""
+        accepted = self.accepts(source, destination)
+        return None if accepted is None else "accept" if accepted else REFUSED
+
+    def maps(self, source: str, destination: str, subjects: Sequence[str]) -> list[str | None]:
+        """The subject the engine maps each of `subjects` to ('' when it refuses; None: no answer)."""
+        answers = self._ask(source, destination, subjects)
+        return [
+            None
+            if answer is None or answer.get("error") == "internal-error"
+            else ""
+            if "error" in answer
+            else str(answer.get("subject", ""))
+            for answer in answers
+        ]
