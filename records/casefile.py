@@ -18,6 +18,7 @@ from typing import Any, Final
 from records.schema import Case
 from reference.channels import ServerSpec
 from reference.errors import ConformanceError
+from reference.matching import matching_subject
 from reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
@@ -100,7 +101,7 @@ class CaseFile:
                 "op": "transform",
                 "source": self.source,
                 "destination": self.destination,
-                "subject": self.subject or self.source,
+                "subject": self.subject or matching_subject(self.source),
                 "server_version": self.server_version,
             }
         if self.feature == "matching":

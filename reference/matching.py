@@ -12,7 +12,14 @@ from collections.abc import Iterable
 
 from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, SEPARATOR
 
-__all__ = ["SubjectIndex", "matches"]
+__all__ = ["SubjectIndex", "matches", "matching_subject"]
+
+
+def matching_subject(pattern: str, token: str = "o") -> str:
+    """A literal subject ``pattern`` matches: each wildcard (``*``, a final ``>``) filled with ``token``."""
+    return SEPARATOR.join(
+        token if t in (PARTIAL_WILDCARD, FULL_WILDCARD) else t for t in pattern.split(SEPARATOR)
+    )
 
 
 def matches(pattern: str, subject: str) -> bool:

@@ -11,7 +11,10 @@ is `unknown`: the search skips it and goes on with its neighbours, and the resul
 `python -m suites bisect FILE` considers the stable releases the Go module proxy serves
 (`fixtures.releases`; `--since`, default 2.2.0, the oldest line of `reference.profiles`) or
 `--releases`, writes every probe's cases to a run directory and the result to its `bisection.json`,
-which `python -m reports build` shows.
+which `python -m reports build` shows. With `--engine` each probe asks the case's question of the
+transform engine of the release (`engine:RELEASE`, built once per release) instead: no server starts,
+and the divergence occurs where the engine's answer differs from the reference's (any class: the engine
+names its differences apart from the server's).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
+from fixtures.engine import ENGINE_NAME, engine_command
 from fixtures.errors import VersionSpecError
 from fixtures.options import build_run_config, parse_backend, split_list
 from fixtures.provision import NATS_SERVER, parse_version_spec
@@ -45,6 +49,7 @@ from reference.cli import Parser
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.profiles import RELEASE_LINES, has_profile
 from reference.versions import Version
+from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
 
 OLDEST: Final = f"{RELEASE_LINES[0].name}.0"
@@ -161,10 +166,11 @@ def parse_since(text: str) -> str:
     return str(Version(version.major, version.minor, 0) if version.is_line else version)
 
 
-def found_release(case: CaseFile) -> str:
-    """The release a case file was found on; it must be a nats-server release."""
+def found_release(case: CaseFile, *, engine: bool = False) -> str:
+    """The release a case file was found on; it must be a nats-server release (or, for an engine
+    bisection, the engine of one)."""
     implementation = case.found_on.get("implementation") or NATS_SERVER.name
-    if implementation != NATS_SERVER.name:
+    if implementation != NATS_SERVER.name and not (engine and implementation.startswith(ENGINE_NAME)):
         raise BisectError(f"bisection covers nats-server releases; this case was found on {implementation}")
     if not case.case_class:
         raise BisectError("the case file names no case_class: there is no divergence to look for")
@@ -175,9 +181,11 @@ def found_release(case: CaseFile) -> str:
     return str(version)
 
 
-def judge(case: CaseFile, cases: Sequence[Case], release: str) -> Probe:
-    """A replay's cases as one probe outcome for the case file's class."""
-    if any(c.case_class == case.case_class and c.verdict in ("diverge", "expected") for c in cases):
+def judge(case: CaseFile, cases: Sequence[Case], release: str, *, any_class: bool = False) -> Probe:
+    """A replay's cases as one probe outcome for the case file's class (or, `any_class`, any)."""
+    if any(
+        (any_class or c.case_class == case.case_class) and c.verdict in ("diverge", "expected") for c in cases
+    ):
         return Probe(release, OCCURS)
     others = sorted({c.case_class for c in cases if c.verdict in ("diverge", "expected")})
     if others:
@@ -208,6 +216,30 @@ def replay_probe(
             cases = [classified(c, writer, expectations) for c in cases]
             writer.extend(cases)
             result = judge(case, cases, release)
+        say(result.describe())
+        return result
+
+    return probe
+
+
+def engine_probe(
+    case: CaseFile,
+    writer: RecordWriter,
+    expectations: Expectations,
+    say: Callable[[str], None],
+) -> Callable[[str], Probe]:
+    """A probe that asks `case`'s question of the transform engine of each release it is given; an
+    engine that cannot be built or does not answer the question is `unknown`."""
+
+    def probe(release: str) -> Probe:
+        try:
+            cases = replay_on_adapter(replace(case, server_version=release), engine_command(release))
+        except ConformanceError as error:
+            result = Probe(release, UNKNOWN, str(error))
+        else:
+            cases = [classified(c, writer, expectations) for c in cases]
+            writer.extend(cases)
+            result = judge(case, cases, release, any_class=True)
         say(result.describe())
         return result
 
@@ -250,8 +282,8 @@ def describe(case_class: str, result: Bisection) -> str:
 def bisect_command(arguments: argparse.Namespace) -> int:
     case_path = Path(arguments.case_file)
     case = read_case_file(case_path)
-    found = found_release(case)
-    backend = parse_backend(arguments.backend)
+    found = found_release(case, engine=arguments.engine)
+    backend = "engine" if arguments.engine else parse_backend(arguments.backend)
     if backend == "external":
         raise BisectError("--backend external cannot bisect: every probe starts a server of its own")
     expectations = load_expectations(Path(arguments.expectations))
@@ -272,7 +304,12 @@ def bisect_command(arguments: argparse.Namespace) -> int:
     settings = {"command": "bisect", "case_file": str(case_path), "backend": backend, "releases": releases}
     began = time.monotonic()
     with RecordWriter(run_dir, run_id=run_id, settings=settings) as writer:
-        probe = replay_probe(case, backend, writer, expectations, lambda line: print(line, flush=True))
+        say = lambda line: print(line, flush=True)  # noqa: E731
+        probe = (
+            engine_probe(case, writer, expectations, say)
+            if arguments.engine
+            else replay_probe(case, backend, writer, expectations, say)
+        )
         result = bisect_releases(releases, found, probe)
     seconds = time.monotonic() - began
     try:
@@ -302,6 +339,11 @@ def add_bisect_command(commands: argparse._SubParsersAction[Parser]) -> None:
         help=f"oldest release of the Go module proxy's list to consider (default {OLDEST})",
     )
     parser.add_argument("--backend", default="process", help="process (default) or container")
+    parser.add_argument(
+        "--engine",
+        action="store_true",
+        help="ask each release's transform engine (engine:RELEASE) the case's question; no server starts",
+    )
     parser.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     parser.add_argument("--expectations", default=str(DEFAULT_PATH))
     parser.set_defaults(handler=bisect_command)

@@ -446,6 +446,8 @@ def replay_on_adapter(case: CaseFile, command: str) -> list[Case]:
         request.pop("server_version")
     counter = itertools.count()
     with AdapterProcess(command) as adapter:
+        if request["op"] not in adapter.ops:
+            raise CaseFileError(f"{adapter.implementation} does not answer {request['op']} questions")
         version = for_version(str(request.get("server_version") or NEWEST.name)).name
         context = RunContext(
             "replay", adapter.implementation, version, BACKEND, Expectations(), lambda: next(counter)

@@ -24,6 +24,7 @@ from typing import Final
 
 from fixtures.clients.adapter import AdapterProcess, Answer, Request
 from fixtures.engine import engine_command
+from reference.matching import matching_subject
 
 ORACLE_CLASSES: Final = (
     "all-agree",
@@ -46,13 +47,6 @@ def three_way(reference: str, server: str, engine: str | None) -> str:
     if engine == server:
         return "reference-alone"
     return "server-path" if engine == reference else "all-differ"
-
-
-def sample_subject(source: str) -> str:
-    """A subject the source matches (each wildcard filled with one token), to ask about a mapping's
-    acceptance: the protocol's transform question needs a subject, and one the source matches makes any
-    error the mapping's own."""
-    return ".".join("o" if token in ("*", ">") else token for token in source.split("."))
 
 
 class EngineOracle:
@@ -89,7 +83,8 @@ class EngineOracle:
         """Whether the engine takes the mapping (None: no answer)."""
         key = (source, destination)
         if key not in self._accepts:
-            (answer,) = self._ask(source, destination, [sample_subject(source)])
+            # The protocol's question needs a subject; one the source matches makes any error the mapping's.
+            (answer,) = self._ask(source, destination, [matching_subject(source)])
             if answer is None or answer.get("error") == "internal-error":
                 self._accepts[key] = None
             else:

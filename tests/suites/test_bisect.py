@@ -230,3 +230,34 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
     html = (tmp_path / "report" / "report.html").read_text()
     assert "<h2 id=bisection>Release bisection</h2>" in html
     assert "### Release bisection" in (tmp_path / "report" / "report.md").read_text()
+
+
+@pytest.mark.live
+def test_an_engine_bisection_needs_no_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before 2.10 the engine does not parse the destination of a source without wildcards (the finding
+    literal-source-destination-not-parsed); each probe asks the engine of a release, no server starts."""
+    case = CaseFile(
+        "validation",
+        "b5",
+        "y5.{{wildcard(1)}}",
+        "",
+        "2.9.25",
+        case_class="validation:wildcard:reference-reject-wildcard-index-out-of-range-server-accept-literal-source",
+        found_on={"implementation": "nats-server", "server_version": "2.9.25"},
+    )
+    case_file = tmp_path / "case.json"
+    case_file.write_text(case.to_json())
+    runs = tmp_path / "runs"
+    releases = "2.9.0,2.9.25,2.10.27,2.14.5"
+    assert main(["bisect", str(case_file), "--engine", "--releases", releases, "--out", str(runs)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    result = next(line for line in out if line.startswith("result: "))
+    assert "occurs from 2.9.0 to 2.9.25 (found on 2.9.25)" in result
+    assert "not on 2.10.27, the release after" in result
+    (run_dir,) = runs.iterdir()
+    written = json.loads((run_dir / BISECTION_FILE).read_text())
+    assert written["backend"] == "engine"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cases"] == len(written["probes"])
+    # the engine's acceptance is the listed finding, for the engine as for the server
+    assert manifest["verdicts"]["expected"] == sum(p["outcome"] == OCCURS for p in written["probes"])
