@@ -66,7 +66,8 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
         action="append" if many else "store",
         default=[] if many else None,
         metavar="RELEASE",
-        help="the release whose rules an adapter is asked to follow (default the newest; an engine's own)",
+        help="the release whose rules apply: an adapter's (default the newest; an engine's own), or a "
+        "server's (default the nearest known release at or below the version it announces)",
     )
 
 
@@ -92,8 +93,14 @@ def campaign(arguments: argparse.Namespace) -> int:
     targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
     if targets.has_servers or not (targets.adapters or targets.engines):
+        if len(arguments.profile) > 1:
+            raise OptionError("--profile: a server is judged by one release's rules; give it once")
         run = build_run_config(
-            targets.versions, arguments.backend, targets.server_url, arguments.apply_command
+            targets.versions,
+            arguments.backend,
+            targets.server_url,
+            arguments.apply_command,
+            profile=arguments.profile[0] if arguments.profile else None,
         )
     chosen = [for_version(spec).name for spec in arguments.profile]
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
@@ -159,7 +166,9 @@ def replay(arguments: argparse.Namespace) -> int:
         return replay_question(arguments, targets)
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
-    run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
+    run = build_run_config(
+        versions, backends, arguments.server_url, arguments.apply_command, profile=arguments.profile
+    )
     return _show(replay_file_on_server(_question(arguments), run, operator=arguments.operator))
 
 
@@ -222,7 +231,9 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
         ]
     if versions or targets.server_url:
         backends = [arguments.backend] if arguments.backend else []
-        run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
+        run = build_run_config(
+            versions, backends, targets.server_url, arguments.apply_command, profile=arguments.profile
+        )
         cases += replay_file_on_server(case, run, operator=arguments.operator)
     return _show(cases)
 

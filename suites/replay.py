@@ -15,6 +15,7 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.replay import operator_mode
 from records.schema import Case
+from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family, cases_of, check
 from suites.families import FAMILIES, family_of_feature
@@ -40,7 +41,9 @@ def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Ca
         context = RunContext.for_server(
             server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
         )
-        return cases_of(check(family, Session.of(server, server.config), context, family.unit_of(case)))
+        profile = for_version(run.profile) if run.profile else None
+        session = Session.of(server, server.config, profile)
+        return cases_of(check(family, session, context, family.unit_of(case)))
     finally:
         server.cleanup()
 

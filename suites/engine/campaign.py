@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from fixtures.clients.adapter import AdapterProcess
-from fixtures.options import RunConfig, Target
+from fixtures.options import OptionError, RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
-from reference.errors import interruption
-from reference.profiles import for_version
+from reference.errors import UnknownVersionError, interruption
+from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
@@ -137,6 +137,7 @@ def run_one(
     label = f"{target.id} {family.name}:"
     try:
         server.start(family.base_config(server))
+        profile = judging_profile(target, run, server.version, writer)
         why = family.unsupported(server.version, server.name)
         if why:
             print(f"{label} skipped: {why}", file=sys.stderr)
@@ -145,7 +146,7 @@ def run_one(
             server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
         progress = Progress(label=label)
-        session = Session.of(server, server.config)
+        session = Session.of(server, server.config, profile)
         try:
             run_family(
                 family,
@@ -162,6 +163,31 @@ def run_one(
                 writer.note_restart(target.id, family.name, restart)
     finally:
         server.cleanup()
+
+
+def judging_profile(target: Target, run: RunConfig, version: str, writer: RecordWriter) -> ReleaseProfile:
+    """The rules `target`'s server (announcing `version`) is judged by: `--profile`, else the nearest
+    known release. The first time for a target it is recorded in the manifest's settings (`profiles`)
+    and, when it is not the server's own release, stated on stderr in one line."""
+    try:
+        profile = for_version(run.profile) if run.profile else nearest_profile(version)
+    except UnknownVersionError as error:
+        raise OptionError(
+            f"{target.id} announces version {version!r}, which no known release's rules cover ({error}); "
+            "name the rules to judge it by with --profile RELEASE"
+        ) from error
+    profiles = writer.settings.setdefault("profiles", {})
+    if target.id not in profiles:
+        profiles[target.id] = {"server_version": version, "profile": profile.name}
+        if profile.name != version:
+            why = "--profile" if run.profile else "the nearest known release; choose with --profile RELEASE"
+            print(
+                f"{target.id}: nats-server {version or '(no version)'} judged by the rules of {profile.name} "
+                f"({why})",
+                file=sys.stderr,
+                flush=True,
+            )
+    return profile
 
 
 def run_adapter(
