@@ -36,6 +36,7 @@ from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine_check import add_engine_check_command
 from suites.families import FAMILIES
+from suites.junit import FamilyOutcome, write_junit_xml
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
 from suites.reproduce import describe_case, describe_divergences
@@ -117,7 +118,10 @@ def campaign(arguments: argparse.Namespace) -> int:
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
-    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters)
+    outcomes: list[FamilyOutcome] = []
+    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters, outcomes=outcomes)
+    if arguments.junit_xml:
+        write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
     manifest = writer.manifest()
     if diverged:
         print(describe_divergences(diverged))
@@ -287,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
+    )
+    run.add_argument(
+        "--junit-xml",
+        metavar="PATH",
+        help="also write JUnit XML: a testcase per divergence class and per family x target",
     )
     add_max_unknown(run)
     run.set_defaults(handler=campaign)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
+from suites.junit import FamilyOutcome
 from suites.library import BACKEND, run_library, unanswered_operations
 
 
@@ -66,10 +68,12 @@ def run_campaign(
     expectations: Expectations,
     *,
     adapters: Sequence[AdapterTarget] = (),
+    outcomes: list[FamilyOutcome] | None = None,
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one
     after the other, into one run directory; returns the closed writer and the first unexpected
-    divergences (an adapter's minimal cases first).
+    divergences (an adapter's minimal cases first). How each family went on each target is appended
+    to `outcomes`.
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
@@ -85,6 +89,7 @@ def run_campaign(
     }
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
     diverged: list[Case] = []
+    outcomes = [] if outcomes is None else outcomes
     try:
         try:
             targets = run.targets if run is not None else ()
@@ -94,7 +99,7 @@ def run_campaign(
                     print(f"target {number}/{len(targets)}: {target.id}", file=sys.stderr, flush=True)
                 for family in FAMILIES.values():
                     if plan.budget(family):
-                        run_one(
+                        outcomes += run_one(
                             target,
                             run,
                             family,
@@ -105,7 +110,9 @@ def run_campaign(
                         )
             for adapter in adapters:
                 for profile in adapter.profiles:
-                    run_adapter(adapter.command, profile, plan, writer, expectations, diverged=diverged)
+                    outcomes += run_adapter(
+                        adapter.command, profile, plan, writer, expectations, diverged=diverged
+                    )
         except BaseException as error:
             signal = interruption(error)
             writer.close("interrupted" if signal else "crashed", signal=signal)
@@ -131,7 +138,7 @@ def run_one(
     writer: RecordWriter,
     expectations: Expectations,
     diverged: list[Case],
-) -> None:
+) -> list[FamilyOutcome]:
     """One family on a server of `target` started for it."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
@@ -141,12 +148,13 @@ def run_one(
         why = family.unsupported(server.version, server.name)
         if why:
             print(f"{label} skipped: {why}", file=sys.stderr)
-            return
+            return [FamilyOutcome(target.id, family.name, skipped=why)]
         context = RunContext.for_server(
             server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
         )
         progress = Progress(label=label)
         session = Session.of(server, server.config, profile)
+        before = Tally.of(writer)
         try:
             run_family(
                 family,
@@ -161,8 +169,36 @@ def run_one(
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
                 writer.note_restart(target.id, family.name, restart)
+        return [before.outcome(writer, target.id, family.name)]
     finally:
         server.cleanup()
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The writer's case and divergence counts when a family started, for its outcome."""
+
+    cases: int
+    diverged: int
+    started: float
+
+    @classmethod
+    def of(cls, writer: RecordWriter) -> Tally:
+        return cls(writer.total, _diverged(writer), time.monotonic())
+
+    def outcome(self, writer: RecordWriter, target: str, family: str) -> FamilyOutcome:
+        """What the writer gained since: the family's cases, divergences and time."""
+        return FamilyOutcome(
+            target,
+            family,
+            cases=writer.total - self.cases,
+            diverged=_diverged(writer) - self.diverged,
+            seconds=time.monotonic() - self.started,
+        )
+
+
+def _diverged(writer: RecordWriter) -> int:
+    return sum(count for (_, verdict), count in writer.counts.items() if verdict == "diverge")
 
 
 def judging_profile(target: Target, run: RunConfig, version: str, writer: RecordWriter) -> ReleaseProfile:
@@ -198,8 +234,9 @@ def run_adapter(
     expectations: Expectations,
     *,
     diverged: list[Case],
-) -> None:
+) -> list[FamilyOutcome]:
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
+    before = Tally.of(writer)
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
         unanswered = unanswered_operations(adapter)
@@ -221,3 +258,4 @@ def run_adapter(
         finally:
             progress.show(end="\n")
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
+        return [before.outcome(writer, f"{adapter.implementation}@{version}", "library")]
