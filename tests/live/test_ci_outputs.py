@@ -5,6 +5,7 @@ known divergences are unexpected ones."""
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from suites.__main__ import main
 
-pytestmark = [pytest.mark.live, pytest.mark.slow]
+pytestmark = pytest.mark.live
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +69,29 @@ def test_junit_xml_has_a_testcase_per_divergence_class_and_per_family_and_target
     assert (families.get("tests"), families.get("failures"), families.get("skipped")) == ("2", "1", "1")
     assert root.get("tests") == str(len(case_files) + 2)
     assert root.get("failures") == str(len(case_files) + 1)
+
+
+def test_replay_of_a_divergences_folder_says_which_cases_still_fail(
+    diverging_run: tuple[int, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no expectations every case still fails (exit 1); with the repository's, each is expected now
+    (fixed); a file that cannot be read is unknown (exit 3 when nothing still fails)."""
+    _, run_dir, _ = diverging_run
+    folder = tmp_path / "divergences"
+    shutil.copytree(run_dir / "divergences", folder)
+    files = sorted(path.name for path in folder.glob("*.json"))
+    empty = run_dir.parent.parent / "none.toml"
+
+    assert main(["replay", str(run_dir), "--expectations", str(empty)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line.startswith("still failing: ")] == [
+        f"still failing: {name}" for name in files
+    ]
+    assert out[-1] == f"{len(files)} case files: 0 fixed, {len(files)} still failing, 0 unknown"
+
+    (folder / "zz-broken.json").write_text("{")
+    assert main(["replay", str(folder)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    assert out[:-2] == [f"fixed: {name}" for name in files]
+    assert out[-2].startswith("unknown: zz-broken.json: ")
+    assert out[-1] == f"{len(files) + 1} case files: {len(files)} fixed, 0 still failing, 1 unknown"
