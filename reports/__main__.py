@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from records.expectations import DEFAULT_PATH
 from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
 from reports.baseline import (
@@ -41,9 +42,15 @@ def build(arguments: argparse.Namespace) -> int:
         master=arguments.master,
         engine=arguments.engine,
         progress=progress,
+        expectations=Path(arguments.expectations) if arguments.expectations else _default_expectations(),
     )
     print(built.html)
     return 0
+
+
+def _default_expectations() -> Path | None:
+    """The repository's expectations file, when there is one."""
+    return DEFAULT_PATH if DEFAULT_PATH.is_file() else None
 
 
 def baseline(arguments: argparse.Namespace) -> int:
@@ -97,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=ENGINES,
         default="spark",
         help="spark (default) or duckdb: the same queries in this process, no JVM",
+    )
+    run.add_argument(
+        "--expectations",
+        metavar="FILE",
+        help="the expectations file whose links the report shows next to each expectation "
+        "(default the repository's expectations.toml)",
     )
     run.set_defaults(handler=build)
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
