@@ -82,16 +82,29 @@ def replay_command(case: Case) -> str:
     return shlex.join(parts)
 
 
+NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")
+"""Features natscli has no command for: `nats server mapping` maps one subject through one destination
+(no weighted list, no subscription, no NATS Streaming layout)."""
+
+
 def nats_cli_command(case: Case) -> str:
-    """The equivalent nats CLI invocation, for people who have it: `nats server mapping`, or for a
-    republish case the stream with the option (`nats stream add`)."""
+    """The equivalent nats CLI invocation, for people who have it, or '' where natscli cannot express
+    the case. `nats server mapping` runs the transform engine natscli was built with, not the case's
+    release, as the line's comment says. A republish case is the stream with the option (`nats stream
+    add`), which natscli sets only with both `--republish-source` and `--republish-destination`
+    (natscli's cli/stream_command.go), so an option without one of them has no line."""
+    if case.feature in NO_CLI_COUNTERPART or case.functions == "partition-op":
+        return ""
     if case.feature != "republish":
         parts = ["nats", "server", "mapping", case.source, case.destination]
-        return shlex.join([*parts, case.subject] if case.subject else parts)
+        line = shlex.join([*parts, case.subject] if case.subject else parts)
+        engine = f"{case.implementation} {case.server_version}"
+        return f"{line}  # natscli's own bundled transform engine, not {engine}"
+    if not (case.source and case.destination):
+        return ""
     parts = ["nats", "stream", "add", "REPLAY", "--storage", "memory", "--defaults"]
     parts += ["--subjects", ",".join(case.stream_subjects)]
     if case.headers_only:
         parts.append("--republish-headers")
-    if case.source:
-        parts += ["--republish-source", case.source]
-    return shlex.join([*parts, "--republish-destination", case.destination])
+    parts += ["--republish-source", case.source, "--republish-destination", case.destination]
+    return shlex.join(parts)

@@ -1,4 +1,4 @@
-"""NATS Streaming channel partitioning (``docs/streaming-channel-partitioning.txt``).
+"""NATS Streaming channel partitioning (docs.nats.io, NATS Streaming "Partitioning", https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
 
 A partitioned server handles only the channels of its list (``store_limits.channels``), whose entries may
 use the subject wildcards ``*`` and ``>``; several servers with one cluster ID share a NATS network, each

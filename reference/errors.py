@@ -211,7 +211,7 @@ class SubjectMismatchError(ConformanceError, ValueError):
 
 class PartitioningError(ConformanceError, ValueError):
     """A NATS Streaming server's channel-partitioning configuration that it refuses at startup
-    (streaming-channel-partitioning.txt)."""
+    (https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning)."""
 
     kind: ClassVar[str] = "invalid-partitioning"
 

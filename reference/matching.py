@@ -1,5 +1,6 @@
-"""Wildcard matching of subjects against patterns (``docs/subjects.ru.md``, "Соответствие одному токену",
-"Соответствие нескольким токенам", "Комбинирование wildcards").
+"""Wildcard matching of subjects against patterns (https://docs.nats.io/nats-concepts/subjects, "Matching A
+Single Token",
+"Matching Multiple Tokens", "Mix Wildcards").
 
 ``*`` matches exactly one token, ``>`` matches one or more tokens and only ends a pattern; every other
 pattern token matches the identical subject token. Tokens are compared whole: ``time.New*.east`` is a

@@ -1,9 +1,11 @@
-"""Deterministic subject-token partitioning (``docs/subject-mapping-and-partitioning.md``,
+"""Deterministic subject-token partitioning (https://docs.nats.io/nats-concepts/subject_mapping,
 "Deterministic Subject token Partitioning").
 
 The partition number of ``{{partition(n, i, j...)}}`` is the 32-bit FNV-1a hash of the selected wildcard
 tokens' UTF-8 bytes concatenated with no separator, in the order the indexes are listed, modulo ``n``
-(FACTS.md). Both documented tables reproduce with this rule (``tests/reference/test_documented_examples.py``).
+(the server's ``subject_transform.go``,
+https://github.com/nats-io/nats-server/blob/main/server/subject_transform.go). Both documented tables
+reproduce with this rule (``tests/reference/test_documented_examples.py``).
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ __all__ = [
     "ReleaseProfile",
     "for_version",
     "has_profile",
+    "nearest_profile",
 ]
 
 Casing = Literal["lower", "initial"]
@@ -240,6 +241,31 @@ def for_version(spec: str) -> ReleaseProfile:
             f"unknown nats-server release {spec!r}; the newest known {line.name} release is {line.newest}"
         )
     return _build(version)
+
+
+def nearest_profile(spec: str) -> ReleaseProfile:
+    """The profile of the nearest known release at or below ``spec``: its own for a known release or
+    line, the release a pre-release precedes (``2.12.0-RC.1``: 2.12.0), a Go pseudo-version's base
+    release (``Version.base``), else the newest known release below it (``2.14.6`` and
+    ``2.15.0-dev``: 2.14.5).
+
+    Raises:
+        UnknownVersionError: not a version, or older than every known release.
+    """
+    try:
+        version = Version.parse(spec).base
+    except InvalidVersionError as error:
+        raise UnknownVersionError(f"'server_version': {error}") from error
+    line = _LINES.get(str(version.line))
+    if line is not None and (version.is_line or version.release <= line.newest):
+        return for_version(str(version if version.is_line else version.release))
+    below = [line.newest for line in RELEASE_LINES if line.newest < version]
+    if not below:
+        raise UnknownVersionError(
+            f"no known nats-server release at or below {spec!r} "
+            f"(the oldest known line is {RELEASE_LINES[0].name})"
+        )
+    return _build(max(below))
 
 
 def has_profile(spec: str) -> bool:

@@ -1,4 +1,6 @@
-"""JetStream RePublish (``docs/adr-jetstream-republish.txt``): configuration, validation per release, and
+"""JetStream RePublish (ADR-28,
+https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md): configuration, validation
+per release, and
 a stream model that predicts every republished message.
 
 Documented rules (ADR sections in quotes):
@@ -15,18 +17,22 @@ Documented rules (ADR sections in quotes):
 * "Loop Prevention": a valid destination guarantees republished messages are not ingested into the
   same stream again; two streams may still loop ("Caution").
 
-Per release (FACTS.md release table, then observed on 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15 and
+Per release (nats-server release notes, https://github.com/nats-io/nats-server/releases/tag/vX.Y.Z, then
+observed on 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15 and
 2.14.5 through the JetStream API; see :data:`RELEASE_RULES`):
 
 =========  ===========================================================================================
 release    rule
 =========  ===========================================================================================
 2.8.3      first form: no ``headers_only`` (the field is ignored: the body is republished), no
-           ``Nats-Subject`` (FACTS.md); the source must share a subject with the stream's subjects
+           ``Nats-Subject`` (release notes of 2.8.3); the source must share a subject with the stream's
+           subjects
            (observed: "republish source is not valid subset of subjects"; the ADR is silent).
-2.9.0      + ``headers_only``, ``Nats-Subject``, ``Nats-Msg-Size`` (FACTS.md); source overlap still
+2.9.0      + ``headers_only``, ``Nats-Subject``, ``Nats-Msg-Size`` (release notes of 2.9.0); source overlap
+still
            required (observed).
-2.10.0     + ``Nats-Time-Stamp`` (FACTS.md; RFC 3339 UTC time the message was stored); the source no
+2.10.0     + ``Nats-Time-Stamp`` (release notes of 2.10.0; RFC 3339 UTC time the message was stored); the
+source no
            longer needs to overlap the stream's subjects (observed: accepted, nothing is republished).
 =========  ===========================================================================================
 
@@ -161,7 +167,7 @@ class RePublishRules:
         return f"rules_for({self.profile.name!r})"
 
 
-#: First release of each RePublish rule (FACTS.md release table; overlap rule observed).
+#: First release of each RePublish rule (nats-server release notes; overlap rule observed).
 RELEASE_RULES: Final[Mapping[str, Version]] = {
     "supported": Version(2, 8, 3),
     "headers_only": Version(2, 9, 0),
@@ -219,7 +225,8 @@ class DestinationWithoutLiteralError(RePublishError):
 
 class InvalidDestinationSubjectError(RePublishError):
     """A literal destination token holds whitespace, so no republished subject is a valid subject
-    (ADR-30 via "must otherwise comply"; subjects.ru.md forbids whitespace in subjects)."""
+    (ADR-30 via "must otherwise comply"; https://docs.nats.io/nats-concepts/subjects forbids whitespace in
+    subjects)."""
 
     kind = "invalid-destination-subject"
 

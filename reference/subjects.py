@@ -1,6 +1,6 @@
-"""Subjects: tokens, wildcards, and which strings are valid (``docs/subjects.ru.md``).
+"""Subjects: tokens, wildcards, and which strings are valid (docs.nats.io, "Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects).
 
-Documented rules (section "Разрешенные и рекомендуемые символы в именах subjects" and "Подстановки"):
+Documented rules (section "Characters allowed and recommended for subject names" and "Wildcards"):
 
 * a subject is tokens separated by ``.``; no token is empty;
 * allowed characters are any Unicode except null, space, ``.``, ``*`` and ``>``;
@@ -13,7 +13,7 @@ Where the document is silent or differs, the live server decides; observed on 2.
 * the server also rejects tab, CR, LF and form feed (the document names only the space);
 * the server *accepts* ``*``/``>`` and null inside a longer token (``foo.a*b`` is a literal token), which
   the document forbids: :func:`is_server_valid_subject` states the server rule, used for mapping sources;
-* pedantic mode (document section "Режим pedantic") checks only empty tokens and wildcard tokens, and it
+* pedantic mode (document section "Pedantic mode") checks only empty tokens and wildcard tokens, and it
   answers ``-ERR 'Invalid Publish Subject'`` but still routes the message (``foo.*`` is delivered as a
   literal). A raw ``CONNECT`` without a ``pedantic`` field gets pedantic mode (the server's default).
 """
@@ -32,7 +32,8 @@ _DOCUMENT_FORBIDDEN: Final = frozenset(" \t\n\r\f\x00*>")
 
 
 def tokenize(subject: str) -> list[str]:
-    """Split a subject into its tokens on ``.`` (subjects.ru.md, "Иерархии subjects"); keeps empty tokens."""
+    """Split a subject into its tokens on ``.`` ("Subject-Based Messaging" - "Subject Hierarchies",
+    https://docs.nats.io/nats-concepts/subjects#subject-hierarchies); keeps empty tokens."""
     return subject.split(SEPARATOR)
 
 
@@ -60,7 +61,7 @@ def is_valid_subject(subject: str) -> bool:
 
 def is_valid_publish_subject(subject: str) -> bool:
     """True iff ``subject`` is a valid literal subject by the document: valid and without wildcards
-    ("Издатели всегда отправляют сообщение на полностью указанное имя subject без подстановок")."""
+    ("Publishers will always use a fully specified subject, without the wildcard")."""
     if not subject:
         return False
     for token in subject.split(SEPARATOR):
@@ -98,7 +99,7 @@ def is_server_valid_subject(subject: str) -> bool:
 def is_pedantic_valid(subject: str) -> bool:
     """True iff a pedantic connection publishes ``subject`` without ``-ERR 'Invalid Publish Subject'``.
 
-    Document section "Режим pedantic": pedantic mode checks subject names on publish. Observed on
+    Document section "Pedantic mode": pedantic mode checks subject names on publish. Observed on
     2.9.25-2.14.5: the check is non-empty tokens and no whole-token ``*``/``>``; ``foo.a*b`` and null
     bytes pass; the message is routed even when the error is sent.
     """
@@ -106,5 +107,5 @@ def is_pedantic_valid(subject: str) -> bool:
 
 
 def has_wildcards(subject: str) -> bool:
-    """True iff some token of ``subject`` is exactly ``*`` or ``>`` (subjects.ru.md, "Подстановки")."""
+    """True iff some token of ``subject`` is exactly ``*`` or ``>`` ("Subject-Based Messaging" - "Wildcards", https://docs.nats.io/nats-concepts/subjects#wildcards)."""
     return any(token in _WILDCARDS for token in subject.split(SEPARATOR))

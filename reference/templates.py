@@ -1,7 +1,7 @@
 """Destination templates: text -> tuple of token nodes, per release (parse only, no validation of
 wildcard indexes against the source; that is ``transform.compile_transform``'s job).
 
-Documented forms (``docs/subject-mapping-and-partitioning.md``): literal tokens, legacy ``$n``,
+Documented forms (https://docs.nats.io/nats-concepts/subject_mapping): literal tokens, legacy ``$n``,
 ``{{wildcard(n)}}``, ``{{partition(n, i...)}}`` (and ``{{partition(n)}}`` from 2.12), ``{{split(i, sep)}}``,
 ``{{splitFromLeft/Right(i, pos)}}``, ``{{sliceFromLeft/Right(i, size)}}``, ``{{left(i, n)}}``,
 ``{{right(i, n)}}``, ``{{random(n)}}`` and ``>``. "The upper camel case on all subject mapping function

@@ -1,7 +1,8 @@
 """Compiled subject transforms: ``compile_transform(source, destination, profile)`` -> ``Transform``.
 
-Rules from ``docs/subject-mapping-and-partitioning.md`` ("Subject Token Reordering", "Splitting Tokens",
-"Slicing Tokens", "Deterministic Subject token Partitioning"), made exact per release by
+Rules from "Subject Mapping and Partitioning" (https://docs.nats.io/nats-concepts/subject_mapping:
+"Subject Token Reordering", "Splitting Tokens", "Slicing Tokens", "Deterministic Subject token
+Partitioning"), made exact per release by
 ``reference.profiles`` (observed behaviour where the document is silent). All parsing and validation
 happen once in :func:`compile_transform`; :meth:`Transform.apply` only checks the subject against the
 source, indexes tokens and joins.

@@ -34,6 +34,8 @@ _WHOLE: Final = re.compile(_VERSION, re.ASCII)
 _EMBEDDED: Final = re.compile(rf"(?<![0-9A-Za-z.+-]){_VERSION}(?![0-9A-Za-z.+-])", re.ASCII)
 _LEADING_ZERO: Final = re.compile(r"0[0-9]+", re.ASCII)
 _FORMS: Final = "a release such as 2.14.5, a line such as 2.10, or a pre-release such as 2.14.6-RC.1"
+_PSEUDO_TAIL: Final = re.compile(r"[0-9]{14}-[0-9a-f]{12}", re.ASCII)
+"""The last pre-release identifier of a Go pseudo-version: commit time and 12 hex digits of its hash."""
 
 
 @total_ordering
@@ -101,6 +103,18 @@ class Version:
     def release(self) -> Version:
         """The release this version is, or precedes: ``2.14.6`` for ``2.14.6-RC.1``; a line stays a line."""
         return Version(self.major, self.minor, self.patch)
+
+    @property
+    def base(self) -> Version:
+        """The release a Go pseudo-version was built on (Go Modules Reference, "Pseudo-versions"):
+        ``2.12.1-0.20250101123456-abcdef123456`` on 2.12.0, ``2.14.6-RC.1.0.20250101123456-abcdef123456``
+        on 2.14.6-RC.1; any other version is its own base."""
+        pre = self.prerelease
+        if self.patch is None or len(pre) < 2 or pre[-2] != "0" or not _PSEUDO_TAIL.fullmatch(pre[-1]):
+            return self
+        if len(pre) > 2:
+            return Version(self.major, self.minor, self.patch, pre[:-2])
+        return Version(self.major, self.minor, max(self.patch - 1, 0))
 
     @property
     def is_line(self) -> bool:

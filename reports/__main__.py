@@ -1,8 +1,9 @@
 """`python -m reports build RUN_DIR... --out DIR [--master URL]`: the report of one or many runs.
 
 `python -m reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a baseline file;
-`python -m reports gate RUN_DIR... --baseline FILE [--update]` compares runs with it and exits 1 on a
-regression (reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
+`python -m reports gate RUN_DIR... --baseline FILE [--against RELEASE] [--update]` compares runs with
+it (with `--against`, by release line: another release's baseline) and exits 1 on a regression
+(reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
 (reference.cli). Progress goes to stderr; errors, bad arguments included, are one line
 (`nats-conformance: error: ...`) with exit status 2.
 """
@@ -13,9 +14,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from records.expectations import DEFAULT_PATH
 from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
-from reports.baseline import class_verdicts, fold, gate, read_baseline, verdict_counts, write_baseline
+from reports.baseline import (
+    by_line,
+    class_verdicts,
+    fold,
+    gate,
+    read_baseline,
+    verdict_counts,
+    write_baseline,
+)
 from reports.build import ENGINES, build_report
 from reports.load import load_records
 from reports.spark import DEFAULT_MASTER
@@ -32,9 +42,15 @@ def build(arguments: argparse.Namespace) -> int:
         master=arguments.master,
         engine=arguments.engine,
         progress=progress,
+        expectations=Path(arguments.expectations) if arguments.expectations else _default_expectations(),
     )
     print(built.html)
     return 0
+
+
+def _default_expectations() -> Path | None:
+    """The repository's expectations file, when there is one."""
+    return DEFAULT_PATH if DEFAULT_PATH.is_file() else None
 
 
 def baseline(arguments: argparse.Namespace) -> int:
@@ -51,7 +67,10 @@ def check(arguments: argparse.Namespace) -> int:
     if not arguments.allow_incomplete:
         records.check_complete()
     classes = fold(verdict_counts(records.parts))
-    result = gate(before, classes)
+    if arguments.against:
+        result = gate(*by_line(before, classes, arguments.against))
+    else:
+        result = gate(before, classes)
     print(result.render())
     unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
     if unknown:
@@ -86,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         default="spark",
         help="spark (default) or duckdb: the same queries in this process, no JVM",
     )
+    run.add_argument(
+        "--expectations",
+        metavar="FILE",
+        help="the expectations file whose links the report shows next to each expectation "
+        "(default the repository's expectations.toml)",
+    )
     run.set_defaults(handler=build)
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
     add_run_dirs(write)
@@ -99,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_run_dirs(compare)
     compare.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
+    compare.add_argument(
+        "--against",
+        metavar="RELEASE",
+        help="compare the runs' releases of this release's line with the baseline's classes of RELEASE "
+        "(a run on 2.14.6 against a baseline taken on 2.14.5)",
+    )
     compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
     compare.add_argument(
         "--allow-incomplete",

@@ -23,7 +23,8 @@ from typing import Any, Final, NamedTuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from reference.errors import ConformanceError
+from reference.errors import ConformanceError, InvalidVersionError
+from reference.versions import Version
 from reports.load import load_records
 from reports.releases import Release
 
@@ -267,6 +268,47 @@ class GateResult:
 
 def _count(number: int, singular: str, plural: str | None = None) -> str:
     return f"{number} {singular if number == 1 else plural or singular + 's'}"
+
+
+def by_line(baseline: Classes, run: Classes, against: str) -> tuple[Classes, Classes]:
+    """The baseline's classes of release ``against`` and the run's of every release of its line, keyed
+    by the line (``2.14``) so that ``gate`` compares them: did 2.14.6 regress against 2.14.5's
+    baseline? A line's classes from several releases of the run fold into their worst verdict.
+
+    Raises:
+        BaselineError: ``against`` is no release, or the baseline or the run has none of it or its line.
+    """
+    try:
+        release = Version.parse(against)
+    except InvalidVersionError as error:
+        raise BaselineError(f"--against takes a release such as 2.14.5 (got {against!r})") from error
+    kept = {key: verdict for key, verdict in baseline.items() if _parsed(key.server_version) == release}
+    if not kept:
+        found = sorted({key.server_version for key in baseline})
+        raise BaselineError(f"the baseline has no class of {against} (it has {', '.join(found) or 'none'})")
+    of_line: dict[ClassKey, list[ClassVerdict]] = {}
+    for key, verdict in run.items():
+        version = _parsed(key.server_version)
+        if version is not None and version.line == release.line:
+            of_line.setdefault(key._replace(server_version=str(release.line)), []).append(verdict)
+    if not of_line:
+        raise BaselineError(f"the run has no class of a {release.line} release to compare with {against}")
+    line = {key._replace(server_version=str(release.line)): verdict for key, verdict in kept.items()}
+    return line, {key: _worst(verdicts) for key, verdicts in of_line.items()}
+
+
+def _worst(verdicts: list[ClassVerdict]) -> ClassVerdict:
+    """One class's verdicts on several releases folded: the worst, over all their cases."""
+    worst = max((v.verdict for v in verdicts), key=ORDER.index)
+    counts = [v.worst if v.worst is not None else v.cases for v in verdicts if v.verdict == worst]
+    return ClassVerdict(worst, sum(v.cases for v in verdicts), sum(counts))
+
+
+def _parsed(text: str) -> Version | None:
+    try:
+        return Version.parse(text)
+    except InvalidVersionError:
+        return None
 
 
 def gate(baseline: Classes, run: Classes) -> GateResult:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from records.expectations import load_expectations
 from reports.errors import ReportError
 from reports.load import load_records
 from reports.model import Aggregates
@@ -57,8 +58,10 @@ def build_report(
     master: str = DEFAULT_MASTER,
     engine: str = "spark",
     progress: Callable[[str], None] = lambda line: None,
+    expectations: Path | None = None,
 ) -> Built:
-    """Build the report of the runs in ``run_dirs`` into ``out``.
+    """Build the report of the runs in ``run_dirs`` into ``out``; each expectation it shows carries
+    the link of its entry in ``expectations`` (an expectations file), when given.
 
     Raises:
         ReportError: bad input (see ``reports.load``), a Spark failure, or an unwritable ``out``.
@@ -77,6 +80,9 @@ def build_report(
     aggregates = _aggregate([str(p) for p in records.parts], records.rows, engine, master, say)
     say("computing statistics and the compatibility matrix")
     report = assemble(records, aggregates)
+    if expectations is not None:
+        entries = load_expectations(expectations).entries
+        report = replace(report, links={entry.id: entry.link for entry in entries if entry.link})
     say("rendering HTML, Markdown and summary.json")
     built = Built(out / HTML, out / MARKDOWN, out / SUMMARY)
     texts = {

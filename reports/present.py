@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from reports.distributions import PartitionDistribution, WeightedShares
@@ -64,3 +64,16 @@ def ratio(value: float) -> str:
 
 def p_value(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
+
+
+def expectation_links(ids: Sequence[str], links: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(id, URL, the rest of its link: the section) for each expectation id; URL and rest empty when the
+    entry names no public page."""
+    shown = []
+    for name in ids:
+        link = links.get(name, "")
+        url, _, rest = link.partition(" ")
+        if not url.startswith(("https://", "http://")):
+            url, rest = "", link
+        shown.append((name, url.rstrip(","), rest.strip(" ,")))
+    return shown

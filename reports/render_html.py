@@ -15,6 +15,7 @@ from reports.present import (
     STATE_COLOURS,
     TABLE_ROWS,
     count,
+    expectation_links,
     p_value,
     ranked_partitions,
     ranked_weighted,
@@ -214,7 +215,13 @@ def divergences_html(report: Report) -> str:
                 escape(item.first_release.label),
                 escape(item.last_release.label),
                 escape(", ".join(r.label for r in item.not_on)) or "<span class=muted>-</span>",
-                escape(", ".join(item.expectations)) or "<span class=muted>-</span>",
+                ", ".join(
+                    f'{escape(name)} (<a href="{escape(url)}">{escape(rest or url)}</a>)'
+                    if url
+                    else escape(name)
+                    for name, url, rest in expectation_links(item.expectations, report.links)
+                )
+                or "<span class=muted>-</span>",
                 f"<a href=#{anchor}>replay</a>",
             ]
         )

@@ -13,7 +13,16 @@ from typing import Final
 from records.schema import VERDICTS
 from reports.bisection import probe_text
 from reports.matrix import STATES, Matrix
-from reports.present import STATE_SYMBOLS, count, p_value, ranked_partitions, ranked_weighted, ratio, share
+from reports.present import (
+    STATE_SYMBOLS,
+    count,
+    expectation_links,
+    p_value,
+    ranked_partitions,
+    ranked_weighted,
+    ratio,
+    share,
+)
 from reports.report import DIAGNOSES, Report
 
 MARKDOWN_ROWS: Final = 40
@@ -109,7 +118,13 @@ def divergences_markdown(report: Report) -> list[str]:
             item.first_release.label,
             item.last_release.label,
             cell(", ".join(r.label for r in item.not_on)) or "-",
-            cell(", ".join(item.expectations)) or "-",
+            cell(
+                ", ".join(
+                    f"{name} ([{rest or url}]({url}))" if url else name
+                    for name, url, rest in expectation_links(item.expectations, report.links)
+                )
+            )
+            or "-",
             f"[replay](#replay-{number})",
         ]
         for number, item in enumerate(shown, 1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from records.replay import replay_command
@@ -111,6 +111,8 @@ class Report:
     matrices: tuple[Matrix, ...]
     bisections: tuple[ReleaseBisection, ...] = ()
     contexts: tuple[Matrix, ...] = ()
+    links: dict[str, str] = field(default_factory=dict)
+    """Each expectation's `link` (a public page, then its section), by id."""
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:

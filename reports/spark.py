@@ -2,7 +2,7 @@
 
 ``local[*]`` by default; any master URL by option, so the same job runs on a laptop and on a cluster.
 For a local master the driver binds to 127.0.0.1 (``SPARK_LOCAL_IP``, ``spark.driver.host`` and
-``spark.driver.bindAddress``; Spark binds elsewhere otherwise on these machines, FACTS.md) and uses few
+``spark.driver.bindAddress``; Spark binds elsewhere otherwise, observed on our CI machines) and uses few
 shuffle partitions, since every result is small. The UI and the console progress bar are off and the
 JVM logs only fatal errors (failures reach the user as one line). On a cluster, run directories
 must be readable by the executors at the same path.

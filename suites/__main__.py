@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,13 +32,15 @@ from records.schema import Case
 from records.tally import run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
+from reference.errors import ConformanceError
 from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine_check import add_engine_check_command
 from suites.families import FAMILIES
+from suites.junit import FamilyOutcome, write_junit_xml
 from suites.library import replay_on_adapter
-from suites.replay import replay_file_on_server
+from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_outcome
 from suites.reproduce import describe_case, describe_divergences
 from suites.targets import Targets, gather_targets
 
@@ -66,7 +69,8 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
         action="append" if many else "store",
         default=[] if many else None,
         metavar="RELEASE",
-        help="the release whose rules an adapter is asked to follow (default the newest; an engine's own)",
+        help="the release whose rules apply: an adapter's (default the newest; an engine's own), or a "
+        "server's (default the nearest known release at or below the version it announces)",
     )
 
 
@@ -92,8 +96,14 @@ def campaign(arguments: argparse.Namespace) -> int:
     targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
     if targets.has_servers or not (targets.adapters or targets.engines):
+        if len(arguments.profile) > 1:
+            raise OptionError("--profile: a server is judged by one release's rules; give it once")
         run = build_run_config(
-            targets.versions, arguments.backend, targets.server_url, arguments.apply_command
+            targets.versions,
+            arguments.backend,
+            targets.server_url,
+            arguments.apply_command,
+            profile=arguments.profile[0] if arguments.profile else None,
         )
     chosen = [for_version(spec).name for spec in arguments.profile]
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
@@ -110,7 +120,10 @@ def campaign(arguments: argparse.Namespace) -> int:
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
     run_dir = Path(arguments.out) / new_run_id()
-    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters)
+    outcomes: list[FamilyOutcome] = []
+    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters, outcomes=outcomes)
+    if arguments.junit_xml:
+        write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
     manifest = writer.manifest()
     if diverged:
         print(describe_divergences(diverged))
@@ -155,11 +168,15 @@ def replay(arguments: argparse.Namespace) -> int:
     targets = gather_targets(
         arguments.target, [arguments.server_version] if arguments.server_version else [], arguments.server_url
     )
+    if arguments.file and Path(arguments.file).is_dir():
+        return replay_folder(Path(arguments.file), arguments, targets)
     if arguments.file or targets.adapters:
         return replay_question(arguments, targets)
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
-    run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
+    run = build_run_config(
+        versions, backends, arguments.server_url, arguments.apply_command, profile=arguments.profile
+    )
     return _show(replay_file_on_server(_question(arguments), run, operator=arguments.operator))
 
 
@@ -206,6 +223,40 @@ def steps_option(text: str) -> tuple[str, ...]:
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     """A case file (or the question on the command line) on every target named."""
     case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
+    return _show(replay_case(case, arguments, targets))
+
+
+def replay_folder(folder: Path, arguments: argparse.Namespace, targets: Targets) -> int:
+    """Every case file of a divergences folder (or of a run directory's), run again: one line each,
+    fixed, still failing (with the case) or unknown (with why), then a summary. Exit status 1 when a
+    case still fails, else 3 when one is unknown, else 0."""
+    files = sorted((folder / "divergences" if (folder / "divergences").is_dir() else folder).glob("*.json"))
+    if not files:
+        raise OptionError(f"replay: {folder} holds no case files (*.json)")
+    expectations = load_expectations(Path(arguments.expectations or DEFAULT_PATH))
+    outcomes: Counter[str] = Counter()
+    for path in files:
+        try:
+            cases = replay_case(read_case_file(path), arguments, targets, expectations)
+            outcome, why = replay_outcome(cases), ""
+        except ConformanceError as error:
+            cases, outcome, why = [], "unknown", f": {error}"
+        outcomes[outcome] += 1
+        print(f"{outcome}: {path.name}{why}", flush=True)
+        for case in cases:
+            if case.verdict == "diverge":
+                print(describe_case(case))
+    summary = f"{len(files)} case files: " + ", ".join(f"{outcomes[o]} {o}" for o in REPLAY_OUTCOMES)
+    print(summary)
+    return exit_status(
+        diverged=bool(outcomes["still failing"]), unknown=summary if outcomes["unknown"] else None
+    )
+
+
+def replay_case(
+    case: CaseFile, arguments: argparse.Namespace, targets: Targets, expectations: Expectations | None = None
+) -> list[Case]:
+    """One case on every target named (default: where it was found)."""
     if arguments.profile:
         case = replace(case, server_version=for_version(arguments.profile).name)
     cases = []
@@ -222,9 +273,11 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
         ]
     if versions or targets.server_url:
         backends = [arguments.backend] if arguments.backend else []
-        run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
-        cases += replay_file_on_server(case, run, operator=arguments.operator)
-    return _show(cases)
+        run = build_run_config(
+            versions, backends, targets.server_url, arguments.apply_command, profile=arguments.profile
+        )
+        cases += replay_file_on_server(case, run, operator=arguments.operator, expectations=expectations)
+    return cases
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,10 +336,24 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
     )
+    run.add_argument(
+        "--junit-xml",
+        metavar="PATH",
+        help="also write JUnit XML: a testcase per divergence class and per family x target",
+    )
     add_max_unknown(run)
     run.set_defaults(handler=campaign)
     again = commands.add_parser("replay", help="run one case again and compare with the reference")
-    again.add_argument("file", nargs="?", help="a case file (a run's divergences/*.json)")
+    again.add_argument(
+        "file",
+        nargs="?",
+        help="a case file (a run's divergences/*.json), or a folder of them (a run's divergences/): "
+        "each fixed, still failing or unknown",
+    )
+    again.add_argument(
+        "--expectations",
+        help="for a folder: known divergences, replayed as expected (default expectations.toml)",
+    )
     add_target_options(again, many=False)
     again.add_argument("--functions", default="", help="an adapter case's functions column")
     again.add_argument("--feature", default="mapping")

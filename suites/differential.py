@@ -509,7 +509,8 @@ def judge_delivery(
         difference = ""
     elif not arrived and not is_deliverable(expected):
         # A mapped subject with an empty token (e.g. `split` of a token that is all separator) is not a
-        # valid subject (subjects.ru.md): no subscription can match it, so nothing can be observed.
+        # valid subject ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects): no
+        # subscription can match it, so nothing can be observed.
         difference = ""
     elif not arrived and failure:
         difference = "unknown"

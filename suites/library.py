@@ -57,7 +57,7 @@ RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "vali
 
 
 SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
-"""Token texts at the edge of subject validity (subjects.ru.md)."""
+"""Token texts at the edge of subject validity ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects)."""
 
 
 def wildcard_sources() -> st.SearchStrategy[str]:

@@ -5,7 +5,8 @@ the comparison with the reference as it is."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Final
 
 from fixtures.options import RunConfig
 from fixtures.provision import resolve_binary
@@ -15,37 +16,48 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.replay import operator_mode
 from records.schema import Case
+from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family, cases_of, check
 from suites.families import FAMILIES, family_of_feature
 
 
-def replay_on_server(run: RunConfig, case: CaseFile, *, operator: bool = False) -> list[Case]:
+def replay_on_server(
+    run: RunConfig, case: CaseFile, *, operator: bool = False, expectations: Expectations | None = None
+) -> list[Case]:
     """The cases of the unit a case file spells, run by its family on the run's first target, started
     afresh (in operator mode, the mappings pushed in account JWTs, when `operator` or when the case was
-    found so); a case whose mapping the reference refuses is asked as a validation case."""
+    found so); a case whose mapping the reference refuses is asked as a validation case. Divergences
+    `expectations` lists are `expected` (none by default)."""
     operator = operator or operator_mode(case.found_on.get("backend", ""))[1]
     family = family_of_feature(case.feature, operator=operator)
-    cases = _replay(run, family, case)
+    known = expectations or Expectations()
+    cases = _replay(run, family, case, known)
     if not cases and family is not FAMILIES["validation"]:
-        cases = _replay(run, FAMILIES["validation"], case)
+        cases = _replay(run, FAMILIES["validation"], case, known)
     return cases
 
 
-def _replay(run: RunConfig, family: Family[Any, Any], case: CaseFile) -> list[Case]:
+def _replay(
+    run: RunConfig, family: Family[Any, Any], case: CaseFile, expectations: Expectations
+) -> list[Case]:
     server = family.server_for(open_backend(run.targets[0], run, binary_resolver=resolve_binary))
     counter = itertools.count()
     try:
         server.start(family.base_config(server))
         context = RunContext.for_server(
-            server, run_id="replay", expectations=Expectations(), next_case_id=lambda: next(counter)
+            server, run_id="replay", expectations=expectations, next_case_id=lambda: next(counter)
         )
-        return cases_of(check(family, Session.of(server, server.config), context, family.unit_of(case)))
+        profile = for_version(run.profile) if run.profile else None
+        session = Session.of(server, server.config, profile)
+        return cases_of(check(family, session, context, family.unit_of(case)))
     finally:
         server.cleanup()
 
 
-def replay_file_on_server(case: CaseFile, run: RunConfig, *, operator: bool = False) -> list[Case]:
+def replay_file_on_server(
+    case: CaseFile, run: RunConfig, *, operator: bool = False, expectations: Expectations | None = None
+) -> list[Case]:
     """A case file's case on a server target; a streaming case whose source names the fault-tolerance
     example runs that whole scenario again."""
     if case.feature == "streaming":
@@ -54,4 +66,18 @@ def replay_file_on_server(case: CaseFile, run: RunConfig, *, operator: bool = Fa
 
         if case.source.strip() == EXAMPLE_SOURCE:
             return replay_example()
-    return replay_on_server(run, case, operator=operator)
+    return replay_on_server(run, case, operator=operator, expectations=expectations)
+
+
+REPLAY_OUTCOMES: Final = ("fixed", "still failing", "unknown")
+
+
+def replay_outcome(cases: Sequence[Case]) -> str:
+    """What a replayed case file shows now: `still failing` when a case diverges, `fixed` when every
+    case agrees or is expected, else `unknown` (nothing judged, or unknown cases)."""
+    verdicts = {case.verdict for case in cases}
+    if "diverge" in verdicts:
+        return "still failing"
+    if verdicts and verdicts <= {"agree", "expected"}:
+        return "fixed"
+    return "unknown"

@@ -13,10 +13,6 @@ from records.writer import printable
 SHOWN = 5
 
 
-NO_CLI_COUNTERPART = ("streaming", "matching", "subjects", "overlap")
-"""Features the nats CLI has no command for: it maps one subject with one mapping."""
-
-
 def describe_case(case: Case) -> str:
     """A case as lines: its class, columns, replay command and nats CLI line; bytes that are not UTF-8
     (a token cut inside a character) as ``\\xNN``."""
@@ -33,8 +29,9 @@ def describe_case(case: Case) -> str:
     if case.detail:
         lines.append(f"  detail:      {case.detail}")
     lines.append(f"  replay:      {replay_command(case)}")
-    if case.feature not in NO_CLI_COUNTERPART and case.functions != "partition-op":
-        lines.append(f"  nats CLI:    {nats_cli_command(case)}")
+    cli = nats_cli_command(case)
+    if cli:
+        lines.append(f"  nats CLI:    {cli}")
     return printable("\n".join(lines))
 
 

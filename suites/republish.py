@@ -22,6 +22,7 @@ from fixtures.clients.wire import Message
 from records.schema import Case
 from reference.errors import ConformanceError
 from reference.functions import canonical_functions
+from reference.profiles import nearest_profile
 from reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_SEQUENCE,
@@ -291,7 +292,7 @@ def functions_of(republish: RePublish, version: str) -> tuple[str, ...]:
     """Canonical names of the functions the option's transform uses on this release (as message cases
     name them), or the names its destination spells when the transform does not compile."""
     try:
-        profile = rules_for(version).profile
+        profile = rules_for(nearest_profile(version)).profile
         transform = compile_transform(
             republish.effective_source, republish.destination, profile, engine_only=True
         )

@@ -25,14 +25,17 @@ from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 from suites.differential import MappingBatch
 
 RECOMMENDED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-"""Recommended subject characters (subjects.ru.md, "Разрешенные и рекомендуемые символы")."""
+"""Recommended subject characters ("Subject-Based Messaging" - "Characters allowed and recommended for
+subject names",
+https://docs.nats.io/nats-concepts/subjects#characters-allowed-and-recommended-for-subject-names)."""
 
 UTF8_SAMPLES = "öäåßéñçøæ日本語дкж€"
 """UTF-8 is allowed in tokens, "at your own risk" (same section)."""
 
 TRICKY_TOKENS = ("$1", "{{x}}", "a*", "*a", "a>", ">a", "$SYS", "_INBOX", "{{wildcard(1)}}", "%", "é")
 """Tokens that look like wildcards or templates; valid in a published subject unless they are exactly
-`*` or `>` (subjects.ru.md lists only null, space, `.`, `*`, `>` as forbidden characters). Tokens holding
+`*` or `>` ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects lists only null, space,
+`.`, `*`, `>` as forbidden characters). Tokens holding
 `*`/`>` are excluded from inputs of transform properties: the document says those characters are not
 allowed in names, so what a server does with them is not promised."""
 
@@ -261,7 +264,9 @@ def mapping_batches(
 
 
 UTF8_TOKENS = ("Malmö", "日本", "ж")
-"""UTF-8 tokens, allowed "at your own risk" (subjects.ru.md, "Разрешенные и рекомендуемые символы");
+"""UTF-8 tokens, allowed "at your own risk" ("Subject-Based Messaging" - "Characters allowed and
+recommended for subject names",
+https://docs.nats.io/nats-concepts/subjects#characters-allowed-and-recommended-for-subject-names);
 drawn now and then."""
 
 RESERVED_PREFIX = PROBE_SOURCE.split(".")[0][:4]

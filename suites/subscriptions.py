@@ -9,7 +9,8 @@ delivery of the chunk has been read. No settle time is needed, and a missing del
 A chunk is sized so that even if every publication matched every subscription, the deliveries it causes
 stay far below the socket buffers and the server's slow-consumer limit.
 
-Used by ``suites/test_matching.py`` (subjects.ru.md, "Подстановки"), and with a single ``>``
+Used by ``suites/test_matching.py`` ("Subject-Based Messaging" - "Wildcards",
+https://docs.nats.io/nats-concepts/subjects#wildcards), and with a single ``>``
 subscription by the partition and weighted properties, where mappings rewrite the subjects.
 """
 

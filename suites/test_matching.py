@@ -1,7 +1,8 @@
 """Matching property: a subscription receives exactly the subjects its pattern matches by the reference.
 
-subjects.ru.md, "Подстановки", "Соответствие одному токену" (``*`` is one whole token), "Соответствие
-нескольким токенам" (``>`` is one or more tokens, last only), "Комбинирование wildcards". One connection
+docs.nats.io "Subject-Based Messaging" (https://docs.nats.io/nats-concepts/subjects#wildcards): "Wildcards",
+"Matching A Single Token" (``*`` is one whole token), "Matching Multiple Tokens" (``>`` is one or more
+tokens, last only), "Mix Wildcards". One connection
 subscribes every pattern of an example and publishes every subject; each (pattern, subject) pair is a
 case (``match``/``no-match``).
 """
@@ -48,33 +49,35 @@ def test_subscriptions_receive_exactly_the_matching_subjects(
 
 
 DOCUMENTED = {
-    # "Соответствие одному токену": time.*.east matches time.us.east and time.eu.east.
+    # "Matching A Single Token": time.*.east matches time.us.east and time.eu.east.
     ("time.*.east", "time.us.east"): True,
     ("time.*.east", "time.eu.east"): True,
     ("time.*.east", "time.us.east.atlanta"): False,
     # "* cannot match a substring inside a token": time.New*.east. This pattern holds `*` inside a longer
     # token (excluded from the property); only the documented claim, no substring match, is checked.
     ("time.New*.east", "time.NewYork.east"): False,
-    # "Соответствие нескольким токенам": time.us.> matches time.us.east and time.us.east.atlanta,
+    # "Matching Multiple Tokens": time.us.> matches time.us.east and time.us.east.atlanta,
     # time.us.* only time.us.east; `>` matches one or more tokens, so not time.us itself.
     ("time.us.>", "time.us.east"): True,
     ("time.us.>", "time.us.east.atlanta"): True,
     ("time.us.>", "time.us"): False,
     ("time.us.*", "time.us.east"): True,
     ("time.us.*", "time.us.east.atlanta"): False,
-    # "Мониторинг и wire taps": a subscriber on > receives every message.
+    # "Monitoring and Wire Taps": a subscriber on > receives every message.
     (">", "time.us"): True,
     (">", "time.eu.east.warsaw"): True,
-    # "Комбинирование wildcards": *.*.east.> receives time.us.east.atlanta.
+    # "Mix Wildcards": *.*.east.> receives time.us.east.atlanta.
     ("*.*.east.>", "time.us.east.atlanta"): True,
     ("*.*.east.>", "time.eu.east.warsaw"): True,
     ("*.*.east.>", "time.us.east"): False,
 }
-"""Every (pattern, subject) pair subjects.ru.md states, with its documented outcome."""
+"""Every (pattern, subject) pair "Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects
+states, with its documented outcome."""
 
 
 def test_documented_wildcard_examples(server: Backend, context: RunContext, recorder: RecordWriter) -> None:
-    """The examples of subjects.ru.md ("Иерархии subjects" subjects against the sections' patterns):
+    """The examples of "Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects ("Subject
+    Hierarchies" subjects against the sections' patterns):
     the reference agrees with the document, and the server with the reference, for every pair."""
     for (pattern, subject), documented in DOCUMENTED.items():
         assert matches(pattern, subject) is documented, (pattern, subject)

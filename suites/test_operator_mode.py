@@ -1,7 +1,8 @@
 """Operator (JWT) mode: mappings live in the test account's JWT and change when a new JWT is pushed to the
 running server's resolver, without a restart.
 
-subject-mapping-and-partitioning.md, introduction: "When using operator JWT security with the built-in
+https://docs.nats.io/nats-concepts/subject_mapping, introduction: "When using operator JWT security with
+the built-in
 resolver you define the mappings [...] in the account JWT so after modifying them they will take effect as
 soon as you push the updated account JWT to the servers." The transform and validation properties run
 unchanged on `operator_server`, whose `apply` pushes a JWT (fixtures/servers/operator.py); the other
@@ -124,7 +125,8 @@ def test_server_installs_exactly_the_mappings_the_reference_accepts(
 def test_partition_of_a_literal_source_hashes_the_subject(
     fresh_operator: Callable[..., OperatorBackend],
 ) -> None:
-    """FACTS.md: from 2.12 the one-argument `partition(n)` hashes the whole subject.
+    """Release notes of 2.12.0 (https://github.com/nats-io/nats-server/releases/tag/v2.12.0): from 2.12 the
+    one-argument `partition(n)` hashes the whole subject.
 
     The server splits the published subject into tokens only while passing mappings that do not match
     it literally (accounts.go `selectMappedSubject`), so a literal-source mapping first in the account's

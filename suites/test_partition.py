@@ -1,6 +1,7 @@
 """Partition properties: the documented tables, determinism, and uniformity of ``{{partition(n, i...)}}``.
 
-subject-mapping-and-partitioning.md, "Deterministic Subject token Partitioning". That each subject lands
+https://docs.nats.io/nats-concepts/subject_mapping, "Deterministic Subject token Partitioning". That each
+subject lands
 on the reference's partition is the transform property's job (``suites/test_transform.py``); here the
 documented tables run as explicit examples, the same subjects must land on the same partitions across
 publishes and across a server restart, and many distinct keys must spread evenly (chi-square at

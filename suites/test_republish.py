@@ -1,5 +1,5 @@
 """JetStream RePublish on live servers, compared with ``reference.republish``
-(``docs/adr-jetstream-republish.txt``).
+(ADR-28, https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md).
 
 A JetStream server per target is started for this module (the session server has no JetStream, and
 enabling it by reload would disturb other suites). Tests drive the JetStream API over the raw protocol

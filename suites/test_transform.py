@@ -1,6 +1,7 @@
 """Transform property: every published subject arrives on exactly the subject the reference maps it to.
 
-subject-mapping-and-partitioning.md, "Subject Token Reordering", "Splitting Tokens", "Slicing Tokens",
+https://docs.nats.io/nats-concepts/subject_mapping, "Subject Token Reordering", "Splitting Tokens",
+"Slicing Tokens",
 "Deterministic Subject token Partitioning". One configuration per example holds several mappings with
 disjoint sources; a wire tap on `>` sees every delivery, each payload carrying its case id.
 """

@@ -1,7 +1,8 @@
 """Validation property: a server accepts a mapping configuration iff the reference says it is valid
 for that release (start or reload outcome; the server's message is kept in the record).
 
-subject-mapping-and-partitioning.md (the mapping functions and their arguments) with the release
+https://docs.nats.io/nats-concepts/subject_mapping (the mapping functions and their arguments) with the
+release
 rules of reference/profiles.py.
 """
 

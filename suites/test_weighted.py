@@ -1,6 +1,7 @@
 """Weighted mapping properties: every message goes to a destination the list allows, in the listed shares.
 
-subject-mapping-and-partitioning.md, "Weighted Mappings" ("For A/B Testing or Canary Releases", "For
+https://docs.nats.io/nats-concepts/subject_mapping, "Weighted Mappings" ("For A/B Testing or Canary
+Releases", "For
 Traffic Shaping in Testing", "For Artificial Loss"); the judging is ``suites.weighted``'s. Weighted
 mappings exist from 2.2.0.
 """

@@ -1,6 +1,7 @@
 """Weighted mappings on a live server: configure a list, publish, judge every message and the shares.
 
-subject-mapping-and-partitioning.md, "Weighted Mappings", with the exact rule of FACTS.md that
+https://docs.nats.io/nats-concepts/subject_mapping, "Weighted Mappings", with the exact rule of the
+server's source (https://github.com/nats-io/nats-server/blob/main/server/accounts.go) that
 ``reference.weighted`` models: per message a draw 0..99 walks the destinations in ascending weight; a
 remainder below 100 is lost ("For Artificial Loss").
 

@@ -10,25 +10,27 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fixtures.clients.adapter import AdapterProcess
-from fixtures.options import RunConfig, Target
+from fixtures.options import OptionError, RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
-from reference.errors import interruption
-from reference.profiles import for_version
+from reference.errors import UnknownVersionError, interruption
+from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
+from suites.junit import FamilyOutcome
 from suites.library import BACKEND, run_library, unanswered_operations
 from suites.oracle import EngineOracle
 
@@ -70,10 +72,12 @@ def run_campaign(
     expectations: Expectations,
     *,
     adapters: Sequence[AdapterTarget] = (),
+    outcomes: list[FamilyOutcome] | None = None,
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one
     after the other, into one run directory; returns the closed writer and the first unexpected
-    divergences (an adapter's minimal cases first).
+    divergences (an adapter's minimal cases first). How each family went on each target is appended
+    to `outcomes`.
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
@@ -89,6 +93,7 @@ def run_campaign(
     }
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
     diverged: list[Case] = []
+    outcomes = [] if outcomes is None else outcomes
     try:
         try:
             targets = run.targets if run is not None else ()
@@ -98,7 +103,7 @@ def run_campaign(
                     print(f"target {number}/{len(targets)}: {target.id}", file=sys.stderr, flush=True)
                 for family in FAMILIES.values():
                     if plan.budget(family):
-                        run_one(
+                        outcomes += run_one(
                             target,
                             run,
                             family,
@@ -109,7 +114,9 @@ def run_campaign(
                         )
             for adapter in adapters:
                 for profile in adapter.profiles:
-                    run_adapter(adapter.command, profile, plan, writer, expectations, diverged=diverged)
+                    outcomes += run_adapter(
+                        adapter.command, profile, plan, writer, expectations, diverged=diverged
+                    )
         except BaseException as error:
             signal = interruption(error)
             writer.close("interrupted" if signal else "crashed", signal=signal)
@@ -135,16 +142,17 @@ def run_one(
     writer: RecordWriter,
     expectations: Expectations,
     diverged: list[Case],
-) -> None:
+) -> list[FamilyOutcome]:
     """One family on a server of `target` started for it."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
     try:
         server.start(family.base_config(server))
+        profile = judging_profile(target, run, server.version, writer)
         why = family.unsupported(server.version, server.name)
         if why:
             print(f"{label} skipped: {why}", file=sys.stderr)
-            return
+            return [FamilyOutcome(target.id, family.name, skipped=why)]
         context = RunContext.for_server(
             server,
             run_id=writer.run_id,
@@ -153,7 +161,8 @@ def run_one(
             oracle=EngineOracle(server.version) if plan.oracle else None,
         )
         progress = Progress(label=label)
-        session = Session.of(server, server.config)
+        session = Session.of(server, server.config, profile)
+        before = Tally.of(writer)
         try:
             run_family(
                 family,
@@ -170,8 +179,61 @@ def run_one(
                 writer.note_restart(target.id, family.name, restart)
             if context.oracle is not None:
                 context.oracle.close()
+        return [before.outcome(writer, target.id, family.name)]
     finally:
         server.cleanup()
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The writer's case and divergence counts when a family started, for its outcome."""
+
+    cases: int
+    diverged: int
+    started: float
+
+    @classmethod
+    def of(cls, writer: RecordWriter) -> Tally:
+        return cls(writer.total, _diverged(writer), time.monotonic())
+
+    def outcome(self, writer: RecordWriter, target: str, family: str) -> FamilyOutcome:
+        """What the writer gained since: the family's cases, divergences and time."""
+        return FamilyOutcome(
+            target,
+            family,
+            cases=writer.total - self.cases,
+            diverged=_diverged(writer) - self.diverged,
+            seconds=time.monotonic() - self.started,
+        )
+
+
+def _diverged(writer: RecordWriter) -> int:
+    return sum(count for (_, verdict), count in writer.counts.items() if verdict == "diverge")
+
+
+def judging_profile(target: Target, run: RunConfig, version: str, writer: RecordWriter) -> ReleaseProfile:
+    """The rules `target`'s server (announcing `version`) is judged by: `--profile`, else the nearest
+    known release. The first time for a target it is recorded in the manifest's settings (`profiles`)
+    and, when it is not the server's own release, stated on stderr in one line."""
+    try:
+        profile = for_version(run.profile) if run.profile else nearest_profile(version)
+    except UnknownVersionError as error:
+        raise OptionError(
+            f"{target.id} announces version {version!r}, which no known release's rules cover ({error}); "
+            "name the rules to judge it by with --profile RELEASE"
+        ) from error
+    profiles = writer.settings.setdefault("profiles", {})
+    if target.id not in profiles:
+        profiles[target.id] = {"server_version": version, "profile": profile.name}
+        if profile.name != version:
+            why = "--profile" if run.profile else "the nearest known release; choose with --profile RELEASE"
+            print(
+                f"{target.id}: nats-server {version or '(no version)'} judged by the rules of {profile.name} "
+                f"({why})",
+                file=sys.stderr,
+                flush=True,
+            )
+    return profile
 
 
 def run_adapter(
@@ -182,8 +244,9 @@ def run_adapter(
     expectations: Expectations,
     *,
     diverged: list[Case],
-) -> None:
+) -> list[FamilyOutcome]:
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
+    before = Tally.of(writer)
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
         unanswered = unanswered_operations(adapter)
@@ -205,3 +268,4 @@ def run_adapter(
         finally:
             progress.show(end="\n")
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
+        return [before.outcome(writer, f"{adapter.implementation}@{version}", "library")]

@@ -1,6 +1,7 @@
 """Streaming family: partitioned NATS Streaming servers each serve exactly the channels of their list.
 
-"NATS Streaming" → "Partitioning" (docs.nats.io, nats-streaming-concepts/partitioning): servers of one
+"NATS Streaming" → "Partitioning" (https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning):
+servers of one
 cluster ID, each with its own channel list, attached to one NATS server; a server whose list has a
 channel in common with a running server must fail, and a request on a channel reaches the one server
 that defines it. One unit is one layout (2-4 servers, as `suites.streaming.strategies` draws them) and

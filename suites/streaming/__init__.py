@@ -1,5 +1,5 @@
 """NATS Streaming channel partitions, live: layouts of partitioned servers with one cluster ID on a NATS
-network, compared with ``reference.channels`` (``docs/streaming-channel-partitioning.txt``).
+network, compared with ``reference.channels`` (https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
 
 ``layouts`` holds the layout value, its JSON form and its record column, ``partitions`` runs a layout
 (execute) and judges every server start and every request (judge), ``strategies`` generates layouts and

@@ -1,4 +1,4 @@
-"""NATS Streaming channel partitions on live servers (streaming-channel-partitioning.txt).
+"""NATS Streaming channel partitions on live servers (https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
 
 Every worked example of the document runs as an explicit test; two properties draw layouts of 2-4
 partitioned servers with one cluster ID: which servers start and which fail (and why) matches

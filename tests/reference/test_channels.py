@@ -28,7 +28,7 @@ from reference import (
 )
 from reference.channels import ACCEPTED, DUPLICATE_CHANNEL, REFUSED, STARTED, TIMEOUT, RequestOutcome
 
-# streaming-channel-partitioning.txt, "Wildcards": foo.* and bar.>
+# https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning, "Wildcards": foo.* and bar.>
 WILDCARD_EXAMPLE = ("foo.*", "bar.>")
 ACCEPTED_CHANNELS = ("foo.bar", "bar.baz", "bar.baz.bat")
 IGNORED_CHANNELS = ("foo", "foo.bar.baz", "bar", "some.other.channel")

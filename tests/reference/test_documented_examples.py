@@ -1,4 +1,4 @@
-"""Every worked example of the mapping and subject documents, as a test (FACTS.md: ground truth)."""
+"""Every worked example of the mapping and subject documents, as a test (ground truth)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from reference import (
 W = WeightedDestination
 
 
-# subject-mapping-and-partitioning.md, "Simple Mapping"
+# https://docs.nats.io/nats-concepts/subject_mapping, "Simple Mapping"
 def test_simple_mapping_foo_to_bar() -> None:
     assert compile_transform("foo", "bar").apply("foo") == "bar"
 
@@ -139,7 +139,7 @@ def test_split_and_loss_example_the_remaining_two_percent_is_lost() -> None:
     assert [mapping.apply("myservice.requests", d) for d in range(100)].count(None) == 2
 
 
-# subjects.ru.md
+# https://docs.nats.io/nats-concepts/subjects
 @pytest.mark.parametrize(
     ("pattern", "subject", "expected"),
     [

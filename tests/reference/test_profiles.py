@@ -15,6 +15,7 @@ from reference import (
     compile_transform,
     for_version,
 )
+from reference.profiles import nearest_profile
 
 
 @pytest.mark.parametrize(
@@ -36,6 +37,38 @@ def test_for_version_rejects_unknown_with_one_line(spec: str) -> None:
         for_version(spec)
     assert "\n" not in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("spec", "profile"),
+    [
+        ("2.14.5", "2.14.5"),
+        ("2.14.6", "2.14.5"),
+        ("2.14.6-RC.1", "2.14.5"),
+        ("v2.14.6-0.20260821135011-1787eee035cf", "2.14.5"),
+        ("2.15.0-dev", "2.14.5"),
+        ("3.0.0", "2.14.5"),
+        ("2.13.0", "2.12.15"),
+        ("2.12.0-RC.1", "2.12.0"),
+        ("2.11.8-0.20250101123456-abcdef123456", "2.11.7"),
+        ("2.10", "2.10.29"),
+        ("2.6.9", "2.6.6"),
+    ],
+)
+def test_the_nearest_known_release_at_or_below_judges_an_unknown_one(spec: str, profile: str) -> None:
+    assert nearest_profile(spec).name == profile
+
+
+def test_a_pseudo_version_takes_its_base_release_rules() -> None:
+    assert nearest_profile("2.11.8-0.20250101123456-abcdef123456").int_width == "truncate-32"
+    assert nearest_profile("2.11.8").int_width == "check-32"
+
+
+@pytest.mark.parametrize("spec", ["", "latest", "1.4.0", "2.1.9", "2.1.9-RC.1"])
+def test_nearest_profile_refuses_what_no_release_covers(spec: str) -> None:
+    with pytest.raises(UnknownVersionError) as info:
+        nearest_profile(spec)
+    assert "\n" not in str(info.value)
 
 
 def test_newest_is_the_last_release_line() -> None:

@@ -1,5 +1,6 @@
 """The RePublish reference (``reference.republish``): every worked example and rule of
-``docs/adr-jetstream-republish.txt``, the release table, and the stream model's predictions."""
+ADR-28 (https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md), the release
+table, and the stream model's predictions."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ ACCEPTANCE = [
     ("foo.*.*", "bar.$1", [False, False, False, True, True, True, True]),
     ("foo.*", "bar.{{Wildcard(1)}}", [False, False, True, True, True, True, True]),
     ("foo.*", "bar.{{WILDCARD(1)}}", [False] * 7),
-    # left/right: valid from 2.10.16 by FACTS.md; every server rejects them (expectations.toml,
+    # left/right: valid from 2.10.16 (its release notes); every server rejects them (expectations.toml,
     # left-right-rejected-in-mappings), so this row is the reference's rule, not an observation.
     ("foo.*", "bar.{{left(1,2)}}", [False, False, False, True, True, True, True]),
     ("foo.*", "bar.{{random(3)}}", [False, False, False, False, False, True, True]),

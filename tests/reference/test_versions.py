@@ -89,6 +89,22 @@ def test_line_stability_and_release() -> None:
     assert not Version.parse("2.14.0-dev").is_stable
 
 
+@pytest.mark.parametrize(
+    ("text", "base"),
+    [
+        ("v2.12.1-0.20250101123456-abcdef123456", "2.12.0"),
+        ("v2.14.6-RC.1.0.20260821135011-1787eee035cf", "2.14.6-RC.1"),
+        ("v2.0.0-20260821135011-1787eee035cf", "2.0.0-20260821135011-1787eee035cf"),
+        ("2.14.6-RC.1", "2.14.6-RC.1"),
+        ("2.14.6-0.dev", "2.14.6-0.dev"),
+        ("2.14.5", "2.14.5"),
+        ("2.10", "2.10"),
+    ],
+)
+def test_a_pseudo_version_is_based_on_the_release_before_it(text: str, base: str) -> None:
+    assert Version.parse(text).base == Version.parse(base)
+
+
 def test_a_version_is_found_inside_text() -> None:
     assert Version.search("nats-server: v2.14.5") == Version(2, 14, 5)
     assert Version.search("nats-server: v2.14.6-RC.1\n") == Version(2, 14, 6, ("RC", "1"))

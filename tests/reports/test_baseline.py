@@ -323,3 +323,50 @@ def test_cli_gate_does_not_count_the_subjects_of_a_refused_mapping(run_of: RunOf
     run = run_of([*partition(10), *refused, *partition(1, "unknown")])
     assert main(["gate", str(run), "--baseline", str(path)]) == 0  # 1 unknown of 20 cases: 5%
     assert main(["gate", str(run), "--baseline", str(path), "--max-unknown", "4%"]) == 3
+
+
+def test_cli_gate_against_another_release_of_the_line(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path
+) -> None:
+    """Did 2.14.6 regress against 2.14.5's baseline? Keys are compared by line; other releases of the
+    baseline are left out."""
+    path = tmp_path / "baseline.json"
+    older = cases(4, feature="validation", functions="split", server_version="2.12.15")
+    assert main(["baseline", str(run_of([*partition(100), *cases(5), *older])), "--out", str(path)]) == 0
+    capsys.readouterr()
+    newer = run_of(
+        [
+            *cases(98, feature="partition", functions="partition", server_version="2.14.6"),
+            *cases(2, "diverge", feature="partition", functions="partition", server_version="2.14.6"),
+            *cases(5, server_version="2.14.6"),
+        ]
+    )
+    assert main(["gate", str(newer), "--baseline", str(path)]) == 0  # by release: nothing in common
+    capsys.readouterr()
+    assert main(["gate", str(newer), "--baseline", str(path), "--against", LATEST]) == 1
+    assert capsys.readouterr().out == (
+        "REGRESSION nats-server 2.14 partition:partition: agree -> diverge (2 of 100 cases)\n"
+        "gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("against", "message"),
+    [
+        ("2.14.4", "the baseline has no class of 2.14.4 (it has 2.14.5)"),
+        ("2.12.15", "the run has no class of a 2.12 release to compare with 2.12.15"),
+        ("latest", "--against takes a release such as 2.14.5 (got 'latest')"),
+    ],
+)
+def test_cli_gate_against_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path, against: str, message: str
+) -> None:
+    path = tmp_path / "baseline.json"
+    run = run_of(partition(3))
+    assert main(["baseline", str(run), "--out", str(path)]) == 0
+    if against == "2.12.15":
+        older = run_of(cases(3, server_version="2.12.15"))
+        assert main(["baseline", str(older), "--out", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["gate", str(run), "--baseline", str(path), "--against", against]) == 2
+    assert capsys.readouterr().err == f"nats-conformance: error: {message}\n"
