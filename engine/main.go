@@ -1,7 +1,8 @@
 // Command nats-conformance-engine answers the nats-conformance adapter protocol (docs/adapter-protocol.md
 // in github.com/nats-io's spirit: JSON lines in, one JSON line out per request) with the subject code of
-// the nats-server release it is built against (github.com/nats-io/nats-server, package server). Only
-// that release's exported API is used; files with build tags pick the API of each range of releases.
+// the nats-server release it is built against (github.com/nats-io/nats-server, package server). From
+// 2.9 only that release's exported API is used; before, the unexported transform is reached by
+// linkname (transform_linkname.go). Files with build tags pick the API of each range of releases.
 package main
 
 import (

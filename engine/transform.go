@@ -1,5 +1,3 @@
-//go:build nats_v29
-
 package main
 
 import (
@@ -9,6 +7,12 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 )
+
+// transformer is a compiled mapping of the release: the subject mapped, or why not (the method of
+// server.SubjectTransformer from 2.9, of the unexported transform before).
+type transformer interface {
+	Match(subject string) (string, error)
+}
 
 // errorKind names the protocol's kind for one of the release's mapping errors. The server wraps some of
 // them in a type whose Is method knows only ErrInvalidMappingDestination, so the text is compared too;
@@ -20,7 +24,9 @@ type errorKind struct {
 
 func init() {
 	operations["transform"] = transform
-	operations["partition"] = partition
+	if hasPartition {
+		operations["partition"] = partition
+	}
 }
 
 type compileKey struct {
@@ -32,7 +38,7 @@ type compileKey struct {
 var compiled = map[compileKey]compileResult{}
 
 type compileResult struct {
-	engine server.SubjectTransformer
+	engine transformer
 	err    error
 }
 
@@ -56,13 +62,10 @@ func transform(r request) ([]field, error) {
 	if err != nil {
 		return nil, err
 	}
-	found := compile(compileKey{source, destination, engineOnly})
-	if errors.Is(found.err, server.ErrBadSubject) && server.IsValidSubject(source) {
-		// The constructor's one error for a destination with `*`, or `>` in only one of the two.
-		return nil, &failure{"invalid-destination", found.err.Error()}
-	}
+	key := compileKey{source, destination, engineOnly}
+	found := compile(key)
 	if found.err != nil {
-		return nil, refusal(found.err)
+		return nil, compileRefusal(key, found.err)
 	}
 	mapped, err := found.engine.Match(subject)
 	if errors.Is(err, server.ErrNoTransforms) || errors.Is(err, server.ErrBadSubject) {

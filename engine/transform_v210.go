@@ -4,7 +4,7 @@ package main
 
 import "github.com/nats-io/nats-server/v2/server"
 
-func newEngine(source, destination string) (server.SubjectTransformer, error) {
+func newEngine(source, destination string) (transformer, error) {
 	return server.NewSubjectTransform(source, destination)
 }
 

@@ -122,7 +122,7 @@ def describe(check: ReleaseCheck) -> list[str]:
     lines.append(f"  per kind: {kinds}")
     if check.unanswered:
         lines.append(
-            f"  not asked (the engine of this release has no exported API): {', '.join(check.unanswered)}"
+            f"  not asked (the engine of this release has no such function): {', '.join(check.unanswered)}"
         )
     for (case_class, expectation), n in check.expected.most_common():
         lines.append(f"  {n:>7}  {case_class}  (expected: {expectation})")

@@ -76,10 +76,73 @@ def test_documented_partition_table_composite_key(
     assert answer == {"partition": partition}
 
 
-def test_old_releases_say_they_answer_no_transform() -> None:
-    with AdapterProcess(engine_command("2.2.6")) as old:
-        assert old.ops == {"hello", "match", "valid_subject"}
-        assert old.ask([{"op": "match", "pattern": "foo.*.>", "subject": "foo.a.b"}]) == [{"match": True}]
+OLD_RELEASES = {
+    "2.2.6": {"hello", "match", "transform", "valid_subject"},
+    "2.8.4": {"hello", "match", "partition", "transform", "valid_subject"},
+}
+"""Before 2.9 the transform is unexported and reached by linkname; 2.2 has no partition function."""
+
+
+@pytest.fixture(scope="module", params=sorted(OLD_RELEASES))
+def old_engine(request: pytest.FixtureRequest) -> Iterator[AdapterProcess]:
+    with AdapterProcess(engine_command(request.param)) as adapter:
+        yield adapter
+
+
+def error_kind(engine: AdapterProcess, request: dict[str, object]) -> object:
+    answer = engine.ask([{"op": "transform", **request}])[0]
+    assert answer is not None
+    return answer.get("error", answer)
+
+
+def test_old_releases_answer_transform_in_both_modes(old_engine: AdapterProcess) -> None:
+    release = old_engine.hello["server_version"]
+    assert old_engine.ops == OLD_RELEASES[release]
+    assert old_engine.ask([{"op": "match", "pattern": "foo.*.>", "subject": "foo.a.b"}]) == [{"match": True}]
+    assert transform(old_engine, "foo.*.*", "bar.$2.$1", "foo.a.b") == "bar.b.a"
+    assert transform(old_engine, "foo.>", "bar.>", "foo.a.b") == "bar.a.b"
+    # a source without `*` takes its destination verbatim (literal-source-destination-not-parsed)
+    assert transform(old_engine, "foo", "bar.$1", "foo") == "bar.$1"
+    kinds = {
+        ("foo.*", "bar.$2"): "wildcard-index-out-of-range",
+        ("foo.*.*", "bar.$1"): "wildcards-not-used",
+        ("foo.*", "bar.*"): "invalid-destination",
+        ("foo.>", "bar"): "invalid-destination",
+        ("foo..x", "bar"): "invalid-source",
+    }
+    for (source, destination), kind in kinds.items():
+        request = {"source": source, "destination": destination, "subject": "foo.a"}
+        assert error_kind(old_engine, request) == kind, (source, destination)
+    assert error_kind(old_engine, {"source": "foo.*", "destination": "bar.$1", "subject": "x.a"}) == (
+        "subject-mismatch"
+    )
+    # whitespace: the account-mapping validator refuses it, the bare engine does not look
+    spaced = {"source": "foo.*", "destination": "a b.$1", "subject": "foo.a"}
+    assert error_kind(old_engine, spaced) == "invalid-destination"
+    assert error_kind(old_engine, {**spaced, "engine_only": True}) == {"subject": "a b.a"}
+
+
+def test_2_8_has_the_wildcard_and_partition_functions() -> None:
+    with AdapterProcess(engine_command("2.8.4")) as engine:
+        destination = "neworders.{{wildcard(1)}}.{{partition(3,1)}}"
+        for customer, partition in [(1, 0), (2, 2), (3, 1), (4, 2), (5, 1), (6, 0)]:
+            subject = f"neworders.customerid{customer}"
+            assert transform(engine, "neworders.*", destination, subject) == f"{subject}.{partition}"
+        assert engine.ask([{"op": "partition", "tokens": ["2", "b"], "n": 10}]) == [{"partition": 9}]
+        request = {"source": "foo.*", "destination": "{{wildcard(x)}}", "subject": "foo.a"}
+        assert error_kind(engine, request) == "invalid-argument"
+        # other spellings are literal text in 2.8
+        assert transform(engine, "foo.*", "$1.{{Wildcard(1)}}", "foo.a") == "a.{{Wildcard(1)}}"
+
+
+@pytest.mark.parametrize("release", sorted(OLD_RELEASES))
+def test_a_small_engine_check_of_old_releases_is_classified(release: str) -> None:
+    """Every answer has a known kind (no unclassified refusal, no panic); partition only from 2.8."""
+    check = check_release(release, questions=400, seed=0, minimise=False)
+    assert check.asked["transform"] > 0
+    assert ("partition" in check.asked) == (release == "2.8.4")
+    assert not [name for name in check.classes if name.endswith((":unknown", ":target-internal-error"))]
+    assert check.agreed["transform"] > check.asked["transform"] / 2
 
 
 def test_a_release_the_proxy_does_not_serve_is_one_line(tmp_path: Path) -> None:
