@@ -105,7 +105,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         budgets["mapping"] = arguments.cases
     if arguments.family:
         budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
-    plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
+    plan = CampaignPlan(budgets=budgets, seed=arguments.seed, strict_errors=arguments.strict_errors)
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
@@ -203,6 +203,15 @@ def steps_option(text: str) -> tuple[str, ...]:
     return tuple(steps)
 
 
+def add_strict_errors(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-errors",
+        action="store_true",
+        help="an adapter's rejection agrees only when it names the reference's error kind "
+        "(after the error_kinds of its hello)",
+    )
+
+
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     """A case file (or the question on the command line) on every target named."""
     case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
@@ -210,7 +219,7 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
         case = replace(case, server_version=for_version(arguments.profile).name)
     cases = []
     for command in targets.adapters:
-        cases += replay_on_adapter(case, command)
+        cases += replay_on_adapter(case, command, strict_errors=arguments.strict_errors)
     versions = list(targets.versions)
     if not versions and not targets.adapters and not targets.server_url:
         if case.found_on.get("backend") == "adapter":
@@ -277,11 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
     )
+    add_strict_errors(run)
     add_max_unknown(run)
     run.set_defaults(handler=campaign)
     again = commands.add_parser("replay", help="run one case again and compare with the reference")
     again.add_argument("file", nargs="?", help="a case file (a run's divergences/*.json)")
     add_target_options(again, many=False)
+    add_strict_errors(again)
     again.add_argument("--functions", default="", help="an adapter case's functions column")
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", default="")

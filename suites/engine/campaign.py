@@ -29,7 +29,7 @@ from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
-from suites.library import BACKEND, run_library, unanswered_operations
+from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +44,12 @@ class AdapterTarget:
 @dataclass(frozen=True, slots=True)
 class CampaignPlan:
     """Cases per family on every target (a family not named gets its default budget; 0 skips it), and
-    the seed every draw derives from. Adapters are asked the mapping family's budget of questions."""
+    the seed every draw derives from. Adapters are asked the mapping family's budget of questions; with
+    `strict_errors` their rejections must also name the reference's error kind."""
 
     budgets: Mapping[str, int] = field(default_factory=dict)
     seed: int = 0
+    strict_errors: bool = False
 
     def budget(self, family: Family[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
@@ -56,6 +58,7 @@ class CampaignPlan:
         return {
             "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
             "seed": self.seed,
+            "strict_errors": self.strict_errors,
         }
 
 
@@ -176,10 +179,11 @@ def run_adapter(
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
-        unanswered = unanswered_operations(adapter)
-        if unanswered:
+        unsupported = [*unanswered_operations(adapter), *map("{{{}}}".format, unsupported_functions(adapter))]
+        if unsupported:
             print(
-                f"{adapter.implementation}: not asked {', '.join(unanswered)} (its hello leaves them out)",
+                f"{adapter.implementation}: not supported {', '.join(unsupported)} (its hello leaves them "
+                "out; their questions are recorded as not supported)",
                 file=sys.stderr,
             )
         expectations.note_run(adapter.implementation, version)
@@ -190,7 +194,12 @@ def run_adapter(
         sink = Sink(writer, progress, [])
         try:
             minimal = run_library(
-                adapter, context, sink.record, cases=plan.budget(FAMILIES["mapping"]), seed=plan.seed
+                adapter,
+                context,
+                sink.record,
+                cases=plan.budget(FAMILIES["mapping"]),
+                seed=plan.seed,
+                strict_errors=plan.strict_errors,
             )
         finally:
             progress.show(end="\n")
