@@ -450,7 +450,7 @@ def unsupported_functions(adapter: AdapterProcess) -> list[str]:
     """The mapping functions asked about that an adapter's hello leaves out of its `functions`."""
     if adapter.functions is None:
         return []
-    return [name for name in FOCUS if name not in adapter.functions]
+    return [name for name in FOCUS if name != LEGACY_WILDCARD and name not in adapter.functions]
 
 
 def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:

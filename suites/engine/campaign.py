@@ -179,7 +179,8 @@ def run_adapter(
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
-        unsupported = [*unanswered_operations(adapter), *map("{{{}}}".format, unsupported_functions(adapter))]
+        functions = [f"{{{{{name}}}}}" for name in unsupported_functions(adapter)]
+        unsupported = [*unanswered_operations(adapter), *functions]
         if unsupported:
             print(
                 f"{adapter.implementation}: not supported {', '.join(unsupported)} (its hello leaves them "
