@@ -1,5 +1,5 @@
 """A mapping engine written without the project's reference model, as a third party would write one,
-behind the adapter protocol (docs/adapter-protocol.md in this repository's docs).
+behind the adapter protocol (docs/adapter-protocol.md).
 
 It implements the account mappings of nats-server 2.14 as the public pages describe them:
 
