@@ -27,7 +27,7 @@ from records.expectations import (
     updated_entries,
     write_expectations,
 )
-from records.schema import Case
+from records.schema import NOT_SUPPORTED, Case
 from records.tally import run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
@@ -116,6 +116,9 @@ def campaign(arguments: argparse.Namespace) -> int:
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
+    tally = run_tally(run_dir)
+    if tally[NOT_SUPPORTED]:
+        print(f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support")
     stale = expectations.stale()
     for entry in stale:
         shown = f"{entry.feature}:{entry.difference}"
@@ -125,7 +128,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         write_expectations(expectations_path, updated_entries(expectations, found))
         print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
         return 0
-    unknown = too_many_unknown(run_tally(run_dir), arguments.max_unknown)
+    unknown = too_many_unknown(tally, arguments.max_unknown)
     if unknown:
         print(unknown)
     return exit_status(

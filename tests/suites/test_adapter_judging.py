@@ -5,6 +5,8 @@ the mode its hello declares, and an adapter written without the reference shows 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shlex
 import sys
@@ -165,21 +167,22 @@ def test_a_replay_compares_error_kinds_with_strict_errors(
 
 
 @pytest.fixture(scope="module")
-def independent_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+def independent_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     out = tmp_path_factory.mktemp("independent")
     (out / "none.toml").write_text("")
     # --strict-errors: its error kinds, renamed as its hello says, must agree too (a strict run can
     # only add divergences to a default one).
     argv = ["campaign", "--target", INDEPENDENT, "--cases", "5000", "--strict-errors"]
-    status = main([*argv, "--expectations", str(out / "none.toml"), "--out", str(out / "runs")])
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        status = main([*argv, "--expectations", str(out / "none.toml"), "--out", str(out / "runs")])
     (run_dir,) = (out / "runs").iterdir()
-    return status, run_dir
+    return status, run_dir, printed.getvalue()
 
 
 def test_an_adapter_written_without_the_reference_shows_no_divergence(
-    independent_run: tuple[int, Path],
+    independent_run: tuple[int, Path, str],
 ) -> None:
-    status, run_dir = independent_run
+    status, run_dir, printed = independent_run
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert status == 0
     assert manifest["settings"]["plan"]["strict_errors"] is True
@@ -189,12 +192,13 @@ def test_an_adapter_written_without_the_reference_shows_no_divergence(
     tally = run_tally(run_dir)
     assert tally["unknown"] == tally[REFUSED] == 0
     assert tally[NOT_SUPPORTED] == manifest["verdicts"]["unknown"] > 0  # the partitions it leaves out
+    assert f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support" in printed
 
 
 def test_the_report_shows_what_the_adapter_does_not_support(
-    independent_run: tuple[int, Path], tmp_path: Path
+    independent_run: tuple[int, Path, str], tmp_path: Path
 ) -> None:
-    _, run_dir = independent_run
+    _, run_dir, _ = independent_run
     build_report([run_dir], tmp_path, engine="duckdb")
     summary = json.loads((tmp_path / "summary.json").read_text())
     (matrix,) = (item for item in summary["matrix"] if item["implementation"] == INDEPENDENT_NAME)
