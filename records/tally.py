@@ -24,7 +24,7 @@ BATCH_ROWS: Final = 262_144
 
 def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
     """The cases of these part files per verdict, those of a refused mapping under `REFUSED` and those
-an adapter does not support under `NOT_SUPPORTED`."""
+    an adapter does not support under `NOT_SUPPORTED`."""
     tally: Counter[str] = Counter()
     for part in parts:
         for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS):
