@@ -29,6 +29,10 @@ REFUSED: Final = "mapping-refused"
 """The `difference` of an `unknown` case whose mapping the server refused, so it was never published: the
 refusal is judged in a case of its own, and the unknown-cases threshold (reference.cli) does not count
 these."""
+NOT_SUPPORTED: Final = "not-supported"
+"""The `difference` of an `unknown` case an adapter was not asked, as its `hello` leaves out the operation
+or a mapping function the question uses (docs/adapter-protocol.md): the report shows such a row as `not
+supported`, and the unknown-cases threshold does not count these either."""
 
 FEATURES: Final = (
     "mapping",

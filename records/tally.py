@@ -1,7 +1,8 @@
 """The verdict counts an exit status is decided on (reference.cli), read from a run's records alone.
 
 `unknown` counts the cases the run could not tell; the subjects of a mapping the server refused count
-under `records.schema.REFUSED` instead, as the refusal is judged in a case of its own.
+under `records.schema.REFUSED` instead, as the refusal is judged in a case of its own, and the questions
+an adapter does not support under `records.schema.NOT_SUPPORTED`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.schema import REFUSED
+from records.schema import NOT_SUPPORTED, REFUSED
 from records.writer import CASES
 
 COLUMNS: Final = ["verdict", "difference"]
@@ -22,13 +23,15 @@ BATCH_ROWS: Final = 262_144
 
 
 def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
-    """The cases of these part files per verdict, those of a refused mapping under `REFUSED`."""
+    """The cases of these part files per verdict, those of a refused mapping under `REFUSED` and those
+    an adapter does not support under `NOT_SUPPORTED`."""
     tally: Counter[str] = Counter()
     for part in parts:
         for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS):
             grouped = pa.Table.from_batches([batch]).group_by(COLUMNS).aggregate([([], "count_all")])
             for row in grouped.to_pylist():
-                key = REFUSED if row["difference"] == REFUSED else str(row["verdict"])
+                uncounted = row["difference"] in (REFUSED, NOT_SUPPORTED)
+                key = str(row["difference"] if uncounted else row["verdict"])
                 tally[key] += int(row["count_all"])
     return tally
 

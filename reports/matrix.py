@@ -7,8 +7,9 @@ on one release. Its state, first match wins:
 2. ``known divergence``: at least one divergence listed in expectations.toml (``expected``);
 3. ``not supported``: the release refuses the function: some validation case was rejected by reference
    and server alike as ``reject:unsupported-function``, and no case exercised the function there
-   (`reports.model.UNSUPPORTED`, `EXERCISED`). A feature row inherits this from the function of its
-   name (``partition``) when it has no cases of its own;
+   (`reports.model.UNSUPPORTED`, `EXERCISED`); or an adapter does not support the row (its hello leaves
+   out the operation or the function). A feature row with no judged cases of its own is in this state
+   when its not-supported cases say so, or inherits it from the function of its name (``partition``);
 4. ``agrees``: cases, all of them agreeing;
 5. ``no evidence``: no case, or only ``unknown`` ones.
 
@@ -171,7 +172,7 @@ def compatibility_matrices(verdicts: Iterable[VerdictCount]) -> list[Matrix]:
         if kind == "function":
             return tally.refused
         own = table.get(("function", FEATURE_FUNCTION.get(name, "")), {}).get(release)
-        return not tally.judged and own is not None and own.refused
+        return not tally.judged and (tally.refused or (own is not None and own.refused))
 
     return _matrices(table, row_order(table), counted, refused, lambda key: key)
 

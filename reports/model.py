@@ -16,7 +16,8 @@ from reports.releases import Release
 UNSUPPORTED: Final = "unsupported"
 """Evidence that a function is not supported: a validation case where the reference rejects the mapping
 as ``reject:unsupported-function`` (a known function this release's validator refuses) and the server
-rejected it too."""
+rejected it too, or a question an adapter was not asked as its hello leaves out the operation or the
+function (difference ``records.schema.NOT_SUPPORTED``)."""
 
 EXERCISED: Final = "exercised"
 """Evidence that a function is supported: a non-validation case with a verdict other than ``unknown``

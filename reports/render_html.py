@@ -146,7 +146,8 @@ def render_html(report: Report) -> str:
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "
         "<i>known divergence</i>: every difference is listed in expectations.toml; <i>not supported</i>: "
-        "the reference and the server both reject the function as unsupported on that release. "
+        "the reference and the server both reject the function as unsupported on that release, or an "
+        "adapter's hello leaves it out. "
         "The last column is the lowest release from which every later release agrees.</p>"
     )
     parts.append(legend())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from records.schema import NOT_SUPPORTED
 from reports.model import DIVERGING, EXERCISED, UNSUPPORTED
 
 
@@ -66,7 +67,15 @@ JUDGED = IsNot("verdict", "unknown")
 
 UNSUPPORTED_EXPECTED: Final = "reject:unsupported-function"
 EVIDENCE: Final[tuple[tuple[str, Condition], ...]] = (
-    (UNSUPPORTED, All((VALIDATION, Is("expected", UNSUPPORTED_EXPECTED), Is("observed", "reject")))),
+    (
+        UNSUPPORTED,
+        AnyOf(
+            (
+                All((VALIDATION, Is("expected", UNSUPPORTED_EXPECTED), Is("observed", "reject"))),
+                Is("difference", NOT_SUPPORTED),
+            )
+        ),
+    ),
     (
         EXERCISED,
         AnyOf(

@@ -28,7 +28,7 @@ from records.expectations import (
     updated_entries,
     write_expectations,
 )
-from records.schema import Case
+from records.schema import NOT_SUPPORTED, Case
 from records.tally import run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
@@ -115,7 +115,12 @@ def campaign(arguments: argparse.Namespace) -> int:
         budgets["mapping"] = arguments.cases
     if arguments.family:
         budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
-    plan = CampaignPlan(budgets=budgets, seed=arguments.seed, oracle=arguments.oracle or "")
+    plan = CampaignPlan(
+        budgets=budgets,
+        seed=arguments.seed,
+        oracle=arguments.oracle or "",
+        strict_errors=arguments.strict_errors,
+    )
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
@@ -129,6 +134,9 @@ def campaign(arguments: argparse.Namespace) -> int:
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
+    tally = run_tally(run_dir)
+    if tally[NOT_SUPPORTED]:
+        print(f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support")
     stale = expectations.stale()
     for entry in stale:
         shown = f"{entry.feature}:{entry.difference}"
@@ -138,7 +146,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         write_expectations(expectations_path, updated_entries(expectations, found))
         print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
         return 0
-    unknown = too_many_unknown(run_tally(run_dir), arguments.max_unknown)
+    unknown = too_many_unknown(tally, arguments.max_unknown)
     if unknown:
         print(unknown)
     return exit_status(
@@ -220,6 +228,15 @@ def steps_option(text: str) -> tuple[str, ...]:
     return tuple(steps)
 
 
+def add_strict_errors(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-errors",
+        action="store_true",
+        help="an adapter's rejection agrees only when it names the reference's error kind "
+        "(after the error_kinds of its hello)",
+    )
+
+
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     """A case file (or the question on the command line) on every target named."""
     case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
@@ -261,7 +278,7 @@ def replay_case(
         case = replace(case, server_version=for_version(arguments.profile).name)
     cases = []
     for command in targets.adapters:
-        cases += replay_on_adapter(case, command)
+        cases += replay_on_adapter(case, command, strict_errors=arguments.strict_errors)
     versions = list(targets.versions)
     if not versions and not targets.adapters and not targets.server_url:
         if case.found_on.get("backend") == "adapter":
@@ -341,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="also write JUnit XML: a testcase per divergence class and per family x target",
     )
+    add_strict_errors(run)
     add_max_unknown(run)
     run.set_defaults(handler=campaign)
     again = commands.add_parser("replay", help="run one case again and compare with the reference")
@@ -355,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         help="for a folder: known divergences, replayed as expected (default expectations.toml)",
     )
     add_target_options(again, many=False)
+    add_strict_errors(again)
     again.add_argument("--functions", default="", help="an adapter case's functions column")
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", default="")

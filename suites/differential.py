@@ -18,7 +18,7 @@ from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import REFUSED, Case, CaseBlock
+from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
@@ -169,7 +169,7 @@ def make_case(
     expectation = ""
     if not difference:
         verdict = "agree"
-    elif difference in ("unknown", REFUSED):
+    elif difference in ("unknown", REFUSED, NOT_SUPPORTED):
         verdict = "unknown"
     else:
         entry = context.expectations.classify(

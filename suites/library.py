@@ -7,6 +7,12 @@ library can answer without a network: mapping (transform, including validation p
 wildcard matching and subject validity. `{{random(n)}}` is left out: one draw cannot be compared with
 another (the server suites test its distribution).
 
+An answer is judged on what a mapping does: accept or reject, and the mapped subject. The error kinds
+of two rejections are compared only with `strict_errors`, after the adapter's own kinds are renamed as
+its hello declares; transform questions are asked in the mode the hello declares (account mappings or
+the bare engine), and a question using an operation or function the hello leaves out is not asked but
+recorded as not supported (docs/adapter-protocol.md, "Judging").
+
 Every divergence class (feature, functions, what differed) is then shrunk with Hypothesis to a minimal
 question that still shows it, recorded as a case of its own, so its case file (records.casefile) is the
 minimal reproduction.
@@ -17,7 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, find, settings
@@ -28,9 +34,9 @@ from fixtures.clients.adapter import AdapterProcess, Answer, Request
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL
-from records.schema import Case
+from records.schema import NOT_SUPPORTED, Case
 from reference.adapter import handle_request
-from reference.functions import MAPPING_FUNCTIONS
+from reference.functions import FUNCTIONS, LEGACY_WILDCARD, MAPPING_FUNCTIONS
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
 from suites.strategies import (
@@ -231,15 +237,26 @@ def _shown(answer: Answer | None) -> str:
     return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
 
 
-def difference(op: str, expected: Answer, observed: Answer | None) -> str:
-    """What differs between the reference's answer and the target's, '' when they agree."""
+def difference(
+    op: str,
+    expected: Answer,
+    observed: Answer | None,
+    *,
+    strict_errors: bool = False,
+    error_kinds: Mapping[str, str] | None = None,
+) -> str:
+    """What differs between the reference's answer and the target's, '' when they agree. Two
+    rejections agree whatever their kinds unless `strict_errors`; the target's kinds are first renamed
+    by `error_kinds` (its own kind -> the protocol's)."""
     if observed is None:
         return "unknown"
     wanted, got = expected.get("error"), observed.get("error")
     if got == "internal-error":
         return "target-internal-error"
+    if got and error_kinds:
+        got = error_kinds.get(got, got)
     if wanted and got:
-        return "" if wanted == got else f"reference-{wanted}-target-{got}"
+        return "" if wanted == got or not strict_errors else f"reference-{wanted}-target-{got}"
     if wanted:
         return f"reference-reject-{wanted}-target-accept"
     if got:
@@ -250,12 +267,25 @@ def difference(op: str, expected: Answer, observed: Answer | None) -> str:
     return "" if observed[name] == expected[name] else "value"
 
 
-def judge(request: Request, expected: Answer, observed: Answer | None) -> Judgement:
-    """The case a question makes, with the class of its difference. A transform's differences are named
-    as the live families name them (``wrong-subject``; ``...-accept-literal-source`` for a source without
+def judge(
+    request: Request,
+    expected: Answer,
+    observed: Answer | None,
+    *,
+    strict_errors: bool = False,
+    error_kinds: Mapping[str, str] | None = None,
+    supported: bool = True,
+) -> Judgement:
+    """The case a question makes, with the class of its difference (`NOT_SUPPORTED` when the target
+    was not asked it, as its hello leaves it out). A transform's differences are named as the live
+    families name them (``wrong-subject``; ``...-accept-literal-source`` for a source without
     wildcards), so one expectation covers a server and its transform engine."""
     op = request["op"]
-    differs = difference(op, expected, observed)
+    differs = (
+        difference(op, expected, observed, strict_errors=strict_errors, error_kinds=error_kinds)
+        if supported
+        else NOT_SUPPORTED
+    )
     shown = (_shown(expected), _shown(observed))
     if op == "transform":
         if differs == "value":
@@ -280,6 +310,17 @@ def judge(request: Request, expected: Answer, observed: Answer | None) -> Judgem
     return Judgement("subjects", rule, "", "", request["subject"], *shown, differs)
 
 
+def is_supported(adapter: AdapterProcess, request: Request) -> bool:
+    """Whether an adapter's hello lists the question's operation (when it lists any) and, for a
+    transform, every `{{function}}` its destination names (when it lists functions)."""
+    if adapter.ops and request["op"] not in adapter.ops:
+        return False
+    if request["op"] != "transform" or adapter.functions is None:
+        return True
+    named = functions_named(request["destination"])
+    return all(name in adapter.functions for name in named if name in FUNCTIONS and name != LEGACY_WILDCARD)
+
+
 def reference_answer(request: Request) -> Answer:
     answer = handle_request({**request, "id": None})
     answer.pop("id", None)
@@ -297,19 +338,34 @@ class LibraryRun:
     """The smallest question seen of each divergence class (where its minimisation falls back to)."""
     engine_only: bool = False
     """Transform questions ask the bare transform engine, not the account-mapping validator."""
+    strict_errors: bool = False
+    """Two rejections agree only when their error kinds do (the adapter's renamed as its hello says)."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
-        answers = self.adapter.ask(batch)
+        supported = [is_supported(self.adapter, request) for request in batch]
+        questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
+        asked = iter(self.adapter.ask(questions) if questions else [])
         cases = []
-        for request, observed in zip(batch, answers, strict=True):
-            judged = judge(request, reference_answer(request), observed)
-            cases.append(self._case(judged, seed, observed is None))
+        for request, ok in zip(batch, supported, strict=True):
+            observed = next(asked) if ok else None
+            judged = self._judge(request, observed, supported=ok)
+            cases.append(self._case(judged, seed, ok and observed is None))
             if cases[-1].verdict in ("diverge", "expected"):
                 kept = self.found.get(cases[-1].case_class)
                 if kept is None or _size(request) < _size(kept):
                     self.found[cases[-1].case_class] = request
         self.record(cases)
         return cases
+
+    def _judge(self, request: Request, observed: Answer | None, *, supported: bool = True) -> Judgement:
+        return judge(
+            request,
+            reference_answer(request),
+            observed,
+            strict_errors=self.strict_errors,
+            error_kinds=self.adapter.error_kinds,
+            supported=supported,
+        )
 
     def _case(self, judged: Judgement, seed: int, unanswered: bool) -> Case:
         detail = f"{COMMAND_DETAIL}{self.adapter.command}"
@@ -332,7 +388,7 @@ class LibraryRun:
 
     def class_of(self, request: Request) -> str:
         """The case class of one question's divergence now ('' when the target agrees)."""
-        judged = judge(request, reference_answer(request), self.adapter.ask([request])[0])
+        judged = self._judge(request, self.adapter.ask([request])[0])
         return judged.case_class if judged.difference else ""
 
     def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
@@ -396,9 +452,16 @@ def unanswered_operations(adapter: AdapterProcess) -> list[str]:
     return [op for op in kinds if adapter.ops and op not in adapter.ops]
 
 
+def unsupported_functions(adapter: AdapterProcess) -> list[str]:
+    """The mapping functions asked about that an adapter's hello leaves out of its `functions`."""
+    if adapter.functions is None:
+        return []
+    return [name for name in FOCUS if name != LEGACY_WILDCARD and name not in adapter.functions]
+
+
 def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:
-    """`cases` generated questions under `profile`'s rules, asked in batches (none of the kinds the
-    adapter does not answer)."""
+    """`cases` generated questions under `profile`'s rules, asked in batches (those the adapter does
+    not support are recorded as such, not asked)."""
     pending: list[Request] = []
     drawn = [0]
 
@@ -411,9 +474,8 @@ def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed:
             pending.clear()
         return 0.0
 
-    unanswered = unanswered_operations(run.adapter)
     for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
-        if families and op not in unanswered:
+        if families:
             strategy = question_families(profile, op, focus, run.engine_only)
             run_batches(_drawing(strategy, cases, drawn), families, seed, collect)
     if pending:
@@ -427,18 +489,21 @@ def run_library(
     *,
     cases: int,
     seed: int = 0,
+    strict_errors: bool = False,
 ) -> list[Case]:
-    """`cases` generated questions for the context's release, then one minimal case per divergence
-    class; returns the minimal cases."""
+    """`cases` generated questions for the context's release, in the mode the adapter's hello declares,
+    then one minimal case per divergence class; returns the minimal cases."""
     profile = for_version(context.server_version)
-    run = LibraryRun(adapter, context, record)
+    run = LibraryRun(
+        adapter, context, record, engine_only=adapter.mode == "engine", strict_errors=strict_errors
+    )
     ask_questions(run, profile, cases=cases, seed=seed)
     return run.minimise(profile)
 
 
-def replay_on_adapter(case: CaseFile, command: str) -> list[Case]:
-    """A case file's question asked of an adapter, judged against the reference (not looked up in
-    the expectations: a replay shows the comparison as it is)."""
+def replay_on_adapter(case: CaseFile, command: str, *, strict_errors: bool = False) -> list[Case]:
+    """A case file's question asked of an adapter in the mode its hello declares, judged against the
+    reference (not looked up in the expectations: a replay shows the comparison as it is)."""
     request = case.request()
     if request is None:
         raise CaseFileError(f"a {case.feature} case needs a server: an adapter cannot answer it")
@@ -448,8 +513,11 @@ def replay_on_adapter(case: CaseFile, command: str) -> list[Case]:
     with AdapterProcess(command) as adapter:
         if request["op"] not in adapter.ops:
             raise CaseFileError(f"{adapter.implementation} does not answer {request['op']} questions")
+        if request["op"] == "transform" and adapter.mode == "engine":
+            request["engine_only"] = True
         version = for_version(str(request.get("server_version") or NEWEST.name)).name
         context = RunContext(
             "replay", adapter.implementation, version, BACKEND, Expectations(), lambda: next(counter)
         )
-        return LibraryRun(adapter, context, lambda _cases: None).ask([request])
+        run = LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict_errors)
+        return run.ask([request])

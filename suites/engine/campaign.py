@@ -31,7 +31,7 @@ from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome
-from suites.library import BACKEND, run_library, unanswered_operations
+from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
 from suites.oracle import EngineOracle
 
 
@@ -47,12 +47,14 @@ class AdapterTarget:
 @dataclass(frozen=True, slots=True)
 class CampaignPlan:
     """Cases per family on every target (a family not named gets its default budget; 0 skips it), and
-    the seed every draw derives from. Adapters are asked the mapping family's budget of questions."""
+    the seed every draw derives from. Adapters are asked the mapping family's budget of questions; with
+    `strict_errors` their rejections must also name the reference's error kind."""
 
     budgets: Mapping[str, int] = field(default_factory=dict)
     seed: int = 0
     oracle: str = ""
     """`engine`: each server target's own transform engine is asked too (`suites.oracle`)."""
+    strict_errors: bool = False
 
     def budget(self, family: Family[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
@@ -62,6 +64,7 @@ class CampaignPlan:
             "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
             "seed": self.seed,
             "oracle": self.oracle,
+            "strict_errors": self.strict_errors,
         }
 
 
@@ -249,10 +252,12 @@ def run_adapter(
     before = Tally.of(writer)
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
-        unanswered = unanswered_operations(adapter)
-        if unanswered:
+        functions = [f"{{{{{name}}}}}" for name in unsupported_functions(adapter)]
+        unsupported = [*unanswered_operations(adapter), *functions]
+        if unsupported:
             print(
-                f"{adapter.implementation}: not asked {', '.join(unanswered)} (its hello leaves them out)",
+                f"{adapter.implementation}: not supported {', '.join(unsupported)} (its hello leaves them "
+                "out; their questions are recorded as not supported)",
                 file=sys.stderr,
             )
         expectations.note_run(adapter.implementation, version)
@@ -263,7 +268,12 @@ def run_adapter(
         sink = Sink(writer, progress, [])
         try:
             minimal = run_library(
-                adapter, context, sink.record, cases=plan.budget(FAMILIES["mapping"]), seed=plan.seed
+                adapter,
+                context,
+                sink.record,
+                cases=plan.budget(FAMILIES["mapping"]),
+                seed=plan.seed,
+                strict_errors=plan.strict_errors,
             )
         finally:
             progress.show(end="\n")

@@ -132,6 +132,29 @@ def test_matrix_from_evidence() -> None:
     assert states("feature", "mapping") == [AGREES, DIVERGES, AGREES]
 
 
+def test_what_an_adapter_does_not_support_is_a_not_supported_cell() -> None:
+    # An adapter whose hello lists no `match` op and no `partition` function: its questions are
+    # unknown cases with difference not-supported (evidence UNSUPPORTED), never judged.
+    library = Release("some-library", "2.14.5")
+    (matrix,) = compatibility_matrices(
+        [
+            count(library, "matching", "full", "unknown", UNSUPPORTED, 30),
+            count(library, "partition", "partition", "unknown", UNSUPPORTED, 20),
+            count(library, "partition", "partition-op", "unknown", UNSUPPORTED, 20),
+            count(library, "mapping", "split", "agree", EXERCISED, 50),
+            count(library, "mapping", "split", "unknown", "", 1),
+        ]
+    )
+    states = {(row.kind, row.name): row.cells[0].state for row in matrix.rows}
+    assert states == {
+        ("feature", "mapping"): AGREES,
+        ("feature", "matching"): NOT_SUPPORTED,
+        ("feature", "partition"): NOT_SUPPORTED,
+        ("function", "partition"): NOT_SUPPORTED,
+        ("function", "split"): AGREES,
+    }
+
+
 def test_one_matrix_per_implementation() -> None:
     other = Release("other-broker", "1.0")
     matrices = compatibility_matrices(

@@ -1,0 +1,211 @@
+"""Judging adapters fairly (issue 16, docs/adapter-protocol.md "Judging"): a rejection agrees with a
+rejection whatever its error kind unless --strict-errors, the kinds an adapter's hello declares are
+honoured, what its hello leaves out is recorded as not supported (never a divergence), it is judged in
+the mode its hello declares, and an adapter written without the reference shows no divergence."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.clients.adapter import AdapterError, AdapterProcess
+from records.expectations import Expectations
+from records.schema import NOT_SUPPORTED, REFUSED, Case
+from records.tally import run_tally
+from reports.build import build_report
+from suites.__main__ import main
+from suites.differential import RunContext
+from suites.library import BACKEND, LibraryRun, difference
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = shlex.quote(sys.executable)
+INDEPENDENT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/independent.py'}"
+INDEPENDENT_NAME = "example-independent-adapter"
+
+ARGUMENTS = {"error": "wrong-argument-count"}
+
+
+def test_a_rejection_agrees_with_a_rejection_of_another_kind_unless_strict() -> None:
+    other = {"error": "invalid-argument"}
+    assert difference("transform", ARGUMENTS, other) == ""
+    strict = difference("transform", ARGUMENTS, other, strict_errors=True)
+    assert strict == "reference-wrong-argument-count-target-invalid-argument"
+
+
+def test_the_declared_error_kinds_are_honoured_under_strict_errors() -> None:
+    own = {"error": "not-enough-args"}
+    kinds = {"not-enough-args": "wrong-argument-count"}
+    assert difference("transform", ARGUMENTS, own, strict_errors=True, error_kinds=kinds) == ""
+    assert difference("transform", ARGUMENTS, own, strict_errors=True) == (
+        "reference-wrong-argument-count-target-not-enough-args"
+    )
+
+
+def test_accept_against_reject_and_the_mapped_subject_still_diverge() -> None:
+    accepted = {"subject": "a.b"}
+    assert difference("transform", accepted, {"error": "x"}) == "reference-accept-target-reject-x"
+    assert difference("transform", ARGUMENTS, accepted) == (
+        "reference-reject-wrong-argument-count-target-accept"
+    )
+    assert difference("transform", accepted, {"subject": "b.a"}) == "value"
+
+
+def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = False, error: str = "") -> str:
+    """An adapter command: the reference, its hello extended by `hello`, every transform asked of the
+    bare engine when `engine`, every error kind renamed `error` when given; it logs each request's op
+    to `asked.log` (`transform engine` for a transform asked with `engine_only`)."""
+    script = tmp_path / f"adapter{len(list(tmp_path.glob('adapter*.py')))}.py"
+    script.write_text(
+        "import sys\n"
+        "from reference.adapter import handle_request, serve\n"
+        f"HELLO = {hello!r}\n"
+        f"LOG = {str(tmp_path / 'asked.log')!r}\n"
+        "def handle(request):\n"
+        "    with open(LOG, 'a') as log:\n"
+        "        log.write(str(request.get('op')) + ' engine' * bool(request.get('engine_only')) + '\\n')\n"
+        f"    if {engine!r} and request.get('op') == 'transform':\n"
+        "        request = {**request, 'engine_only': True}\n"
+        "    answer = handle_request(request)\n"
+        f"    if {error!r} and 'error' in answer:\n"
+        f"        answer['error'] = {error!r}\n"
+        "    return {**answer, **HELLO} if request.get('op') == 'hello' else answer\n"
+        "serve(sys.stdin.buffer, sys.stdout.buffer, handle)\n"
+    )
+    return f"{PYTHON} {script}"
+
+
+def ask(adapter: AdapterProcess, requests: list[dict[str, Any]], *, strict: bool = False) -> list[Case]:
+    context = RunContext(
+        "test", adapter.implementation, "2.14.5", BACKEND, Expectations(), iter(range(99)).__next__
+    )
+    return LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict).ask(requests)
+
+
+def transform(destination: str, subject: str = "foo.ab") -> dict[str, Any]:
+    return {"op": "transform", "source": "foo.*", "destination": destination, "subject": subject}
+
+
+def test_what_the_hello_leaves_out_is_not_supported_and_not_asked(tmp_path: Path) -> None:
+    hello = {"ops": ["hello", "transform"], "functions": ["wildcard", "split"]}
+    with AdapterProcess(adapter_script(tmp_path, hello)) as adapter:
+        cases = ask(
+            adapter,
+            [
+                {"op": "partition", "tokens": ["a"], "n": 3},
+                transform("x.{{splitFromLeft(1,1)}}"),
+                transform("x.{{Split(1,-)}}.$1"),
+                transform("x.{{nosuch(1)}}"),
+            ],
+        )
+    outcomes = [(case.verdict, case.difference) for case in cases]
+    not_supported = ("unknown", NOT_SUPPORTED)
+    assert outcomes == [not_supported, not_supported, ("agree", ""), ("agree", "")]
+    assert (tmp_path / "asked.log").read_text().split() == ["hello", "transform", "transform"]
+
+
+@pytest.mark.parametrize(
+    ("hello", "message"),
+    [
+        ({"mode": "bare"}, "'mode' must be one of account, engine (got 'bare')"),
+        ({"functions": ["wildcard", "shuffle"]}, "'functions' names no mapping function: shuffle"),
+        (
+            {"error_kinds": {"bad": "wrong"}},
+            "'error_kinds' maps to no mapping error kind of the protocol: bad: 'wrong'",
+        ),
+    ],
+)
+def test_a_hello_that_declares_nonsense_is_one_line(
+    tmp_path: Path, hello: dict[str, Any], message: str
+) -> None:
+    command = adapter_script(tmp_path, hello)
+    with pytest.raises(AdapterError) as raised:
+        AdapterProcess(command)
+    assert str(raised.value) == f"adapter {command!r} hello: {message}"
+
+
+@pytest.mark.parametrize(("mode", "status"), [("engine", 0), ("account", 1)])
+def test_an_adapter_is_judged_in_the_mode_its_hello_declares(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str, status: int
+) -> None:
+    # A token with a space: the account-mapping validator refuses it, the bare engine copies it
+    # (docs.nats.io, "Subject Mapping and Partitioning"; `nats server mapping` runs the engine).
+    target = f"adapter:{adapter_script(tmp_path, {'mode': mode}, engine=True)}"
+    question = ["--source", "foo.*", "--destination", "x.a b.$1", "--subject", "foo.ab"]
+    assert main(["replay", "--target", target, *question]) == status
+    assert ("diverge" in capsys.readouterr().out) == (mode == "account")
+
+
+@pytest.mark.parametrize("mode", ["engine", "account"])
+def test_a_campaign_asks_in_the_mode_the_hello_declares(tmp_path: Path, mode: str) -> None:
+    target = f"adapter:{adapter_script(tmp_path, {'mode': mode})}"
+    argv = ["campaign", "--target", target, "--cases", "200", "--out", str(tmp_path / "runs")]
+    assert main(argv) == 0
+    asked = (tmp_path / "asked.log").read_text().split("\n")
+    transforms = {line for line in asked if line.startswith("transform")}
+    assert transforms == {"transform engine" if mode == "engine" else "transform"}
+
+
+def test_a_replay_compares_error_kinds_with_strict_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    undeclared = f"adapter:{adapter_script(tmp_path, {}, error='bad-index')}"
+    declared = {"error_kinds": {"bad-index": "wildcard-index-out-of-range"}}
+    renamed = f"adapter:{adapter_script(tmp_path, declared, error='bad-index')}"
+    question = ["--source", "foo.*", "--destination", "x.$2", "--subject", "foo.ab"]
+    assert main(["replay", "--target", undeclared, *question]) == 0
+    assert main(["replay", "--target", renamed, "--strict-errors", *question]) == 0
+    capsys.readouterr()
+    assert main(["replay", "--target", undeclared, "--strict-errors", *question]) == 1
+    assert "reference-wildcard-index-out-of-range-target-bad-index" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def independent_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+    out = tmp_path_factory.mktemp("independent")
+    (out / "none.toml").write_text("")
+    # --strict-errors: its error kinds, renamed as its hello says, must agree too (a strict run can
+    # only add divergences to a default one).
+    argv = ["campaign", "--target", INDEPENDENT, "--cases", "5000", "--strict-errors"]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        status = main([*argv, "--expectations", str(out / "none.toml"), "--out", str(out / "runs")])
+    (run_dir,) = (out / "runs").iterdir()
+    return status, run_dir, printed.getvalue()
+
+
+def test_an_adapter_written_without_the_reference_shows_no_divergence(
+    independent_run: tuple[int, Path, str],
+) -> None:
+    status, run_dir, printed = independent_run
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert status == 0
+    assert manifest["settings"]["plan"]["strict_errors"] is True
+    assert manifest["verdicts"]["diverge"] == manifest["verdicts"]["expected"] == 0
+    assert manifest["verdicts"]["agree"] >= 4000
+    assert manifest["features"]["validation"]["agree"] >= 1000  # rejections, their kinds compared
+    tally = run_tally(run_dir)
+    assert tally["unknown"] == tally[REFUSED] == 0
+    assert tally[NOT_SUPPORTED] == manifest["verdicts"]["unknown"] > 0  # the partitions it leaves out
+    assert f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support" in printed
+
+
+def test_the_report_shows_what_the_adapter_does_not_support(
+    independent_run: tuple[int, Path, str], tmp_path: Path
+) -> None:
+    _, run_dir, _ = independent_run
+    build_report([run_dir], tmp_path, engine="duckdb")
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    (matrix,) = (item for item in summary["matrix"] if item["implementation"] == INDEPENDENT_NAME)
+    assert matrix["releases"] == [f"{INDEPENDENT_NAME} 2.14.5"]
+    states = {
+        (row["kind"], row["name"]): row["cells"][matrix["releases"][0]]["state"] for row in matrix["rows"]
+    }
+    assert states[("feature", "partition")] == states[("function", "partition")] == "not supported"
+    assert states[("feature", "mapping")] == states[("feature", "validation")] == "agrees"
+    assert all(states[("function", name)] == "agrees" for name in ("split", "sliceFromRight", "left"))
