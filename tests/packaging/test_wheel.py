@@ -99,6 +99,19 @@ def test_an_installed_copy_runs_a_campaign_and_its_report(
         *(scripts / "nats-conformance", "report", run_dir, "--out", "report", "--engine", "duckdb"),
         cwd=tmp_path,
     )
+    without_spark = subprocess.run(
+        [scripts / "nats-conformance", "report", run_dir, "--out", "spark-report"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert without_spark.returncode == 2, without_spark.stderr
+    assert without_spark.stderr.splitlines()[-1] == (
+        "nats-conformance: error: the spark engine needs pyspark: pip install 'nats-conformance[spark]', "
+        "or use --engine duckdb"
+    )
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert (tmp_path / "report" / "report.html").stat().st_size > 0
     assert summary["rows"] == manifest["cases"]
