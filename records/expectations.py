@@ -1,6 +1,7 @@
 """Known divergences as data: which diverging cases are expected, for which implementation and releases.
 
-`expectations.toml` at the repository root holds `[[divergence]]` tables:
+`expectations.toml` at the repository root (shipped in the wheel as `records/expectations.toml`, a link
+to it in the repository) holds `[[divergence]]` tables:
 
     [[divergence]]
     id = "left-right-unknown"            # stable name, shown in reports
@@ -36,7 +37,8 @@ from records.schema import Case
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "expectations.toml"
+DEFAULT_PATH = (Path(__file__).parent / "expectations.toml").resolve()
+"""The shipped file: the repository root's in a checkout, the package's in an installed copy."""
 LITERAL = "literal"
 """The function name of a case that uses none (as the class text shows it)."""
 
@@ -138,13 +140,9 @@ class Expectations:
         ]
 
 
-def load_expectations(path: Path | None = None) -> Expectations:
-    """Read an expectations file. Without `path`, the repository's file, and none there means no known
-    divergences; a `path` given must exist."""
-    if path is None:
-        if not DEFAULT_PATH.exists():
-            return Expectations()
-        path = DEFAULT_PATH
+def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
+    """Read an expectations file (default the shipped one); a missing file is an error, never "no known
+    divergences"."""
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError as error:

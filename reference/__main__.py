@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from reference.adapter import serve
-from reference.cli import Parser
+from reference.cli import Parser, run_parsed
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, for_version
 from reference.transform import compile_transform
@@ -19,9 +19,8 @@ from reference.transform import compile_transform
 PROG = "nats-conformance"
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m reference", description="The nats-conformance reference model.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{map,serve}")
+def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register map and serve (here and in `nats-conformance`)."""
     mapping = commands.add_parser("map", help="map subjects like `nats server mapping`")
     mapping.add_argument("source", metavar="SRC")
     mapping.add_argument("destination", metavar="DEST")
@@ -37,32 +36,41 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the account-mapping validator (accepts left/right from 2.10.16)",
     )
-    commands.add_parser("serve", help="answer adapter-protocol JSON lines on stdin")
-    return parser
+    mapping.set_defaults(handler=_map)
+    serving = commands.add_parser("serve", help="answer adapter-protocol JSON lines on stdin")
+    serving.set_defaults(handler=_serve)
 
 
 def _map(args: argparse.Namespace) -> int:
-    profile = NEWEST if args.server_version is None else for_version(args.server_version)
-    transform = compile_transform(args.source, args.destination, profile, engine_only=args.engine_only)
-    for subject in args.subjects:
-        print(transform.apply(subject).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    """Print each subject mapped, or the error's kind and detail as one line (exit status 2)."""
+    try:
+        profile = NEWEST if args.server_version is None else for_version(args.server_version)
+        transform = compile_transform(args.source, args.destination, profile, engine_only=args.engine_only)
+        for subject in args.subjects:
+            mapped = transform.apply(subject)
+            print(mapped.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+    except ConformanceError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"{PROG}: error: {exc.kind}: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        return 1
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer)
+    except BrokenPipeError:
+        return 1
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    try:
-        args = _build_parser().parse_args(argv)
-        if args.command == "serve":
-            serve(sys.stdin.buffer, sys.stdout.buffer)
-            return 0
-        return _map(args)
-    except ConformanceError as exc:
-        sys.stdout.flush()
-        sys.stderr.write(f"{PROG}: error: {exc.kind}: {exc}\n")
-        return 2
-    except (BrokenPipeError, KeyboardInterrupt):
-        return 1
+    parser = Parser(prog="python -m reference", description="The nats-conformance reference model.")
+    add_commands(parser.add_subparsers(dest="command", required=True, metavar="{map,serve}"))
+    return run_parsed(parser, argv)
 
 
 if __name__ == "__main__":

@@ -90,10 +90,9 @@ def add_run_dirs(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = Parser(prog="python -m reports", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("build", help="build report.html, report.md and summary.json")
+def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: str = "build") -> None:
+    """Register build (as `build_name`), baseline and gate (here and in `nats-conformance`)."""
+    run = commands.add_parser(build_name, help="build report.html, report.md and summary.json")
     add_run_dirs(run)
     run.add_argument("--out", required=True, metavar="DIR", help="where the report files go")
     run.add_argument(
@@ -138,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_max_unknown(compare)
     compare.set_defaults(handler=check)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(prog="python -m reports", description=__doc__.splitlines()[0])
+    add_commands(parser.add_subparsers(dest="command", required=True))
     return run_parsed(parser, argv)
 
 

@@ -86,7 +86,10 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
             from pyspark.errors import PySparkException
             from pyspark.sql import SparkSession
         except ImportError as error:
-            raise ReportError("reports need pyspark: pip install 'nats-conformance[spark]'") from error
+            raise ReportError(
+                "the spark engine needs pyspark: pip install 'nats-conformance[spark]', "
+                "or use --engine duckdb"
+            ) from error
     active = SparkSession.getActiveSession()
     if active is not None:
         yield active

@@ -297,9 +297,8 @@ def replay_case(
     return cases
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = Parser(prog="python -m suites", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register campaign, replay, bisect and engine-check (here and in `nats-conformance`)."""
     run = commands.add_parser(
         "campaign",
         help="run many generated cases and record them",
@@ -393,6 +392,11 @@ def main(argv: list[str] | None = None) -> int:
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(prog="python -m suites", description=__doc__.splitlines()[0])
+    add_commands(parser.add_subparsers(dest="command", required=True))
     return run_parsed(parser, argv)
 
 

@@ -1,0 +1,43 @@
+"""`nats-conformance COMMAND ...`: every `python -m suites|reports|fixtures|reference` sub-command under
+one name (`report` is `reports build`), with the same options, exit statuses and one-line errors."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from functools import partial
+
+import fixtures.__main__
+import reference.__main__
+import reports.__main__
+import suites.__main__
+from reference.cli import Parser, run_parsed
+
+
+class _Formatter(argparse.HelpFormatter):
+    """One line per command: aligns help after the commands' indentation (Python 3.11 leaves it out)."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        self._indent()
+        super().add_argument(action)
+        self._dedent()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = Parser(
+        prog="nats-conformance",
+        description="Conformance of NATS subject mapping: run cases against servers, report, gate.",
+        formatter_class=partial(_Formatter, width=max(shutil.get_terminal_size().columns, 100)),
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    suites.__main__.add_commands(commands)
+    reports.__main__.add_commands(commands, build_name="report")
+    fixtures.__main__.add_commands(commands)
+    reference.__main__.add_commands(commands)
+    return run_parsed(parser, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
