@@ -79,7 +79,7 @@ class Divergence:
 
 DIAGNOSES: Final = (
     ("reference-alone", "reference differs from both"),
-    ("server-path", "engine differs from the live server"),
+    ("target-alone", "target differs from the engine (engine agrees with the reference)"),
     ("all-differ", "all three differ"),
     ("engine-unanswered", "engine did not answer"),
 )

@@ -84,6 +84,16 @@ def budget_option(text: str) -> tuple[str, int]:
     return name, int(count)
 
 
+def against_engine(text: str) -> str:
+    """`engine:RELEASE`: the release whose transform engine adapter questions are also asked of."""
+    kind, _, release = text.partition(":")
+    if kind != "engine" or not release:
+        raise argparse.ArgumentTypeError(
+            f"--against takes engine:RELEASE, such as engine:2.14.5 (got {text!r})"
+        )
+    return release
+
+
 def family_option(text: str) -> str:
     """A registered family's name."""
     if text not in FAMILIES:
@@ -119,6 +129,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         budgets=budgets,
         seed=arguments.seed,
         oracle=arguments.oracle or "",
+        against=arguments.against or "",
         strict_errors=arguments.strict_errors,
     )
     expectations_path = Path(arguments.expectations)
@@ -341,6 +352,13 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         choices=("engine",),
         help="also ask the transform engine of each server's release every mapping and validation case, "
         "and record which of reference, server and engine agree (the report's three-way section)",
+    )
+    run.add_argument(
+        "--against",
+        metavar="engine:RELEASE",
+        type=against_engine,
+        help="also ask the transform engine of RELEASE every question put to an adapter target, and record "
+        "which of reference, adapter and engine agree",
     )
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")

@@ -25,7 +25,7 @@ from pathlib import Path
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command, engine_release
 from fixtures.options import split_list
-from records.expectations import Expectations, load_expectations
+from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import NOT_SUPPORTED, Case
 from reference.cli import Parser, count
 from reference.profiles import for_version
@@ -142,7 +142,7 @@ def describe(check: ReleaseCheck) -> list[str]:
 def engine_check_command(arguments: argparse.Namespace) -> int:
     releases = split_list(arguments.releases) or split_list(DEFAULT_RELEASES)
     print(f"engine check: {arguments.questions} questions per release, seed {arguments.seed}")
-    expectations = load_expectations(arguments.expectations)
+    expectations = load_expectations(arguments.expectations or DEFAULT_PATH)
     unexpected = 0
     for release in releases:
         check = check_release(

@@ -39,6 +39,7 @@ from reference.adapter import handle_request
 from reference.functions import FUNCTIONS, LEGACY_WILDCARD, MAPPING_FUNCTIONS
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
+from suites.oracle import three_way
 from suites.strategies import (
     bulk_subjects,
     destination_templates,
@@ -340,22 +341,50 @@ class LibraryRun:
     """Transform questions ask the bare transform engine, not the account-mapping validator."""
     strict_errors: bool = False
     """Two rejections agree only when their error kinds do (the adapter's renamed as its hello says)."""
+    against: AdapterProcess | None = None
+    """A second target (`--against engine:RELEASE`) asked every question too; each case then records
+    which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`)."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
         supported = [is_supported(self.adapter, request) for request in batch]
         questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
         asked = iter(self.adapter.ask(questions) if questions else [])
+        compared = iter(self._ask_against(questions))
         cases = []
         for request, ok in zip(batch, supported, strict=True):
             observed = next(asked) if ok else None
             judged = self._judge(request, observed, supported=ok)
-            cases.append(self._case(judged, seed, ok and observed is None))
+            oracle = ""
+            if ok and self.against is not None:
+                other = self._outcome(next(compared))
+                mine = self._outcome(reference_answer(request))
+                theirs = self._outcome(observed, self.adapter.error_kinds)
+                if mine is not None and theirs is not None:
+                    oracle = three_way(mine, theirs, other)
+            cases.append(self._case(judged, seed, ok and observed is None, oracle))
             if cases[-1].verdict in ("diverge", "expected"):
                 kept = self.found.get(cases[-1].case_class)
                 if kept is None or _size(request) < _size(kept):
                     self.found[cases[-1].case_class] = request
         self.record(cases)
         return cases
+
+    def _ask_against(self, questions: Sequence[Request]) -> list[Answer | None]:
+        """The second target's answers, each asked under its own release."""
+        if self.against is None or not questions:
+            return []
+        release = str(self.against.hello.get("server_version") or "")
+        return self.against.ask([{**q, "server_version": release} if release else q for q in questions])
+
+    def _outcome(self, answer: Answer | None, kinds: Mapping[str, str] | None = None) -> str | None:
+        """An answer as the three-way comparison sees it: the result, or a rejection (with its kind under
+        --strict-errors, renamed by `kinds`); None: no answer."""
+        if answer is None or answer.get("error") == "internal-error":
+            return None
+        if "error" in answer:
+            kind = str(answer["error"])
+            return f"reject:{(kinds or {}).get(kind, kind)}" if self.strict_errors else "reject"
+        return json.dumps({k: v for k, v in answer.items() if k != "detail"}, sort_keys=True)
 
     def _judge(self, request: Request, observed: Answer | None, *, supported: bool = True) -> Judgement:
         return judge(
@@ -367,7 +396,7 @@ class LibraryRun:
             supported=supported,
         )
 
-    def _case(self, judged: Judgement, seed: int, unanswered: bool) -> Case:
+    def _case(self, judged: Judgement, seed: int, unanswered: bool, oracle: str = "") -> Case:
         detail = f"{COMMAND_DETAIL}{self.adapter.command}"
         if unanswered and self.adapter.failures:
             detail += f"; {self.adapter.failures[-1]}"
@@ -384,6 +413,7 @@ class LibraryRun:
             detail=detail,
             seed=seed,
             partitions=judged.partitions,
+            oracle=oracle,
         )
 
     def class_of(self, request: Request) -> str:
@@ -490,12 +520,19 @@ def run_library(
     cases: int,
     seed: int = 0,
     strict_errors: bool = False,
+    against: AdapterProcess | None = None,
 ) -> list[Case]:
-    """`cases` generated questions for the context's release, in the mode the adapter's hello declares,
-    then one minimal case per divergence class; returns the minimal cases."""
+    """`cases` generated questions for the context's release, in the mode the adapter's hello declares
+    (each also asked of `against`, when given), then one minimal case per divergence class; returns the
+    minimal cases."""
     profile = for_version(context.server_version)
     run = LibraryRun(
-        adapter, context, record, engine_only=adapter.mode == "engine", strict_errors=strict_errors
+        adapter,
+        context,
+        record,
+        engine_only=adapter.mode == "engine",
+        strict_errors=strict_errors,
+        against=against,
     )
     ask_questions(run, profile, cases=cases, seed=seed)
     return run.minimise(profile)

@@ -1,5 +1,6 @@
 """The engine oracle: the transform engine of a live target's own release, asked the same mapping and
 validation questions, so that a divergence between the reference and the server becomes a diagnosis.
+An adapter target is compared the same way with the engine of a chosen release (`--against`).
 
 The engine is the `engine:` target (`fixtures.engine`), asked in account mode: the account-mapping
 validation of that release, then the release's transform, with no configuration, reload, wire or
@@ -8,8 +9,8 @@ delivery around it. Each case records which of the three answers agree (`Case.or
 - `all-agree`: reference, server and engine give the same answer;
 - `reference-alone`: the server and its engine agree, the reference differs from both (the reference
   is wrong, or the documents and all server code disagree);
-- `server-path`: the engine agrees with the reference and the live server does otherwise (the path
-  around the engine changes the result);
+- `target-alone`: the engine agrees with the reference and the target does otherwise (for a live
+  server: the path around the engine changes the result);
 - `all-differ`: no two agree;
 - `engine-alone`: the reference and the server agree, the engine does not;
 - `engine-unanswered`: the engine gave no answer (it does not know the operation, or failed).
@@ -29,7 +30,7 @@ from reference.matching import matching_subject
 ORACLE_CLASSES: Final = (
     "all-agree",
     "reference-alone",
-    "server-path",
+    "target-alone",
     "all-differ",
     "engine-alone",
     "engine-unanswered",
@@ -46,7 +47,7 @@ def three_way(reference: str, server: str, engine: str | None) -> str:
         return "all-agree" if engine == server else "engine-alone"
     if engine == server:
         return "reference-alone"
-    return "server-path" if engine == reference else "all-differ"
+    return "target-alone" if engine == reference else "all-differ"
 
 
 class EngineOracle:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fixtures.clients.adapter import AdapterProcess
+from fixtures.engine import engine_command
 from fixtures.options import OptionError, RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
@@ -54,6 +55,8 @@ class CampaignPlan:
     seed: int = 0
     oracle: str = ""
     """`engine`: each server target's own transform engine is asked too (`suites.oracle`)."""
+    against: str = ""
+    """A release whose transform engine is asked every adapter question too (`--against engine:R`)."""
     strict_errors: bool = False
 
     def budget(self, family: Family[Any, Any]) -> int:
@@ -64,6 +67,7 @@ class CampaignPlan:
             "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
             "seed": self.seed,
             "oracle": self.oracle,
+            "against": self.against,
             "strict_errors": self.strict_errors,
         }
 
@@ -250,6 +254,7 @@ def run_adapter(
 ) -> list[FamilyOutcome]:
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
     before = Tally.of(writer)
+    against = AdapterProcess(engine_command(plan.against)) if plan.against else None
     with AdapterProcess(command) as adapter:
         version = for_version(profile).name
         functions = [f"{{{{{name}}}}}" for name in unsupported_functions(adapter)]
@@ -274,8 +279,11 @@ def run_adapter(
                 cases=plan.budget(FAMILIES["mapping"]),
                 seed=plan.seed,
                 strict_errors=plan.strict_errors,
+                against=against,
             )
         finally:
             progress.show(end="\n")
+            if against is not None:
+                against.close()
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
         return [before.outcome(writer, f"{adapter.implementation}@{version}", "library")]

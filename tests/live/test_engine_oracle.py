@@ -26,7 +26,7 @@ DIVERGING = {value for value, _ in DIAGNOSES}
     [
         ("a", "a", "a", "all-agree"),
         ("a", "b", "b", "reference-alone"),
-        ("a", "b", "a", "server-path"),
+        ("a", "b", "a", "target-alone"),
         ("a", "b", "c", "all-differ"),
         ("a", "a", "c", "engine-alone"),
         ("a", "b", None, "engine-unanswered"),
@@ -83,7 +83,7 @@ def test_a_campaign_with_the_engine_oracle_records_and_reports_three_way(tmp_pat
         assert case["oracle"] in allowed, case
     validation = [case for case in judged if case["feature"] == "validation"]
     # The engine is the server's own code: it takes a mapping iff the server does, all but rarely.
-    path = [case for case in validation if case["oracle"] in ("server-path", "all-differ", "engine-alone")]
+    path = [case for case in validation if case["oracle"] in ("target-alone", "all-differ", "engine-alone")]
     assert len(path) <= len(validation) // 20, path[:3]
 
     out = tmp_path / "report"
@@ -102,3 +102,46 @@ def test_a_campaign_with_the_engine_oracle_records_and_reports_three_way(tmp_pat
     assert len(asked) == len({(c["feature"], c["functions"], c["difference"]) for c in diverging})
     assert sum(sum(item["oracle"].values()) for item in asked) == len(diverging)
     assert ("### Three-way diagnosis" in (out / "report.md").read_text()) == bool(diverging)
+
+
+@pytest.mark.live
+def test_an_adapter_against_the_engine_of_a_release(tmp_path: Path) -> None:
+    """`--against engine:2.14.5`: every answered question of the planted-bug adapter is also asked of the
+    real engine; its bugs are differences the engine does not share (the engine agrees with the
+    reference), and the three-way value of an agreeing case never names a divergence."""
+    runs = tmp_path / "runs"
+    adapter = f"adapter:{sys.executable} {ROOT / 'examples' / 'adapters' / 'planted_bugs.py'}"
+    command = [sys.executable, "-m", "suites", "campaign", "--target", adapter, "--cases", "2000"]
+    result = subprocess.run(
+        [*command, "--against", f"engine:{RELEASE}", "--out", str(runs)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    (run_dir,) = runs.iterdir()
+    cases = [case for case in pq.read_table(run_dir / "cases").to_pylist() if case["verdict"] != "unknown"]
+    assert all(case["oracle"] for case in cases)
+    for case in cases:
+        allowed = AGREEING if case["verdict"] == "agree" else DIVERGING
+        assert case["oracle"] in allowed, case
+    planted = [case for case in cases if case["verdict"] == "diverge"]
+    assert planted
+    assert sum(case["oracle"] == "target-alone" for case in planted) > len(planted) / 2
+
+
+def test_against_takes_an_engine_target() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "suites", "campaign", "--against", "2.14.5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "nats-conformance: error: argument --against: --against takes engine:RELEASE"
+    ), result.stderr
