@@ -1,7 +1,7 @@
 """The offline reference check: the reference and the transform engine of each release asked the same
 random questions, agreement printed per release and per divergence class.
 
-    python -m suites engine-check --releases 2.9.25,2.14.5 --questions 20000
+    python -m suites engine-check --questions 200000    # every pinned release
 
 Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the adapter
 library's (`suites.library`), under the release's profile, with `transform` asked in engine mode
@@ -25,6 +25,7 @@ from pathlib import Path
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command, engine_release
 from fixtures.options import split_list
+from fixtures.provision import NATS_SERVER
 from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import NOT_SUPPORTED, Case
 from reference.cli import Parser, count
@@ -32,7 +33,8 @@ from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.library import BACKEND, LibraryRun, ask_questions, unanswered_operations
 
-DEFAULT_RELEASES = "2.9.25,2.14.5"
+DEFAULT_RELEASES = ",".join(NATS_SERVER.lines.values())
+"""Every pinned release (`fixtures.provision`): 2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15, 2.14.5."""
 
 
 def question_kind(case: Case) -> str:
