@@ -14,7 +14,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.schema import REFUSED
+from records.schema import REFUSED, Case
 from records.writer import CASES
 
 COLUMNS: Final = ["verdict", "difference"]
@@ -31,6 +31,11 @@ def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
                 key = REFUSED if row["difference"] == REFUSED else str(row["verdict"])
                 tally[key] += int(row["count_all"])
     return tally
+
+
+def case_tally(cases: Iterable[Case]) -> Counter[str]:
+    """`verdict_tally` of cases in memory (a replay's)."""
+    return Counter(REFUSED if case.difference == REFUSED else case.verdict for case in cases)
 
 
 def run_tally(run_dir: Path) -> Counter[str]:

@@ -1,8 +1,8 @@
 """`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
 
 Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
-status 2; a campaign exits 1 on unexpected divergences, else 3 when more than `--max-unknown` of its
-cases are unknown, else 0 (reference.cli).
+status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
+`--max-unknown` of its cases are unknown, else 0 (reference.cli).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from records.expectations import (
     write_expectations,
 )
 from records.schema import Case
-from records.tally import run_tally
+from records.tally import case_tally, run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.profiles import NEWEST, for_version, has_profile
@@ -160,18 +160,20 @@ def replay(arguments: argparse.Namespace) -> int:
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(versions, backends, arguments.server_url, arguments.apply_command)
-    return _show(replay_file_on_server(_question(arguments), run, operator=arguments.operator))
+    cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
+    return _show(cases, arguments.max_unknown)
 
 
-def _status(cases: list[Case]) -> int:
-    return 1 if any(case.verdict != "agree" for case in cases) else 0
-
-
-def _show(cases: list[Case]) -> int:
-    """Print each replayed case; the exit status is 1 when any of them did not agree."""
+def _show(cases: list[Case], max_unknown: float) -> int:
+    """Print each replayed case; the exit status is a campaign's (README, "Exit statuses"): 1 when one
+    diverges, else 3 when more than `max_unknown` of them are unknown, else 0."""
     for case in cases:
         print(describe_case(case))
-    return _status(cases)
+    tally = case_tally(cases)
+    unknown = too_many_unknown(tally, max_unknown)
+    if unknown:
+        print(unknown)
+    return exit_status(diverged=bool(tally["diverge"]), unknown=unknown)
 
 
 def _question(arguments: argparse.Namespace) -> CaseFile:
@@ -224,7 +226,7 @@ def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
         backends = [arguments.backend] if arguments.backend else []
         run = build_run_config(versions, backends, targets.server_url, arguments.apply_command)
         cases += replay_file_on_server(case, run, operator=arguments.operator)
-    return _show(cases)
+    return _show(cases, arguments.max_unknown)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,7 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_max_unknown(run)
     run.set_defaults(handler=campaign)
-    again = commands.add_parser("replay", help="run one case again and compare with the reference")
+    again = commands.add_parser(
+        "replay",
+        help="run one case again and compare with the reference",
+        description="Exit status: 0 every replayed case agrees, 1 one diverges, 2 usage or setup error, "
+        "3 more unknown cases than --max-unknown.",
+    )
     again.add_argument("file", nargs="?", help="a case file (a run's divergences/*.json)")
     add_target_options(again, many=False)
     again.add_argument("--functions", default="", help="an adapter case's functions column")
@@ -298,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     again.add_argument(
         "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
     )
+    add_max_unknown(again)
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)
