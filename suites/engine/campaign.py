@@ -132,31 +132,33 @@ def run_one(
     expectations: Expectations,
     diverged: list[Case],
 ) -> None:
-    """One family on a server of `target` started for it."""
+    """One family on a server of `target` started for it (a start that fails is tried again, and each
+    retry journaled as a restart: `Session.started`)."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
     try:
-        server.start(family.base_config(server))
-        why = family.unsupported(server.version, server.name)
-        if why:
-            print(f"{label} skipped: {why}", file=sys.stderr)
-            return
-        context = RunContext.for_server(
-            server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-        )
-        progress = Progress(label=label)
-        session = Session.of(server, server.config)
+        session = Session.started(server, family.base_config(server))
         try:
-            run_family(
-                family,
-                session,
-                context,
-                budget=plan.budget(family),
-                seed=plan.seed,
-                sink=Sink(writer, progress, diverged),
+            why = family.unsupported(server.version, server.name)
+            if why:
+                print(f"{label} skipped: {why}", file=sys.stderr)
+                return
+            context = RunContext.for_server(
+                server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
             )
+            progress = Progress(label=label)
+            try:
+                run_family(
+                    family,
+                    session,
+                    context,
+                    budget=plan.budget(family),
+                    seed=plan.seed,
+                    sink=Sink(writer, progress, diverged),
+                )
+            finally:
+                progress.show(end="\n")
         finally:
-            progress.show(end="\n")
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
                 writer.note_restart(target.id, family.name, restart)

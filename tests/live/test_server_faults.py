@@ -21,6 +21,7 @@ import pytest
 
 from fixtures.deadlines import DEADLINE_ENV
 from fixtures.options import Target
+from fixtures.provision import resolve_binary
 from fixtures.session import RESTARTED
 from records.writer import CASES
 from reference.profiles import NEWEST, for_version
@@ -120,3 +121,73 @@ def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
     # manifest; every case that says it was cut short is unknown.
     restarted = [row["verdict"] for row in table if row["detail"].startswith(RESTARTED)]
     assert set(restarted) <= {"unknown"}
+
+
+FIRST_START = {
+    "dies": 'kill -9 "$$"',
+    "hangs": "exec sleep 60",
+}
+"""What a wrapper of the target's binary does at its first start instead of running it."""
+
+
+def _wrapper(tmp_path: Path, binary: Path, first_start: str) -> Path:
+    """A `nats-server` that does `first_start` the first time it runs, and is `binary` after that."""
+    wrapper = tmp_path / "bin" / "nats-server"
+    wrapper.parent.mkdir()
+    marker = tmp_path / "bin" / "started"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ ! -e "{marker}" ]; then : > "{marker}"; {first_start}; fi\nexec "{binary}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _short_campaign(server: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable, "-m", "suites", "campaign", "--server-version", str(server), "--backend", "process",
+        "--family", "mapping", "--cases", "300", "--out", str(out),
+    ]  # fmt: skip
+    environment = {**os.environ, DEADLINE_ENV: str(START_DEADLINE)}
+    return subprocess.run(
+        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+START_DEADLINE = 3.0
+"""The deadline of a start in the first-start tests: a hung start is given up on after it."""
+
+
+@pytest.mark.parametrize("first_start", list(FIRST_START))
+def test_a_server_that_dies_or_hangs_in_its_first_start_is_started_again(
+    target: Target, tmp_path: Path, first_start: str
+) -> None:
+    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
+        pytest.skip(f"a wrapper of the binary runs on the process backend, newest release ({NEWEST.name})")
+    binary = resolve_binary(target.spec)
+    out = tmp_path / "runs"
+    finished = _short_campaign(_wrapper(tmp_path, binary, FIRST_START[first_start]), out)
+    assert finished.returncode in (0, 1), finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr
+    (run_dir,) = out.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (restart,) = manifest["restarts"]
+    assert restart["family"] == "mapping"
+    assert restart["reason"].startswith(RESTARTED)
+    assert restart["reason"].endswith("(during its start)")
+    assert manifest["cases"] == manifest["written"] >= 300
+    assert f"mapping: {restart['reason']}" in finished.stderr
+
+
+def test_a_release_that_cannot_start_is_one_line_and_exit_2(target: Target, tmp_path: Path) -> None:
+    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
+        pytest.skip(f"a broken binary is tried on the process backend once ({NEWEST.name})")
+    broken = tmp_path / "bin" / "nats-server"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\necho 'nats-server: broken build' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    out = tmp_path / "runs"
+    finished = _short_campaign(broken, out)
+    assert finished.returncode == 2, finished.stderr[-3000:]
+    assert finished.stderr.endswith("nats-server: broken build (3 starts failed)\n")
+    assert finished.stderr.count("\n") == 1
+    assert not out.exists() or not list(out.iterdir())

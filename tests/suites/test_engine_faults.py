@@ -11,7 +11,13 @@ import pytest
 from fixtures.clients.wire import WireError
 from fixtures.config import ServerConfig
 from fixtures.deadlines import DEADLINE_ENV, within
-from fixtures.errors import ReloadTimeoutError, ServerDiedError, ServerError, ServerStartError
+from fixtures.errors import (
+    ConfigRejectedError,
+    ReloadTimeoutError,
+    ServerDiedError,
+    ServerError,
+    ServerStartError,
+)
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
@@ -144,4 +150,40 @@ def test_a_server_dead_of_a_unit_is_a_crash_and_one_killed_from_outside_is_cut_s
     server.running, server.log = False, "[INF] Server is ready\n"
     with pytest.raises(ServerDiedError, match="no panic in its log"):
         crash_of(Session.of(server), "the server closed the connection")
+    assert server.starts == 1
+
+
+class NeverStarts(ScriptedServer):
+    """Every start fails: a release that cannot start."""
+
+    def start(self, config: ServerConfig) -> None:
+        super().start(config)
+        self.running = False
+        raise ServerStartError("nats-server exited with status 1 during start-up: bad binary")
+
+
+def test_a_server_that_fails_its_first_start_is_started_again_and_the_restart_kept() -> None:
+    server = FailingStart(ServerDiedError("unused"), running=False)
+    session = Session.started(server, ServerConfig())
+    assert server.starts == 2
+    assert server.running
+    assert session.restarts == [f"{RESTARTED} killed during start (during its start)"]
+
+
+def test_a_release_that_never_starts_is_one_error_after_a_few_starts() -> None:
+    server = NeverStarts(ServerDiedError("unused"), running=False)
+    with pytest.raises(ServerStartError, match=r"bad binary \(3 starts failed\)$"):
+        Session.started(server, ServerConfig())
+    assert server.starts == 3
+
+
+def test_a_configuration_refused_at_start_is_not_tried_again() -> None:
+    class Refusing(ScriptedServer):
+        def start(self, config: ServerConfig) -> None:
+            super().start(config)
+            raise ConfigRejectedError("server rejected the configuration: bad", "bad")
+
+    server = Refusing(ServerDiedError("unused"), running=False)
+    with pytest.raises(ConfigRejectedError):
+        Session.started(server, ServerConfig())
     assert server.starts == 1
