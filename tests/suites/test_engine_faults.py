@@ -22,9 +22,14 @@ from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
+from reference.weighted import WeightedDestination
 from suites.differential import MappingBatch, RunContext, crash_of
-from suites.engine.family import cases_of, check
+from suites.engine.family import cases_of, check, verdicts
 from suites.families import FAMILIES
+from suites.families.imports import ImportRun
+from suites.families.matching import Subscriptions
+from suites.families.streams import TransformRun
+from suites.weighted import WeightedRun
 
 
 class ScriptedServer:
@@ -187,3 +192,29 @@ def test_a_configuration_refused_at_start_is_not_tried_again() -> None:
     with pytest.raises(ConfigRejectedError):
         Session.started(server, ServerConfig())
     assert server.starts == 1
+
+
+SHARES = (WeightedDestination("w.a.$1", 60), WeightedDestination("w.b.$1", 40))
+
+
+@pytest.mark.parametrize(
+    ("family", "unit", "planned"),
+    [
+        ("mapping", MappingBatch((("a.*", "b.$1"), ("c.>", "d.>")), (("a.x", "a.y"), ("c.z",))), 3),
+        ("matching", Subscriptions(("a.*", "b.>"), ("a.x", "b.y.z", "c")), 2 * 3),
+        ("weighted", WeightedRun("w.*", SHARES, ("w.x", "w.y", "w.z"), 7), 3 + 1),  # messages, shares
+        ("stream-transform", TransformRun("stream", "t.*", "t.$1.x", ("t.a", "t.b", "t.c")), 1 + 3),
+        ("import", ImportRun("stream", "e.*", "i.{{wildcard(1)}}", ("e.a", "e.b")), 1 + 2),
+        ("import", ImportRun("service", "e.*", "i.{{wildcard(1)}}", ("i.a",)), 1 + 1),
+    ],
+)
+def test_a_cut_off_unit_counts_every_case_it_would_have_recorded_as_unknown(
+    family: str, unit: object, planned: int
+) -> None:
+    """Every generated case ends in exactly one verdict: a unit its server cut short is not one unknown
+    case standing for several, but each of the cases the unit would have recorded (the creation's or
+    configuration's, then every subject's)."""
+    chosen = FAMILIES[family]
+    judged = chosen.unknown(_context(), for_version("2.14.5"), unit, f"{RESTARTED} gone")
+    assert verdicts(judged) == {"unknown": planned}
+    assert {case.detail for case in cases_of(judged)} == {f"{RESTARTED} gone"}
