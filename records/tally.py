@@ -15,7 +15,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.schema import NOT_SUPPORTED, REFUSED
+from records.schema import NOT_SUPPORTED, REFUSED, Case
 from records.writer import CASES
 
 COLUMNS: Final = ["verdict", "difference"]
@@ -34,6 +34,11 @@ def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
                 key = str(row["difference"] if uncounted else row["verdict"])
                 tally[key] += int(row["count_all"])
     return tally
+
+
+def case_tally(cases: Iterable[Case]) -> Counter[str]:
+    """`verdict_tally` of cases in memory (a replay's)."""
+    return Counter(REFUSED if case.difference == REFUSED else case.verdict for case in cases)
 
 
 def run_tally(run_dir: Path) -> Counter[str]:

@@ -1,8 +1,8 @@
 """`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
 
 Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
-status 2; a campaign exits 1 on unexpected divergences, else 3 when more than `--max-unknown` of its
-cases are unknown, else 0 (reference.cli).
+status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
+`--max-unknown` of its cases are unknown, else 0 (reference.cli).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from records.expectations import (
     write_expectations,
 )
 from records.schema import NOT_SUPPORTED, Case
-from records.tally import run_tally
+from records.tally import case_tally, run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.errors import ConformanceError
@@ -196,18 +196,20 @@ def replay(arguments: argparse.Namespace) -> int:
     run = build_run_config(
         versions, backends, arguments.server_url, arguments.apply_command, profile=arguments.profile
     )
-    return _show(replay_file_on_server(_question(arguments), run, operator=arguments.operator))
+    cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
+    return _show(cases, arguments.max_unknown)
 
 
-def _status(cases: list[Case]) -> int:
-    return 1 if any(case.verdict != "agree" for case in cases) else 0
-
-
-def _show(cases: list[Case]) -> int:
-    """Print each replayed case; the exit status is 1 when any of them did not agree."""
+def _show(cases: list[Case], max_unknown: float) -> int:
+    """Print each replayed case; the exit status is a campaign's (README, "Exit statuses"): 1 when one
+    diverges, else 3 when more than `max_unknown` of them are unknown, else 0."""
     for case in cases:
         print(describe_case(case))
-    return _status(cases)
+    tally = case_tally(cases)
+    unknown = too_many_unknown(tally, max_unknown)
+    if unknown:
+        print(unknown)
+    return exit_status(diverged=bool(tally["diverge"]), unknown=unknown)
 
 
 def _question(arguments: argparse.Namespace) -> CaseFile:
@@ -251,7 +253,7 @@ def add_strict_errors(parser: argparse.ArgumentParser) -> None:
 def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
     """A case file (or the question on the command line) on every target named."""
     case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
-    return _show(replay_case(case, arguments, targets))
+    return _show(replay_case(case, arguments, targets), arguments.max_unknown)
 
 
 def replay_folder(folder: Path, arguments: argparse.Namespace, targets: Targets) -> int:
@@ -378,7 +380,12 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     add_strict_errors(run)
     add_max_unknown(run)
     run.set_defaults(handler=campaign)
-    again = commands.add_parser("replay", help="run one case again and compare with the reference")
+    again = commands.add_parser(
+        "replay",
+        help="run one case again and compare with the reference",
+        description="Exit status: 0 every replayed case agrees, 1 one diverges (for a folder: a case "
+        "still fails), 2 usage or setup error, 3 more unknown cases than --max-unknown.",
+    )
     again.add_argument(
         "file",
         nargs="?",
@@ -407,6 +414,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     again.add_argument(
         "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
     )
+    add_max_unknown(again)
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)

@@ -187,6 +187,8 @@ def judge_weighted(
     difference = "distribution" if fit.rejected else ""
     if fit.rejected and remainder_on_itself(categories, counts, subjects):
         difference = REMAINDER_DELIVERED
+    if not any(observation.received(index) for index in range(len(subjects))):
+        difference = "unknown"  # no message was observed: the shares say nothing
     result.summary = make_case(
         context,
         feature="weighted",
@@ -198,7 +200,9 @@ def judge_weighted(
         expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),
         difference=difference,
-        detail=f"{sum(counts)} of {len(subjects)} messages judged possible",
+        detail=observation.failure
+        if difference == "unknown"
+        else f"{sum(counts)} of {len(subjects)} messages judged possible",
         seed=seed,
     )
     return result

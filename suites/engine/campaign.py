@@ -150,42 +150,47 @@ def run_one(
     expectations: Expectations,
     diverged: list[Case],
 ) -> list[FamilyOutcome]:
-    """One family on a server of `target` started for it."""
+    """One family on a server of `target` started for it (a start that fails is tried again, and each
+    retry journaled as a restart: `Session.started`)."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
     try:
-        server.start(family.base_config(server))
-        profile = judging_profile(target, run, server.version, writer)
-        why = family.unsupported(server.version, server.name)
-        if why:
-            print(f"{label} skipped: {why}", file=sys.stderr)
-            return [FamilyOutcome(target.id, family.name, skipped=why)]
-        context = RunContext.for_server(
+        session = Session.started(
             server,
-            run_id=writer.run_id,
-            expectations=expectations,
-            next_case_id=writer.next_case_id,
-            oracle=EngineOracle(server.version) if plan.oracle else None,
+            family.base_config(server),
+            rules=lambda version: judging_profile(target, run, version, writer),
         )
-        progress = Progress(label=label)
-        session = Session.of(server, server.config, profile)
         before = Tally.of(writer)
         try:
-            run_family(
-                family,
-                session,
-                context,
-                budget=plan.budget(family),
-                seed=plan.seed,
-                sink=Sink(writer, progress, diverged),
+            why = family.unsupported(server.version, server.name)
+            if why:
+                print(f"{label} skipped: {why}", file=sys.stderr)
+                return [FamilyOutcome(target.id, family.name, skipped=why)]
+            context = RunContext.for_server(
+                server,
+                run_id=writer.run_id,
+                expectations=expectations,
+                next_case_id=writer.next_case_id,
+                oracle=EngineOracle(server.version) if plan.oracle else None,
             )
+            progress = Progress(label=label)
+            try:
+                run_family(
+                    family,
+                    session,
+                    context,
+                    budget=plan.budget(family),
+                    seed=plan.seed,
+                    sink=Sink(writer, progress, diverged),
+                )
+            finally:
+                progress.show(end="\n")
+                if context.oracle is not None:
+                    context.oracle.close()
         finally:
-            progress.show(end="\n")
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
                 writer.note_restart(target.id, family.name, restart)
-            if context.oracle is not None:
-                context.oracle.close()
         return [before.outcome(writer, target.id, family.name)]
     finally:
         server.cleanup()

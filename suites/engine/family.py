@@ -97,8 +97,9 @@ class TargetServer:
         return ServerConfig()
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Any, reason: str) -> Judged:
-        """One `unknown` case standing for the whole unit (a family whose cases are known before it runs
-        says them instead)."""
+        """One `unknown` case standing for the whole unit, for a family whose cases depend on the server's
+        answers (republish, streaming); a family whose cases are known before it runs says each of them
+        instead, so that every case the unit would have recorded ends in exactly one verdict."""
         case = make_case(
             context,
             feature=self.features[0],

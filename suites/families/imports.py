@@ -220,8 +220,8 @@ class ImportFamily(TargetServer):
         )
         steps = (unit.to_json(),)
         cases = [replace(configured, steps=steps)]
-        if transform is None or verdict != "accept":
-            return cases
+        if transform is None or not (verdict == "accept" or observed.failure):
+            return cases  # a refused configuration publishes nothing; a cut-off one, its subjects unknown
         for index, subject in enumerate(unit.subjects):
             arrived = list(observed.arrived[index]) if index < len(observed.arrived) else []
             replied = unit.kind == "stream" or (index < len(observed.replied) and observed.replied[index])

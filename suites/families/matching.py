@@ -65,5 +65,13 @@ class MatchingFamily(TargetServer):
             duration_us=observed.duration_us,
         )
 
+    def unknown(
+        self, context: RunContext, profile: ReleaseProfile, unit: Subscriptions, reason: str
+    ) -> Judged:
+        """Every (pattern, subject) case of the unit, none observed."""
+        return judge_matching(
+            context, unit.patterns, unit.subjects, SubscriptionObservation(failure=reason), seed=unit.seed
+        )
+
     def unit_of(self, case: CaseFile) -> Subscriptions:
         return Subscriptions((case.source,), (case.subject,))

@@ -176,13 +176,33 @@ class StreamTransformFamily(TargetServer):
         """The creation's case, then one per published subject; every case carries the unit's step."""
         feature = feature_of(unit.place)
         steps = (unit.to_json(),)
-        if observed.failure:
-            return [replace(self._stopped(context, unit, observed), steps=steps)]
         try:
             transform: Transform | None = compile_in(unit.place, unit.source, unit.destination, profile)
             refusal = ""
         except MappingError as refused:
             transform, refusal = None, refused.kind
+        if observed.failure:
+            # The creation's case stands for the unit; each subject the reference would have judged is
+            # a case of its own, none observed.
+            stopped = [self._stopped(context, unit, observed)]
+            if transform is not None:
+                stopped += [
+                    make_case(
+                        context,
+                        feature=feature,
+                        functions=transform.functions,
+                        source=unit.source,
+                        destination=unit.destination,
+                        subject=subject,
+                        expected=transform.apply(subject) if transform.matches(subject) else subject,
+                        observed="",
+                        difference="unknown",
+                        detail=observed.failure,
+                        seed=unit.seed,
+                    )
+                    for subject in unit.subjects
+                ]
+            return [replace(case, steps=steps) for case in stopped]
         error = api_error(observed.created)
         functions = transform.functions if transform else functions_named(unit.destination)
         if error is None and refusal:

@@ -18,6 +18,7 @@ from reference.profiles import ReleaseProfile
 from reference.weighted import WeightedDestination
 from suites.differential import RunContext
 from suites.engine.family import Judged, TargetServer
+from suites.subscriptions import SubscriptionObservation
 from suites.weighted import (
     WeightedObservation,
     WeightedRun,
@@ -49,6 +50,11 @@ class WeightedFamily(TargetServer):
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: WeightedRun, observed: WeightedObservation
     ) -> Judged:
+        return judge_weighted(context, profile, unit, observed).all_cases
+
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: WeightedRun, reason: str) -> Judged:
+        """Every message's case and the shares' case, none observed."""
+        observed = WeightedObservation(deliveries=SubscriptionObservation(failure=reason))
         return judge_weighted(context, profile, unit, observed).all_cases
 
     def unit_of(self, case: CaseFile) -> WeightedRun:

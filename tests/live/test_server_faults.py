@@ -1,6 +1,9 @@
-"""A campaign outlives its server's faults (a nemesis, as in Jepsen): a server paused past the deadline of
-every wait, or killed with SIGKILL, mid-run. The campaign goes on after a restart, its cut-off cases are
-`unknown` with the restart in their detail, and the manifest counts every row on disk."""
+"""A campaign outlives its server's faults (a nemesis, as in Jepsen): at a seeded moment of a run, the
+target's server is paused past the deadline of every wait, killed with SIGKILL, restarted, or has its
+connections dropped, on the process and the container backends. The campaign goes on (restarting the
+server where it must), every case it could not observe is `unknown` (never `agree`), the manifest counts
+every row on disk, the exit status is a campaign's, and nothing of the run is left running. A server
+that dies or hangs in its very first start is started again; one that can never start is one line."""
 
 from __future__ import annotations
 
@@ -14,55 +17,93 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
 from fixtures.deadlines import DEADLINE_ENV
+from fixtures.docker import process_daemon
 from fixtures.options import Target
+from fixtures.provision import resolve_binary
+from fixtures.servers.container import CONFIG_DIR
 from fixtures.session import RESTARTED
+from records.owners import process_identity
 from records.writer import CASES
 from reference.profiles import NEWEST, for_version
+from suites.differential import is_deliverable
+from tests.live.campaigns import arguments, containers_of
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 1.0
-CASES_RUN = 40_000
-"""A campaign long enough that the fault lands in its middle."""
+CASES_RUN = 20_000
+"""A campaign long enough that the fault lands in its middle: it lands once the campaign shows at most
+`LATEST_FAULT` cases, which leaves thousands to run however fast the machine is."""
+LATEST_FAULT = 2_000
 
 
-def _server_of(campaign: subprocess.Popen[str], timeout: float = 30.0) -> int:
-    """The pid of the nats-server the campaign runs from its configuration file, once there is one."""
+@dataclass(frozen=True, slots=True)
+class Server:
+    """The server a campaign runs: its host pid, the work directory of its configuration, and its
+    container when it runs in one."""
+
+    pid: int
+    workdir: Path
+    container: Any = None
+
+
+def _process_server(campaign: subprocess.Popen[str]) -> Server | None:
+    """The nats-server the campaign runs as its child, if it runs one now."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        argv = arguments(int(status.parent.name))
+        running = fields.get("State", "").startswith(("R", "S"))
+        if fields.get("PPid") == str(campaign.pid) and running and "-c" in argv:
+            return Server(int(status.parent.name), Path(argv[argv.index("-c") + 1]).parent)
+    return None
+
+
+def _container_server(campaign: subprocess.Popen[str]) -> Server | None:
+    """The nats-server the campaign runs in a container, if one runs now."""
+    for container in containers_of(process_identity(campaign.pid)):
+        state = container.attrs["State"]
+        if state.get("Running") and not state.get("Paused") and state.get("Pid"):
+            (mount,) = [m["Source"] for m in container.attrs["Mounts"] if m["Destination"] == CONFIG_DIR]
+            return Server(int(state["Pid"]), Path(mount), container)
+    return None
+
+
+def _server_of(campaign: subprocess.Popen[str], backend: str, timeout: float = 30.0) -> Server:
+    find = _container_server if backend == "container" else _process_server
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for status in Path("/proc").glob("[0-9]*/status"):
-            try:
-                fields = dict(
-                    line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
-                )
-                argv = (status.parent / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            running = fields.get("State", "").startswith(("R", "S"))
-            if fields.get("PPid") == str(campaign.pid) and running and b"-c" in argv:
-                return int(status.parent.name)
+        found = find(campaign)
+        if found is not None:
+            return found
+        assert campaign.poll() is None, "the campaign ended before its fault"
         time.sleep(0.05)
     raise AssertionError("the campaign runs no server")
 
 
-def _recording(errors: list[str], timeout: float = 60.0) -> None:
-    """Wait until the campaign's progress line counts cases."""
+def _recording(errors: list[str], cases: int, timeout: float = 90.0) -> None:
+    """Wait until the campaign's progress line counts at least `cases` cases."""
     deadline = time.monotonic() + timeout
-    while not re.search(r"mapping: [1-9]\d* cases", "".join(errors)):
-        assert time.monotonic() < deadline, "the campaign records no case"
+    while not any(int(n) >= cases for n in re.findall(r"mapping: (\d+) cases", "".join(errors))):
+        assert time.monotonic() < deadline, f"the campaign records no {cases} cases"
         time.sleep(0.05)
 
 
 def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
     command = [
         sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
-        "--backend", "process", "--family", "mapping", "--cases", str(CASES_RUN), "--out", str(out),
+        "--backend", target.backend, "--family", "mapping", "--cases", str(CASES_RUN), "--out", str(out),
     ]  # fmt: skip
     environment = {**os.environ, DEADLINE_ENV: str(DEADLINE)}
     return subprocess.Popen(
@@ -70,53 +111,188 @@ def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
     )
 
 
-def _pause(pid: int, rng: random.Random) -> None:
-    """SIGSTOP for several deadlines, then SIGCONT (unless the campaign has killed it to restart it)."""
-    os.kill(pid, signal.SIGSTOP)
+def _pause(server: Server, rng: random.Random) -> None:
+    """SIGSTOP for several deadlines, then SIGCONT (unless the campaign has removed it to restart it)."""
+    os.kill(server.pid, signal.SIGSTOP)
     time.sleep(DEADLINE * 6 + rng.uniform(0, DEADLINE))
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGCONT)
+        os.kill(server.pid, signal.SIGCONT)
 
 
-def _kill(pid: int, rng: random.Random) -> None:
-    os.kill(pid, signal.SIGKILL)
+def _kill(server: Server, rng: random.Random) -> None:
+    os.kill(server.pid, signal.SIGKILL)
+
+
+def _restart(server: Server, rng: random.Random) -> None:
+    """A container is restarted in place by Docker (the server ends cleanly and starts again with the
+    same configuration file); a process is ended cleanly with SIGTERM, for the campaign to start again."""
+    if server.container is not None:
+        server.container.restart(timeout=1)
+    else:
+        os.kill(server.pid, signal.SIGTERM)
+
+
+def _drop(server: Server, rng: random.Random) -> None:
+    """Reset the server's established client connections (`ss -K`), once one was there to reset."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        listening = subprocess.run(
+            ["ss", "-Htlnp"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        ports = [line.split()[3].rsplit(":", 1)[1] for line in listening if f"pid={server.pid}," in line]
+        if ports:
+            chosen = " or ".join(f"sport = :{port}" for port in ports)
+            killed = subprocess.run(
+                ["ss", "-HK", "-t", "state", "established", f"( {chosen} )"],
+                capture_output=True, text=True, check=True,
+            ).stdout  # fmt: skip
+            if killed.strip():
+                return
+        time.sleep(0.02)
+    raise AssertionError("the server had no connection to drop")
+
+
+FAULTS: dict[str, Callable[[Server, random.Random], None]] = {
+    "pause": _pause,
+    "kill": _kill,
+    "restart": _restart,
+    "drop": _drop,
+}
+ALWAYS_RESTARTED = {("pause", "process"), ("pause", "container"), ("kill", "process"),
+                    ("kill", "container"), ("restart", "process")}  # fmt: skip
+"""The faults after which the campaign must restart the server: a server restarted in place by Docker,
+or whose connections were dropped, may be used again as it is (the cases it cut off are unknown)."""
+
+
+def _leftovers(campaign: subprocess.Popen[str], owner: str, server: Server) -> list[str]:
+    """What the ended campaign left: its work directory, a process run from it, a container it made."""
+    left = [f"work directory {server.workdir}"] if server.workdir.exists() else []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        if any(str(server.workdir) in part for part in arguments(int(cmdline.parent.name))):
+            left.append(f"process {cmdline.parent.name}")
+    if server.container is not None:
+        left += [f"container {container.id}" for container in containers_of(owner)]
+    return left
 
 
 @pytest.mark.parametrize("seed", [1])
-@pytest.mark.parametrize("fault", [_pause, _kill], ids=["pause", "kill"])
-def test_a_campaign_goes_on_after_its_server_hangs_or_dies(
-    target: Target, tmp_path: Path, fault: object, seed: int
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_campaign_goes_on_after_its_server_hangs_dies_restarts_or_drops_connections(
+    target: Target, tmp_path: Path, fault: str, seed: int
 ) -> None:
-    if target.backend != "process":
-        pytest.skip("the nemesis signals a server process")
+    if target.backend not in ("process", "container"):
+        pytest.skip("the nemesis acts on a server the campaign starts")
     if for_version(target.spec.text) != NEWEST:
         pytest.skip(f"the nemesis runs on the newest release only ({NEWEST.name}), to keep CI short")
-    assert callable(fault)
-    rng = random.Random(seed)
+    if fault == "drop" and os.geteuid() != 0:
+        pytest.skip("dropping a server's connections (ss -K) needs root")
+    rng = random.Random(f"{fault}-{target.backend}-{seed}")
+    if target.backend == "container":
+        process_daemon()  # this process's daemon, which the campaign shares (and so never stops)
     campaign = _campaign(target, tmp_path)
+    owner = process_identity(campaign.pid)
     stream = campaign.stderr
     assert stream is not None
     errors: list[str] = []
     reader = threading.Thread(target=lambda: errors.extend(iter(lambda: stream.read(1), "")))
     reader.start()
     try:
-        _recording(errors)
-        time.sleep(rng.uniform(0.2, 1.0))
-        fault(_server_of(campaign), rng)
-        campaign.wait(timeout=240)
+        _recording(errors, rng.randint(300, LATEST_FAULT))
+        server = _server_of(campaign, target.backend)
+        FAULTS[fault](server, rng)
+        campaign.wait(timeout=300)
     finally:
         campaign.kill()
+        campaign.wait()
         reader.join()
     stderr = "".join(errors)
     assert campaign.returncode in (0, 1), stderr[-3000:]
     assert "Traceback" not in stderr
-    assert f"mapping: {RESTARTED}" in stderr
     (run_dir,) = tmp_path.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    table = pq.read_table(run_dir / CASES, columns=["verdict", "detail"]).to_pylist()
+    columns = ["verdict", "detail", "expected", "observed"]
+    table = pq.read_table(run_dir / CASES, columns=columns).to_pylist()
+    assert manifest["status"] == "completed"
     assert manifest["cases"] == manifest["written"] == len(table) >= CASES_RUN
-    assert {restart["family"] for restart in manifest["restarts"]} == {"mapping"}
+    assert sum(manifest["verdicts"].values()) == len(table)
+    if (fault, target.backend) in ALWAYS_RESTARTED:
+        assert f"mapping: {RESTARTED}" in stderr
+        assert {restart["family"] for restart in manifest["restarts"]} == {"mapping"}
     # The unit the fault cut short may hold no case (a batch of refused mappings): its restart is in the
-    # manifest; every case that says it was cut short is unknown.
-    restarted = [row["verdict"] for row in table if row["detail"].startswith(RESTARTED)]
-    assert set(restarted) <= {"unknown"}
+    # manifest; every case that says it was cut short is unknown, and no case agrees unobserved.
+    assert {row["verdict"] for row in table if row["detail"].startswith(RESTARTED)} <= {"unknown"}
+    assert not [
+        row for row in table
+        if row["verdict"] == "agree" and not row["observed"] and is_deliverable(row["expected"])
+    ]  # fmt: skip
+    assert _leftovers(campaign, owner, server) == []
+
+
+FIRST_START = {
+    "dies": 'kill -9 "$$"',
+    "hangs": "exec sleep 60",
+}
+"""What a wrapper of the target's binary does at its first start instead of running it."""
+
+
+def _wrapper(tmp_path: Path, binary: Path, first_start: str) -> Path:
+    """A `nats-server` that does `first_start` the first time it runs, and is `binary` after that."""
+    wrapper = tmp_path / "bin" / "nats-server"
+    wrapper.parent.mkdir()
+    marker = tmp_path / "bin" / "started"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ ! -e "{marker}" ]; then : > "{marker}"; {first_start}; fi\nexec "{binary}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def _short_campaign(server: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable, "-m", "suites", "campaign", "--server-version", str(server), "--backend", "process",
+        "--family", "mapping", "--cases", "300", "--out", str(out),
+    ]  # fmt: skip
+    environment = {**os.environ, DEADLINE_ENV: str(START_DEADLINE)}
+    return subprocess.run(
+        command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+START_DEADLINE = 3.0
+"""The deadline of a start in the first-start tests: a hung start is given up on after it."""
+
+
+@pytest.mark.parametrize("first_start", list(FIRST_START))
+def test_a_server_that_dies_or_hangs_in_its_first_start_is_started_again(
+    target: Target, tmp_path: Path, first_start: str
+) -> None:
+    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
+        pytest.skip(f"a wrapper of the binary runs on the process backend, newest release ({NEWEST.name})")
+    binary = resolve_binary(target.spec)
+    out = tmp_path / "runs"
+    finished = _short_campaign(_wrapper(tmp_path, binary, FIRST_START[first_start]), out)
+    assert finished.returncode in (0, 1), finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr
+    (run_dir,) = out.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    (restart,) = manifest["restarts"]
+    assert restart["family"] == "mapping"
+    assert restart["reason"].startswith(RESTARTED)
+    assert restart["reason"].endswith("(during its start)")
+    assert manifest["cases"] == manifest["written"] >= 300
+    assert f"mapping: {restart['reason']}" in finished.stderr
+
+
+def test_a_release_that_cannot_start_is_one_line_and_exit_2(target: Target, tmp_path: Path) -> None:
+    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
+        pytest.skip(f"a broken binary is tried on the process backend once ({NEWEST.name})")
+    broken = tmp_path / "bin" / "nats-server"
+    broken.parent.mkdir()
+    broken.write_text("#!/bin/sh\necho 'nats-server: broken build' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    out = tmp_path / "runs"
+    finished = _short_campaign(broken, out)
+    assert finished.returncode == 2, finished.stderr[-3000:]
+    assert finished.stderr.endswith("nats-server: broken build (3 starts failed)\n")
+    assert finished.stderr.count("\n") == 1
+    assert not out.exists() or not list(out.iterdir())

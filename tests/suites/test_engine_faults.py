@@ -11,14 +11,25 @@ import pytest
 from fixtures.clients.wire import WireError
 from fixtures.config import ServerConfig
 from fixtures.deadlines import DEADLINE_ENV, within
-from fixtures.errors import ReloadTimeoutError, ServerDiedError, ServerError, ServerStartError
+from fixtures.errors import (
+    ConfigRejectedError,
+    ReloadTimeoutError,
+    ServerDiedError,
+    ServerError,
+    ServerStartError,
+)
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
+from reference.weighted import WeightedDestination
 from suites.differential import MappingBatch, RunContext, crash_of
-from suites.engine.family import cases_of, check
+from suites.engine.family import cases_of, check, verdicts
 from suites.families import FAMILIES
+from suites.families.imports import ImportRun
+from suites.families.matching import Subscriptions
+from suites.families.streams import TransformRun
+from suites.weighted import WeightedRun
 
 
 class ScriptedServer:
@@ -145,3 +156,65 @@ def test_a_server_dead_of_a_unit_is_a_crash_and_one_killed_from_outside_is_cut_s
     with pytest.raises(ServerDiedError, match="no panic in its log"):
         crash_of(Session.of(server), "the server closed the connection")
     assert server.starts == 1
+
+
+class NeverStarts(ScriptedServer):
+    """Every start fails: a release that cannot start."""
+
+    def start(self, config: ServerConfig) -> None:
+        super().start(config)
+        self.running = False
+        raise ServerStartError("nats-server exited with status 1 during start-up: bad binary")
+
+
+def test_a_server_that_fails_its_first_start_is_started_again_and_the_restart_kept() -> None:
+    server = FailingStart(ServerDiedError("unused"), running=False)
+    session = Session.started(server, ServerConfig())
+    assert server.starts == 2
+    assert server.running
+    assert session.restarts == [f"{RESTARTED} killed during start (during its start)"]
+
+
+def test_a_release_that_never_starts_is_one_error_after_a_few_starts() -> None:
+    server = NeverStarts(ServerDiedError("unused"), running=False)
+    with pytest.raises(ServerStartError, match=r"bad binary \(3 starts failed\)$"):
+        Session.started(server, ServerConfig())
+    assert server.starts == 3
+
+
+def test_a_configuration_refused_at_start_is_not_tried_again() -> None:
+    class Refusing(ScriptedServer):
+        def start(self, config: ServerConfig) -> None:
+            super().start(config)
+            raise ConfigRejectedError("server rejected the configuration: bad", "bad")
+
+    server = Refusing(ServerDiedError("unused"), running=False)
+    with pytest.raises(ConfigRejectedError):
+        Session.started(server, ServerConfig())
+    assert server.starts == 1
+
+
+SHARES = (WeightedDestination("w.a.$1", 60), WeightedDestination("w.b.$1", 40))
+
+
+@pytest.mark.parametrize(
+    ("family", "unit", "planned"),
+    [
+        ("mapping", MappingBatch((("a.*", "b.$1"), ("c.>", "d.>")), (("a.x", "a.y"), ("c.z",))), 3),
+        ("matching", Subscriptions(("a.*", "b.>"), ("a.x", "b.y.z", "c")), 2 * 3),
+        ("weighted", WeightedRun("w.*", SHARES, ("w.x", "w.y", "w.z"), 7), 3 + 1),  # messages, shares
+        ("stream-transform", TransformRun("stream", "t.*", "t.$1.x", ("t.a", "t.b", "t.c")), 1 + 3),
+        ("import", ImportRun("stream", "e.*", "i.{{wildcard(1)}}", ("e.a", "e.b")), 1 + 2),
+        ("import", ImportRun("service", "e.*", "i.{{wildcard(1)}}", ("i.a",)), 1 + 1),
+    ],
+)
+def test_a_cut_off_unit_counts_every_case_it_would_have_recorded_as_unknown(
+    family: str, unit: object, planned: int
+) -> None:
+    """Every generated case ends in exactly one verdict: a unit its server cut short is not one unknown
+    case standing for several, but each of the cases the unit would have recorded (the creation's or
+    configuration's, then every subject's)."""
+    chosen = FAMILIES[family]
+    judged = chosen.unknown(_context(), for_version("2.14.5"), unit, f"{RESTARTED} gone")
+    assert verdicts(judged) == {"unknown": planned}
+    assert {case.detail for case in cases_of(judged)} == {f"{RESTARTED} gone"}

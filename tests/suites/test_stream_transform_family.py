@@ -62,6 +62,9 @@ def test_a_unit_that_killed_the_server_is_a_crash_and_one_cut_short_is_unknown()
     died = TransformObservation({}, failure="panic: runtime error: integer divide by zero", crashed=True)
     assert judged(run, died, "2.10.27") == [("diverge", "server-crash")]
     assert judged(run, TransformObservation({}, failure="connection reset")) == [("unknown", "unknown")]
+    # A transform the reference takes would have recorded a case per subject: each is unknown too.
+    taken = TransformRun("stream", "t.*", "x.$1", ("t.a", "t.b"))
+    assert judged(taken, died) == [("diverge", "server-crash"), *[("unknown", "unknown")] * 2]
 
 
 @pytest.mark.live
