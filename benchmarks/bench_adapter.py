@@ -2,10 +2,11 @@
 trip of the same questions to the same adapter process.
 
 Run: ``.venv/bin/python benchmarks/bench_adapter.py [--questions N] [--repeats R] [--adapter CMD]``.
-End to end is ``suites.library.run_library`` (Hypothesis-drawn families, pipelined asks, the reference's
-answer to every request, judging, case building; no minimisation needed: the default adapter is
-``examples/adapters/correct.py``). The baseline sends the same questions, already drawn, through
-``AdapterProcess.ask`` and does nothing else. Prints medians of R repeats and their ratio.
+End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, pipelined
+asks, the reference's answer to every request, judging, case building, then minimisation of every
+divergence class; the default adapter, ``examples/adapters/correct.py``, has none). The baseline sends
+the same questions, already drawn, through ``AdapterProcess.ask`` and does nothing else. Prints medians
+of R repeats, their ratio, and the median time minimisation took of the end to end run.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fixtures.clients.adapter import AdapterProcess
 from records.casefile import CaseFile
 from records.expectations import Expectations
-from records.schema import Case
+from records.schema import Case, CaseBlock
+from reference.profiles import for_version
 from suites.differential import RunContext
-from suites.library import BACKEND, BATCH, run_library
+from suites.engine.family import cases_of
+from suites.library import BACKEND, BATCH, LibraryRun, ask_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,18 +40,25 @@ def main() -> None:
     default = f"{shlex.quote(sys.executable)} {ROOT / 'examples/adapters/correct.py'}"
     parser.add_argument("--adapter", default=default)
     arguments = parser.parse_args()
-    end_to_end, raw = [], []
+    end_to_end, raw, minimising = [], [], []
     with AdapterProcess(arguments.adapter) as adapter:
         for _ in range(arguments.repeats):
-            asked: list[Case] = []
+            asked: list[Case | CaseBlock] = []
             counter = itertools.count()
             context = RunContext(
                 "bench", adapter.implementation, "2.14.5", BACKEND, Expectations(), counter.__next__
             )
             started = time.perf_counter()
-            run_library(adapter, context, asked.extend, cases=arguments.questions)
-            end_to_end.append(len(asked) / (time.perf_counter() - started))
-            requests = [_request(case) for case in asked]
+            # run_library's steps, timed apart
+            run = LibraryRun(adapter, context, asked.extend, engine_only=adapter.mode == "engine")
+            ask_questions(run, for_version("2.14.5"), cases=arguments.questions)
+            asking = time.perf_counter()
+            run.minimise(for_version("2.14.5"))
+            finished = time.perf_counter()
+            cases = cases_of(asked)
+            end_to_end.append(len(cases) / (finished - started))
+            minimising.append(finished - asking)
+            requests = [_request(case) for case in cases]
             started = time.perf_counter()
             for offset in range(0, len(requests), BATCH):
                 adapter.ask(requests[offset : offset + BATCH])
@@ -58,6 +68,7 @@ def main() -> None:
     print(f"end to end (draw, ask, judge, record): {e2e:12,.0f} questions/s (median)")
     print(f"raw round trip of the same questions:  {base:12,.0f} questions/s (median)")
     print(f"ratio: {e2e / base:.2f}")
+    print(f"of which minimising divergence classes: {statistics.median(minimising):.2f} s (median)")
 
 
 def _request(case: Case) -> dict[str, object]:

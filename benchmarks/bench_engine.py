@@ -26,9 +26,10 @@ from fixtures.clients.adapter import AdapterProcess, Request
 from fixtures.engine import engine_command
 from records.casefile import CaseFile
 from records.expectations import Expectations
-from records.schema import Case
+from records.schema import Case, CaseBlock
 from reference.profiles import for_version
 from suites.differential import RunContext
+from suites.engine.family import cases_of
 from suites.library import BACKEND, BATCH, LibraryRun, ask_questions
 
 REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
@@ -46,12 +47,13 @@ def round_trip(adapter: AdapterProcess, requests: list[Request]) -> float:
 
 def library_rate(adapter: AdapterProcess, release: str, questions: int) -> tuple[float, list[Case]]:
     """Questions per second of the library loop against `adapter`, and the cases it made."""
-    asked: list[Case] = []
+    asked: list[Case | CaseBlock] = []
     counter = itertools.count()
     context = RunContext("bench", adapter.implementation, release, BACKEND, Expectations(), counter.__next__)
     started = time.perf_counter()
     ask_questions(LibraryRun(adapter, context, asked.extend), for_version(release), cases=questions)
-    return len(asked) / (time.perf_counter() - started), asked
+    cases = cases_of(asked)
+    return len(cases) / (time.perf_counter() - started), cases
 
 
 def main() -> None:

@@ -22,7 +22,15 @@ from reference.subjects import is_valid_publish_subject, is_valid_subject
 from reference.transform import Transform, compile_transform
 from reference.weighted import WeightedDestination, compile_weighted, parse_weight
 
-__all__ = ["MAX_LINE_BYTES", "OPERATIONS", "PROTOCOL_VERSION", "BadRequestError", "handle_line", "serve"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "OPERATIONS",
+    "PROTOCOL_VERSION",
+    "BadRequestError",
+    "handle_line",
+    "serve",
+    "transform_answer",
+]
 
 PROTOCOL_VERSION: Final = 1
 #: Longest request line accepted; longer lines are answered with ``bad-request`` and skipped.
@@ -77,6 +85,22 @@ def _op_transform(request: Request) -> Answer:
     if isinstance(compiled, ConformanceError):
         raise compiled.with_traceback(None)  # the kept refusal, without the traceback of earlier raises
     return {"subject": compiled.apply(_field(request, "subject", str))}
+
+
+def transform_answer(
+    source: str, destination: str, subject: str, version: str | None, engine_only: bool = False
+) -> Answer:
+    """The answer `handle_request` gives a well-formed transform request, without its id: the mapping
+    compiled once, no request checks per subject. Never raises."""
+    compiled = _compiled(source, destination, version, engine_only)
+    try:
+        if isinstance(compiled, ConformanceError):
+            raise compiled.with_traceback(None)
+        return {"subject": compiled.apply(subject)}
+    except ConformanceError as exc:
+        return {"error": exc.kind, "detail": str(exc)}
+    except Exception as exc:  # as handle_request: reported as data
+        return {"error": "internal-error", "detail": f"{type(exc).__name__}: {exc}"}
 
 
 def _op_match(request: Request) -> Answer:

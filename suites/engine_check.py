@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,11 +26,11 @@ from fixtures.engine import engine_command, engine_release
 from fixtures.options import split_list
 from fixtures.provision import NATS_SERVER
 from records.expectations import DEFAULT_PATH, Expectations, load_expectations
-from records.schema import NOT_SUPPORTED, Case
+from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.cli import Parser, count
 from reference.profiles import for_version
 from suites.differential import RunContext
-from suites.library import BACKEND, LibraryRun, ask_questions, unanswered_operations
+from suites.library import BACKEND, Judged, LibraryRun, ask_questions, unanswered_operations
 
 DEFAULT_RELEASES = ",".join(NATS_SERVER.lines.values())
 """Every pinned release (`fixtures.provision`): 2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15, 2.14.5."""
@@ -59,8 +58,14 @@ class ReleaseCheck:
     minimal: dict[str, Case] = field(default_factory=dict)
     unanswered: list[str] = field(default_factory=list)
 
-    def count(self, cases: Sequence[Case]) -> None:
-        for case in cases:
+    def count(self, judged: Judged) -> None:
+        for item in judged:
+            if isinstance(item, CaseBlock):  # agreeing questions of one kind
+                kind = question_kind(item.shared)
+                self.asked[kind] += len(item)
+                self.agreed[kind] += len(item)
+                continue
+            case = item
             if case.difference == NOT_SUPPORTED:
                 continue  # a kind the engine of this release does not answer (`unanswered`)
             kind = question_kind(case)

@@ -20,11 +20,13 @@ minimal reproduction.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -34,13 +36,14 @@ from fixtures.clients.adapter import AdapterProcess, Answer, Request
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL
-from records.schema import NOT_SUPPORTED, Case
-from reference.adapter import handle_request
+from records.schema import NOT_SUPPORTED, Case, CaseBlock
+from reference.adapter import handle_request, transform_answer
 from reference.functions import FUNCTIONS, LEGACY_WILDCARD, MAPPING_FUNCTIONS
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
 from suites.oracle import three_way
 from suites.strategies import (
+    Enough,
     bulk_subjects,
     destination_templates,
     patterns,
@@ -54,10 +57,17 @@ from suites.strategies import (
 from suites.subscriptions import wildcard_kinds
 
 BACKEND = "adapter"
-BATCH = 500
+BATCH = 2000
 """Questions per round trip to the adapter."""
-FAMILY = 25
-"""Questions per Hypothesis example: one drawn structure, many generated inputs."""
+FAMILY = (25, 200)
+"""Questions per Hypothesis example (one drawn structure, many inputs from a generator it seeds): one
+per 800 questions of the run, at least 25 and at most 200, so that a short run still draws many
+structures and a long one spends its time on questions; fewer when a structure has fewer distinct
+inputs (a mapping source without wildcards has one)."""
+FAMILY_SCALE = {"transform": 1, "partition": 4, "match": 2, "valid_subject": 4}
+"""How many times more questions a family of each kind has than a family of transforms."""
+Judged = Sequence[Case | CaseBlock]
+"""What a run records: single cases, and blocks of agreeing cases that share a structure."""
 
 RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
 """The answer field that carries each operation's result."""
@@ -67,6 +77,7 @@ SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
 """Token texts at the edge of subject validity ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects)."""
 
 
+@functools.cache
 def wildcard_sources() -> st.SearchStrategy[str]:
     """Mapping sources with one to three `*` (what most functions need), sometimes none."""
     return sources(max_tokens=4).filter(lambda source: 1 <= source.count("*") <= 3) | sources(max_tokens=3)
@@ -183,32 +194,59 @@ def token_pool(rng: random.Random) -> list[str]:
     return [*pool, "a", "aa", "ab", "é", "日本", "a-b"]
 
 
+Structure = tuple[int, tuple[Any, ...]]
+"""What Hypothesis draws for a family: a seed for its bulk, and the mapping (source, destination),
+pattern, partition count or subject rule its questions share."""
+
+
 @st.composite
-def question_families(
-    draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str], engine_only: bool = False
-) -> list[Request]:
-    """`FAMILY` questions of kind `op` sharing one drawn structure (a mapping whose functions are those
-    of `focus` when given, a pattern, a count, a rule); the structure comes from Hypothesis, the bulk of
-    each family from a generator it seeds."""
-    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
-    pool = token_pool(rng)
+def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str]) -> Structure:
+    """The structure of a family of questions of kind `op` (a mapping's functions are those of `focus`
+    when given)."""
+    seed = draw(st.integers(0, 2**32 - 1))
     if op == "transform":
         source = draw(wildcard_sources())
-        destination = draw(destination_templates(source, profile, focus).filter(_no_random))
-        found = bulk_subjects(source, rng, FAMILY, pool=pool)
+        return seed, (source, draw(destination_templates(source, profile, focus).filter(_no_random)))
+    if op == "partition":
+        return seed, (draw(st.integers(1, 16)),)
+    if op == "match":
+        return seed, (draw(patterns(max_tokens=4)),)
+    return seed, (draw(st.booleans()),)
+
+
+def family_size(op: str, cases: int) -> int:
+    """The questions of a family of kind `op` in a run of `cases` questions (`FAMILY`)."""
+    return min(max(cases // 800, FAMILY[0]), FAMILY[1]) * FAMILY_SCALE[op]
+
+
+def family_of(
+    op: str, structure: Structure, profile: ReleaseProfile, size: int, engine_only: bool = False
+) -> list[Request]:
+    """Up to `size` distinct questions sharing a drawn structure, from a generator its seed seeds
+    (so a run's seed names the same questions in any process)."""
+    seed, drawn = structure
+    rng = random.Random(seed)
+    pool = token_pool(rng)
+    if op == "transform":
+        source, destination = drawn
+        found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
         return [_transform(source, destination, subject, profile, engine_only) for subject in found]
     if op == "partition":
-        n = draw(st.integers(1, 16))
-        return [_partition(rng.choices(pool, k=rng.randint(1, 4)), n) for _ in range(FAMILY)]
+        return [_partition(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
     if op == "match":
-        pattern = draw(patterns(max_tokens=4))
+        (pattern,) = drawn
         kinds = ("match", "shorter", "longer")
-        found = bulk_subjects(pattern, rng, FAMILY, pool=pool[:8])
-        return [_match(pattern, _boundary(s, rng.choice(kinds), rng.choice(pool))) for s in found]
-    literal = draw(st.booleans())
+        matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
+        subjects = dict.fromkeys(_boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
+        return [_match(pattern, subject) for subject in subjects]
     choices = [*pool[:8], *SPECIAL_TOKENS]
-    parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(FAMILY)]
-    return [_valid_subject(".".join(chosen), literal) for chosen in parts]
+    parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
+    return [_valid_subject(".".join(chosen), drawn[0]) for chosen in parts]
+
+
+_functions_named = functools.lru_cache(maxsize=4096)(functions_named)
+_wildcard_kinds = functools.lru_cache(maxsize=4096)(wildcard_kinds)
+"""Per question, of a structure that a family's questions share."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,14 +325,14 @@ def judge(
         if supported
         else NOT_SUPPORTED
     )
-    shown = (_shown(expected), _shown(observed))
+    shown = (_shown(expected),) * 2 if observed == expected else (_shown(expected), _shown(observed))
     if op == "transform":
         if differs == "value":
             differs = "wrong-subject"
         elif differs.endswith("-target-accept") and is_literal(request["source"]):
             differs += "-literal-source"
         destination = request["destination"]
-        functions = functions_named(destination)
+        functions = _functions_named(destination)
         feature = (
             "validation" if "error" in expected else "partition" if "partition" in functions else "mapping"
         )
@@ -305,7 +343,7 @@ def judge(
         source = json.dumps(request["tokens"], ensure_ascii=False)
         return Judgement("partition", ("partition-op",), source, "", "", *shown, differs, request["n"])
     if op == "match":
-        kinds = wildcard_kinds(request["pattern"])
+        kinds = _wildcard_kinds(request["pattern"])
         return Judgement("matching", kinds, request["pattern"], "", request["subject"], *shown, differs)
     rule = ("publish-rule",) if request.get("literal") else ("subject-rule",)
     return Judgement("subjects", rule, "", "", request["subject"], *shown, differs)
@@ -318,11 +356,20 @@ def is_supported(adapter: AdapterProcess, request: Request) -> bool:
         return False
     if request["op"] != "transform" or adapter.functions is None:
         return True
-    named = functions_named(request["destination"])
+    named = _functions_named(request["destination"])
     return all(name in adapter.functions for name in named if name in FUNCTIONS and name != LEGACY_WILDCARD)
 
 
 def reference_answer(request: Request) -> Answer:
+    """The reference's answer to a question (a transform straight from its compiled mapping)."""
+    if request["op"] == "transform":
+        return transform_answer(
+            request["source"],
+            request["destination"],
+            request["subject"],
+            request.get("server_version"),
+            bool(request.get("engine_only")),
+        )
     answer = handle_request({**request, "id": None})
     answer.pop("id", None)
     return answer
@@ -334,7 +381,7 @@ class LibraryRun:
 
     adapter: AdapterProcess
     context: RunContext
-    record: Callable[[Sequence[Case]], object]
+    record: Callable[[Judged], object]
     found: dict[str, Request] = field(default_factory=dict)
     """The smallest question seen of each divergence class (where its minimisation falls back to)."""
     engine_only: bool = False
@@ -346,28 +393,76 @@ class LibraryRun:
     which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`)."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
+        """Ask `batch`, record one case per question and return them."""
+        cases = [
+            self._case(judged, seed, unanswered, oracle) for judged, unanswered, oracle in self._judged(batch)
+        ]
+        for request, case in zip(batch, cases, strict=True):
+            self._keep(request, case)
+        self.record(cases)
+        return cases
+
+    def ask_families(self, families: Sequence[Sequence[Request]], seed: int = 0) -> None:
+        """Ask every family's questions in one round trip and record them: the agreeing questions of a
+        family that share its columns as one `CaseBlock`, the others as single cases."""
+        judged = iter(self._judged([request for family in families for request in family]))
+        Key = tuple[str, tuple[str, ...], str, str]
+        recorded: list[Case | CaseBlock] = []
+        for family in families:
+            agreeing: dict[Key, list[tuple[int, Judgement]]] = {}
+            for request, (judgement, unanswered, oracle) in zip(
+                family, itertools.islice(judged, len(family)), strict=True
+            ):
+                if judgement.difference or unanswered or request["op"] == "partition":
+                    case = self._case(judgement, seed, unanswered, oracle)
+                    self._keep(request, case)
+                    recorded.append(case)
+                else:
+                    key = (judgement.feature, judgement.functions, judgement.source, oracle)
+                    agreeing.setdefault(key, []).append((self.context.next_case_id(), judgement))
+            recorded.extend(self._block(members, seed, oracle) for (*_, oracle), members in agreeing.items())
+        self.record(recorded)
+
+    def _judged(self, batch: Sequence[Request]) -> list[tuple[Judgement, bool, str]]:
+        """Each question judged: its judgement, whether the adapter left it unanswered, and which of
+        reference, adapter and `against` agree (with `against`)."""
         supported = [is_supported(self.adapter, request) for request in batch]
         questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
         asked = iter(self.adapter.ask(questions) if questions else [])
         compared = iter(self._ask_against(questions))
-        cases = []
+        result = []
         for request, ok in zip(batch, supported, strict=True):
             observed = next(asked) if ok else None
-            judged = self._judge(request, observed, supported=ok)
+            expected = reference_answer(request)
+            judged = self._judge(request, expected, observed, supported=ok)
             oracle = ""
             if ok and self.against is not None:
                 other = self._outcome(next(compared))
-                mine = self._outcome(reference_answer(request))
+                mine = self._outcome(expected)
                 theirs = self._outcome(observed, self.adapter.error_kinds)
                 if mine is not None and theirs is not None:
                     oracle = three_way(mine, theirs, other)
-            cases.append(self._case(judged, seed, ok and observed is None, oracle))
-            if cases[-1].verdict in ("diverge", "expected"):
-                kept = self.found.get(cases[-1].case_class)
-                if kept is None or _size(request) < _size(kept):
-                    self.found[cases[-1].case_class] = request
-        self.record(cases)
-        return cases
+            result.append((judged, ok and observed is None, oracle))
+        return result
+
+    def _keep(self, request: Request, case: Case) -> None:
+        """Keep `request` as its divergence class's smallest seen question when it is."""
+        if case.verdict in ("diverge", "expected"):
+            kept = self.found.get(case.case_class)
+            if kept is None or _size(request) < _size(kept):
+                self.found[case.case_class] = request
+
+    def _block(self, members: Sequence[tuple[int, Judgement]], seed: int, oracle: str) -> CaseBlock:
+        """Agreeing questions that share every column but case id, subject and answers."""
+        first = members[0][1]
+        shared = self._case(first, seed, False, oracle, case_id=-1)
+        return CaseBlock(
+            shared,
+            [case_id for case_id, _ in members],
+            [judged.subject for _, judged in members],
+            [judged.expected for _, judged in members],
+            [judged.observed for _, judged in members],
+        )
 
     def _ask_against(self, questions: Sequence[Request]) -> list[Answer | None]:
         """The second target's answers, each asked under its own release."""
@@ -386,22 +481,28 @@ class LibraryRun:
             return f"reject:{(kinds or {}).get(kind, kind)}" if self.strict_errors else "reject"
         return json.dumps({k: v for k, v in answer.items() if k != "detail"}, sort_keys=True)
 
-    def _judge(self, request: Request, observed: Answer | None, *, supported: bool = True) -> Judgement:
+    def _judge(
+        self, request: Request, expected: Answer, observed: Answer | None, *, supported: bool = True
+    ) -> Judgement:
         return judge(
             request,
-            reference_answer(request),
+            expected,
             observed,
             strict_errors=self.strict_errors,
             error_kinds=self.adapter.error_kinds,
             supported=supported,
         )
 
-    def _case(self, judged: Judgement, seed: int, unanswered: bool, oracle: str = "") -> Case:
+    def _case(
+        self, judged: Judgement, seed: int, unanswered: bool, oracle: str = "", case_id: int | None = None
+    ) -> Case:
+        """The case of one judged question (`case_id`: the shared columns of a block, not a case)."""
         detail = f"{COMMAND_DETAIL}{self.adapter.command}"
         if unanswered and self.adapter.failures:
             detail += f"; {self.adapter.failures[-1]}"
+        context = self.context if case_id is None else replace(self.context, next_case_id=lambda: case_id)
         return make_case(
-            self.context,
+            context,
             feature=judged.feature,
             functions=judged.functions,
             source=judged.source,
@@ -418,12 +519,12 @@ class LibraryRun:
 
     def class_of(self, request: Request) -> str:
         """The case class of one question's divergence now ('' when the target agrees)."""
-        judged = self._judge(request, self.adapter.ask([request])[0])
+        judged = self._judge(request, reference_answer(request), self.adapter.ask([request])[0])
         return judged.case_class if judged.difference else ""
 
     def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
         """For every divergence class seen, the smallest question Hypothesis finds that still shows it,
-        asked once more and recorded (falls back to the smallest seen when none is found)."""
+        asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
         minimal: list[Case] = []
         for case_class, seen in sorted(self.found.items()):
             if case_class.endswith(":unknown"):
@@ -450,6 +551,7 @@ class LibraryRun:
                     )
             except NoSuchExample:
                 request = seen
+            request = min(request, seen, key=_size)
             minimal.extend(case for case in self.ask([request]) if case.case_class == case_class)
         return minimal
 
@@ -458,20 +560,17 @@ def _size(request: Request) -> int:
     return len(json.dumps(request))
 
 
-def _drawing(
-    strategy: st.SearchStrategy[list[Request]], cases: int, drawn: list[int]
-) -> Callable[[st.DataObject], list[Request]]:
-    """Draws a family of `strategy`, cut to the questions left of `cases` (`drawn[0]` asked so far)."""
-    return lambda data: data.draw(strategy)[: cases - drawn[0]]
+def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
+    return data.draw(strategy)
 
 
-def _shares(families: int) -> list[int]:
-    """`families` shared out over the strata in proportion to their shares (largest remainder)."""
+def _shares(cases: int) -> list[int]:
+    """`cases` shared out over the strata in proportion to their shares (largest remainder)."""
     total = sum(share for _op, _focus, share in STRATA)
-    exact = [families * share / total for _op, _focus, share in STRATA]
+    exact = [cases * share / total for _op, _focus, share in STRATA]
     counts = [int(x) for x in exact]
     by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
-    for i in by_remainder[: families - sum(counts)]:
+    for i in by_remainder[: cases - sum(counts)]:
         counts[i] += 1
     return counts
 
@@ -490,32 +589,44 @@ def unsupported_functions(adapter: AdapterProcess) -> list[str]:
 
 
 def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:
-    """`cases` generated questions under `profile`'s rules, asked in batches (those the adapter does
-    not support are recorded as such, not asked)."""
-    pending: list[Request] = []
-    drawn = [0]
+    """`cases` generated questions under `profile`'s rules, asked in batches of families (those the
+    adapter does not support are recorded as such, not asked)."""
+    pending: list[list[Request]] = []
+    queued = [0]
 
-    def collect(family: list[Request]) -> float:
-        """Queue a family of questions (asked in batches, so no score to target: 0)."""
-        drawn[0] += len(family)
-        pending.extend(family)
-        if len(pending) >= BATCH:
-            run.ask(pending, seed)
-            pending.clear()
-        return 0.0
+    def flush() -> None:
+        run.ask_families(pending, seed)
+        pending.clear()
+        queued[0] = 0
 
-    for (op, focus, _share), families in zip(STRATA, _shares(-(-cases // FAMILY)), strict=True):
-        if families:
-            strategy = question_families(profile, op, focus, run.engine_only)
-            run_batches(_drawing(strategy, cases, drawn), families, seed, collect)
+    for (op, focus, _share), share in zip(STRATA, _shares(cases), strict=True):
+        left = [share]
+
+        def collect(structure: Structure, op: str = op, left: list[int] = left) -> float:
+            """Queue the family of a drawn structure, cut to the stratum's share (asked in batches, so
+            no score to target: 0)."""
+            if left[0] <= 0:
+                raise Enough
+            size = family_size(op, cases)
+            family = family_of(op, structure, profile, size, run.engine_only)[: left[0]]
+            left[0] -= len(family)
+            pending.append(family)
+            queued[0] += len(family)
+            if queued[0] >= BATCH:
+                flush()
+            return 0.0
+
+        if share:
+            strategy = structures(profile, op, focus)
+            run_batches(functools.partial(_draw, strategy), share, seed, collect)
     if pending:
-        run.ask(pending, seed)
+        flush()
 
 
 def run_library(
     adapter: AdapterProcess,
     context: RunContext,
-    record: Callable[[Sequence[Case]], object],
+    record: Callable[[Judged], object],
     *,
     cases: int,
     seed: int = 0,
