@@ -242,6 +242,7 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
                     "weights": columns.get("weights", empty(WEIGHTS, size)),
                     "layout": empty(ARROW_TYPES["layout"], size),
                     "steps": empty(ARROW_TYPES["steps"], size),
+                    "oracle": pick([""], np.zeros(size, np.int64)),
                 }
             )
         )

@@ -8,10 +8,24 @@ that none of the files has (``records.schema.ADDED_IN``) is null, as in the Spar
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from records.schema import COLUMNS
 from reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
 from reports.model import Aggregates
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
+
+def open_records(connection: DuckDBPyConnection, paths: Sequence[str]) -> None:
+    """The view `RECORDS` of the part files ``paths`` on ``connection``, with no progress bar (DuckDB
+    draws one on stdout for queries over a couple of seconds)."""
+    connection.execute("SET enable_progress_bar = false")
+    scan = f"read_parquet({list(paths)!r}, union_by_name = true)"
+    present = {str(row[0]) for row in connection.sql(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
+    columns = ", ".join(name if name in present else f"NULL AS {name}" for name in COLUMNS)
+    connection.execute(f"CREATE VIEW {RECORDS} AS SELECT {columns} FROM {scan}")
 
 
 def aggregate(
@@ -21,10 +35,7 @@ def aggregate(
     import duckdb
 
     with duckdb.connect() as connection:
-        scan = f"read_parquet({list(paths)!r}, union_by_name = true)"
-        present = {str(row[0]) for row in connection.sql(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
-        columns = ", ".join(name if name in present else f"NULL AS {name}" for name in COLUMNS)
-        connection.execute(f"CREATE VIEW {RECORDS} AS SELECT {columns} FROM {scan}")
+        open_records(connection, paths)
         results: dict[str, Rows] = {}
         for family in FAMILIES:
             for table, query in family.cached:

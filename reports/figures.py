@@ -20,6 +20,9 @@ COLUMNS: Final = 3
 DRAWABLE_PARTITIONS: Final = 256
 """Histograms are drawn for mappings of at most this many partitions (one bar each)."""
 
+TITLE: Final = 0.45
+"""Inches above each panel for its two-line title."""
+
 OBSERVED_COLOUR: Final = "#3b6ea8"
 EXPECTED_COLOUR: Final = "#c0392b"
 ALARM_COLOUR: Final = "#d35400"
@@ -44,10 +47,22 @@ def _ticker() -> Any:
     return ticker
 
 
-def _grid(count: int, height: float) -> tuple[Any, list[Any]]:
+def _grid(count: int, height: float, bottom: float) -> tuple[Any, list[Any]]:
+    """``count`` panels of ``height`` inches, with fixed margins (inches; ``bottom`` below each panel
+    for its tick labels): a computed layout (``tight_layout``) took most of the plotting time."""
     plt = _pyplot()
     rows = math.ceil(count / COLUMNS)
-    figure, axes = plt.subplots(rows, COLUMNS, figsize=(13, height * rows), squeeze=False)
+    total = height * rows
+    figure, axes = plt.subplots(rows, COLUMNS, figsize=(13, total), squeeze=False)
+    inner = height - TITLE - bottom
+    figure.subplots_adjust(
+        left=0.06,
+        right=0.99,
+        top=1 - TITLE / total,
+        bottom=bottom / total,
+        wspace=0.25,
+        hspace=(TITLE + bottom) / inner,
+    )
     flat = [axis for row in axes for axis in row]
     for axis in flat[count:]:
         axis.set_visible(False)
@@ -58,7 +73,6 @@ def _svg(figure: Any, salt: str) -> str:
     plt = _pyplot()
     buffer = io.StringIO()
     with plt.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
-        figure.tight_layout()
         figure.savefig(buffer, format="svg")
     plt.close(figure)
     text = buffer.getvalue()
@@ -70,7 +84,7 @@ def partition_histograms(distributions: Sequence[PartitionDistribution]) -> str:
     shown = [d for d in distributions if 1 <= d.partitions <= DRAWABLE_PARTITIONS][:PANELS]
     if not shown:
         return ""
-    figure, axes = _grid(len(shown), 2.6)
+    figure, axes = _grid(len(shown), 2.6, 0.45)
     ticker = _ticker()
     for number, (axis, item) in enumerate(zip(axes, shown, strict=True), 1):
         alarm = item.fit is not None and item.fit.rejected
@@ -97,7 +111,7 @@ def weighted_plots(lists: Sequence[WeightedShares]) -> str:
     shown = [item for item in lists if item.shares][:PANELS]
     if not shown:
         return ""
-    figure, axes = _grid(len(shown), 2.9)
+    figure, axes = _grid(len(shown), 2.9, 0.65)
     for number, (axis, item) in enumerate(zip(axes, shown, strict=True), 1):
         positions = list(range(len(item.shares)))
         deviation = [100 * (share.observed - share.expected) for share in item.shares]

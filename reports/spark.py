@@ -30,6 +30,9 @@ APP_NAME = "nats-conformance-reports"
 LOCAL_SHUFFLE_PARTITIONS = 4
 LOCAL_MEMORY = "2g"
 """Heap of a local driver (Spark's default, 1g, runs out on ten million records' distinct keys)."""
+JAVA_OPTIONS = "-XX:+UseParallelGC"
+"""The throughput collector: the report is a batch job, and pauses cost nothing (Spark's JVM default, G1,
+spends cores on concurrent collection)."""
 LOG4J = """\
 rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
@@ -102,7 +105,10 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
             .appName(APP_NAME)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j.as_uri()}")
+            .config(
+                "spark.driver.extraJavaOptions",
+                f"-Dlog4j2.configurationFile={log4j.as_uri()} {JAVA_OPTIONS}",
+            )
             .config("spark.local.dir", scratch)
         )
         if is_local(master):
