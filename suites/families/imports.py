@@ -40,7 +40,7 @@ from reference.transform import Transform
 from suites.differential import RunContext, crash_of, functions_named, make_case, refusal_suffix
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
-from suites.strategies import bulk_subjects, destination_templates, sources, swarms
+from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
 from suites.subscriptions import observe_subscriptions
 
 KINDS = ("stream", "service")
@@ -104,12 +104,33 @@ def published_subjects(
     return list(dict.fromkeys(bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])))
 
 
+WILDCARD_SPELLINGS = ("${}", "{{{{wildcard({})}}}}", "{{{{ wildcard({}) }}}}")
+"""How a `to` may name the source's wildcard n: `$n`, the function, and the function spaced as users
+write it."""
+
+
+@st.composite
+def reversible_destinations(draw: st.DrawFn, source: str) -> str:
+    """A `to` a service import can reverse: each `*` of the source named once, in any order and any
+    spelling, among literal tokens (one holding a space, which the documents' subjects may not), with
+    `>` last when the source ends with it (most drawn templates are refused there, so the family draws
+    these too)."""
+    tokens = source.split(".")
+    order = draw(st.permutations(range(1, tokens.count("*") + 1)))
+    named = [draw(st.sampled_from(WILDCARD_SPELLINGS)).format(n) for n in order]
+    literals = draw(st.lists(st.sampled_from(("r", "s", "a b")), min_size=0 if named else 1, max_size=2))
+    body = draw(st.permutations([*named, *literals]))
+    return ".".join([*body, *([">"] if tokens[-1] == ">" else [])])
+
+
 @st.composite
 def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
-    """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies)."""
+    """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
+    one in four a destination a service import can reverse."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
-    destination = draw(destination_templates(source, profile, draw(swarms())))
+    templates = destination_templates(source, profile, draw(swarms()))
+    destination = draw(mostly(templates, reversible_destinations(source), one_in=4))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     return ImportRun(kind, source, destination, tuple(subjects), seed)
