@@ -9,18 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixtures.config import Account, Export, Import, ServerConfig, render_config
 from fixtures.options import Target
 from fixtures.servers.base import Backend
 from records.casefile import CaseFile
 from records.expectations import Expectations, load_expectations
+from reference.contexts import compile_in, local_pattern, requested
 from reference.profiles import for_version
 from suites.__main__ import main
 from suites.differential import RunContext
 from suites.engine.family import cases_of
 from suites.families import FAMILIES, family_of_feature
-from suites.families.imports import ImportObservation, ImportRun, published_subjects
+from suites.families.imports import ImportObservation, ImportRun, published_subjects, reversible_destinations
 from tests.families import run_agreeing
 
 FAMILY = FAMILIES["import"]
@@ -171,3 +174,18 @@ def test_a_case_of_a_service_import_replays(target: Target, capsys: pytest.Captu
     output = capsys.readouterr().out
     assert status == 0, output
     assert "agree" in output
+
+
+@given(st.data())
+@settings(max_examples=50, deadline=None)
+def test_a_reversible_destination_is_taken_by_a_service_import(data: st.DataObject) -> None:
+    """Without a spaced literal, a destination of `reversible_destinations` is one the reference takes
+    in a service import, and every request on its local pattern reaches one exporter subject."""
+    source = data.draw(st.sampled_from(["e.*", "e.*.x.*", "e.a.*.*.>", "e.b"]))
+    destination = data.draw(reversible_destinations(source))
+    profile = for_version("2.14.5")
+    if " " in destination:
+        return
+    transform = compile_in("service-import", source, destination, profile)
+    local = local_pattern(destination, profile).replace("*", "q").replace(">", "q")
+    assert requested(transform, local)
