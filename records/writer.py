@@ -48,6 +48,7 @@ MANIFEST = "manifest.json"
 MANIFEST_FORMAT: Final = 1
 """Version of the manifest's own layout (its keys); readers refuse a newer one, like a newer schema."""
 ROW = attrgetter(*COLUMNS)
+FEATURE, VERDICT = COLUMNS.index("feature"), COLUMNS.index("verdict")
 """A case as a tuple in column order (dataclasses.astuple deep-copies and is ten times slower)."""
 CASES = "cases"
 UNIQUE_PER_CASE: Final = ("case_id", "subject", "expected", "observed", "detail")
@@ -182,7 +183,6 @@ class RecordWriter:
         self.signal = ""
         self.restarts: list[dict[str, str]] = []
         """Servers restarted during the run: target, family and why."""
-        self._buffered_counts: Counter[tuple[str, str]] = Counter()
         self._journal = threading.Lock()
         """Held while the settled counts change and while the manifest is written (both threads)."""
         self._flushed = time.monotonic()
@@ -220,7 +220,6 @@ class RecordWriter:
     def add(self, case: Case) -> None:
         _check_verdict(case)
         self.counts[(case.feature, case.verdict)] += 1
-        self._buffered_counts[(case.feature, case.verdict)] += 1
         if case.verdict in ("diverge", "expected"):
             self._keep_if_smallest(case)
         self._rows.append(ROW(case))
@@ -232,7 +231,6 @@ class RecordWriter:
             return
         _check_verdict(block.shared)
         self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
-        self._buffered_counts[(block.shared.feature, block.shared.verdict)] += len(block)
         if block.shared.verdict in ("diverge", "expected"):
             shortest = min(range(len(block)), key=lambda i: len(block.subjects[i]))
             self._keep_if_smallest(block.case(shortest))
@@ -266,12 +264,17 @@ class RecordWriter:
     def flush(self) -> None:
         """Write buffered rows as one Parquet part; on failure they are counted as unwritten."""
         self._flushed = time.monotonic()
-        if not self._buffered:
+        if not self._rows and not self._blocks:
             return
         rows, self._rows = self._rows, []
         blocks, self._blocks = self._blocks, []
-        count, self._buffered = self._buffered, 0
-        counts, self._buffered_counts = self._buffered_counts, Counter()
+        self._buffered = 0
+        # Counted from the rows themselves: a signal between a case's count and its row cannot make the
+        # journal count a case that is not on disk.
+        counts = Counter((row[FEATURE], row[VERDICT]) for row in rows)
+        for block in blocks:
+            counts[(block.shared.feature, block.shared.verdict)] += len(block)
+        count = sum(counts.values())
         try:
             tables = [_block_table(block) for block in blocks]
             if rows:
