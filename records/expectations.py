@@ -13,13 +13,15 @@ to it in the repository) holds `[[divergence]]` tables:
     difference = "reference-accept-server-reject"   # fnmatch pattern over what differed
     functions = ["left", "right"]        # optional: the case uses any of these ("literal": none)
     link = "https://..."                 # upstream issue or public document
+    intermittent = false                 # true: shows only now and then, so a run that misses it is
+                                         # not evidence that it went away (never listed as stale)
     note = "why this differs"
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
 entry lists functions, that uses one of them in any combination with others) gets the verdict
 `expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
-and feature is stale, and `stale()` lists it so the file does not rot. Suites classify cases with it;
-reports read it for the notes and links of the entries they show.
+and feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot.
+Suites classify cases with it; reports read it for the notes and links of the entries they show.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Expectation:
     link: str = ""
     note: str = ""
     functions: tuple[str, ...] = ()
+    intermittent: bool = False
 
     def explains(self, feature: str, functions: str, difference: str) -> bool:
         """True iff a divergence of `feature` and `difference`, using `functions` (the `+`-joined
@@ -130,11 +133,12 @@ class Expectations:
 
     def stale(self) -> list[Expectation]:
         """Entries whose range this run covered, with cases that could show them (their feature and, if
-        listed, one of their functions), but which no divergence confirmed."""
+        listed, one of their functions), but which no divergence confirmed; an intermittent one never is."""
         return [
             e
             for e in self.entries
-            if e.id in self.covered
+            if not e.intermittent
+            and e.id in self.covered
             and e.id not in self.confirmed
             and any(e.concerns(feature, functions) for feature, functions in self.features)
         ]
@@ -178,8 +182,13 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         functions = table.pop("functions", [])
         if not isinstance(functions, list):
             raise ExpectationsError(f"{path}: 'functions' of {table['id']!r} must be a list of names")
+        intermittent = table.pop("intermittent", False)
+        if not isinstance(intermittent, bool):
+            raise ExpectationsError(f"{path}: 'intermittent' of {table['id']!r} must be true or false")
         entry = Expectation(
-            **{key: str(value) for key, value in table.items()}, functions=tuple(map(str, functions))
+            **{key: str(value) for key, value in table.items()},
+            functions=tuple(map(str, functions)),
+            intermittent=intermittent,
         )
         for bound in (entry.min_version, entry.max_version):
             if bound:
@@ -244,6 +253,8 @@ def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
                 lines.append(f"{name} = {_toml_string(value)}")
         if entry.functions:
             lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")
+        if entry.intermittent:
+            lines.append("intermittent = true")
         for name in ("link", "note"):
             value = getattr(entry, name)
             if value:

@@ -79,6 +79,23 @@ def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
     assert known.stale() == []
 
 
+def test_an_intermittent_entry_is_never_stale_and_survives_an_update(tmp_path: Path) -> None:
+    """A run that misses a divergence which shows only now and then is no evidence that it went away."""
+    now_and_then = Expectation(
+        id="now-and-then", feature="partition", difference="wrong-subject-*", intermittent=True
+    )
+    known = Expectations((now_and_then, CRASH))
+    known.note_run("nats-server", "2.10.27")
+    known.note_feature("partition", "partition")
+    assert known.stale() == [CRASH]
+    assert updated_entries(known, []) == [now_and_then]
+    path = tmp_path / "expectations.toml"
+    write_expectations(path, [now_and_then])
+    assert load_expectations(path).entries == (now_and_then,)
+    shipped = {entry.id: entry for entry in load_expectations().entries}
+    assert shipped["partition-of-literal-source-hashes-nothing"].intermittent
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -87,6 +104,7 @@ def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
             r"'version' must look like 2\.10\.16 \(got 'two'\)",
         ),
         ('id = "x"\n', "needs 'id', 'feature', 'difference'"),
+        ('id = "x"\nfeature = "a"\ndifference = "b"\nintermittent = "yes"\n', "must be true or false"),
         (
             'id = "x"\ncase_class = "a:*:b"\nfeature = "a"\ndifference = "b"\n',
             r"divergence 'x' has unknown keys \['case_class'\]",
