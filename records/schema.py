@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import pyarrow as pa
 
@@ -96,18 +96,51 @@ class Case:
         return case_class_of(self.feature, self.functions, self.difference)
 
 
+Texts: TypeAlias = Sequence[str] | pa.Array
+"""A column of text: a list, or an Arrow array (`text_array`) as the volume path builds them."""
+
+
+def text_array(texts: Sequence[str | None]) -> pa.Array:
+    """Texts as an Arrow `string` array; as `binary` (their exact bytes) when one holds bytes that are not
+    UTF-8 (kept as surrogate escapes), so that equal arrays mean equal bytes either way."""
+    try:
+        return pa.array(texts, pa.string())
+    except UnicodeEncodeError:
+        return pa.array(
+            [None if text is None else text.encode("utf-8", "surrogateescape") for text in texts], pa.binary()
+        )
+
+
+def text_at(column: Texts, index: int) -> str:
+    """The text at `index` of a column (`text_array`'s bytes back to text with surrogate escapes)."""
+    if not isinstance(column, pa.Array):
+        return column[index]
+    value = column[index].as_py()
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+def texts_of(column: Texts) -> list[str]:
+    """Every text of a column, as `text_at` gives them."""
+    if not isinstance(column, pa.Array):
+        return list(column)
+    values: list[Any] = column.to_pylist()
+    if pa.types.is_string(column.type):
+        return values
+    return [value.decode("utf-8", "surrogateescape") for value in values]
+
+
 @dataclass(frozen=True, slots=True)
 class CaseBlock:
     """Many cases with one verdict that share every column of `shared` except the per-case ones:
     case id, subject, expected, observed and (when given) bucket. Volume suites produce these instead
-    of one `Case` per subject."""
+    of one `Case` per subject, their text columns as Arrow arrays (`text_array`)."""
 
     shared: Case
     case_ids: Sequence[int]
-    subjects: Sequence[str]
-    expected: Sequence[str]
-    observed: Sequence[str]
-    buckets: Sequence[int] | None = None
+    subjects: Texts
+    expected: Texts
+    observed: Texts
+    buckets: Sequence[int] | pa.Array | None = None
 
     def __len__(self) -> int:
         return len(self.subjects)
@@ -115,13 +148,15 @@ class CaseBlock:
     def case(self, index: int) -> Case:
         """The block's case at `index`."""
         s = self.shared
-        bucket = self.buckets[index] if self.buckets is not None else s.bucket
+        bucket = s.bucket if self.buckets is None else self.buckets[index]
+        if isinstance(bucket, pa.Scalar):
+            bucket = bucket.as_py()
         return replace(
             s,
             case_id=self.case_ids[index],
-            subject=self.subjects[index],
-            expected=self.expected[index],
-            observed=self.observed[index],
+            subject=text_at(self.subjects, index),
+            expected=text_at(self.expected, index),
+            observed=text_at(self.observed, index),
             bucket=bucket,
         )
 

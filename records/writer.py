@@ -41,6 +41,7 @@ from records.schema import (
     Case,
     CaseBlock,
     arrow_value,
+    texts_of,
 )
 from reference.errors import ConformanceError
 
@@ -84,7 +85,9 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _column(values: Sequence[Any], kind: pa.DataType, name: str = "") -> pa.Array:
+def _column(values: Sequence[Any] | pa.Array, kind: pa.DataType, name: str = "") -> pa.Array:
+    if isinstance(values, pa.Array):
+        return _text_column(values) if kind == pa.string() else values.cast(kind)
     if name in NESTED:
         values = [arrow_value(name, value) for value in values]
     try:
@@ -93,6 +96,14 @@ def _column(values: Sequence[Any], kind: pa.DataType, name: str = "") -> pa.Arra
         if kind != pa.string():
             raise
         return pa.array([printable(value) for value in values], type=kind)
+
+
+def _text_column(values: pa.Array) -> pa.Array:
+    """A `text_array` as the string column: its bytes that are not UTF-8 as `printable` writes them."""
+    try:
+        return values.cast(pa.string())
+    except pa.ArrowInvalid:
+        return pa.array([printable(value) for value in texts_of(values)], pa.string())
 
 
 def _check_verdict(case: Case) -> None:
@@ -232,7 +243,8 @@ class RecordWriter:
         _check_verdict(block.shared)
         self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
         if block.shared.verdict in ("diverge", "expected"):
-            shortest = min(range(len(block)), key=lambda i: len(block.subjects[i]))
+            subjects = texts_of(block.subjects)
+            shortest = min(range(len(block)), key=lambda i: len(subjects[i]))
             self._keep_if_smallest(block.case(shortest))
         self._blocks.append(block)
         self._grew(len(block))

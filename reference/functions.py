@@ -179,6 +179,8 @@ def split(token: str, separator: str) -> str:
     if separator and separator not in token:
         return token
     pieces = token.split(separator) if separator else list(token)
+    if "" not in pieces:
+        return ".".join(pieces)
     last = len(pieces) - 1
     out: list[str] = []
     for j, piece in enumerate(pieces):

@@ -367,6 +367,40 @@ def _mismatch_error(source: str) -> Callable[[str], SubjectMismatchError]:
     return error
 
 
+_MEMO_SIZE: Final = 1 << 16
+"""At most how many first tokens a partition slot keeps the hash state of (bulk subjects share tokens)."""
+
+
+def _hash_lines(n: int, positions: Sequence[int]) -> list[str]:
+    """Generated lines setting ``h`` to FNV-1a of the selected tokens (the whole subject without any).
+
+    The hash runs over bytes, so the state after the first token is a function of that token alone: it is
+    kept in ``_h{n}``. The low 32 bits of each product depend only on the low 32 bits of ``h``, so the
+    mask is taken once per token.
+    """
+    if not positions:
+        return [f"    h = {_FNV_BASIS}", *_fnv_lines("subject")]
+    first, rest = f"t[{int(positions[0])}]", "+".join(f"t[{int(i)}]" for i in positions[1:])
+    lines = [
+        f"    h = _h{n}.get({first})",
+        "    if h is None:",
+        f"        h = {_FNV_BASIS}",
+        *("    " + line for line in _fnv_lines(first)),
+        f"        if len(_h{n}) < {_MEMO_SIZE}:",
+        f"            _h{n}[{first}] = h",
+    ]
+    return lines + _fnv_lines(rest) if rest else lines
+
+
+def _fnv_lines(key: str) -> list[str]:
+    """Generated lines hashing the bytes of ``key`` into ``h``."""
+    return [
+        f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
+        f"        h = (h ^ b) * {_FNV_PRIME}",
+        f"    h &= {_MASK}",
+    ]
+
+
 def _generate(
     source: str,
     length: int,
@@ -413,12 +447,8 @@ def _generate(
         elif isinstance(slot, _RandomSlot):
             parts.append(f"str((rng or _random).randrange({abs(int(slot.count))}))" if slot.count else "0")
         elif isinstance(slot, _HashSpec):
-            key = "+".join(f"t[{int(i)}]" for i in slot.positions) if slot.positions else "subject"
-            lines += [
-                f"    h = {_FNV_BASIS}",
-                f"    for b in ({key}).encode('utf-8', 'surrogateescape'):",
-                f"        h = ((h ^ b) * {_FNV_PRIME}) & {_MASK}",
-            ]
+            lines += _hash_lines(n, slot.positions)
+            ns[f"_h{n}"] = {}
             if slot.modulus <= 4096:
                 ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
                 lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")

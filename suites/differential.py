@@ -13,12 +13,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from fixtures.config import Mapping
 from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock
+from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock, text_array, texts_of
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
@@ -132,6 +135,26 @@ def bucket_of(subject: str, position: int | None) -> int:
         return -1
     token = tokens[position]
     return int(token) if token.isdigit() and token.isascii() else -1
+
+
+DIGITS = "^[0-9]+$"
+
+
+def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array | list[int]:
+    """`bucket_of` of every subject of a `text_array`, computed on the whole column."""
+    if position is None or not pa.types.is_string(subjects.type):
+        return [bucket_of(subject, position) for subject in texts_of(subjects)]
+    tokens = pc.split_pattern(subjects, ".")
+    lengths = pc.list_value_length(tokens)
+    if position < 0:
+        index = pc.add(lengths, position)
+        inside = pc.greater_equal(index, 0)
+    else:
+        index = pa.scalar(position, lengths.type)
+        inside = pc.less(index, lengths)
+    token = tokens.values.take(pc.add(tokens.offsets[:-1], pc.if_else(inside, index, 0)))
+    bucket = pc.and_(inside, pc.match_substring_regex(token, DIGITS))
+    return pc.cast(pc.if_else(bucket, token, "-1"), pa.int64())
 
 
 def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
@@ -409,7 +432,7 @@ def _judge_group(
     context: RunContext,
     transform: Transform,
     subjects: Sequence[str],
-    expected: list[str],
+    columns: tuple[pa.Array, pa.Array],
     *,
     offset: int,
     observation: Observation,
@@ -417,16 +440,22 @@ def _judge_group(
     duration_us: int,
     result: BatchResult,
 ) -> None:
-    """Verdicts for one mapping's subjects (case ids `offset`...): those that arrived once, exactly on
-    the reference's subject (`expected`), become one agreeing block; every other one is judged on its
-    own."""
-    observed = observation.first[offset : offset + len(subjects)]
-    odd = {index - offset for index in observation.more if offset <= index < offset + len(subjects)}
-    odd.update(index for index, (want, got) in enumerate(zip(expected, observed, strict=True)) if want != got)
-    engine: list[str | None] = [None] * len(subjects)
+    """Verdicts for one mapping's subjects (case ids `offset`...; `columns` are they and the reference's
+    subjects as `text_array`s): those that arrived once, exactly on the reference's subject, become one
+    agreeing block, found by comparing whole columns; every other one is judged on its own."""
+    count = len(subjects)
+    subject_column, expected = columns
+    observed = text_array(observation.first[offset : offset + count])
+    if observed.type != expected.type:  # bytes that are not UTF-8 on one side: compare bytes
+        observed, expected = observed.cast(pa.binary()), expected.cast(pa.binary())
+    arrived = pc.fill_null(pc.equal(expected, observed), False)
+    odd = {index - offset for index in observation.more if offset <= index < offset + count}
+    odd.update(pc.indices_nonzero(pc.invert(arrived)).to_pylist())
+    engine: list[str | None] = [None] * count
     if context.oracle is not None:
         engine = context.oracle.maps(transform.source, transform.destination, subjects)
-        for index, (subject, want, got) in enumerate(zip(subjects, expected, engine, strict=True)):
+        wanted = texts_of(expected)
+        for index, (subject, want, got) in enumerate(zip(subjects, wanted, engine, strict=True)):
             if got is not None and got != want and transform.is_random and transform.accepts(subject, got):
                 engine[index] = want  # another draw of the same random token
             elif got != want:
@@ -445,15 +474,17 @@ def _judge_group(
             )
         )
     if odd:
-        keep = [index for index in range(len(subjects)) if index not in odd]
-        subjects, expected = [subjects[i] for i in keep], [expected[i] for i in keep]
+        keep = [True] * count
+        for index in odd:
+            keep[index] = False
+        subject_column, expected = subject_column.filter(keep), expected.filter(keep)
     feature = feature_of(transform)
     context.expectations.note_feature(feature, "+".join(transform.functions))
     buckets = None
     partitions = 0
     if feature == "partition":
         position, partitions = partition_position(transform)
-        buckets = [bucket_of(subject, position) for subject in expected]
+        buckets = buckets_of(expected, position)
     shared = Case(
         run_id=context.run_id,
         case_id=-1,
@@ -474,8 +505,8 @@ def _judge_group(
         oracle="" if context.oracle is None else "all-agree",
     )
     next_id = context.next_case_id
-    case_ids = [next_id() for _ in subjects]
-    result.blocks.append(CaseBlock(shared, case_ids, subjects, expected, expected, buckets))
+    case_ids = [next_id() for _ in range(len(expected))]
+    result.blocks.append(CaseBlock(shared, case_ids, subject_column, expected, expected, buckets))
 
 
 def is_literal(source: str) -> bool:

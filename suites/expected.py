@@ -4,7 +4,9 @@ Publishing and observing keep the main process busy (frames out, the tap's parsi
 reference is pure Python: for a large batch, a second process working out the expected subjects at the
 same time uses the machine's other core. Small batches are computed in place (a worker costs a process
 start). The worker compiles each mapping again from its text: compiled transforms hold generated code
-and do not travel between processes.
+and do not travel between processes. Subjects travel to the worker and mapped subjects back as Arrow
+arrays (`records.schema.text_array`): their buffers are copied whole, where a list of a million strings
+would be pickled one by one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Final
 
+import pyarrow as pa
+
+from records.schema import text_array, texts_of
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 
@@ -24,11 +29,9 @@ PARALLEL_FROM: Final = 50_000
 _pool: ProcessPoolExecutor | None = None
 
 
-def _apply_all(
-    profile: ReleaseProfile, mappings: Sequence[tuple[str, str, Sequence[str]]]
-) -> list[list[str]]:
+def _apply_all(profile: ReleaseProfile, mappings: Sequence[tuple[str, str, pa.Array]]) -> list[pa.Array]:
     return [
-        compile_transform(source, destination, profile).apply_all(subjects)
+        text_array(compile_transform(source, destination, profile).apply_all(texts_of(subjects)))
         for source, destination, subjects in mappings
     ]
 
@@ -44,8 +47,9 @@ def _worker() -> ProcessPoolExecutor:
 
 
 class ExpectedSubjects:
-    """Expected subjects per mapping of a batch: started at construction, read with `of`. Mappings
-    with `{{random(n)}}` are always computed in place (their draws are judged by `Transform.accepts`)."""
+    """Subjects and expected subjects per mapping of a batch, as `text_array`s: started at construction,
+    read with `of`. Mappings with `{{random(n)}}` are always computed in place (their draws are judged by
+    `Transform.accepts`)."""
 
     def __init__(
         self, groups: Sequence[tuple[Transform, Sequence[str]]], *, parallel: bool | None = None
@@ -54,19 +58,26 @@ class ExpectedSubjects:
         total = sum(len(subjects) for _, subjects in groups)
         use_worker = total >= PARALLEL_FROM if parallel is None else parallel
         self._remote = [i for i, (t, _) in enumerate(groups) if use_worker and not t.is_random]
-        self._future: Future[list[list[str]]] | None = None
-        self._by_transform: dict[int, list[str]] | None = None
+        self._subjects = [text_array(subjects) for _, subjects in groups]
+        self._future: Future[list[pa.Array]] | None = None
+        self._by_transform: dict[int, tuple[pa.Array, pa.Array]] | None = None
         if self._remote:
             profile = groups[0][0].profile
-            mappings = [(groups[i][0].source, groups[i][0].destination, groups[i][1]) for i in self._remote]
+            mappings = [
+                (groups[i][0].source, groups[i][0].destination, self._subjects[i]) for i in self._remote
+            ]
             self._future = _worker().submit(_apply_all, profile, mappings)
 
-    def of(self, transform: Transform) -> list[str]:
-        """The expected subjects of `transform`'s group (one of this batch's transforms)."""
+    def of(self, transform: Transform) -> tuple[pa.Array, pa.Array]:
+        """The subjects of `transform`'s group (one of this batch's transforms) and their expected
+        subjects."""
         if self._by_transform is None:
             remote = dict(zip(self._remote, self._future.result() if self._future else [], strict=True))
             self._by_transform = {
-                id(t): remote[index] if index in remote else t.apply_all(subjects)
+                id(t): (
+                    self._subjects[index],
+                    remote[index] if index in remote else text_array(t.apply_all(subjects)),
+                )
                 for index, (t, subjects) in enumerate(self.groups)
             }
         return self._by_transform[id(transform)]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from records.schema import SCHEMA, Case, CaseBlock
+from records.schema import SCHEMA, Case, CaseBlock, text_array, texts_of
 from records.writer import RecordsError, RecordWriter, run_status
 
 
@@ -79,6 +79,21 @@ def test_a_block_expands_to_the_cases_it_stands_for() -> None:
         (8, "m.b", "o.0", 0),
     ]
     assert all(case.source == "m.*" and case.verdict == "agree" for case in cases)
+
+
+def test_a_block_of_arrow_columns_keeps_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """Texts with surrogate escapes become a binary column of their exact bytes: they expand back to the
+    same text, and land as `printable` writes them."""
+    subjects = ["m.a", "m.\udcff"]
+    column = text_array(subjects)
+    assert column.type == "binary"
+    assert texts_of(column) == subjects
+    assert text_array(["m.a", None]).type == "string"
+    block = CaseBlock(shared_case(), [0, 1], column, text_array(["o.1", "o.2"]), column, [1, 2])
+    assert [case.subject for case in block.cases()] == subjects
+    with RecordWriter(tmp_path / "run", run_id="r1") as writer:
+        writer.add_block(CaseBlock(shared_case(), [0, 1], column, column, column))
+    assert [row["subject"] for row in read_rows(tmp_path / "run")] == ["m.a", "m.\\xff"]
 
 
 def test_an_unknown_verdict_is_refused(tmp_path: Path) -> None:

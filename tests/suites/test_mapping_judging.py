@@ -1,0 +1,80 @@
+"""Judging a mapping batch by whole columns gives every case the verdict the per-case judge gives it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+import pytest
+
+from records.expectations import Expectations
+from records.schema import CaseBlock, text_array
+from reference.profiles import nearest_profile
+from reference.transform import compile_transform
+from suites.differential import (
+    MappingObservation,
+    RunContext,
+    bucket_of,
+    buckets_of,
+    judge_delivery,
+    judge_mapping_batch,
+)
+from suites.expected import ExpectedSubjects
+from suites.harness import Observation
+
+SUBJECTS = ["o.3.x", "o.12.x.y", "o.x", "o..x", "o.٣.x", "o.-1.x", "o", "o.\udcff.1", "o.007.x"]
+
+
+@pytest.mark.parametrize("position", [None, 0, 1, 2, 5, -1, -2, -3, -7])
+def test_buckets_of_a_column_are_those_of_each_subject(position: int | None) -> None:
+    utf8 = [subject for subject in SUBJECTS if "\udcff" not in subject]
+    for subjects in (SUBJECTS, utf8):  # a binary column (bytes that are not UTF-8) and a string one
+        buckets = buckets_of(text_array(subjects), position)
+        listed = buckets.to_pylist() if isinstance(buckets, pa.Array) else buckets
+        assert listed == [bucket_of(subject, position) for subject in subjects]
+
+
+def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() -> None:
+    profile = nearest_profile("2.14.5")
+    transform = compile_transform("m.*.*", "o.{{partition(3,1,2)}}.{{split(1,-)}}", profile)
+    subjects = ("m.a-b.c", "m.--.c", "m.\udcff.c", "m.d.e", "m.f.g", "m.h.i", "m.é-x.y")
+    expected = transform.apply_all(subjects)
+    first: list[str | None] = list(expected)
+    first[1] = None  # not deliverable: agrees on its own
+    first[3] = None  # not delivered
+    first[4] = "o.9.f"  # wrong subject
+    observation = Observation(first=first, more={5: [expected[5]]})  # delivered twice
+    observed = MappingObservation(accepted=[(transform, subjects)], deliveries=observation)
+    observed.expected = ExpectedSubjects(observed.accepted, parallel=False)
+    ids = itertools.count()
+    context = RunContext("r", "nats-server", "2.14.5", "process", Expectations(), lambda: next(ids))
+    result = judge_mapping_batch(context, observed, 0)
+    singles = {case.subject: (case.verdict, case.difference) for case in result.cases}
+    assert singles == {
+        "m.--.c": ("agree", ""),
+        "m.d.e": ("diverge", "not-delivered"),
+        "m.f.g": ("diverge", "wrong-subject"),
+        "m.h.i": ("diverge", "duplicated"),
+    }
+    (block,) = result.blocks
+    assert isinstance(block, CaseBlock)
+    agreed = block.cases()
+    assert [case.subject for case in agreed] == ["m.a-b.c", "m.\udcff.c", "m.é-x.y"]
+    for case in agreed:
+        index = subjects.index(case.subject)
+        alone = judge_delivery(
+            context,
+            transform=transform,
+            subject=case.subject,
+            arrived=[expected[index]],
+            failure="",
+            seed=0,
+            duration_us=0,
+        )
+        assert (case.verdict, case.expected, case.observed, case.bucket) == (
+            alone.verdict,
+            alone.expected,
+            alone.observed,
+            alone.bucket,
+        )
+    assert sorted(case.case_id for case in [*result.cases, *agreed]) == list(range(len(subjects)))
