@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -139,9 +140,9 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
                 diverged=result.diverged,
             )
         except BaseException as error:  # every ending is in the result
-            signal = interruption(error)
-            result.status = "interrupted" if signal else "crashed"
-            result.error = signal or _one_line(error)
+            cause = interruption(error)
+            result.status = "interrupted" if cause else "crashed"
+            result.error = cause or _one_line(error)
             print(f"{task.describe()}: {result.status}: {result.error}", file=sys.stderr)
         finally:
             done.set()
@@ -167,15 +168,15 @@ def _watch_stop(stop: Path, done: threading.Event) -> None:
 
 @contextmanager
 def _output_to(log: Path) -> Iterator[None]:
-    """The process's stderr (file descriptor 2: progress lines, provisioning, servers) into `log`."""
+    """Standard error into `log`: `sys.stderr` and file descriptor 2 (what writes to the process's
+    own, such as the progress line, and child processes)."""
     sys.stderr.flush()
     saved = os.dup(2)
-    with log.open("a") as file:
+    with log.open("a", buffering=1) as file, redirect_stderr(file):
         os.dup2(file.fileno(), 2)
         try:
             yield
         finally:
-            sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
 
@@ -242,39 +243,26 @@ class ScaleOut:
         )
         job = Job(self.spark, tasks, run, writer.run_dir, expectations)
         progress = Progress(label=f"{self.master}:")
+        results: list[TaskResult] = []
         try:
             results = job.wait(writer, progress)
         except BaseException as error:
-            signal = interruption(error)
-            if signal:
-                job.stop(signal, writer)
+            cause = interruption(error)
+            if cause:
+                job.stop(cause, writer)
             raise
         finally:
-            sweep(writer)
-            progress.show(end="\n")
-        failed = []
+            job.show(writer, progress, end="\n")
+            note_tasks(writer, tasks, results)
+        failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
-        for result in sorted(results, key=lambda result: result.task.number):
-            writer.note_task(
-                {
-                    "task": result.task.name,
-                    "target": result.task.target.id,
-                    "family": result.task.family,
-                    "shard": result.task.shard,
-                    "shards": result.task.shards,
-                    "status": result.status,
-                    "error": result.error,
-                    "host": result.host,
-                    "seconds": round(result.seconds, 3),
-                }
-            )
+        for result in results:
             writer.keep_smallest(result.smallest)
             expectations.absorb(result.expectations)
             diverged.extend(result.diverged[: max(0, KEPT_DIVERGENCES - len(diverged))])
             shares += result.outcomes
-            if result.status != "completed":
-                failed.append(result)
-                print(f"{result.task.describe()}: {result.status}: {result.error}", file=sys.stderr)
+        for result in failed:
+            print(f"{result.task.describe()}: {result.status}: {result.error}", file=sys.stderr)
         merge_profiles(writer)
         outcomes += merged(shares)
         if failed:
@@ -284,9 +272,35 @@ class ScaleOut:
             )
 
 
+def note_tasks(writer: RecordWriter, tasks: list[Task], results: list[TaskResult]) -> None:
+    """Journal how every task ended: its result, or (a job interrupted or failed) its journal's status,
+    `not started` without one."""
+    by_number = {result.task.number: result for result in results}
+    for task in tasks:
+        result = by_number.get(task.number)
+        if result is None:
+            journal = writer.run_dir / TASKS / f"{task.name}.json"
+            status = json.loads(journal.read_text())["status"] if journal.exists() else "not started"
+            result = TaskResult(task, status=status, host="")
+        writer.note_task(
+            {
+                "task": task.name,
+                "target": task.target.id,
+                "family": task.family,
+                "shard": task.shard,
+                "shards": task.shards,
+                "status": result.status,
+                "error": result.error,
+                "host": result.host,
+                "seconds": round(result.seconds, 3),
+            }
+        )
+
+
 class Job:
     """The tasks as one Spark job, collected in a thread of the driver while the main thread (which
-    receives the signals) journals their progress."""
+    receives the signals) journals their progress. It waits on an event, not by joining the thread:
+    a signal that interrupts `Thread.join` can leave the thread marked ended while it runs."""
 
     def __init__(
         self,
@@ -301,6 +315,7 @@ class Job:
         self.count = len(tasks)
         self.results: list[TaskResult] = []
         self.error: BaseException | None = None
+        self.ended = threading.Event()
         work = partial(run_task, run=run, run_dir=str(run_dir.resolve()), expectations=expectations)
         rdd = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).map(work)
         self.thread = threading.Thread(target=self._collect, args=(rdd,), daemon=True)
@@ -312,32 +327,36 @@ class Job:
                 self.results = rdd.collect()
         except BaseException as error:  # handed to the main thread
             self.error = error
+        finally:
+            self.ended.set()
 
     def wait(self, writer: RecordWriter, progress: Progress) -> list[TaskResult]:
         """The tasks' results once all ended, journaling their counts every `POLL_SECONDS` meanwhile."""
-        while self.thread.is_alive():
-            self.thread.join(POLL_SECONDS)
-            ended = sweep(writer)
-            progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
-            progress.counts.clear()
-            progress.counts.update(writer.manifest()["verdicts"])
-            progress.show()
+        while not self.ended.wait(POLL_SECONDS):
+            self.show(writer, progress)
         if self.error is not None:
             raise self.error
         return self.results
 
-    def stop(self, signal: str, writer: RecordWriter) -> None:
+    def show(self, writer: RecordWriter, progress: Progress, end: str = "") -> None:
+        """Journal the tasks' counts (`sweep`) and show them on the progress line."""
+        ended = sweep(writer)
+        progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
+        progress.counts.clear()
+        progress.counts.update(writer.manifest()["verdicts"])
+        progress.show(end=end)
+
+    def stop(self, cause: str, writer: RecordWriter) -> None:
         """Ask every task to stop at its next unit and wait (at most `STOP_GRACE_SECONDS`) for them to
         end; then cancel what is left."""
-        print(f"\nstopping {self.count} tasks ({signal})", file=sys.stderr, flush=True)
-        (self.run_dir / TASKS / STOP).write_text(signal)
+        print(f"\nstopping {self.count} tasks ({cause})", file=sys.stderr, flush=True)
+        (self.run_dir / TASKS / STOP).write_text(cause)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        while self.thread.is_alive() and time.monotonic() < deadline:
-            self.thread.join(POLL_SECONDS)
+        while not self.ended.wait(POLL_SECONDS) and time.monotonic() < deadline:
             sweep(writer)
-        if self.thread.is_alive():
+        if not self.ended.is_set():
             self.spark.sparkContext.cancelAllJobs()
-            self.thread.join(STOP_GRACE_SECONDS)
+            self.ended.wait(STOP_GRACE_SECONDS)
 
 
 def merged(shares: list[FamilyOutcome]) -> list[FamilyOutcome]:
@@ -398,5 +417,8 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
         raise OptionError(str(error)) from error
     check_reachable(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    interrupt = signal.getsignal(signal.SIGINT)
     with spark_session(master, app=APP) as spark:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, interrupt)  # Spark's cancels the tasks before they can stop
         yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))
