@@ -131,6 +131,13 @@ class Expectations:
         """Record that a run checked cases of this feature using these functions (for staleness)."""
         self.features.add((feature, functions))
 
+    def absorb(self, other: Expectations) -> None:
+        """Count what another process's run of the same entries confirmed, covered and checked (a task
+        of a scaled-out campaign) as this run's."""
+        self.confirmed |= other.confirmed
+        self.covered |= other.covered
+        self.features |= other.features
+
     def stale(self) -> list[Expectation]:
         """Entries whose range this run covered, with cases that could show them (their feature and, if
         listed, one of their functions), but which no divergence confirmed; an intermittent one never is."""

@@ -7,6 +7,11 @@ host) and again whenever a part lands, so its counts are always those of the par
 rows a failed write lost); cases wait at most `flush_seconds` in memory. Closing writes the final
 status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still `running` whose
 process is gone is a killed run (`run_status`).
+
+A campaign scaled out on Spark (`suites.engine.scaleout`) has one writer per task, each in its own
+process: a shard writer (`shard=NAME`) writes `cases/part-NAME-NNNNN.parquet` and journals its own
+counts in `tasks/NAME.json` (the manifest's layout), with case ids from its own range. The driver's
+writer, which owns `manifest.json`, counts each task's latest journal (`note_shard`) in its own.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ ROW = attrgetter(*COLUMNS)
 FEATURE, VERDICT = COLUMNS.index("feature"), COLUMNS.index("verdict")
 """A case as a tuple in column order (dataclasses.astuple deep-copies and is ten times slower)."""
 CASES = "cases"
+TASKS = "tasks"
+"""Where the shard writers of a scaled-out run journal their counts (and log their output)."""
 UNIQUE_PER_CASE: Final = ("case_id", "subject", "expected", "observed", "detail")
 NESTED: Final = ("weights", "layout")
 """Columns whose values `records.schema.arrow_value` converts (dataclasses to dicts) before pyarrow."""
@@ -178,12 +185,17 @@ class RecordWriter:
         settings: dict[str, Any] | None = None,
         part_rows: int = 250_000,
         flush_seconds: float = FLUSH_SECONDS,
+        shard: str = "",
+        first_case_id: int = 0,
     ) -> None:
         self.run_dir = run_dir
         self.run_id = run_id or new_run_id()
         self.settings = dict(settings or {})
         self.part_rows = part_rows
         self.flush_seconds = flush_seconds
+        self.shard = shard
+        """A shard writer's name: its parts are `part-NAME-NNNNN`, its journal `tasks/NAME.json`, and it
+        writes no case files (the driver does, once for the run)."""
         self.counts: Counter[tuple[str, str]] = Counter()
         """Cases added, by (feature, verdict)."""
         self.settled: Counter[tuple[str, str]] = Counter()
@@ -194,6 +206,10 @@ class RecordWriter:
         self.signal = ""
         self.restarts: list[dict[str, str]] = []
         """Servers restarted during the run: target, family and why."""
+        self.tasks: list[dict[str, Any]] = []
+        """How each task of a scaled-out run ended (the driver's writer)."""
+        self._shards: dict[str, dict[str, Any]] = {}
+        """The latest journal of each shard writer of this run (the driver's writer)."""
         self._journal = threading.Lock()
         """Held while the settled counts change and while the manifest is written (both threads)."""
         self._flushed = time.monotonic()
@@ -201,13 +217,15 @@ class RecordWriter:
         self._blocks: list[CaseBlock] = []
         self._buffered = 0
         self._parts = 0
-        self._ids = itertools.count()
+        self._ids = itertools.count(first_case_id)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-conformance-records")
         self._pending: Future[int] | None = None
         self.smallest: dict[tuple[str, str, str], Case] = {}
         self._started = time.time()
         try:
             (run_dir / CASES).mkdir(parents=True, exist_ok=True)
+            if shard:
+                (run_dir / TASKS).mkdir(exist_ok=True)
         except OSError as error:
             raise RecordsError(f"cannot create run directory {run_dir}: {error.strerror}") from error
         with self._journal:
@@ -269,9 +287,33 @@ class RecordWriter:
         for case in cases:
             self.add(case)
 
+    def note_shard(self, name: str, journal: dict[str, Any]) -> None:
+        """Count shard `name`'s journal (`tasks/NAME.json`) in this run's, in place of its previous one."""
+        with self._journal:
+            self._shards[name] = journal
+            if self.status == "running":
+                self._write_manifest()
+
+    def note_task(self, outcome: dict[str, Any]) -> None:
+        """Journal how a task of a scaled-out run ended."""
+        with self._journal:
+            self.tasks.append(outcome)
+
+    def keep_smallest(self, cases: Sequence[Case]) -> None:
+        """Keep these divergences (a shard's smallest of each class) where they are smaller."""
+        for case in cases:
+            self._keep_if_smallest(case)
+
+    def _shard_counts(self) -> Counter[tuple[str, str]]:
+        counts: Counter[tuple[str, str]] = Counter()
+        for journal in self._shards.values():
+            for feature, verdicts in journal.get("features", {}).items():
+                counts.update({(feature, verdict): count for verdict, count in verdicts.items()})
+        return counts
+
     @property
     def total(self) -> int:
-        return sum(self.counts.values())
+        return sum(self.counts.values()) + sum(self._shard_counts().values())
 
     def flush(self) -> None:
         """Write buffered rows as one Parquet part; on failure they are counted as unwritten."""
@@ -304,7 +346,8 @@ class RecordWriter:
             # A value the schema cannot hold: these rows are lost, and said so in one line.
             self._journaled(counts, lost=count)
             raise RecordsError(f"cannot record {count} cases: {error}", rows=count) from error
-        path = self.run_dir / CASES / f"part-{self._parts:05d}.parquet"
+        prefix = f"{self.shard}-" if self.shard else ""
+        path = self.run_dir / CASES / f"part-{prefix}{self._parts:05d}.parquet"
         self._parts += 1
         previous, self._pending = self._pending, None
         self._pending = self._writer.submit(self._land, pa.concat_tables(tables), path, count, counts)
@@ -341,13 +384,16 @@ class RecordWriter:
             pending.result()
 
     def manifest(self) -> dict[str, Any]:
-        """The journal: the counts of the parts settled so far (all of them once closed)."""
+        """The journal: the counts of the parts settled so far (all of them once closed), its own and
+        those of its shards' latest journals."""
+        settled = self.settled + self._shard_counts()
         by_feature: dict[str, dict[str, int]] = {}
-        for (feature, verdict), count in sorted(self.settled.items()):
+        for (feature, verdict), count in sorted(settled.items()):
             by_feature.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
         totals = dict.fromkeys(VERDICTS, 0)
-        for (_, verdict), count in self.settled.items():
+        for (_, verdict), count in settled.items():
             totals[verdict] += count
+        shards = self._shards.values()
         return {
             "run_id": self.run_id,
             "manifest_format": MANIFEST_FORMAT,
@@ -359,10 +405,11 @@ class RecordWriter:
             "started": self._started,
             "finished": time.time(),
             "settings": self.settings,
-            "restarts": self.restarts,
-            "cases": sum(self.settled.values()),
-            "written": self.written,
-            "unwritten": self.unwritten,
+            "restarts": self.restarts + [restart for journal in shards for restart in journal["restarts"]],
+            "tasks": self.tasks,
+            "cases": sum(settled.values()),
+            "written": self.written + sum(journal["written"] for journal in shards),
+            "unwritten": self.unwritten + sum(journal["unwritten"] for journal in shards),
             "verdicts": totals,
             "features": by_feature,
         }
@@ -384,7 +431,8 @@ class RecordWriter:
                 with self._journal:
                     self.status, self.signal = status, signal
                     self._write_manifest()
-                self._write_case_files()
+                if not self.shard:
+                    self._write_case_files()
 
     def _write_case_files(self) -> None:
         """The smallest case of each divergence class, as case files (records.casefile)."""
@@ -396,7 +444,7 @@ class RecordWriter:
     def _write_manifest(self) -> None:
         """Replace the manifest in one step (a run killed meanwhile leaves the previous one whole)."""
         text = json.dumps(self.manifest(), indent=2, sort_keys=True)
-        path = self.run_dir / MANIFEST
+        path = self.run_dir / TASKS / f"{self.shard}.json" if self.shard else self.run_dir / MANIFEST
         staged = path.with_suffix(".json.tmp")
         try:
             staged.write_text(text + "\n")

@@ -61,6 +61,17 @@ def raise_pending_interrupt() -> None:
         raise _PENDING[0]
 
 
+def interrupt_later(kind: type[KeyboardInterrupt]) -> None:
+    """Have the next `raise_pending_interrupt` raise `kind`: an interrupt that comes other than by a
+    signal to this process (the driver of a scaled-out campaign stopping its tasks)."""
+    _PENDING.append(kind)
+
+
+def forget_interrupts() -> None:
+    """Drop the interrupts not raised yet (at the end of a command, or of a task in a reused process)."""
+    _PENDING.clear()
+
+
 class UsageError(ConformanceError, ValueError):
     """A command line's arguments are wrong (an unknown option, a bad number, a missing argument)."""
 
@@ -89,7 +100,7 @@ def run_command(command: Callable[[], int]) -> int:
         for number, handler in previous.items():
             signal.signal(number, handler)
         sys.unraisablehook = unraisable
-        _PENDING.clear()
+        forget_interrupts()
 
 
 class MappingError(ConformanceError, ValueError):

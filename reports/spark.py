@@ -75,9 +75,9 @@ def is_local(master: str) -> bool:
 
 
 @contextmanager
-def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
-    """A started session for ``master``, stopped on exit; a session already active in this process
-    (started by someone else, e.g. a test fixture) is used as it is and left running.
+def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Iterator[SparkSession]:
+    """A started session for ``master`` named ``app``, stopped on exit; a session already active in
+    this process (started by someone else, e.g. a test fixture) is used as it is and left running.
 
     Raises:
         ReportError: pyspark is not installed, or Spark (Java) cannot start.
@@ -102,7 +102,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
         log4j.write_text(LOG4J)
         builder = (
             SparkSession.builder.master(master)
-            .appName(APP_NAME)
+            .appName(app)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config(

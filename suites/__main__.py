@@ -36,6 +36,7 @@ from reference.errors import ConformanceError
 from reference.profiles import NEWEST, for_version, has_profile
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from suites.engine.scaleout import scale_out
 from suites.engine_check import add_engine_check_command
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
@@ -135,9 +136,17 @@ def campaign(arguments: argparse.Namespace) -> int:
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
+    if arguments.master and (adapters or run is None or any(t.backend == "external" for t in run.targets)):
+        raise OptionError(
+            "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
+            "run without it"
+        )
     run_dir = Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
-    writer, diverged = run_campaign(run, plan, run_dir, expectations, adapters=adapters, outcomes=outcomes)
+    with scale_out(arguments.master, arguments.shards) as scaled:
+        writer, diverged = run_campaign(
+            run, plan, run_dir, expectations, adapters=adapters, outcomes=outcomes, scale_out=scaled
+        )
     if arguments.junit_xml:
         write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
     manifest = writer.manifest()
@@ -363,6 +372,19 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         "which of reference, adapter and engine agree",
     )
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    run.add_argument(
+        "--master",
+        metavar="URL",
+        help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
+        "yarn, k8s://URL); --out must be a path every executor sees",
+    )
+    run.add_argument(
+        "--shards",
+        type=count,
+        metavar="N",
+        help="with --master: tasks per family and target, each its share of the budget (default the "
+        "cluster's default parallelism)",
+    )
     run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")
     run.add_argument(
         "--update-expectations",

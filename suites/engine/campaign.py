@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command
@@ -34,6 +34,9 @@ from suites.families import FAMILIES
 from suites.junit import FamilyOutcome
 from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
 from suites.oracle import EngineOracle
+
+if TYPE_CHECKING:
+    from suites.engine.scaleout import ScaleOut
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +83,13 @@ def run_campaign(
     *,
     adapters: Sequence[AdapterTarget] = (),
     outcomes: list[FamilyOutcome] | None = None,
+    scale_out: ScaleOut | None = None,
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one
     after the other, into one run directory; returns the closed writer and the first unexpected
     divergences (an adapter's minimal cases first). How each family went on each target is appended
-    to `outcomes`.
+    to `outcomes`. With `scale_out` the server targets' families run as Spark tasks instead
+    (`suites.engine.scaleout`; adapters are refused there).
 
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
@@ -98,27 +103,30 @@ def run_campaign(
         ],
         "plan": plan.describe(),
     }
+    if scale_out is not None:
+        settings_record["scale_out"] = scale_out.describe()
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
     try:
         try:
-            targets = run.targets if run is not None else ()
-            for number, target in enumerate(targets, 1):
-                assert run is not None
-                if len(targets) > 1:
-                    print(f"target {number}/{len(targets)}: {target.id}", file=sys.stderr, flush=True)
-                for family in FAMILIES.values():
-                    if plan.budget(family):
-                        outcomes += run_one(
-                            target,
-                            run,
-                            family,
-                            plan=plan,
-                            writer=writer,
-                            expectations=expectations,
-                            diverged=diverged,
-                        )
+            if scale_out is not None and run is not None:
+                scale_out.run(run, plan, writer, expectations, diverged=diverged, outcomes=outcomes)
+            elif run is not None:
+                for number, target in enumerate(run.targets, 1):
+                    if len(run.targets) > 1:
+                        print(f"target {number}/{len(run.targets)}: {target.id}", file=sys.stderr, flush=True)
+                    for family in FAMILIES.values():
+                        if plan.budget(family):
+                            outcomes += run_one(
+                                target,
+                                run,
+                                family,
+                                plan=plan,
+                                writer=writer,
+                                expectations=expectations,
+                                diverged=diverged,
+                            )
             for adapter in adapters:
                 for profile in adapter.profiles:
                     outcomes += run_adapter(

@@ -1,0 +1,424 @@
+"""A campaign scaled out on Spark (`campaign --master URL`): one task per (target, family, shard).
+
+A task is `run_one` of its family on its target with its shard's seed (`shard_seed`) and share of the
+family's budget, on a server its executor provisions (the cache, else the Go module proxy), writing
+to the run directory through a shard writer (`records.writer`: parts `part-tNNNN-*.parquet`, journal
+`tasks/tNNNN.json`, its output in `tasks/tNNNN.log`, case ids from `NNNN * TASK_IDS` on). The run
+directory is a path every executor must see (a shared file system, or one machine). The driver plans
+the tasks, counts their journals in `manifest.json` every second and once more when they end, and
+writes the run's case files.
+
+A task that fails (a server that cannot be provisioned) is reported in one line and ends the run
+`crashed` once the others are done; what it recorded stays counted. A task Spark runs again (a lost
+executor) first removes what an earlier attempt wrote, so nothing is counted twice. On Ctrl-C or
+SIGTERM the driver asks the tasks to stop (`tasks/.stop`), waits for their journals to close
+`interrupted`, and ends the run `interrupted` with their counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fixtures.options import OptionError, RunConfig, Target
+from records.expectations import Expectations
+from records.schema import Case
+from records.writer import CASES, TASKS, RecordWriter
+from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
+from reports.errors import ReportError
+from reports.spark import check_master, spark_errors, spark_session
+from suites.engine.campaign import CampaignPlan, run_one
+from suites.engine.run import KEPT_DIVERGENCES, Progress
+from suites.families import FAMILIES
+from suites.junit import FamilyOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+TASK_IDS = 2**40
+"""Case ids per task: task n numbers its cases from n * TASK_IDS, so ids are unique in the run."""
+STOP = ".stop"
+"""The file in `tasks/` by which the driver asks every task to stop (it holds the signal's name)."""
+POLL_SECONDS = 1.0
+STOP_GRACE_SECONDS = 60.0
+"""How long an interrupted driver waits for its tasks to close their journals before cancelling them."""
+APP = "nats-conformance-campaign"
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One shard of one family on one target, with the plan it runs (its seed and budget)."""
+
+    number: int
+    target: Target
+    family: str
+    shard: int
+    shards: int
+    plan: CampaignPlan
+
+    @property
+    def name(self) -> str:
+        return f"t{self.number:04d}"
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.target.id} {self.family} shard {self.shard + 1}/{self.shards})"
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """What a task hands back to the driver besides its records and journal."""
+
+    task: Task
+    status: str = "completed"
+    error: str = ""
+    host: str = field(default_factory=socket.gethostname)
+    seconds: float = 0.0
+    outcomes: list[FamilyOutcome] = field(default_factory=list)
+    smallest: list[Case] = field(default_factory=list)
+    diverged: list[Case] = field(default_factory=list)
+    expectations: Expectations = field(default_factory=Expectations)
+
+
+def shard_seed(seed: int, shard: int) -> int:
+    """Shard 0 draws with the plan's seed (so one shard draws what a local run draws), shard n with a
+    seed derived from both."""
+    return seed if shard == 0 else random.Random(f"{seed}/{shard}").randrange(2**63)
+
+
+def plan_tasks(run: RunConfig, plan: CampaignPlan, shards: int) -> list[Task]:
+    """Every (target, family, shard) with cases to run: shard k of a family's budget b gets b // shards
+    cases, plus one for k < b % shards."""
+    tasks: list[Task] = []
+    for target in run.targets:
+        for family in FAMILIES.values():
+            budget = plan.budget(family)
+            for shard in range(shards):
+                share = budget // shards + (shard < budget % shards)
+                if share:
+                    shard_plan = replace(
+                        plan, budgets={**plan.budgets, family.name: share}, seed=shard_seed(plan.seed, shard)
+                    )
+                    tasks.append(Task(len(tasks), target, family.name, shard, shards, shard_plan))
+    return tasks
+
+
+def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectations) -> TaskResult:
+    """Run one task where Spark put it (the output goes to `tasks/NAME.log`); never raises, so that a
+    failing task leaves the others running: its result says how it ended."""
+    directory = Path(run_dir)
+    for part in (directory / CASES).glob(f"part-{task.name}-*.parquet"):
+        part.unlink()  # an earlier attempt's: this attempt records the shard again
+    result = TaskResult(task)
+    started = time.monotonic()
+    writer = RecordWriter(
+        directory, run_id=directory.name, shard=task.name, first_case_id=task.number * TASK_IDS
+    )
+    done = threading.Event()
+    watcher = threading.Thread(target=_watch_stop, args=(directory / TASKS / STOP, done), daemon=True)
+    with _output_to(directory / TASKS / f"{task.name}.log"):
+        watcher.start()
+        try:
+            result.outcomes = run_one(
+                task.target,
+                run,
+                FAMILIES[task.family],
+                plan=task.plan,
+                writer=writer,
+                expectations=expectations,
+                diverged=result.diverged,
+            )
+        except BaseException as error:  # every ending is in the result
+            cause = interruption(error)
+            result.status = "interrupted" if cause else "crashed"
+            result.error = cause or _one_line(error)
+            print(f"{task.describe()}: {result.status}: {result.error}", file=sys.stderr)
+        finally:
+            done.set()
+            watcher.join()
+            forget_interrupts()
+            try:
+                writer.close(result.status, signal=result.error if result.status == "interrupted" else "")
+            except ConformanceError as error:
+                result.status, result.error = "crashed", str(error)
+    result.seconds = time.monotonic() - started
+    result.smallest = list(writer.smallest.values())
+    result.expectations = expectations
+    return result
+
+
+def _watch_stop(stop: Path, done: threading.Event) -> None:
+    """Until `done`: once the driver writes `stop`, interrupt the task at its next unit."""
+    while not done.wait(0.2):
+        if stop.exists():
+            interrupt_later(Terminated if stop.read_text().strip() == "SIGTERM" else KeyboardInterrupt)
+            return
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """Standard error into `log`: `sys.stderr` and file descriptor 2 (what writes to the process's
+    own, such as the progress line, and child processes)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with log.open("a", buffering=1) as file, redirect_stderr(file):
+        os.dup2(file.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def check_reachable(master: str) -> None:
+    """A `spark://HOST:PORT[,HOST:PORT]` master that answers on one of its addresses, before a JVM waits
+    a minute for it.
+
+    Raises:
+        OptionError: none answers, or an address has no port.
+    """
+    if not master.startswith("spark://"):
+        return
+    why = ""
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise OptionError(f"--master: {master} must name HOST:PORT (got {address!r})")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+            return
+        except OSError as error:
+            why = error.strerror or str(error)
+    raise OptionError(f"--master: cannot reach the Spark master at {master}: {why}")
+
+
+@dataclass(slots=True)
+class ScaleOut:
+    """A started Spark session and the shards per family to cut a campaign into."""
+
+    spark: SparkSession
+    master: str
+    shards: int
+
+    def describe(self) -> dict[str, object]:
+        return {"master": self.master, "shards": self.shards}
+
+    def run(
+        self,
+        run: RunConfig,
+        plan: CampaignPlan,
+        writer: RecordWriter,
+        expectations: Expectations,
+        *,
+        diverged: list[Case],
+        outcomes: list[FamilyOutcome],
+    ) -> None:
+        """Run every task of the plan on the cluster into `writer`'s run directory, journaling them in
+        its manifest; then merge what they found into `diverged`, `outcomes` and `expectations`.
+
+        Raises:
+            ConformanceError: a task failed (after the others ended), or the Spark job did.
+        """
+        tasks = plan_tasks(run, plan, self.shards)
+        print(
+            f"{self.master}: {len(tasks)} tasks ({self.shards} shards per family)",
+            file=sys.stderr,
+            flush=True,
+        )
+        job = Job(self.spark, tasks, run, writer.run_dir, expectations)
+        progress = Progress(label=f"{self.master}:")
+        results: list[TaskResult] = []
+        try:
+            results = job.wait(writer, progress)
+        except BaseException as error:
+            cause = interruption(error)
+            if cause:
+                job.stop(cause, writer)
+            raise
+        finally:
+            job.show(writer, progress, end="\n")
+            note_tasks(writer, tasks, results)
+        failed = [result for result in results if result.status != "completed"]
+        shares: list[FamilyOutcome] = []
+        for result in results:
+            writer.keep_smallest(result.smallest)
+            expectations.absorb(result.expectations)
+            diverged.extend(result.diverged[: max(0, KEPT_DIVERGENCES - len(diverged))])
+            shares += result.outcomes
+        for result in failed:
+            print(f"{result.task.describe()}: {result.status}: {result.error}", file=sys.stderr)
+        merge_profiles(writer)
+        outcomes += merged(shares)
+        if failed:
+            raise ConformanceError(
+                f"{len(failed)} of {len(tasks)} tasks failed, first {failed[0].task.describe()}: "
+                f"{failed[0].error} (its output: {writer.run_dir / TASKS / failed[0].task.name}.log)"
+            )
+
+
+def note_tasks(writer: RecordWriter, tasks: list[Task], results: list[TaskResult]) -> None:
+    """Journal how every task ended: its result, or (a job interrupted or failed) its journal's status,
+    `not started` without one."""
+    by_number = {result.task.number: result for result in results}
+    for task in tasks:
+        result = by_number.get(task.number)
+        if result is None:
+            journal = writer.run_dir / TASKS / f"{task.name}.json"
+            status = json.loads(journal.read_text())["status"] if journal.exists() else "not started"
+            result = TaskResult(task, status=status, host="")
+        writer.note_task(
+            {
+                "task": task.name,
+                "target": task.target.id,
+                "family": task.family,
+                "shard": task.shard,
+                "shards": task.shards,
+                "status": result.status,
+                "error": result.error,
+                "host": result.host,
+                "seconds": round(result.seconds, 3),
+            }
+        )
+
+
+class Job:
+    """The tasks as one Spark job, collected in a thread of the driver while the main thread (which
+    receives the signals) journals their progress. It waits on an event, not by joining the thread:
+    a signal that interrupts `Thread.join` can leave the thread marked ended while it runs."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        tasks: list[Task],
+        run: RunConfig,
+        run_dir: Path,
+        expectations: Expectations,
+    ) -> None:
+        self.spark = spark
+        self.run_dir = run_dir
+        self.count = len(tasks)
+        self.results: list[TaskResult] = []
+        self.error: BaseException | None = None
+        self.ended = threading.Event()
+        work = partial(run_task, run=run, run_dir=str(run_dir.resolve()), expectations=expectations)
+        rdd = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).map(work)
+        self.thread = threading.Thread(target=self._collect, args=(rdd,), daemon=True)
+        self.thread.start()
+
+    def _collect(self, rdd: Any) -> None:
+        try:
+            with spark_errors("running the campaign's tasks"):
+                self.results = rdd.collect()
+        except BaseException as error:  # handed to the main thread
+            self.error = error
+        finally:
+            self.ended.set()
+
+    def wait(self, writer: RecordWriter, progress: Progress) -> list[TaskResult]:
+        """The tasks' results once all ended, journaling their counts every `POLL_SECONDS` meanwhile."""
+        while not self.ended.wait(POLL_SECONDS):
+            self.show(writer, progress)
+        if self.error is not None:
+            raise self.error
+        return self.results
+
+    def show(self, writer: RecordWriter, progress: Progress, end: str = "") -> None:
+        """Journal the tasks' counts (`sweep`) and show them on the progress line."""
+        ended = sweep(writer)
+        progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
+        progress.counts.clear()
+        progress.counts.update(writer.manifest()["verdicts"])
+        progress.show(end=end)
+
+    def stop(self, cause: str, writer: RecordWriter) -> None:
+        """Ask every task to stop at its next unit and wait (at most `STOP_GRACE_SECONDS`) for them to
+        end; then cancel what is left."""
+        print(f"\nstopping {self.count} tasks ({cause})", file=sys.stderr, flush=True)
+        (self.run_dir / TASKS / STOP).write_text(cause)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while not self.ended.wait(POLL_SECONDS) and time.monotonic() < deadline:
+            sweep(writer)
+        if not self.ended.is_set():
+            self.spark.sparkContext.cancelAllJobs()
+            self.ended.wait(STOP_GRACE_SECONDS)
+
+
+def merged(shares: list[FamilyOutcome]) -> list[FamilyOutcome]:
+    """One outcome per family and target from its shards': cases and divergences added up, the time
+    of the slowest, skipped when a shard was (each skips for the same reason)."""
+    families: dict[tuple[str, str], FamilyOutcome] = {}
+    for share in shares:
+        key = (share.target, share.family)
+        so_far = families.get(key, FamilyOutcome(share.target, share.family))
+        families[key] = FamilyOutcome(
+            share.target,
+            share.family,
+            cases=so_far.cases + share.cases,
+            diverged=so_far.diverged + share.diverged,
+            seconds=max(so_far.seconds, share.seconds),
+            skipped=so_far.skipped or share.skipped,
+        )
+    return list(families.values())
+
+
+def sweep(writer: RecordWriter) -> int:
+    """Count every task journal of the run in `writer`'s manifest; returns how many tasks have ended."""
+    ended = 0
+    for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
+        try:
+            journal = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # replaced in one step: only a task starting again removes it
+        writer.note_shard(path.stem, journal)
+        ended += journal.get("status") != "running"
+    return ended
+
+
+def merge_profiles(writer: RecordWriter) -> None:
+    """The rules each target was judged by, as the tasks' journals recorded them, in the run's settings."""
+    profiles = writer.settings.setdefault("profiles", {})
+    for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
+        profiles.update(json.loads(path.read_text()).get("settings", {}).get("profiles", {}))
+
+
+@contextmanager
+def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | None]:
+    """A Spark session for `--master` (None without it), started before the run directory exists.
+
+    Raises:
+        OptionError: a master URL Spark does not take, one that does not answer, or --shards alone.
+    """
+    if master is None:
+        if shards is not None:
+            raise OptionError("--shards needs --master")
+        yield None
+        return
+    if shards == 0:
+        raise OptionError("--shards takes a number of tasks per family, at least 1")
+    try:
+        check_master(master)
+    except ReportError as error:
+        raise OptionError(str(error)) from error
+    check_reachable(master)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    interrupt = signal.getsignal(signal.SIGINT)
+    with spark_session(master, app=APP) as spark:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, interrupt)  # Spark's cancels the tasks before they can stop
+        yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))

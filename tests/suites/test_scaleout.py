@@ -1,0 +1,85 @@
+"""`campaign --master` refuses what it cannot run in one line with status 2, before any Spark or run
+directory: a URL Spark does not take, a master that does not answer, `--shards` alone or 0, and
+targets a scaled-out campaign does not run (adapters, servers at a URL). A task that fails says so
+in its result and journal, which count exactly what it recorded."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from fixtures.errors import ProvisionError
+from fixtures.options import RunConfig, Target
+from fixtures.provision import parse_version_spec
+from records.expectations import Expectations
+from records.writer import CASES, TASKS, RecordWriter
+from suites.__main__ import main
+from suites.engine import scaleout
+from suites.engine.campaign import CampaignPlan
+from suites.engine.scaleout import TASK_IDS, Task
+from suites.junit import FamilyOutcome
+from tests.reports.handmade import case, write_run
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--master", "nowhere"], "'--master' must be local[*], local[N], spark://HOST:PORT"),
+        (["--master", f"spark://127.0.0.1:{closed_port()}"], "cannot reach the Spark master at spark://"),
+        (["--master", "spark://127.0.0.1"], "must name HOST:PORT"),
+        (["--shards", "2"], "--shards needs --master"),
+        (["--master", "local[2]", "--shards", "0"], "--shards takes a number of tasks per family"),
+        (["--master", "local[2]", "--target", "adapter:true"], "--master runs the nats-server targets"),
+    ],
+)
+def test_bad_scale_out_options_are_one_line_and_leave_no_run(
+    options: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = [] if "--target" in options else ["--target", "2.14.5"]
+    assert main(["campaign", *target, *options, "--family", "matching", "--out", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("nats-conformance: error: ")
+    assert says in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_task_ends_crashed_counting_what_it_recorded_and_nothing_of_an_earlier_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task never raises: its result says it crashed and why, and its journal counts exactly its
+    parts; the parts an earlier attempt of it left are removed first, so none is counted twice."""
+    run_dir = tmp_path / "run"
+    stale = run_dir / CASES / "part-t0003-00000.parquet"
+    write_run(tmp_path / "earlier", [case(case_id=1)])
+    stale.parent.mkdir(parents=True)
+    (tmp_path / "earlier" / CASES / "part-00000.parquet").rename(stale)
+
+    def failing(*_: object, writer: RecordWriter, **__: object) -> list[FamilyOutcome]:
+        for _ in range(3):
+            writer.add(case(case_id=writer.next_case_id()))
+        writer.flush()
+        raise ProvisionError("no build of nats-server 9.9.9")
+
+    monkeypatch.setattr(scaleout, "run_one", failing)
+    plan = CampaignPlan(budgets={"matching": 3})
+    task = Task(3, Target("process", parse_version_spec("2.14.5")), "matching", 1, 2, plan)
+    run = RunConfig((parse_version_spec("2.14.5"),), ("process",))
+    result = scaleout.run_task(task, run=run, run_dir=str(run_dir), expectations=Expectations())
+    assert (result.status, result.error) == ("crashed", "ProvisionError: no build of nats-server 9.9.9")
+    journal = json.loads((run_dir / TASKS / "t0003.json").read_text())
+    assert (journal["status"], journal["cases"]) == ("crashed", 3)
+    (part,) = (run_dir / CASES).glob("*.parquet")
+    assert part.name == "part-t0003-00000.parquet"
+    ids = pq.read_table(part, columns=["case_id"])["case_id"].to_pylist()
+    assert ids == [3 * TASK_IDS, 3 * TASK_IDS + 1, 3 * TASK_IDS + 2]
+    assert "crashed: ProvisionError" in (run_dir / TASKS / "t0003.log").read_text()
