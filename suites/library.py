@@ -112,7 +112,7 @@ def transform_requests(
     """A mapping (its functions among `names` when given), a subject its source matches, and the
     release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
-    destination = draw(destination_templates(source, profile, names).filter(_no_random))
+    destination = draw(_without_random(destination_templates(source, profile, names)))
     return _transform(source, destination, draw(subjects_matching(source)), profile, engine_only)
 
 
@@ -188,11 +188,25 @@ def strategy_for(
     }[op]
 
 
-def token_pool(rng: random.Random) -> list[str]:
-    """Short tokens for bulk questions (short, so that cuts and hashes meet their boundaries)."""
-    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-    pool = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(48)]
-    return [*pool, "a", "aa", "ab", "é", "日本", "a-b"]
+TOKENS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+POOL = 48
+"""Drawn tokens in a family's pool, at least (a mapping's: as many as its family has questions, so that
+a source with one wildcard still has as many distinct subjects)."""
+
+
+def token_pool(rng: random.Random, count: int = POOL) -> list[str]:
+    """`count` short tokens for bulk questions (short, so that cuts and hashes meet their boundaries),
+    and a few fixed ones."""
+    lengths = rng.choices(range(1, 9), k=count)
+    return [
+        *("".join(rng.choices(TOKENS, k=length)) for length in lengths),
+        "a",
+        "aa",
+        "ab",
+        "é",
+        "日本",
+        "a-b",
+    ]
 
 
 Structure = tuple[int, tuple[Any, ...]]
@@ -237,11 +251,12 @@ def family_of(
     (so a run's seed names the same questions in any process)."""
     seed, drawn = structure
     rng = random.Random(seed)
-    pool = token_pool(rng)
     if op == "transform":
         source, destination = drawn
+        pool = token_pool(rng, max(POOL, size))
         found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
         return [_transform(source, destination, subject, profile, engine_only) for subject in found]
+    pool = token_pool(rng)
     if op == "partition":
         return [_partition(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
     if op == "match":
