@@ -2,9 +2,10 @@
 trip of the same questions to the same adapter process.
 
 Run: ``.venv/bin/python benchmarks/bench_adapter.py [--questions N] [--repeats R] [--adapter CMD]``.
-End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, pipelined
-asks, the reference's answer to every request, judging, case building, then minimisation of every
-divergence class; the default adapter, ``examples/adapters/correct.py``, has none). The baseline sends
+End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, each batch
+sent before the previous one is judged, the reference's answer to every request, judging, case
+building, then minimisation of every divergence class; the default adapter,
+``examples/adapters/correct.py``, has none). The baseline sends
 the same questions, already drawn, through ``AdapterProcess.ask`` and does nothing else. Prints medians
 of R repeats, their ratio, and the median time minimisation took of the end to end run.
 """

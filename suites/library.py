@@ -26,13 +26,14 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from fixtures.clients.adapter import AdapterProcess, Answer, Request
+from fixtures.clients.adapter import AdapterProcess, Answer, Request, Sent
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL
@@ -111,7 +112,7 @@ def transform_requests(
     """A mapping (its functions among `names` when given), a subject its source matches, and the
     release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
-    destination = draw(destination_templates(source, profile, names).filter(_no_random))
+    destination = draw(_without_random(destination_templates(source, profile, names)))
     return _transform(source, destination, draw(subjects_matching(source)), profile, engine_only)
 
 
@@ -187,11 +188,25 @@ def strategy_for(
     }[op]
 
 
-def token_pool(rng: random.Random) -> list[str]:
-    """Short tokens for bulk questions (short, so that cuts and hashes meet their boundaries)."""
-    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-    pool = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))) for _ in range(48)]
-    return [*pool, "a", "aa", "ab", "é", "日本", "a-b"]
+TOKENS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+POOL = 48
+"""Drawn tokens in a family's pool, at least (a mapping's: as many as its family has questions, so that
+a source with one wildcard still has as many distinct subjects)."""
+
+
+def token_pool(rng: random.Random, count: int = POOL) -> list[str]:
+    """`count` short tokens for bulk questions (short, so that cuts and hashes meet their boundaries),
+    and a few fixed ones."""
+    lengths = rng.choices(range(1, 9), k=count)
+    return [
+        *("".join(rng.choices(TOKENS, k=length)) for length in lengths),
+        "a",
+        "aa",
+        "ab",
+        "é",
+        "日本",
+        "a-b",
+    ]
 
 
 Structure = tuple[int, tuple[Any, ...]]
@@ -206,12 +221,22 @@ def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequenc
     seed = draw(st.integers(0, 2**32 - 1))
     if op == "transform":
         source = draw(wildcard_sources())
-        return seed, (source, draw(destination_templates(source, profile, focus).filter(_no_random)))
+        return seed, (source, draw(_without_random(destination_templates(source, profile, focus))))
     if op == "partition":
         return seed, (draw(st.integers(1, 16)),)
     if op == "match":
-        return seed, (draw(patterns(max_tokens=4)),)
+        return seed, (draw(_patterns()),)
     return seed, (draw(st.booleans()),)
+
+
+@functools.cache
+def _without_random(destinations: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return destinations.filter(_no_random)
+
+
+@functools.cache
+def _patterns() -> st.SearchStrategy[str]:
+    return patterns(max_tokens=4)
 
 
 def family_size(op: str, cases: int) -> int:
@@ -226,11 +251,12 @@ def family_of(
     (so a run's seed names the same questions in any process)."""
     seed, drawn = structure
     rng = random.Random(seed)
-    pool = token_pool(rng)
     if op == "transform":
         source, destination = drawn
+        pool = token_pool(rng, max(POOL, size))
         found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
         return [_transform(source, destination, subject, profile, engine_only) for subject in found]
+    pool = token_pool(rng)
     if op == "partition":
         return [_partition(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
     if op == "match":
@@ -249,7 +275,7 @@ _wildcard_kinds = functools.lru_cache(maxsize=4096)(wildcard_kinds)
 """Per question, of a structure that a family's questions share."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Judgement:
     """What a request is about (feature, functions, the case columns) and what differed ('' if nothing)."""
 
@@ -269,10 +295,16 @@ class Judgement:
 
 
 def _shown(answer: Answer | None) -> str:
+    """An answer as the case columns show it: its error kind, or its fields but `detail` as JSON (one
+    text field, the common answer, without the encoder's per-call cost)."""
     if answer is None:
         return ""
     if "error" in answer:
         return f"error {answer['error']}"
+    if len(answer) == 1:
+        ((name, value),) = answer.items()
+        if type(value) is str:
+            return f"{{{encode_basestring(name)}: {encode_basestring(value)}}}"
     return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
 
 
@@ -375,6 +407,17 @@ def reference_answer(request: Request) -> Answer:
     return answer
 
 
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A batch of questions sent: which the adapter supports, and the batches sent to it and to
+    `against` (None: nothing to ask)."""
+
+    batch: Sequence[Request]
+    supported: Sequence[bool]
+    adapter: Sent | None
+    against: Sent | None
+
+
 @dataclass(slots=True)
 class LibraryRun:
     """Asks an adapter questions and turns each answer into a recorded case."""
@@ -391,11 +434,16 @@ class LibraryRun:
     against: AdapterProcess | None = None
     """A second target (`--against engine:RELEASE`) asked every question too; each case then records
     which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`)."""
+    pending: tuple[Sequence[Sequence[Request]], Asked, int] | None = None
+    """The families `ask_families` sent last, with the seed they are recorded with, not judged yet."""
 
     def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
-        """Ask `batch`, record one case per question and return them."""
+        """Ask `batch`, record one case per question and return them (after the families still
+        pending)."""
+        self.settle()
         cases = [
-            self._case(judged, seed, unanswered, oracle) for judged, unanswered, oracle in self._judged(batch)
+            self._case(judged, seed, unanswered, oracle)
+            for judged, unanswered, oracle in self._judged(self._send(batch))
         ]
         for request, case in zip(batch, cases, strict=True):
             self._keep(request, case)
@@ -403,9 +451,20 @@ class LibraryRun:
         return cases
 
     def ask_families(self, families: Sequence[Sequence[Request]], seed: int = 0) -> None:
-        """Ask every family's questions in one round trip and record them: the agreeing questions of a
-        family that share its columns as one `CaseBlock`, the others as single cases."""
-        judged = iter(self._judged([request for family in families for request in family]))
+        """Send every family's questions in one round trip, then judge and record the families sent
+        before, which the adapter has answered meanwhile (`settle` records the last ones): the agreeing
+        questions of a family that share its columns as one `CaseBlock`, the others as single cases."""
+        sent = self._send([request for family in families for request in family])
+        self.settle()
+        self.pending = (tuple(families), sent, seed)
+
+    def settle(self) -> None:
+        """Judge and record the families `ask_families` sent last, if any."""
+        if self.pending is None:
+            return
+        families, sent, seed = self.pending
+        self.pending = None
+        judged = iter(self._judged(sent))
         Key = tuple[str, tuple[str, ...], str, str]
         recorded: list[Case | CaseBlock] = []
         for family in families:
@@ -423,15 +482,25 @@ class LibraryRun:
             recorded.extend(self._block(members, seed, oracle) for (*_, oracle), members in agreeing.items())
         self.record(recorded)
 
-    def _judged(self, batch: Sequence[Request]) -> list[tuple[Judgement, bool, str]]:
-        """Each question judged: its judgement, whether the adapter left it unanswered, and which of
-        reference, adapter and `against` agree (with `against`)."""
+    def _send(self, batch: Sequence[Request]) -> Asked:
+        """Send the questions of `batch` the adapter supports (and to `against`), answers unread."""
         supported = [is_supported(self.adapter, request) for request in batch]
         questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
-        asked = iter(self.adapter.ask(questions) if questions else [])
-        compared = iter(self._ask_against(questions))
+        against = None
+        if self.against is not None and questions:
+            release = str(self.against.hello.get("server_version") or "")
+            against = self.against.send(
+                [{**q, "server_version": release} if release else q for q in questions]
+            )
+        return Asked(batch, supported, self.adapter.send(questions) if questions else None, against)
+
+    def _judged(self, sent: Asked) -> list[tuple[Judgement, bool, str]]:
+        """Each question of a batch sent judged: its judgement, whether the adapter left it unanswered,
+        and which of reference, adapter and `against` agree (with `against`)."""
+        asked = iter(self.adapter.receive(sent.adapter) if sent.adapter else [])
+        compared = iter(self.against.receive(sent.against) if self.against and sent.against else [])
         result = []
-        for request, ok in zip(batch, supported, strict=True):
+        for request, ok in zip(sent.batch, sent.supported, strict=True):
             observed = next(asked) if ok else None
             expected = reference_answer(request)
             judged = self._judge(request, expected, observed, supported=ok)
@@ -463,13 +532,6 @@ class LibraryRun:
             [judged.expected for _, judged in members],
             [judged.observed for _, judged in members],
         )
-
-    def _ask_against(self, questions: Sequence[Request]) -> list[Answer | None]:
-        """The second target's answers, each asked under its own release."""
-        if self.against is None or not questions:
-            return []
-        release = str(self.against.hello.get("server_version") or "")
-        return self.against.ask([{**q, "server_version": release} if release else q for q in questions])
 
     def _outcome(self, answer: Answer | None, kinds: Mapping[str, str] | None = None) -> str | None:
         """An answer as the three-way comparison sees it: the result, or a rejection (with its kind under
@@ -621,6 +683,7 @@ def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed:
             run_batches(functools.partial(_draw, strategy), share, seed, collect)
     if pending:
         flush()
+    run.settle()
 
 
 def run_library(

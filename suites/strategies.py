@@ -8,6 +8,7 @@ templates, with wrong argument counts, unknown names, out-of-range indexes and o
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -137,14 +138,33 @@ def _named(name: str, casing_choice: int) -> str:
     return name
 
 
-@st.composite
-def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names: Sequence[str] = ()) -> str:
+CASINGS = st.sampled_from((0, 0, 0, 1, 2))
+"""How a function's name is spelled (`_named`): mostly as documented."""
+PARTITION_KEYS = st.sampled_from((1, 2, 2, 3, 0))
+PARTITION_ARGUMENTS = mostly(st.sampled_from(PARTITION_COUNTS), st.sampled_from(INTEGER_EDGES), one_in=4)
+"""Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count of 2 sees only
+the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32 bits, are where
+releases differ."""
+SPLIT_SEPARATORS = mostly(st.sampled_from(SEPARATORS), st.sampled_from(ODD_SEPARATORS), one_in=8)
+RANDOM_ARGUMENTS = edged(st.integers(1, 10))
+WIDTHS = edged(st.integers(1, 6))
+
+
+def function_tokens(
+    source: str, profile: ReleaseProfile, names: Sequence[str] = ()
+) -> st.SearchStrategy[str]:
     """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`; `names`
     (canonical, lower case) limits the functions drawn from."""
-    count = wildcard_count(source)
+    return _function_tokens(wildcard_count(source), profile, tuple(names))
+
+
+@functools.cache
+def _function_tokens(count: int, profile: ReleaseProfile, names: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """`function_tokens` for a source of `count` wildcards, built once (building strategies costs more
+    than drawing from them)."""
     valid = st.integers(1, max(count, 1))
     # One index in five is out of range: enough for the refusals, while most tokens reach the transform.
-    index = mostly(valid, st.sampled_from([0, count + 1, -1, *INTEGER_EDGES[3:]]), one_in=5)
+    index = mostly(valid, st.sampled_from((0, count + 1, -1, *INTEGER_EDGES[3:])), one_in=5)
     known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
     wanted = {name.lower() for name in names}
     choices = [
@@ -152,28 +172,29 @@ def function_tokens(draw: st.DrawFn, source: str, profile: ReleaseProfile, names
         for name in ["wildcard", "$", *known]
         if not wanted or name.lower() in wanted or (name == "$" and "$n" in wanted)
     ]
-    name = draw(st.sampled_from(choices or ["wildcard"]))
+    return _function_token(st.sampled_from(choices or ["wildcard"]), index)
+
+
+@st.composite
+def _function_token(draw: st.DrawFn, functions: st.SearchStrategy[str], index: st.SearchStrategy[int]) -> str:
+    name = draw(functions)
     if name == "$":
         return f"${draw(index)}"
-    casing = draw(st.sampled_from([0, 0, 0, 1, 2]))
+    casing = draw(CASINGS)
     spelled = _named(canonical_name(name) or name, casing)
     i = draw(index)
     if name in {"wildcard", "nosuch"}:
         args = [str(i)]
     elif name == "partition":
-        keys = [draw(index) for _ in range(draw(st.sampled_from([1, 2, 2, 3, 0])))]
-        # Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count of 2
-        # sees only the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32
-        # bits, are where releases differ.
-        counts = mostly(st.sampled_from(PARTITION_COUNTS), st.sampled_from(INTEGER_EDGES), one_in=4)
-        args = [str(draw(counts))]
+        keys = [draw(index) for _ in range(draw(PARTITION_KEYS))]
+        args = [str(draw(PARTITION_ARGUMENTS))]
         args += [str(k) for k in keys]
     elif name == "split":
-        args = [str(i), draw(mostly(st.sampled_from(SEPARATORS), st.sampled_from(ODD_SEPARATORS), one_in=8))]
+        args = [str(i), draw(SPLIT_SEPARATORS)]
     elif name == "random":
-        args = [str(draw(edged(st.integers(1, 10))))]
+        args = [str(draw(RANDOM_ARGUMENTS))]
     else:
-        args = [str(i), str(draw(edged(st.integers(1, 6))))]
+        args = [str(i), str(draw(WIDTHS))]
     if draw(st.integers(0, 19)) == 0:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
     if draw(st.integers(0, 7)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
@@ -192,19 +213,37 @@ def swarms() -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(SWARM), min_size=1, max_size=3, unique=True)
 
 
-@st.composite
+LITERAL_TOKENS = mostly(tokens(max_size=5), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
+"""The literal tokens of destinations."""
+
+
 def destination_templates(
-    draw: st.DrawFn, source: str, profile: ReleaseProfile, names: Sequence[str] = ()
-) -> str:
+    source: str, profile: ReleaseProfile, names: Sequence[str] = ()
+) -> st.SearchStrategy[str]:
     """A destination for `source`: literal tokens and function tokens (of `names` when given, then at
     least one of them, so that a draw focused on some functions always uses one), `>` last when the
     source has it."""
-    literal = mostly(tokens(max_size=5), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
-    function = function_tokens(source, profile, names)
-    parts = draw(st.lists(function | literal, min_size=0 if names else 1, max_size=3 if names else 4))
-    if names:
-        parts.insert(draw(st.integers(0, len(parts))), draw(function))
-    if source.endswith(">") and draw(st.booleans()):
+    return _destination_templates(wildcard_count(source), source.endswith(">"), profile, tuple(names))
+
+
+@functools.cache
+def _destination_templates(
+    count: int, tail: bool, profile: ReleaseProfile, names: tuple[str, ...]
+) -> st.SearchStrategy[str]:
+    """`destination_templates` for a source of `count` wildcards (`tail`: ending in `>`), built once."""
+    function = _function_tokens(count, profile, names)
+    parts = st.lists(function | LITERAL_TOKENS, min_size=0 if names else 1, max_size=3 if names else 4)
+    return _destination_template(parts, function if names else None, tail)
+
+
+@st.composite
+def _destination_template(
+    draw: st.DrawFn, tokens: st.SearchStrategy[list[str]], required: st.SearchStrategy[str] | None, tail: bool
+) -> str:
+    parts = draw(tokens)
+    if required is not None:
+        parts.insert(draw(st.integers(0, len(parts))), draw(required))
+    if tail and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)
 
