@@ -384,7 +384,11 @@ def run_batches(
 ) -> None:
     """Run up to `examples` Hypothesis-generated batches without shrinking (a campaign records, never
     fails). `on_batch` returns the batch's score, which Hypothesis's target phase climbs (`target()`:
-    later draws mutate the best-scoring batches), and raises `Enough` to end the run early."""
+    later draws mutate the best-scoring batches), and raises `Enough` to end the run early. Any other
+    error it raises (a full disk) ends the run and is raised as it is. Either way `on_batch` is not
+    called again: Hypothesis runs a failing example once more to confirm it, and reports a flaky test
+    when that run does not fail the same way."""
+    ended: list[Exception] = []
 
     @settings(
         max_examples=examples,
@@ -398,17 +402,25 @@ def run_batches(
     )
     @given(data=st.data())
     def body(data: st.DataObject) -> None:
-        score = on_batch(draw_batch(data))
+        batch = draw_batch(data)
+        if ended:
+            raise Enough
+        try:
+            score = on_batch(batch)
+        except Exception as error:
+            ended.append(error)
+            raise Enough from error
         if score:  # a constant 0 would still send the target phase mutating one batch over and over
             target(score, label="score")
 
     with seeded_generation(), suppress(Enough):
         hypothesis_seed(seed)(body)()
+    if ended and not isinstance(ended[0], Enough):
+        raise ended[0]
 
 
 class Enough(Exception):
-    """Raised by a batch callback once its budget is spent: ends `run_batches` (Hypothesis then runs
-    the callback once more to confirm, and it raises again before doing anything)."""
+    """Raised by a batch callback once its budget is spent: ends `run_batches`."""
 
 
 @contextmanager
