@@ -3,7 +3,9 @@ target's server is paused past the deadline of every wait, killed with SIGKILL, 
 connections dropped, on the process and the container backends. The campaign goes on (restarting the
 server where it must), every case it could not observe is `unknown` (never `agree`), the manifest counts
 every row on disk, the exit status is a campaign's, and nothing of the run is left running. A server
-that dies or hangs in its very first start is started again; one that can never start is one line."""
+that dies or hangs in its very first start is started again; one that can never start is one line.
+Every change's CI runs one seeded moment per fault and backend; the scheduled run (`-m nightly`) four
+more."""
 
 from __future__ import annotations
 
@@ -175,7 +177,10 @@ def _leftovers(campaign: subprocess.Popen[str], owner: str, server: Server) -> l
     return left
 
 
-@pytest.mark.parametrize("seed", [1])
+NIGHTLY_SEEDS = [pytest.param(seed, marks=pytest.mark.nightly) for seed in range(2, 6)]
+
+
+@pytest.mark.parametrize("seed", [1, *NIGHTLY_SEEDS])
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_campaign_goes_on_after_its_server_hangs_dies_restarts_or_drops_connections(
     target: Target, tmp_path: Path, fault: str, seed: int
