@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -144,10 +145,17 @@ def _block_table(block: CaseBlock) -> pa.Table:
 
 def _repeated(value: Any, kind: pa.DataType, size: int) -> pa.Array:
     """`value` `size` times. Nested values are taken from a one-element array (Arrow's repeat of a list
-    scalar is about forty times slower)."""
+    scalar is about forty times slower), text is built from its buffers (seventy times faster than
+    Arrow's repeat)."""
     if pa.types.is_list(kind):
         return pa.array([value], kind).take(pa.repeat(pa.scalar(0, pa.int32()), size))
-    return pa.repeat(pa.scalar(value if kind != pa.string() else printable(value), kind), size)
+    if kind != pa.string():
+        return pa.repeat(pa.scalar(value, kind), size)
+    data = printable(value).encode()
+    if len(data) * size >= 2**31:  # beyond 32-bit offsets
+        return pa.repeat(pa.scalar(printable(value), kind), size)
+    offsets = np.arange(size + 1, dtype=np.int32) * np.int32(len(data))
+    return pa.Array.from_buffers(kind, size, [None, pa.py_buffer(offsets), pa.py_buffer(data * size)])
 
 
 ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]")

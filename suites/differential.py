@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +22,7 @@ from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock, text_array, texts_of
+from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock, texts_of
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
@@ -445,11 +446,9 @@ def _judge_group(
     agreeing block, found by comparing whole columns; every other one is judged on its own."""
     count = len(subjects)
     subject_column, expected = columns
-    observed = text_array(observation.first[offset : offset + count])
-    if observed.type != expected.type:  # bytes that are not UTF-8 on one side: compare bytes
-        observed, expected = observed.cast(pa.binary()), expected.cast(pa.binary())
-    arrived = pc.fill_null(pc.equal(expected, observed), False)
-    odd = {index - offset for index in observation.more if offset <= index < offset + count}
+    observed = observation.first_subjects(offset, count)
+    arrived = pc.fill_null(pc.equal(expected.cast(pa.binary()), observed), False)
+    odd = {index - offset for index in observation.repeated if offset <= index < offset + count}
     odd.update(pc.indices_nonzero(pc.invert(arrived)).to_pylist())
     engine: list[str | None] = [None] * count
     if context.oracle is not None:
@@ -504,8 +503,7 @@ def _judge_group(
         duration_us=duration_us,
         oracle="" if context.oracle is None else "all-agree",
     )
-    next_id = context.next_case_id
-    case_ids = [next_id() for _ in range(len(expected))]
+    case_ids = list(islice(iter(context.next_case_id, None), len(expected)))
     result.blocks.append(CaseBlock(shared, case_ids, subject_column, expected, expected, buckets))
 
 

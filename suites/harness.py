@@ -16,7 +16,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from fixtures.clients.wire import WireConnection, WireError, publish_frames
+import numpy as np
+import pyarrow as pa
+
+from fixtures.clients.wire import MessageRun, WireConnection, WireError, publish_frames, text
 from fixtures.deadlines import within
 
 TAP_SID = 1
@@ -24,63 +27,77 @@ TAP_SID = 1
 
 @dataclass(slots=True)
 class Observation:
-    """What the tap saw: the first subject per case id (None: not delivered), later ones for the few
-    cases delivered more than once, and the failure that ended the batch early, if any."""
+    """What the tap saw: the case id (`ids`) and subject (`subjects`, an Arrow binary array) of every
+    delivery of the batch, in arrival order, where the first delivery of each case is (`first`: its
+    position, -1 if none), the cases delivered more than once (`repeated`: all their positions), the
+    failure that ended the batch early if any, and how many publications the server confirmed."""
 
-    first: list[str | None]
-    more: dict[int, list[str]] = field(default_factory=dict)
+    ids: np.ndarray
+    subjects: pa.Array
+    first: np.ndarray
+    repeated: dict[int, list[int]] = field(default_factory=dict)
     failure: str = ""
     published: int = 0
-    received: int = 0
+
+    @classmethod
+    def of(cls, size: int, ids: np.ndarray, subjects: pa.Array, failure: str = "") -> Observation:
+        """The observation of a batch of `size` cases from every delivery the tap read: payloads as
+        numbers (`ids`, -1 for one that is not a number; numbers outside the batch are someone else's
+        message) and the subjects they arrived on (binary or binary view)."""
+        subjects = subjects.cast(pa.binary())
+        ours = (ids >= 0) & (ids < size)
+        if not ours.all():
+            ids, subjects = ids[ours], subjects.filter(pa.array(ours))
+        first = np.full(size, -1, np.int64)
+        repeated: dict[int, list[int]] = {}
+        if bool(np.all(ids[1:] > ids[:-1])):  # each case once, in order: the common case
+            first[ids] = np.arange(len(ids))
+        else:
+            unique, where, counts = np.unique(ids, return_index=True, return_counts=True)
+            first[unique] = where
+            for case_id in unique[counts > 1].tolist():
+                repeated[case_id] = np.flatnonzero(ids == case_id).tolist()
+        return cls(ids, subjects, first, repeated, failure)
+
+    @property
+    def received(self) -> int:
+        """Deliveries of the batch's cases (repeats included)."""
+        return len(self.ids)
+
+    def first_subjects(self, offset: int, count: int) -> pa.Array:
+        """The first subject each of the cases `offset`... arrived on (binary; null: not delivered)."""
+        where = self.first[offset : offset + count]
+        return self.subjects.take(pa.array(where, mask=where < 0))
 
     def subjects_of(self, case_id: int) -> list[str]:
-        subject = self.first[case_id]
-        if subject is None:
-            return []
-        return [subject, *self.more.get(case_id, ())]
-
-    def note(self, case_id: int, subject: str) -> None:
-        """One delivery of `case_id` on `subject`; ids outside the batch are someone else's message."""
-        if not 0 <= case_id < len(self.first):
-            return
-        self.received += 1
-        if self.first[case_id] is None:
-            self.first[case_id] = subject
-        else:
-            self.more.setdefault(case_id, []).append(subject)
+        """Every subject `case_id` arrived on, in arrival order (bytes that are not UTF-8 as surrogate
+        escapes)."""
+        positions = self.repeated.get(case_id) or ([] if self.first[case_id] < 0 else [self.first[case_id]])
+        return [text(self.subjects[int(position)].as_py()) for position in positions]
 
 
 class Tap(threading.Thread):
-    """Reads the tap connection as fast as it can, noting every delivery whose payload is a case id
-    (others, such as the reload probe's, are not ours) and counting PONGs for `wait_pongs`."""
+    """Reads the tap connection as fast as it can, keeping every delivery's subject and payload (as a
+    number, see `fixtures.clients.wire.MessageRun`) in columns and counting PONGs for `wait_pongs`."""
 
-    def __init__(self, connection: WireConnection, observation: Observation) -> None:
+    def __init__(self, connection: WireConnection) -> None:
         super().__init__(daemon=True, name="nats-conformance-tap")
         self.connection = connection
-        self.observation = observation
         self.stopping = threading.Event()
         self.error = ""
         self.pongs = 0
         self.changed = threading.Condition()
+        self.runs: list[MessageRun] = []
 
     def run(self) -> None:
-        observation = self.observation
-        note, first = observation.note, observation.first
-        size = len(first)
         try:
             while not self.stopping.is_set():
-                frames = self.connection.receive(time.monotonic() + 0.05)
+                frames = self.connection.receive(time.monotonic() + 0.05, columns=True)
                 if frames is None:
                     continue
-                for subject, payload in zip(frames.subjects, frames.payloads, strict=True):
-                    if not payload.isdigit():
-                        continue
-                    case_id = int(payload)
-                    if case_id < size and first[case_id] is None:  # the common case, inlined
-                        first[case_id] = subject
-                        observation.received += 1
-                    else:
-                        note(case_id, subject)
+                self.runs += frames.runs
+                if frames.subjects:  # frames the columns do not take (headers, CR LF in a payload)
+                    self.runs.append(MessageRun.of(frames.subjects, frames.payloads))
                 pongs = frames.count("PONG")
                 if pongs:
                     with self.changed:
@@ -92,6 +109,15 @@ class Tap(threading.Thread):
             self.error = f"tap connection: {error}"
             with self.changed:
                 self.changed.notify_all()
+
+    def observation(self, size: int, failure: str) -> Observation:
+        """What was read, as the observation of a batch of `size` cases."""
+        return Observation.of(
+            size,
+            np.concatenate([run.numbers for run in self.runs] or [np.empty(0, np.int64)]),
+            pa.concat_arrays([run.subjects for run in self.runs] or [pa.array([], pa.binary_view())]),
+            failure,
+        )
 
     def ping(self, timeout: float) -> None:
         """PING the tap; if its connection is gone, fail with the reader's account of why (once it has
@@ -125,16 +151,15 @@ def publish_and_observe(
     how many publications the server confirmed.
     """
     timeout = within(timeout)
-    observation = Observation(first=[None] * len(subjects))
     try:
         tap_connection = WireConnection(url, name="nats-conformance-tap", timeout=timeout)
     except WireError as error:
-        observation.failure = str(error)
-        return observation
+        return Observation.of(len(subjects), np.empty(0, np.int64), pa.array([], pa.binary()), str(error))
+    published, failure = 0, ""
     try:
         tap_connection.subscribe(">", TAP_SID)
         tap_connection.flush()
-        tap = Tap(tap_connection, observation)
+        tap = Tap(tap_connection)
         tap.start()
         try:
             with WireConnection(url, name="nats-conformance-publisher", timeout=timeout) as publisher:
@@ -144,27 +169,23 @@ def publish_and_observe(
                     publisher.queue_frames(publish_frames(subjects[start : start + chunk], start))
                     publisher.ping()
                     if sent:
-                        _confirm(publisher, tap, observation, start, timeout)
+                        # The PONG of the chunk before: the server has handled those publications,
+                        # so the tap's PING now fences every delivery of them.
+                        publisher.await_pong(timeout)
+                        published = start
+                        tap.ping(timeout)
                 publisher.await_pong(timeout)
                 tap.ping(timeout)
-                observation.published = len(subjects)
+                published = len(subjects)
                 tap.wait_pongs(len(starts), timeout)
         except WireError as error:
-            observation.failure = str(error)
+            failure = str(error)
         finally:
             tap.stopping.set()
             tap_connection.close()
             tap.join()
     finally:
         tap_connection.close()
-    return observation
-
-
-def _confirm(
-    publisher: WireConnection, tap: Tap, observation: Observation, published: int, timeout: float
-) -> None:
-    """The publisher's PONG for the chunk before the last one sent: the server has handled those
-    publications, so the tap's PING now fences every delivery of them."""
-    publisher.await_pong(timeout)
+    observation = tap.observation(len(subjects), failure)
     observation.published = published
-    tap.ping(timeout)
+    return observation

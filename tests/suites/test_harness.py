@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from fixtures.config import Mapping, ServerConfig
@@ -13,13 +15,15 @@ from suites.harness import Observation, publish_and_observe
 pytestmark = pytest.mark.live
 
 
-def test_note_keeps_the_first_subject_and_the_repeats() -> None:
-    observation = Observation(first=[None, None])
-    for case_id, subject in [(0, "a"), (1, "b"), (0, "c"), (7, "z"), (-1, "z")]:
-        observation.note(case_id, subject)
+def test_an_observation_keeps_the_first_subject_and_the_repeats() -> None:
+    deliveries = [(0, b"a"), (1, b"b"), (0, b"c"), (7, b"z"), (-1, b"z"), (1, b"\xff")]
+    ids = np.array([case_id for case_id, _ in deliveries], np.int64)
+    observation = Observation.of(3, ids, pa.array([subject for _, subject in deliveries], pa.binary()))
     assert observation.subjects_of(0) == ["a", "c"]
-    assert observation.subjects_of(1) == ["b"]
-    assert observation.received == 3
+    assert observation.subjects_of(1) == ["b", "\udcff"]
+    assert observation.subjects_of(2) == []
+    assert observation.first_subjects(0, 3).to_pylist() == [b"a", b"b", None]
+    assert observation.received == 4
 
 
 def test_every_publication_is_observed_across_chunks(server: Backend) -> None:

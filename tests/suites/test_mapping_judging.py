@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -39,11 +40,14 @@ def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() 
     transform = compile_transform("m.*.*", "o.{{partition(3,1,2)}}.{{split(1,-)}}", profile)
     subjects = ("m.a-b.c", "m.--.c", "m.\udcff.c", "m.d.e", "m.f.g", "m.h.i", "m.é-x.y")
     expected = transform.apply_all(subjects)
-    first: list[str | None] = list(expected)
-    first[1] = None  # not deliverable: agrees on its own
-    first[3] = None  # not delivered
-    first[4] = "o.9.f"  # wrong subject
-    observation = Observation(first=first, more={5: [expected[5]]})  # delivered twice
+    arrivals = [(index, subject) for index, subject in enumerate(expected) if index not in (1, 3, 4)]
+    # 1 is not deliverable (agrees on its own), 3 not delivered, 4 on a wrong subject, 5 twice
+    arrivals += [(4, "o.9.f"), (5, expected[5])]
+    observation = Observation.of(
+        len(subjects),
+        np.array([index for index, _ in arrivals], np.int64),
+        pa.array([subject.encode("utf-8", "surrogateescape") for _, subject in arrivals], pa.binary()),
+    )
     observed = MappingObservation(accepted=[(transform, subjects)], deliveries=observation)
     observed.expected = ExpectedSubjects(observed.accepted, parallel=False)
     ids = itertools.count()
