@@ -33,6 +33,10 @@ LOCAL_MEMORY = "2g"
 JAVA_OPTIONS = "-XX:+UseParallelGC"
 """The throughput collector: the report is a batch job, and pauses cost nothing (Spark's JVM default, G1,
 spends cores on concurrent collection)."""
+HASH_AGGREGATE_GROUPS = 100_000
+"""Groups an aggregation into lists (``array_agg``) keeps in a hash map before it falls back to sorting
+its input (``spark.sql.objectHashAggregate.sortBased.fallbackThreshold``, 128 by default): the partition
+buckets are a few thousand groups, and sorting their rows cost as much as ``count(DISTINCT)``."""
 LOG4J = """\
 rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
@@ -110,6 +114,7 @@ def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
                 f"-Dlog4j2.configurationFile={log4j.as_uri()} {JAVA_OPTIONS}",
             )
             .config("spark.local.dir", scratch)
+            .config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold", str(HASH_AGGREGATE_GROUPS))
         )
         if is_local(master):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
