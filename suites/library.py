@@ -39,7 +39,10 @@ from records.replay import COMMAND_DETAIL
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.adapter import handle_request, transform_answer
 from reference.functions import FUNCTIONS, LEGACY_WILDCARD
+from reference.matching import matches
+from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
+from reference.subjects import is_valid_publish_subject, is_valid_subject
 from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
 from suites.drawing import (
     FOCUS,
@@ -150,7 +153,7 @@ class Judgement:
 
 def _shown(answer: Answer | None) -> str:
     """An answer as the case columns show it: its error kind, or its fields but `detail` as JSON (one
-    text field, the common answer, without the encoder's per-call cost)."""
+    field of text, a boolean or an integer, the common answers, without the encoder's per-call cost)."""
     if answer is None:
         return ""
     if "error" in answer:
@@ -159,6 +162,10 @@ def _shown(answer: Answer | None) -> str:
         ((name, value),) = answer.items()
         if type(value) is str:
             return f"{{{encode_basestring(name)}: {encode_basestring(value)}}}"
+        if type(value) is bool:
+            return f"{{{encode_basestring(name)}: {'true' if value else 'false'}}}"
+        if type(value) is int:
+            return f"{{{encode_basestring(name)}: {value}}}"
     return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
 
 
@@ -247,8 +254,11 @@ def is_supported(adapter: AdapterProcess, request: Request) -> bool:
 
 
 def reference_answer(request: Request) -> Answer:
-    """The reference's answer to a question (a transform straight from its compiled mapping)."""
-    if request["op"] == "transform":
+    """The reference's answer to a question: straight from its model (a transform from its compiled
+    mapping), without the protocol's request checks, but through `handle_request` where those checks
+    answer (a partition count below 1)."""
+    op = request["op"]
+    if op == "transform":
         return transform_answer(
             request["source"],
             request["destination"],
@@ -256,6 +266,17 @@ def reference_answer(request: Request) -> Answer:
             request.get("server_version"),
             bool(request.get("engine_only")),
         )
+    if op == "match":
+        return {"match": matches(request["pattern"], request["subject"])}
+    if op == "valid_subject":
+        subject = request["subject"]
+        return {
+            "valid": is_valid_publish_subject(subject)
+            if request.get("literal")
+            else is_valid_subject(subject)
+        }
+    if op == "partition" and request["n"] >= 1:
+        return {"partition": partition(request["tokens"], request["n"])}
     answer = handle_request({**request, "id": None})
     answer.pop("id", None)
     return answer
