@@ -13,9 +13,10 @@ its hello declares; transform questions are asked in the mode the hello declares
 the bare engine), and a question using an operation or function the hello leaves out is not asked but
 recorded as not supported (docs/adapter-protocol.md, "Judging").
 
-Every divergence class (feature, functions, what differed) is then shrunk with Hypothesis to a minimal
-question that still shows it, recorded as a case of its own, so its case file (records.casefile) is the
-minimal reproduction.
+Every unexpected divergence class (feature, functions, what differed) is then shrunk with Hypothesis
+to a minimal question that still shows it, recorded as a case of its own, so its case file
+(records.casefile) is the minimal reproduction; a class `expectations.toml` lists is known already and
+is not shrunk.
 """
 
 from __future__ import annotations
@@ -301,7 +302,8 @@ class LibraryRun:
     context: RunContext
     record: Callable[[Judged], object]
     found: dict[str, Request] = field(default_factory=dict)
-    """The smallest question seen of each divergence class (where its minimisation falls back to)."""
+    """The smallest question seen of each unexpected divergence class (where its minimisation falls
+    back to)."""
     engine_only: bool = False
     """Transform questions ask the bare transform engine, not the account-mapping validator."""
     strict_errors: bool = False
@@ -390,8 +392,9 @@ class LibraryRun:
         return result
 
     def _keep(self, request: Request, case: Case) -> None:
-        """Keep `request` as its divergence class's smallest seen question when it is."""
-        if case.verdict in ("diverge", "expected"):
+        """Keep `request` as its divergence class's smallest seen question when it is (an expected
+        class is known already: it is not minimised)."""
+        if case.verdict == "diverge":
             kept = self.found.get(case.case_class)
             if kept is None or _size(request) < _size(kept):
                 self.found[case.case_class] = request
@@ -460,8 +463,8 @@ class LibraryRun:
         return judged.case_class if judged.difference else ""
 
     def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
-        """For every divergence class seen, the smallest question Hypothesis finds that still shows it,
-        asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
+        """For every unexpected divergence class seen, the smallest question Hypothesis finds that still
+        shows it, asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
         minimal: list[Case] = []
         for case_class, seen in sorted(self.found.items()):
             if case_class.endswith(":unknown"):
