@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import itertools
 import os
 import pickle
 import random
@@ -76,14 +75,14 @@ Hypothesis's draws cluster around earlier examples: a function could go unasked 
 
 
 def transform_request(
-    source: str, destination: str, subject: str, version: str, engine_only: bool
+    source: str, destination: str, subject: str, profile: ReleaseProfile, engine_only: bool
 ) -> Request:
     request = {
         "op": "transform",
         "source": source,
         "destination": destination,
         "subject": subject,
-        "server_version": version,
+        "server_version": profile.name,
     }
     return {**request, "engine_only": True} if engine_only else request
 
@@ -119,10 +118,8 @@ def token_pool(rng: random.Random, count: int = POOL) -> list[str]:
     """`count` short tokens for bulk questions (short, so that cuts and hashes meet their boundaries),
     and a few fixed ones."""
     lengths = rng.choices(range(1, 9), k=count)
-    text = "".join(rng.choices(TOKENS, k=sum(lengths)))
-    ends = itertools.accumulate(lengths)
     return [
-        *(text[end - length : end] for end, length in zip(ends, lengths, strict=True)),
+        *("".join(rng.choices(TOKENS, k=length)) for length in lengths),
         "a",
         "aa",
         "ab",
@@ -178,8 +175,7 @@ def family_of(
         source, destination = drawn
         pool = token_pool(rng, max(POOL, size))
         found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
-        version = profile.name
-        return [transform_request(source, destination, subject, version, engine_only) for subject in found]
+        return [transform_request(source, destination, subject, profile, engine_only) for subject in found]
     pool = token_pool(rng)
     if op == "partition":
         return [partition_request(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]

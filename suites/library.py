@@ -85,7 +85,7 @@ def transform_requests(
     release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
     destination = draw(without_random(destination_templates(source, profile, names)))
-    return transform_request(source, destination, draw(subjects_matching(source)), profile.name, engine_only)
+    return transform_request(source, destination, draw(subjects_matching(source)), profile, engine_only)
 
 
 def partition_requests() -> st.SearchStrategy[Request]:

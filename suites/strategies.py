@@ -259,20 +259,18 @@ def _destination_template(
 
 
 def bulk_subjects(source: str, rng: random.Random, count: int, *, pool: Sequence[str]) -> list[str]:
-    """`count` subjects matching `source`, fast: `*` takes a token from `pool`, `>` one to three (the
-    tokens of every `*` drawn in one call)."""
+    """`count` subjects matching `source`, fast: `*` takes a token from `pool`, `>` one to three."""
     parts = source.split(".")
+    fixed = [None if part in ("*", ">") else part for part in parts]
     tail = parts[-1] == ">"
-    slots = sum(part in ("*", ">") for part in parts) - tail
-    template = ".".join(
-        "{}" if part in ("*", ">") else part.replace("{", "{{").replace("}", "}}") for part in parts
-    )
-    picks = rng.choices(pool, k=count * slots)
-    rows = [picks[n * slots : (n + 1) * slots] for n in range(count)]
-    if tail:
-        for row in rows:
-            row.append(".".join(rng.choices(pool, k=rng.randint(1, 3))))
-    return [template.format(*row) for row in rows]
+    choice = rng.choice
+    result: list[str] = []
+    for _ in range(count):
+        tokens_out = [part if part is not None else choice(pool) for part in fixed]
+        if tail:
+            tokens_out[-1] = ".".join(choice(pool) for _ in range(rng.randint(1, 3)))
+        result.append(".".join(tokens_out))
+    return result
 
 
 @st.composite
