@@ -2,12 +2,12 @@
 trip of the same questions to the same adapter process.
 
 Run: ``.venv/bin/python benchmarks/bench_adapter.py [--questions N] [--repeats R] [--adapter CMD]``.
-End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, each batch
-sent before the previous one is judged, the reference's answer to every request, judging, case
-building, then minimisation of every divergence class; the default adapter,
-``examples/adapters/correct.py``, has none). The baseline sends
-the same questions, already drawn, through ``AdapterProcess.ask`` and does nothing else. Prints medians
-of R repeats, their ratio, and the median time minimisation took of the end to end run.
+End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, drawn by a
+process of its own, each batch sent before the previous one is judged, the reference's answer to every
+request, judging, case building, then minimisation of every unexpected divergence class: with no
+expectations here, every class; the default adapter, ``examples/adapters/correct.py``, has none). The
+baseline sends the same questions, already drawn, through ``AdapterProcess.ask`` and does nothing else.
+Prints medians of R repeats, their ratio, and the median time minimisation took of the end to end run.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
 from suites.differential import RunContext
+from suites.drawing import BATCH
 from suites.engine.family import cases_of
-from suites.library import BACKEND, BATCH, LibraryRun, ask_questions
+from suites.library import BACKEND, LibraryRun, ask_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 

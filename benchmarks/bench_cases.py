@@ -25,11 +25,11 @@ from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter
-from suites.differential import MappingBatch, RunContext
+from suites.differential import RunContext
 from suites.engine.family import check, record, verdicts
 from suites.families import FAMILIES
 from suites.harness import publish_and_observe
-from suites.strategies import bulk_subjects
+from suites.strategies import MappingBatch, bulk_subjects
 
 MAPPINGS = tuple(
     (f"m{i}.*.*", f"out{i}.{{{{wildcard(2)}}}}.{{{{partition(10,1,2)}}}}.{{{{split(1,-)}}}}")

@@ -29,8 +29,9 @@ from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
 from suites.differential import RunContext
+from suites.drawing import BATCH
 from suites.engine.family import cases_of
-from suites.library import BACKEND, BATCH, LibraryRun, ask_questions
+from suites.library import BACKEND, LibraryRun, ask_questions
 
 REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,6 +33,7 @@ from reference.weighted import WeightedDestination
 from suites.expected import ExpectedSubjects
 from suites.harness import Observation, publish_and_observe
 from suites.oracle import EngineOracle, three_way
+from suites.strategies import MappingBatch
 
 FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
 
@@ -64,15 +65,6 @@ class RunContext:
         """The context of a started server; its release is noted for the staleness of expectations."""
         expectations.note_run(implementation, server.version)
         return cls(run_id, implementation, server.version, server.name, expectations, next_case_id, oracle)
-
-
-@dataclass(frozen=True, slots=True)
-class MappingBatch:
-    """Mappings with disjoint sources, each with the subjects to publish through it."""
-
-    mappings: tuple[tuple[str, str], ...]
-    subjects: tuple[tuple[str, ...], ...]
-    seed: int = 0
 
 
 @dataclass(slots=True)

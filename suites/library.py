@@ -13,9 +13,10 @@ its hello declares; transform questions are asked in the mode the hello declares
 the bare engine), and a question using an operation or function the hello leaves out is not asked but
 recorded as not supported (docs/adapter-protocol.md, "Judging").
 
-Every divergence class (feature, functions, what differed) is then shrunk with Hypothesis to a minimal
-question that still shows it, recorded as a case of its own, so its case file (records.casefile) is the
-minimal reproduction.
+Every unexpected divergence class (feature, functions, what differed) is then shrunk with Hypothesis
+to a minimal question that still shows it, recorded as a case of its own, so its case file
+(records.casefile) is the minimal reproduction; a class `expectations.toml` lists is known already and
+is not shrunk.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring
-from typing import Any
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
@@ -39,18 +39,30 @@ from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.adapter import handle_request, transform_answer
-from reference.functions import FUNCTIONS, LEGACY_WILDCARD, MAPPING_FUNCTIONS
+from reference.functions import FUNCTIONS, LEGACY_WILDCARD
+from reference.matching import matches
+from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
+from reference.subjects import is_valid_publish_subject, is_valid_subject
 from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
+from suites.drawing import (
+    FOCUS,
+    SPECIAL_TOKENS,
+    STRATA,
+    boundary,
+    families_drawn,
+    match_request,
+    partition_request,
+    transform_request,
+    valid_subject_request,
+    wildcard_sources,
+    without_random,
+)
 from suites.oracle import three_way
 from suites.strategies import (
-    Enough,
-    bulk_subjects,
     destination_templates,
     patterns,
-    run_batches,
     seeded_generation,
-    sources,
     subjects,
     subjects_matching,
     tokens,
@@ -58,51 +70,11 @@ from suites.strategies import (
 from suites.subscriptions import wildcard_kinds
 
 BACKEND = "adapter"
-BATCH = 2000
-"""Questions per round trip to the adapter."""
-FAMILY = (25, 200)
-"""Questions per Hypothesis example (one drawn structure, many inputs from a generator it seeds): one
-per 800 questions of the run, at least 25 and at most 200, so that a short run still draws many
-structures and a long one spends its time on questions; fewer when a structure has fewer distinct
-inputs (a mapping source without wildcards has one)."""
-FAMILY_SCALE = {"transform": 1, "partition": 4, "match": 2, "valid_subject": 4}
-"""How many times more questions a family of each kind has than a family of transforms."""
 Judged = Sequence[Case | CaseBlock]
 """What a run records: single cases, and blocks of agreeing cases that share a structure."""
 
 RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
 """The answer field that carries each operation's result."""
-
-
-SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
-"""Token texts at the edge of subject validity ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects)."""
-
-
-@functools.cache
-def wildcard_sources() -> st.SearchStrategy[str]:
-    """Mapping sources with one to three `*` (what most functions need), sometimes none."""
-    return sources(max_tokens=4).filter(lambda source: 1 <= source.count("*") <= 3) | sources(max_tokens=3)
-
-
-def _no_random(destination: str) -> bool:
-    return "random" not in destination.lower()
-
-
-FOCUS = ("wildcard", *(f.name for f in MAPPING_FUNCTIONS if f.name not in ("wildcard", "random")))
-"""Functions a family of questions may focus on (one or two at a time, so each meets its edge cases);
-not ``random``, whose output no answer can be compared with. ``wildcard`` comes first, as it always
-has, so that a seed still draws the questions it drew before."""
-
-STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
-    *(("transform", (name,), 1) for name in FOCUS),
-    ("transform", (), 2),
-    ("partition", (), 2),
-    ("match", (), 3),
-    ("valid_subject", (), 2),
-)
-"""How a run's families are shared out: (kind of question, functions in focus, share). Each stratum is
-its own Hypothesis run, so every kind and every function gets its share of a short run (within one run,
-Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions)."""
 
 
 @st.composite
@@ -112,39 +84,15 @@ def transform_requests(
     """A mapping (its functions among `names` when given), a subject its source matches, and the
     release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
-    destination = draw(_without_random(destination_templates(source, profile, names)))
-    return _transform(source, destination, draw(subjects_matching(source)), profile, engine_only)
-
-
-def _transform(
-    source: str, destination: str, subject: str, profile: ReleaseProfile, engine_only: bool
-) -> Request:
-    request = {
-        "op": "transform",
-        "source": source,
-        "destination": destination,
-        "subject": subject,
-        "server_version": profile.name,
-    }
-    return {**request, "engine_only": True} if engine_only else request
+    destination = draw(without_random(destination_templates(source, profile, names)))
+    return transform_request(source, destination, draw(subjects_matching(source)), profile, engine_only)
 
 
 def partition_requests() -> st.SearchStrategy[Request]:
     """Tokens and a partition count (the `partition` operation)."""
-    return st.builds(_partition, st.lists(tokens(max_size=6), min_size=1, max_size=4), st.integers(1, 16))
-
-
-def _partition(keys: list[str], n: int) -> Request:
-    return {"op": "partition", "tokens": keys, "n": n}
-
-
-def _boundary(subject: str, kind: str, extra: str) -> str:
-    """A subject next to a matching one: its last token dropped, one token more, or itself."""
-    if kind == "shorter":
-        return ".".join(subject.split(".")[:-1]) or subject
-    if kind == "longer":
-        return f"{subject}.{extra}"
-    return subject
+    return st.builds(
+        partition_request, st.lists(tokens(max_size=6), min_size=1, max_size=4), st.integers(1, 16)
+    )
 
 
 @st.composite
@@ -154,26 +102,18 @@ def match_requests(draw: st.DrawFn) -> Request:
     pattern = draw(patterns(max_tokens=4))
     kind = draw(st.sampled_from(["match", "other", "shorter", "longer"]))
     if kind == "other":
-        return _match(pattern, draw(subjects(max_tokens=5)))
-    return _match(pattern, _boundary(draw(subjects_matching(pattern)), kind, draw(tokens(max_size=3))))
-
-
-def _match(pattern: str, subject: str) -> Request:
-    return {"op": "match", "pattern": pattern, "subject": subject}
+        return match_request(pattern, draw(subjects(max_tokens=5)))
+    return match_request(pattern, boundary(draw(subjects_matching(pattern)), kind, draw(tokens(max_size=3))))
 
 
 def valid_subject_requests() -> st.SearchStrategy[Request]:
     """Subjects with empty tokens, spaces and wildcards mixed in, checked by either rule."""
     token = tokens(max_size=4) | st.sampled_from(SPECIAL_TOKENS)
     return st.builds(
-        lambda parts, literal: _valid_subject(".".join(parts), literal),
+        lambda parts, literal: valid_subject_request(".".join(parts), literal),
         st.lists(token, min_size=1, max_size=4),
         st.booleans(),
     )
-
-
-def _valid_subject(subject: str, literal: bool) -> Request:
-    return {"op": "valid_subject", "subject": subject, "literal": literal}
 
 
 def strategy_for(
@@ -186,88 +126,6 @@ def strategy_for(
         "match": match_requests(),
         "valid_subject": valid_subject_requests(),
     }[op]
-
-
-TOKENS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
-POOL = 48
-"""Drawn tokens in a family's pool, at least (a mapping's: as many as its family has questions, so that
-a source with one wildcard still has as many distinct subjects)."""
-
-
-def token_pool(rng: random.Random, count: int = POOL) -> list[str]:
-    """`count` short tokens for bulk questions (short, so that cuts and hashes meet their boundaries),
-    and a few fixed ones."""
-    lengths = rng.choices(range(1, 9), k=count)
-    return [
-        *("".join(rng.choices(TOKENS, k=length)) for length in lengths),
-        "a",
-        "aa",
-        "ab",
-        "é",
-        "日本",
-        "a-b",
-    ]
-
-
-Structure = tuple[int, tuple[Any, ...]]
-"""What Hypothesis draws for a family: a seed for its bulk, and the mapping (source, destination),
-pattern, partition count or subject rule its questions share."""
-
-
-@st.composite
-def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str]) -> Structure:
-    """The structure of a family of questions of kind `op` (a mapping's functions are those of `focus`
-    when given)."""
-    seed = draw(st.integers(0, 2**32 - 1))
-    if op == "transform":
-        source = draw(wildcard_sources())
-        return seed, (source, draw(_without_random(destination_templates(source, profile, focus))))
-    if op == "partition":
-        return seed, (draw(st.integers(1, 16)),)
-    if op == "match":
-        return seed, (draw(_patterns()),)
-    return seed, (draw(st.booleans()),)
-
-
-@functools.cache
-def _without_random(destinations: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    return destinations.filter(_no_random)
-
-
-@functools.cache
-def _patterns() -> st.SearchStrategy[str]:
-    return patterns(max_tokens=4)
-
-
-def family_size(op: str, cases: int) -> int:
-    """The questions of a family of kind `op` in a run of `cases` questions (`FAMILY`)."""
-    return min(max(cases // 800, FAMILY[0]), FAMILY[1]) * FAMILY_SCALE[op]
-
-
-def family_of(
-    op: str, structure: Structure, profile: ReleaseProfile, size: int, engine_only: bool = False
-) -> list[Request]:
-    """Up to `size` distinct questions sharing a drawn structure, from a generator its seed seeds
-    (so a run's seed names the same questions in any process)."""
-    seed, drawn = structure
-    rng = random.Random(seed)
-    if op == "transform":
-        source, destination = drawn
-        pool = token_pool(rng, max(POOL, size))
-        found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
-        return [_transform(source, destination, subject, profile, engine_only) for subject in found]
-    pool = token_pool(rng)
-    if op == "partition":
-        return [_partition(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
-    if op == "match":
-        (pattern,) = drawn
-        kinds = ("match", "shorter", "longer")
-        matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
-        subjects = dict.fromkeys(_boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
-        return [_match(pattern, subject) for subject in subjects]
-    choices = [*pool[:8], *SPECIAL_TOKENS]
-    parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
-    return [_valid_subject(".".join(chosen), drawn[0]) for chosen in parts]
 
 
 _functions_named = functools.lru_cache(maxsize=4096)(functions_named)
@@ -296,7 +154,7 @@ class Judgement:
 
 def _shown(answer: Answer | None) -> str:
     """An answer as the case columns show it: its error kind, or its fields but `detail` as JSON (one
-    text field, the common answer, without the encoder's per-call cost)."""
+    field of text, a boolean or an integer, the common answers, without the encoder's per-call cost)."""
     if answer is None:
         return ""
     if "error" in answer:
@@ -305,6 +163,10 @@ def _shown(answer: Answer | None) -> str:
         ((name, value),) = answer.items()
         if type(value) is str:
             return f"{{{encode_basestring(name)}: {encode_basestring(value)}}}"
+        if type(value) is bool:
+            return f"{{{encode_basestring(name)}: {'true' if value else 'false'}}}"
+        if type(value) is int:
+            return f"{{{encode_basestring(name)}: {value}}}"
     return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
 
 
@@ -393,8 +255,11 @@ def is_supported(adapter: AdapterProcess, request: Request) -> bool:
 
 
 def reference_answer(request: Request) -> Answer:
-    """The reference's answer to a question (a transform straight from its compiled mapping)."""
-    if request["op"] == "transform":
+    """The reference's answer to a question: straight from its model (a transform from its compiled
+    mapping), without the protocol's request checks, but through `handle_request` where those checks
+    answer (a partition count below 1)."""
+    op = request["op"]
+    if op == "transform":
         return transform_answer(
             request["source"],
             request["destination"],
@@ -402,6 +267,17 @@ def reference_answer(request: Request) -> Answer:
             request.get("server_version"),
             bool(request.get("engine_only")),
         )
+    if op == "match":
+        return {"match": matches(request["pattern"], request["subject"])}
+    if op == "valid_subject":
+        subject = request["subject"]
+        return {
+            "valid": is_valid_publish_subject(subject)
+            if request.get("literal")
+            else is_valid_subject(subject)
+        }
+    if op == "partition" and request["n"] >= 1:
+        return {"partition": partition(request["tokens"], request["n"])}
     answer = handle_request({**request, "id": None})
     answer.pop("id", None)
     return answer
@@ -426,7 +302,8 @@ class LibraryRun:
     context: RunContext
     record: Callable[[Judged], object]
     found: dict[str, Request] = field(default_factory=dict)
-    """The smallest question seen of each divergence class (where its minimisation falls back to)."""
+    """The smallest question seen of each unexpected divergence class (where its minimisation falls
+    back to)."""
     engine_only: bool = False
     """Transform questions ask the bare transform engine, not the account-mapping validator."""
     strict_errors: bool = False
@@ -515,8 +392,9 @@ class LibraryRun:
         return result
 
     def _keep(self, request: Request, case: Case) -> None:
-        """Keep `request` as its divergence class's smallest seen question when it is."""
-        if case.verdict in ("diverge", "expected"):
+        """Keep `request` as its divergence class's smallest seen question when it is (an expected
+        class is known already: it is not minimised)."""
+        if case.verdict == "diverge":
             kept = self.found.get(case.case_class)
             if kept is None or _size(request) < _size(kept):
                 self.found[case.case_class] = request
@@ -585,8 +463,8 @@ class LibraryRun:
         return judged.case_class if judged.difference else ""
 
     def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
-        """For every divergence class seen, the smallest question Hypothesis finds that still shows it,
-        asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
+        """For every unexpected divergence class seen, the smallest question Hypothesis finds that still
+        shows it, asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
         minimal: list[Case] = []
         for case_class, seen in sorted(self.found.items()):
             if case_class.endswith(":unknown"):
@@ -622,21 +500,6 @@ def _size(request: Request) -> int:
     return len(json.dumps(request))
 
 
-def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
-    return data.draw(strategy)
-
-
-def _shares(cases: int) -> list[int]:
-    """`cases` shared out over the strata in proportion to their shares (largest remainder)."""
-    total = sum(share for _op, _focus, share in STRATA)
-    exact = [cases * share / total for _op, _focus, share in STRATA]
-    counts = [int(x) for x in exact]
-    by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
-    for i in by_remainder[: cases - sum(counts)]:
-        counts[i] += 1
-    return counts
-
-
 def unanswered_operations(adapter: AdapterProcess) -> list[str]:
     """The kinds of question an adapter's hello leaves out of its `ops` (none when it lists no ops)."""
     kinds = dict.fromkeys(op for op, _focus, _share in STRATA)
@@ -651,38 +514,11 @@ def unsupported_functions(adapter: AdapterProcess) -> list[str]:
 
 
 def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:
-    """`cases` generated questions under `profile`'s rules, asked in batches of families (those the
-    adapter does not support are recorded as such, not asked)."""
-    pending: list[list[Request]] = []
-    queued = [0]
-
-    def flush() -> None:
-        run.ask_families(pending, seed)
-        pending.clear()
-        queued[0] = 0
-
-    for (op, focus, _share), share in zip(STRATA, _shares(cases), strict=True):
-        left = [share]
-
-        def collect(structure: Structure, op: str = op, left: list[int] = left) -> float:
-            """Queue the family of a drawn structure, cut to the stratum's share (asked in batches, so
-            no score to target: 0)."""
-            if left[0] <= 0:
-                raise Enough
-            size = family_size(op, cases)
-            family = family_of(op, structure, profile, size, run.engine_only)[: left[0]]
-            left[0] -= len(family)
-            pending.append(family)
-            queued[0] += len(family)
-            if queued[0] >= BATCH:
-                flush()
-            return 0.0
-
-        if share:
-            strategy = structures(profile, op, focus)
-            run_batches(functools.partial(_draw, strategy), share, seed, collect)
-    if pending:
-        flush()
+    """`cases` generated questions under `profile`'s rules, drawn by a process of their own and asked in
+    batches of families (those the adapter does not support are recorded as such, not asked)."""
+    with families_drawn(profile, cases, seed, run.engine_only) as batches:
+        for families in batches:
+            run.ask_families(families, seed)
     run.settle()
 
 

@@ -12,6 +12,7 @@ import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from typing import TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
@@ -23,7 +24,16 @@ from hypothesis.internal.constants_ast import Constants
 from fixtures.config import PROBE_SOURCE
 from reference.functions import canonical_name
 from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
-from suites.differential import MappingBatch
+
+
+@dataclass(frozen=True, slots=True)
+class MappingBatch:
+    """Mappings with disjoint sources, each with the subjects to publish through it."""
+
+    mappings: tuple[tuple[str, str], ...]
+    subjects: tuple[tuple[str, ...], ...]
+    seed: int = 0
+
 
 RECOMMENDED = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 """Recommended subject characters ("Subject-Based Messaging" - "Characters allowed and recommended for

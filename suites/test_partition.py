@@ -29,7 +29,6 @@ from reference.partition import FNV_OFFSET_BASIS
 from reference.profiles import for_version
 from reference.transform import Transform, compile_transform
 from suites.differential import (
-    MappingBatch,
     RunContext,
     bucket_of,
     judge_delivery,
@@ -40,7 +39,7 @@ from suites.distribution import ALPHA, GoodnessOfFit, uniformity
 from suites.engine.family import cases_of, check, record
 from suites.families import FAMILIES
 from suites.reproduce import describe_divergences
-from suites.strategies import RECOMMENDED
+from suites.strategies import RECOMMENDED, MappingBatch
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 pytestmark = [pytest.mark.live, pytest.mark.partition, pytest.mark.min_server("2.8.0")]

@@ -20,11 +20,11 @@ from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.writer import RecordWriter
 from reference.versions import Version
-from suites.differential import MappingBatch, RunContext
+from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences
 from suites.families import FAMILIES
 from suites.reproduce import assert_agrees, describe_divergences
-from suites.strategies import destination_templates, sources
+from suites.strategies import MappingBatch, destination_templates, sources
 
 pytestmark = [pytest.mark.live, pytest.mark.validation]
 

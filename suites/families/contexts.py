@@ -34,14 +34,14 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import RePublish
 from reference.subjects import is_valid_subject
-from suites.differential import MappingBatch, RunContext
+from suites.differential import RunContext
 from suites.engine.family import Family, Judged, TargetServer
 from suites.families.imports import EXPORTER, EXPORTS, IMPORTER, ImportFamily, ImportRun
 from suites.families.mapping import MappingFamily, token_pool
 from suites.families.republish import Publish, RepublishFamily, RepublishScenario
 from suites.families.streams import NAMESPACE, StreamTransformFamily, TransformRun
 from suites.families.validation import ValidationFamily
-from suites.strategies import bulk_subjects, destination_templates, sources, swarms
+from suites.strategies import MappingBatch, bulk_subjects, destination_templates, sources, swarms
 
 SUBJECTS = 5
 PLACES: tuple[Family[Any, Any], ...] = (

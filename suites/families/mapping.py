@@ -18,7 +18,6 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from suites.differential import (
-    MappingBatch,
     MappingObservation,
     RunContext,
     compile_batch,
@@ -28,7 +27,7 @@ from suites.differential import (
     unknown_batch,
 )
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.strategies import bulk_subjects, mapping_batches
+from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"

@@ -21,9 +21,10 @@ from fixtures.servers.local import HOST
 from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter, run_status
-from suites.differential import MappingBatch, RunContext
+from suites.differential import RunContext
 from suites.engine.family import check, record, verdicts
 from suites.families import FAMILIES
+from suites.strategies import MappingBatch
 
 pytestmark = pytest.mark.live
 

@@ -14,15 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from fixtures.clients.adapter import AdapterError, AdapterProcess
+from fixtures.clients.adapter import AdapterError, AdapterProcess, encoded
 from records.expectations import Expectations
 from records.schema import NOT_SUPPORTED, REFUSED, Case
 from records.tally import run_tally
+from reference.adapter import handle_request
+from reference.profiles import NEWEST
 from reports.build import build_report
 from suites.__main__ import main
 from suites.differential import RunContext
-from suites.library import BACKEND, LibraryRun, difference
+from suites.drawing import draw_families
+from suites.library import BACKEND, LibraryRun, _shown, difference, reference_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -30,6 +35,55 @@ INDEPENDENT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/independent.py'}"
 INDEPENDENT_NAME = "example-independent-adapter"
 
 ARGUMENTS = {"error": "wrong-argument-count"}
+
+
+ANY_TEXT = st.text() | st.sampled_from(["\udcc3", "é", "日本", '"', "\\", "\n", "null", "a: null, b"])
+REQUESTS = st.sampled_from(["transform", "match", "valid_subject", "partition", "hello"]).flatmap(
+    lambda op: st.fixed_dictionaries(
+        {"op": st.just(op)},
+        optional={
+            "id": st.integers(),
+            "source": ANY_TEXT,
+            "subject": ANY_TEXT,
+            "tokens": st.lists(ANY_TEXT, max_size=3),
+            "n": st.integers(-3, 20),
+            "server_version": ANY_TEXT,
+            "engine_only": st.booleans(),
+        },
+    )
+)
+
+
+def _families(drawn: list[tuple[dict[str, Any], list[str]]]) -> list[dict[str, Any]]:
+    """Each request asked of several subjects (when it has one), as a family's questions are."""
+    return [
+        {**request, "subject": text} if "subject" in request else request
+        for request, texts in drawn
+        for text in texts
+    ]
+
+
+@given(
+    st.lists(st.tuples(REQUESTS, st.lists(ANY_TEXT, min_size=1, max_size=3)), max_size=6).map(_families),
+    st.integers(0, 9),
+)
+def test_request_lines_are_what_json_dumps_writes(requests: list[dict[str, Any]], first_id: int) -> None:
+    """Templates per family, and any text (non-ASCII, lone surrogates) escaped as json.dumps does."""
+    written = "".join(json.dumps({**r, "id": first_id + i}) + "\n" for i, r in enumerate(requests))
+    assert encoded(requests, first_id) == written.encode()
+
+
+def test_the_reference_answers_drawn_questions_as_its_protocol_handler_does() -> None:
+    """`reference_answer` skips the request checks, never the model: the same answers, the same case
+    columns (`_shown`), for every kind of question drawn, and a partition count below 1."""
+    drawn: list[dict[str, Any]] = [{"op": "partition", "tokens": ["a"], "n": 0}]
+    draw_families(NEWEST, 2000, 7, False, lambda batch: drawn.extend(r for family in batch for r in family))
+    for request in drawn:
+        answer = handle_request({**request, "id": None})
+        del answer["id"]
+        assert reference_answer(request) == answer
+        shown = json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
+        assert _shown(answer) == (f"error {answer['error']}" if "error" in answer else shown)
 
 
 def test_a_rejection_agrees_with_a_rejection_of_another_kind_unless_strict() -> None:

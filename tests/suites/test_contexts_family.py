@@ -13,13 +13,14 @@ from fixtures.servers.base import Backend
 from records.expectations import Expectations
 from reference.profiles import for_version
 from reference.versions import Version
-from suites.differential import MappingBatch, RunContext
+from suites.differential import RunContext
 from suites.engine.family import cases_of
 from suites.families import FAMILIES, family_of_feature
 from suites.families.contexts import PLACES, ContextsUnit
 from suites.families.imports import ImportRun
 from suites.families.republish import RepublishScenario
 from suites.families.streams import TransformRun
+from suites.strategies import MappingBatch
 from tests.families import run_agreeing
 
 

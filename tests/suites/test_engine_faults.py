@@ -23,12 +23,13 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
 from reference.weighted import WeightedDestination
-from suites.differential import MappingBatch, RunContext, crash_of
+from suites.differential import RunContext, crash_of
 from suites.engine.family import cases_of, check, verdicts
 from suites.families import FAMILIES
 from suites.families.imports import ImportRun
 from suites.families.matching import Subscriptions
 from suites.families.streams import TransformRun
+from suites.strategies import MappingBatch
 from suites.weighted import WeightedRun
 
 

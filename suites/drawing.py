@@ -1,0 +1,299 @@
+"""The questions of an adapter run (`suites.library`), drawn in a process of their own.
+
+Hypothesis draws each family's structure (a mapping, a pattern, a partition count, a subject rule) and a
+generator it seeds draws the family's questions (`family_of`). `families_drawn` runs the drawing in a
+child process (``python -m suites.drawing``) beside the asking and judging; the child writes batches of
+families to a pipe and dies when that pipe closes, however its parent ended. A seed names the same
+questions in the child as anywhere else: `draw_families` depends on the seed alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fixtures.clients.adapter import PIPE_SIZE, Request
+from reference.errors import ConformanceError
+from reference.functions import MAPPING_FUNCTIONS
+from reference.profiles import ReleaseProfile, for_version
+from suites.strategies import Enough, bulk_subjects, destination_templates, patterns, run_batches, sources
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BATCH = 2000
+"""Questions per round trip to the adapter."""
+FAMILY = (25, 200)
+"""Questions per Hypothesis example (one drawn structure, many inputs from a generator it seeds): one
+per 800 questions of the run, at least 25 and at most 200, so that a short run still draws many
+structures and a long one spends its time on questions; fewer when a structure has fewer distinct
+inputs (a mapping source without wildcards has one)."""
+FAMILY_SCALE = {"transform": 1, "partition": 4, "match": 2, "valid_subject": 4}
+"""How many times more questions a family of each kind has than a family of transforms."""
+
+
+SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
+"""Token texts at the edge of subject validity ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects)."""
+
+
+@functools.cache
+def wildcard_sources() -> st.SearchStrategy[str]:
+    """Mapping sources with one to three `*` (what most functions need), sometimes none."""
+    return sources(max_tokens=4).filter(lambda source: 1 <= source.count("*") <= 3) | sources(max_tokens=3)
+
+
+def no_random(destination: str) -> bool:
+    return "random" not in destination.lower()
+
+
+FOCUS = ("wildcard", *(f.name for f in MAPPING_FUNCTIONS if f.name not in ("wildcard", "random")))
+"""Functions a family of questions may focus on (one or two at a time, so each meets its edge cases);
+not ``random``, whose output no answer can be compared with. ``wildcard`` comes first, as it always
+has, so that a seed still draws the questions it drew before."""
+
+STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
+    *(("transform", (name,), 1) for name in FOCUS),
+    ("transform", (), 2),
+    ("partition", (), 2),
+    ("match", (), 3),
+    ("valid_subject", (), 2),
+)
+"""How a run's families are shared out: (kind of question, functions in focus, share). Each stratum is
+its own Hypothesis run, so every kind and every function gets its share of a short run (within one run,
+Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions)."""
+
+
+def transform_request(
+    source: str, destination: str, subject: str, profile: ReleaseProfile, engine_only: bool
+) -> Request:
+    request = {
+        "op": "transform",
+        "source": source,
+        "destination": destination,
+        "subject": subject,
+        "server_version": profile.name,
+    }
+    return {**request, "engine_only": True} if engine_only else request
+
+
+def partition_request(keys: list[str], n: int) -> Request:
+    return {"op": "partition", "tokens": keys, "n": n}
+
+
+def boundary(subject: str, kind: str, extra: str) -> str:
+    """A subject next to a matching one: its last token dropped, one token more, or itself."""
+    if kind == "shorter":
+        return ".".join(subject.split(".")[:-1]) or subject
+    if kind == "longer":
+        return f"{subject}.{extra}"
+    return subject
+
+
+def match_request(pattern: str, subject: str) -> Request:
+    return {"op": "match", "pattern": pattern, "subject": subject}
+
+
+def valid_subject_request(subject: str, literal: bool) -> Request:
+    return {"op": "valid_subject", "subject": subject, "literal": literal}
+
+
+TOKENS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+POOL = 48
+"""Drawn tokens in a family's pool, at least (a mapping's: as many as its family has questions, so that
+a source with one wildcard still has as many distinct subjects)."""
+
+
+def token_pool(rng: random.Random, count: int = POOL) -> list[str]:
+    """`count` short tokens for bulk questions (short, so that cuts and hashes meet their boundaries),
+    and a few fixed ones."""
+    lengths = rng.choices(range(1, 9), k=count)
+    return [
+        *("".join(rng.choices(TOKENS, k=length)) for length in lengths),
+        "a",
+        "aa",
+        "ab",
+        "é",
+        "日本",
+        "a-b",
+    ]
+
+
+Structure = tuple[int, tuple[Any, ...]]
+"""What Hypothesis draws for a family: a seed for its bulk, and the mapping (source, destination),
+pattern, partition count or subject rule its questions share."""
+
+
+@st.composite
+def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequence[str]) -> Structure:
+    """The structure of a family of questions of kind `op` (a mapping's functions are those of `focus`
+    when given)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    if op == "transform":
+        source = draw(wildcard_sources())
+        return seed, (source, draw(without_random(destination_templates(source, profile, focus))))
+    if op == "partition":
+        return seed, (draw(st.integers(1, 16)),)
+    if op == "match":
+        return seed, (draw(_patterns()),)
+    return seed, (draw(st.booleans()),)
+
+
+@functools.cache
+def without_random(destinations: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return destinations.filter(no_random)
+
+
+@functools.cache
+def _patterns() -> st.SearchStrategy[str]:
+    return patterns(max_tokens=4)
+
+
+def family_size(op: str, cases: int) -> int:
+    """The questions of a family of kind `op` in a run of `cases` questions (`FAMILY`)."""
+    return min(max(cases // 800, FAMILY[0]), FAMILY[1]) * FAMILY_SCALE[op]
+
+
+def family_of(
+    op: str, structure: Structure, profile: ReleaseProfile, size: int, engine_only: bool = False
+) -> list[Request]:
+    """Up to `size` distinct questions sharing a drawn structure, from a generator its seed seeds
+    (so a run's seed names the same questions in any process)."""
+    seed, drawn = structure
+    rng = random.Random(seed)
+    if op == "transform":
+        source, destination = drawn
+        pool = token_pool(rng, max(POOL, size))
+        found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
+        return [transform_request(source, destination, subject, profile, engine_only) for subject in found]
+    pool = token_pool(rng)
+    if op == "partition":
+        return [partition_request(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
+    if op == "match":
+        (pattern,) = drawn
+        kinds = ("match", "shorter", "longer")
+        matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
+        subjects = dict.fromkeys(boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
+        return [match_request(pattern, subject) for subject in subjects]
+    choices = [*pool[:8], *SPECIAL_TOKENS]
+    parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
+    return [valid_subject_request(".".join(chosen), drawn[0]) for chosen in parts]
+
+
+def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
+    return data.draw(strategy)
+
+
+def _shares(cases: int) -> list[int]:
+    """`cases` shared out over the strata in proportion to their shares (largest remainder)."""
+    total = sum(share for _op, _focus, share in STRATA)
+    exact = [cases * share / total for _op, _focus, share in STRATA]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
+    for i in by_remainder[: cases - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+def draw_families(
+    profile: ReleaseProfile,
+    cases: int,
+    seed: int,
+    engine_only: bool,
+    emit: Callable[[list[list[Request]]], None],
+) -> None:
+    """`cases` questions under `profile`'s rules, in families drawn stratum by stratum (`STRATA`), handed
+    to `emit` in batches of at least `BATCH` questions (the last one fewer)."""
+    pending: list[list[Request]] = []
+    queued = [0]
+    for (op, focus, _share), share in zip(STRATA, _shares(cases), strict=True):
+        left = [share]
+
+        def collect(structure: Structure, op: str = op, left: list[int] = left) -> float:
+            """Queue the family of a drawn structure, cut to the stratum's share (asked in batches, so
+            no score to target: 0)."""
+            if left[0] <= 0:
+                raise Enough
+            family = family_of(op, structure, profile, family_size(op, cases), engine_only)[: left[0]]
+            left[0] -= len(family)
+            pending.append(family)
+            queued[0] += len(family)
+            if queued[0] >= BATCH:
+                emit(pending[:])
+                pending.clear()
+                queued[0] = 0
+            return 0.0
+
+        if share:
+            run_batches(functools.partial(_draw, structures(profile, op, focus)), share, seed, collect)
+    if pending:
+        emit(pending)
+
+
+class DrawingError(ConformanceError):
+    """The drawing process ended before it had drawn every question."""
+
+
+@contextlib.contextmanager
+def families_drawn(
+    profile: ReleaseProfile, cases: int, seed: int, engine_only: bool
+) -> Iterator[Iterator[list[list[Request]]]]:
+    """The batches `draw_families` hands out, drawn by a child process while the caller works on the
+    ones before (a pipe of `PIPE_SIZE` lets it run ahead); the child is killed when the block ends."""
+    mode = "engine" if engine_only else "account"
+    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "suites.drawing", profile.name, str(cases), str(seed), mode],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert process.stdout is not None
+    pipe = process.stdout
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+
+    def batches() -> Iterator[list[list[Request]]]:
+        try:
+            while (batch := pickle.load(pipe)) is not None:
+                yield batch
+        except EOFError:
+            raise DrawingError(f"the drawing process exited with status {process.wait()}") from None
+
+    try:
+        yield batches()
+    finally:
+        process.kill()
+        process.wait()
+        pipe.close()
+
+
+def main() -> None:
+    """``python -m suites.drawing RELEASE CASES SEED MODE``: `draw_families`' batches pickled to standard
+    output, then None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent ends it
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # its parent gone, the next write ends it
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # nothing printed can mix into the pickles
+    release, cases, seed, mode = sys.argv[1:]
+
+    def emit(batch: list[list[Request]] | None) -> None:
+        pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+    draw_families(for_version(release), int(cases), int(seed), mode == "engine", emit)
+    emit(None)
+
+
+if __name__ == "__main__":
+    main()
