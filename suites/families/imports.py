@@ -40,7 +40,7 @@ from reference.transform import Transform
 from suites.differential import RunContext, crash_of, functions_named, make_case, refusal_suffix
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
-from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
+from suites.strategies import INTEGER_EDGES, bulk_subjects, destination_templates, mostly, sources, swarms
 from suites.subscriptions import observe_subscriptions
 
 KINDS = ("stream", "service")
@@ -112,13 +112,17 @@ write it."""
 @st.composite
 def reversible_destinations(draw: st.DrawFn, source: str) -> str:
     """A `to` a service import can reverse: each `*` of the source named once, in any order and any
-    spelling, among literal tokens (one holding a space, which the documents' subjects may not), with
-    `>` last when the source ends with it (most drawn templates are refused there, so the family draws
-    these too)."""
+    spelling, among literal tokens (one holding a space, which the documents' subjects may not; one in
+    four a `$` with an index no wildcard has: 0, one past the last, or an integer edge), with `>` last
+    when the source ends with it (most drawn templates are refused there, so the family draws these
+    too)."""
     tokens = source.split(".")
-    order = draw(st.permutations(range(1, tokens.count("*") + 1)))
+    count = tokens.count("*")
+    order = draw(st.permutations(range(1, count + 1)))
     named = [draw(st.sampled_from(WILDCARD_SPELLINGS)).format(n) for n in order]
-    literals = draw(st.lists(st.sampled_from(("r", "s", "a b")), min_size=0 if named else 1, max_size=2))
+    unnamed = st.sampled_from([f"${index}" for index in (0, count + 1, *INTEGER_EDGES[3:])])
+    literal = mostly(st.sampled_from(("r", "s", "a b")), unnamed, one_in=4)
+    literals = draw(st.lists(literal, min_size=0 if named else 1, max_size=2))
     body = draw(st.permutations([*named, *literals]))
     return ".".join([*body, *([">"] if tokens[-1] == ">" else [])])
 

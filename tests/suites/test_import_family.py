@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from fixtures.config import Account, Export, Import, ServerConfig, render_config
@@ -179,13 +179,26 @@ def test_a_case_of_a_service_import_replays(target: Target, capsys: pytest.Captu
 @given(st.data())
 @settings(max_examples=50, deadline=None)
 def test_a_reversible_destination_is_taken_by_a_service_import(data: st.DataObject) -> None:
-    """Without a spaced literal, a destination of `reversible_destinations` is one the reference takes
-    in a service import, and every request on its local pattern reaches one exporter subject."""
+    """Without a spaced literal or a `$` of an index no wildcard has, a destination of
+    `reversible_destinations` is one the reference takes in a service import, and every request on its
+    local pattern reaches one exporter subject."""
     source = data.draw(st.sampled_from(["e.*", "e.*.x.*", "e.a.*.*.>", "e.b"]))
     destination = data.draw(reversible_destinations(source))
     profile = for_version("2.14.5")
-    if " " in destination:
+    wildcards = {f"${n}" for n in range(1, source.count("*") + 1)}
+    if " " in destination or any(t[:1] == "$" and t not in wildcards for t in destination.split(".")):
         return
     transform = compile_in("service-import", source, destination, profile)
     local = local_pattern(destination, profile).replace("*", "q").replace(">", "q")
     assert requested(transform, local)
+
+
+@pytest.mark.parametrize("token", ["$0", "$3", "$9223372036854775808", "$-7"])
+def test_a_reversible_destination_sometimes_names_an_index_no_wildcard_has(token: str) -> None:
+    """The boundary of `$n`: an index of no wildcard of the source (0, one past the last, an integer edge),
+    beside the source's wildcards, each still named once (`find` fails when no draw shows the token)."""
+    found = find(reversible_destinations("e.*.*"), lambda destination: token in destination.split("."))
+    for n in (1, 2):
+        names = {f"${n}", f"{{{{wildcard({n})}}}}", f"{{{{ wildcard({n}) }}}}"}
+        assert sum(part in names for part in found.split(".")) == 1
+
