@@ -11,7 +11,7 @@ process is gone is a killed run (`run_status`).
 A campaign scaled out on Spark (`suites.engine.scaleout`) has one writer per task, each in its own
 process: a shard writer (`shard=NAME`) writes `cases/part-NAME-NNNNN.parquet` and journals its own
 counts in `tasks/NAME.json` (the manifest's layout), with case ids from its own range. The driver's
-writer, which owns `manifest.json`, counts each task's latest journal (`note_shard`) in its own.
+writer, which owns `manifest.json`, counts each task's latest journal (`note_shards`) in its own.
 """
 
 from __future__ import annotations
@@ -295,10 +295,11 @@ class RecordWriter:
         for case in cases:
             self.add(case)
 
-    def note_shard(self, name: str, journal: dict[str, Any]) -> None:
-        """Count shard `name`'s journal (`tasks/NAME.json`) in this run's, in place of its previous one."""
+    def note_shards(self, journals: dict[str, dict[str, Any]]) -> None:
+        """Count each shard's journal (`tasks/NAME.json`, by NAME) in this run's, in place of its previous
+        one; the manifest is written once."""
         with self._journal:
-            self._shards[name] = journal
+            self._shards.update(journals)
             if self.status == "running":
                 self._write_manifest()
 

@@ -379,15 +379,14 @@ def merged(shares: list[FamilyOutcome]) -> list[FamilyOutcome]:
 
 def sweep(writer: RecordWriter) -> int:
     """Count every task journal of the run in `writer`'s manifest; returns how many tasks have ended."""
-    ended = 0
+    journals: dict[str, dict[str, Any]] = {}
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         try:
-            journal = json.loads(path.read_text())
+            journals[path.stem] = json.loads(path.read_text())
         except (OSError, ValueError):
             continue  # replaced in one step: only a task starting again removes it
-        writer.note_shard(path.stem, journal)
-        ended += journal.get("status") != "running"
-    return ended
+    writer.note_shards(journals)
+    return sum(journal.get("status") != "running" for journal in journals.values())
 
 
 def merge_profiles(writer: RecordWriter) -> None:

@@ -52,18 +52,19 @@ def scaled_run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> tu
     out = tmp_path_factory.mktemp("scaled")
     families = [option for family in FAMILIES for option in ("--family", family)]
     budgets = [option for family in FAMILIES for option in ("--budget", f"{family}={2 * SHARE}")]
+    command = campaign_command(out, cluster.url, "--shards", "2", "--seed", str(SEED), *families, *budgets)
+    stderr = on_cluster(cluster, command)
+    (run_dir,) = out.iterdir()
+    return run_dir, stderr
+
+
+def on_cluster(cluster: Cluster, command: list[str]) -> str:
+    """Run `command` with the cluster's environment; it must succeed. Returns its standard error."""
     done = subprocess.run(
-        campaign_command(out, cluster.url, "--shards", "2", "--seed", str(SEED), *families, *budgets),
-        cwd=ROOT,
-        env=cluster.environment,
-        capture_output=True,
-        check=False,
-        text=True,
-        timeout=600,
+        command, cwd=ROOT, env=cluster.environment, capture_output=True, check=False, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    (run_dir,) = out.iterdir()
-    return run_dir, done.stderr
+    return done.stderr
 
 
 def verdicts_on_disk(parts: list[Path]) -> Counter[tuple[str, str]]:
@@ -139,26 +140,8 @@ def test_the_report_runs_on_the_same_cluster(
     cluster: Cluster, scaled_run: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_dir, _ = scaled_run
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reports",
-            "build",
-            str(run_dir),
-            "--out",
-            str(tmp_path),
-            "--master",
-            cluster.url,
-        ],
-        cwd=ROOT,
-        env=cluster.environment,
-        capture_output=True,
-        check=False,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    report = [sys.executable, "-m", "reports", "build", str(run_dir), "--out", str(tmp_path)]
+    on_cluster(cluster, [*report, "--master", cluster.url])
     summary = json.loads((tmp_path / "summary.json").read_text())
     manifest = json.loads((run_dir / MANIFEST).read_text())
     (run,) = summary["runs"]
