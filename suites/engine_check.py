@@ -146,8 +146,13 @@ def describe(check: ReleaseCheck) -> list[str]:
     return lines
 
 
+def selected_releases(options: list[str]) -> list[str]:
+    """`--releases` (repeatable, comma-separated), or every pinned release without it."""
+    return split_list(options) or split_list([DEFAULT_RELEASES])
+
+
 def engine_check_command(arguments: argparse.Namespace) -> int:
-    releases = split_list(arguments.releases) or split_list(DEFAULT_RELEASES)
+    releases = selected_releases(arguments.releases)
     print(f"engine check: {arguments.questions} questions per release, seed {arguments.seed}")
     expectations = load_expectations(arguments.expectations or DEFAULT_PATH)
     unexpected = 0

@@ -12,7 +12,8 @@ import pytest
 
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command
-from suites.engine_check import check_release
+from fixtures.provision import NATS_SERVER
+from suites.engine_check import check_release, selected_releases
 
 pytestmark = pytest.mark.live
 
@@ -193,3 +194,10 @@ def test_engine_check_exits_1_on_a_class_the_expectations_do_not_list(tmp_path: 
     )
     assert unlisted.returncode == 1, unlisted.stdout
     assert "validation:partition:reference-reject-invalid-argument-target-accept" in unlisted.stdout
+
+
+def test_engine_check_without_releases_asks_every_pinned_release() -> None:
+    """The default was read letter by letter ('2', '.', ...) and the command failed at once."""
+    assert selected_releases([]) == list(NATS_SERVER.lines.values())
+    assert selected_releases(["2.9.0,2.10", "2.14.5"]) == ["2.9.0", "2.10", "2.14.5"]
+
