@@ -15,6 +15,8 @@ to it in the repository) holds `[[divergence]]` tables:
     link = "https://..."                 # upstream issue or public document
     intermittent = false                 # true: shows only now and then, so a run that misses it is
                                          # not evidence that it went away (never listed as stale)
+    case = "known-cases/left-right-unknown.json"   # optional: a case file (records.casefile) showing it,
+                                         # relative to this file; a campaign runs it first
     note = "why this differs"
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
@@ -22,6 +24,10 @@ entry lists functions, that uses one of them in any combination with others) get
 `expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
 and feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
+
+An entry's `case` is the reproduction a campaign's generators found, kept as Hypothesis keeps failing
+examples in its database: a campaign runs the known cases first on every target (`known_cases`), so a
+listed finding is confirmed (or shown stale) whether or not this run's draws reach it again.
 """
 
 from __future__ import annotations
@@ -30,11 +36,12 @@ import itertools
 import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from records.casefile import CaseFile, CaseFileError, read_case_file
 from records.schema import Case
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
@@ -43,6 +50,8 @@ DEFAULT_PATH = (Path(__file__).parent / "expectations.toml").resolve()
 """The shipped file: the repository root's in a checkout, the package's in an installed copy."""
 LITERAL = "literal"
 """The function name of a case that uses none (as the class text shows it)."""
+KNOWN_CASES = "known-cases"
+"""The folder, beside the expectations file, of the case files its entries keep."""
 
 
 class ExpectationsError(ConformanceError, ValueError):
@@ -71,6 +80,8 @@ class Expectation:
     note: str = ""
     functions: tuple[str, ...] = ()
     intermittent: bool = False
+    case: str = ""
+    """A case file showing this divergence, relative to the expectations file ('' when none is kept)."""
 
     def explains(self, feature: str, functions: str, difference: str) -> bool:
         """True iff a divergence of `feature` and `difference`, using `functions` (the `+`-joined
@@ -108,6 +119,10 @@ class Expectations:
     covered: set[str] = field(default_factory=set)
     features: set[tuple[str, str]] = field(default_factory=set)
     """The (feature, functions) of the cases this run checked."""
+    known_cases: tuple[CaseFile, ...] = ()
+    """The entries' case files, in the file's order: what a campaign runs first."""
+    known_confirmed: set[str] = field(default_factory=set)
+    """The entries a known case confirmed (`confirmed`: those drawn units did)."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
@@ -131,12 +146,22 @@ class Expectations:
         """Record that a run checked cases of this feature using these functions (for staleness)."""
         self.features.add((feature, functions))
 
-    def absorb(self, other: Expectations) -> None:
-        """Count what another process's run of the same entries confirmed, covered and checked (a task
-        of a scaled-out campaign) as this run's."""
-        self.confirmed |= other.confirmed
+    def fork(self) -> Expectations:
+        """The same entries with nothing confirmed, covered or checked yet, for a part of the run whose
+        confirmations are told apart (the known cases), absorbed back afterwards."""
+        return Expectations(self.entries, known_cases=self.known_cases)
+
+    def absorb(self, other: Expectations, *, known: bool = False) -> None:
+        """Count what another part of the run with the same entries confirmed, covered and checked (a task
+        of a scaled-out campaign, or with `known` a fork that ran the known cases) as this run's."""
+        (self.known_confirmed if known else self.confirmed).update(other.confirmed)
+        self.known_confirmed |= other.known_confirmed
         self.covered |= other.covered
         self.features |= other.features
+
+    def by_known_case_alone(self) -> list[Expectation]:
+        """Entries that only their known case confirmed in this run: no drawn unit showed them."""
+        return [e for e in self.entries if e.id in self.known_confirmed - self.confirmed]
 
     def stale(self) -> list[Expectation]:
         """Entries whose range this run covered, with cases that could show them (their feature and, if
@@ -146,7 +171,7 @@ class Expectations:
             for e in self.entries
             if not e.intermittent
             and e.id in self.covered
-            and e.id not in self.confirmed
+            and e.id not in self.confirmed | self.known_confirmed
             and any(e.concerns(feature, functions) for feature, functions in self.features)
         ]
 
@@ -163,7 +188,17 @@ def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
     unknown = sorted(set(data) - {TABLE})
     if unknown:
         raise ExpectationsError(f"{path}: unknown key {', '.join(map(repr, unknown))} (known: {TABLE})")
-    return Expectations(tuple(_entries(data.get(TABLE, []), path)))
+    entries = tuple(_entries(data.get(TABLE, []), path))
+    return Expectations(entries, known_cases=tuple(_known_cases(entries, path)))
+
+
+def _known_cases(entries: Iterable[Expectation], path: Path) -> Iterable[CaseFile]:
+    for entry in entries:
+        if entry.case:
+            try:
+                yield read_case_file(path.parent / entry.case)
+            except CaseFileError as error:
+                raise ExpectationsError(f"{path}: the case of {entry.id!r}: {error}") from error
 
 
 TABLE = "divergence"
@@ -203,13 +238,17 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         yield entry
 
 
-def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> list[Expectation]:
+def updated_entries(
+    expectations: Expectations, divergences: Iterable[Case]
+) -> tuple[list[Expectation], dict[str, Case]]:
     """The file's entries after a run: stale ones dropped, one new entry per implementation, feature and
     difference of the unexpected divergences, listing every function they used (`literal`: none); its
-    range starts at the lowest release it was seen on, open-ended."""
+    range starts at the lowest release it was seen on, open-ended. Also the case each new entry keeps as
+    its known case (by its `case` path), the one of that lowest release."""
     stale = {entry.id for entry in expectations.stale()}
     kept = [entry for entry in expectations.entries if entry.id not in stale]
     taken = {entry.id for entry in kept}
+    found: dict[str, Case] = {}
     grouped: dict[tuple[str, str, str], list[Case]] = {}
     for case in divergences:
         grouped.setdefault((case.implementation, case.feature, case.difference), []).append(case)
@@ -230,6 +269,8 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
         used = {
             name for case in cases for name in (case.functions.split("+") if case.functions else [LITERAL])
         }
+        kept_case = f"{KNOWN_CASES}/{unique}.json"
+        found[kept_case] = first
         kept.append(
             Expectation(
                 id=unique,
@@ -238,10 +279,11 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case]) -> 
                 functions=tuple(sorted(used)),
                 implementation=implementation,
                 min_version=first.server_version,
+                case=kept_case,
                 note=note,
             )
         )
-    return kept
+    return kept, found
 
 
 HEADER = """# Known divergences (see records/expectations.py for the format).
@@ -249,8 +291,9 @@ HEADER = """# Known divergences (see records/expectations.py for the format).
 """
 
 
-def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
-    """Write `entries` as an expectations file (what `load_expectations` reads back unchanged)."""
+def write_expectations(path: Path, entries: Iterable[Expectation], cases: Mapping[str, Case] = {}) -> None:
+    """Write `entries` as an expectations file (what `load_expectations` reads back unchanged), and each
+    of `cases` as the case file at its path relative to it."""
     blocks = [HEADER]
     for entry in entries:
         lines = ["[[divergence]]"]
@@ -262,12 +305,15 @@ def write_expectations(path: Path, entries: Iterable[Expectation]) -> None:
             lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")
         if entry.intermittent:
             lines.append("intermittent = true")
-        for name in ("link", "note"):
+        for name in ("link", "case", "note"):
             value = getattr(entry, name)
             if value:
                 lines.append(f"{name} = {_toml_string(value)}")
         blocks.append("\n".join(lines) + "\n")
     try:
+        for name, case in cases.items():
+            (path.parent / name).parent.mkdir(parents=True, exist_ok=True)
+            (path.parent / name).write_text(CaseFile.of(case).to_json())
         path.write_text("\n".join(blocks))
     except OSError as error:
         raise ExpectationsError(f"cannot write expectations {path}: {error.strerror or error}") from error

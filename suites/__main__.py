@@ -132,6 +132,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         oracle=arguments.oracle or "",
         against=arguments.against or "",
         strict_errors=arguments.strict_errors,
+        known_cases=not arguments.no_known_cases,
     )
     expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
@@ -157,13 +158,19 @@ def campaign(arguments: argparse.Namespace) -> int:
     tally = run_tally(run_dir)
     if tally[NOT_SUPPORTED]:
         print(f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support")
+    alone = expectations.by_known_case_alone()
+    if expectations.known_confirmed:
+        print(
+            f"known cases confirmed {len(expectations.known_confirmed)} listed divergences"
+            + (f"; no drawn case showed {', '.join(entry.id for entry in alone)}" if alone else "")
+        )
     stale = expectations.stale()
     for entry in stale:
         shown = f"{entry.feature}:{entry.difference}"
         print(f"stale expectation: {entry.id} ({shown}) matched nothing in this run")
     if arguments.update_expectations:
         found = [case for case in writer.smallest.values() if case.verdict == "diverge"]
-        write_expectations(expectations_path, updated_entries(expectations, found))
+        write_expectations(expectations_path, *updated_entries(expectations, found))
         print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
         return 0
     unknown = too_many_unknown(tally, arguments.max_unknown)
@@ -393,6 +400,12 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
+    )
+    run.add_argument(
+        "--no-known-cases",
+        action="store_true",
+        help="do not run the expectations' known cases first: every unit is drawn (what the generators "
+        "find on their own)",
     )
     run.add_argument(
         "--junit-xml",

@@ -14,12 +14,11 @@ from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
-from records.replay import operator_mode
 from records.schema import Case
 from reference.profiles import for_version
 from suites.differential import RunContext
 from suites.engine.family import Family, cases_of, check
-from suites.families import FAMILIES, family_of_feature
+from suites.families import FAMILIES, family_of_case
 
 
 def replay_on_server(
@@ -29,8 +28,7 @@ def replay_on_server(
     afresh (in operator mode, the mappings pushed in account JWTs, when `operator` or when the case was
     found so); a case whose mapping the reference refuses is asked as a validation case. Divergences
     `expectations` lists are `expected` (none by default)."""
-    operator = operator or operator_mode(case.found_on.get("backend", ""))[1]
-    family = family_of_feature(case.feature, operator=operator)
+    family = family_of_case(case, operator=operator)
     known = expectations or Expectations()
     cases = _replay(run, family, case, known)
     if not cases and family is not FAMILIES["validation"]:

@@ -30,7 +30,7 @@ from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
 from suites.engine.family import Family
 from suites.engine.run import Progress, Sink, run_family
-from suites.families import FAMILIES
+from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
 from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
 from suites.oracle import EngineOracle
@@ -61,6 +61,9 @@ class CampaignPlan:
     against: str = ""
     """A release whose transform engine is asked every adapter question too (`--against engine:R`)."""
     strict_errors: bool = False
+    known_cases: bool = True
+    """Run the expectations' known cases first on each target (`records.expectations`); False draws
+    every unit, to measure what the generators find on their own."""
 
     def budget(self, family: Family[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
@@ -72,6 +75,7 @@ class CampaignPlan:
             "oracle": self.oracle,
             "against": self.against,
             "strict_errors": self.strict_errors,
+            "known_cases": self.known_cases,
         }
 
 
@@ -190,6 +194,7 @@ def run_one(
                     budget=plan.budget(family),
                     seed=plan.seed,
                     sink=Sink(writer, progress, diverged),
+                    known=known_units(family, expectations) if plan.known_cases else (),
                 )
             finally:
                 progress.show(end="\n")
@@ -202,6 +207,11 @@ def run_one(
         return [before.outcome(writer, target.id, family.name)]
     finally:
         server.cleanup()
+
+
+def known_units(family: Family[Any, Any], expectations: Expectations) -> list[Any]:
+    """The units of the expectations' known cases that `family` runs (the family that replays each)."""
+    return [family.unit_of(case) for case in expectations.known_cases if family_of_case(case) is family]
 
 
 @dataclass(frozen=True, slots=True)

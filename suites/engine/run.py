@@ -10,8 +10,8 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from hypothesis import strategies as st
@@ -81,10 +81,18 @@ class Sink:
 
 
 def run_family(
-    family: Family[Any, Any], session: Session, context: RunContext, *, budget: int, seed: int, sink: Sink
+    family: Family[Any, Any],
+    session: Session,
+    context: RunContext,
+    *,
+    budget: int,
+    seed: int,
+    sink: Sink,
+    known: Sequence[object] = (),
 ) -> int:
-    """Draw, execute, judge and record units until `budget` cases are recorded (or as many units were
-    drawn, for a family whose units hold no case). Returns the number of cases.
+    """Run the `known` units first (the listed findings' cases, as Hypothesis replays its database
+    before it generates), then draw, execute, judge and record units until `budget` cases are recorded
+    (or as many units were drawn, for a family whose units hold no case). Returns the number of cases.
 
     The budget goes where unexpected divergences show: each unit scores the distinct classes of them it
     found, and Hypothesis's target phase mutates the best-scoring units into more of their kind (more
@@ -96,10 +104,8 @@ def run_family(
     units = 0
     seen: set[object] = set()
 
-    def on_unit(unit: object) -> float:
+    def run_unit(unit: object, context: RunContext = context) -> float:
         nonlocal done, units
-        if done >= budget or units >= budget:
-            raise Enough
         if unit in seen:  # Hypothesis draws some units again (mutations of earlier ones): run each once
             return 0.0
         units += 1
@@ -108,6 +114,16 @@ def run_family(
         done += cases
         return float(classes)
 
+    def on_unit(unit: object) -> float:
+        if done >= budget or units >= budget:
+            raise Enough
+        return run_unit(unit)
+
+    if known:  # judged against a fork of the expectations, so that the run tells which draws confirmed
+        forked = context.expectations.fork()
+        for unit in known:
+            run_unit(unit, replace(context, expectations=forked))
+        context.expectations.absorb(forked, known=True)
     draw: Callable[[st.DataObject], object] = lambda data: data.draw(strategy)  # noqa: E731
     while done < budget and units < budget:
         before = units

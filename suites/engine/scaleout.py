@@ -99,7 +99,7 @@ def shard_seed(seed: int, shard: int) -> int:
 
 def plan_tasks(run: RunConfig, plan: CampaignPlan, shards: int) -> list[Task]:
     """Every (target, family, shard) with cases to run: shard k of a family's budget b gets b // shards
-    cases, plus one for k < b % shards."""
+    cases, plus one for k < b % shards; shard 0 alone runs the known cases."""
     tasks: list[Task] = []
     for target in run.targets:
         for family in FAMILIES.values():
@@ -108,7 +108,10 @@ def plan_tasks(run: RunConfig, plan: CampaignPlan, shards: int) -> list[Task]:
                 share = budget // shards + (shard < budget % shards)
                 if share:
                     shard_plan = replace(
-                        plan, budgets={**plan.budgets, family.name: share}, seed=shard_seed(plan.seed, shard)
+                        plan,
+                        budgets={**plan.budgets, family.name: share},
+                        seed=shard_seed(plan.seed, shard),
+                        known_cases=plan.known_cases and shard == 0,
                     )
                     tasks.append(Task(len(tasks), target, family.name, shard, shards, shard_plan))
     return tasks

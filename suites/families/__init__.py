@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from records.casefile import CaseFile
+from records.replay import operator_mode
 from reference.errors import ConformanceError
 from suites.engine.family import Family
 from suites.families.contexts import ContextsFamily
@@ -65,3 +67,10 @@ def family_of_feature(feature: str, *, operator: bool = False) -> Family[Any, An
             return family
     mode = " in operator mode" if operator else ""
     raise UnknownFamilyError(f"no family records the feature {feature!r}{mode}")
+
+
+def family_of_case(case: CaseFile, *, operator: bool = False) -> Family[Any, Any]:
+    """The family that runs a case file's unit again: the first of its feature, in operator mode when
+    `operator` or when the case was found so."""
+    found_so = operator_mode(case.found_on.get("backend", ""))[1]
+    return family_of_feature(case.feature, operator=operator or found_so)

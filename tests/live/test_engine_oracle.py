@@ -142,6 +142,8 @@ def test_against_takes_an_engine_target() -> None:
         check=False,
     )
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].startswith(
-        "nats-conformance: error: argument --against: --against takes engine:RELEASE"
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("nats-conformance: error: argument --against: --against takes engine:RELEASE")
     ), result.stderr

@@ -200,4 +200,3 @@ def test_engine_check_without_releases_asks_every_pinned_release() -> None:
     """The default was read letter by letter ('2', '.', ...) and the command failed at once."""
     assert selected_releases([]) == list(NATS_SERVER.lines.values())
     assert selected_releases(["2.9.0,2.10", "2.14.5"]) == ["2.9.0", "2.10", "2.14.5"]
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,7 @@ def test_an_intermittent_entry_is_never_stale_and_survives_an_update(tmp_path: P
     known.note_run("nats-server", "2.10.27")
     known.note_feature("partition", "partition")
     assert known.stale() == [CRASH]
-    assert updated_entries(known, []) == [now_and_then]
+    assert updated_entries(known, []) == ([now_and_then], {})
     path = tmp_path / "expectations.toml"
     write_expectations(path, [now_and_then])
     assert load_expectations(path).entries == (now_and_then,)
@@ -152,14 +153,30 @@ def test_entries_written_from_a_run_read_back(tmp_path: Path) -> None:
         verdict="diverge",
         difference="value",
     )
-    entries = updated_entries(Expectations((CRASH,)), [found])
+    entries, cases = updated_entries(Expectations((CRASH,)), [found])
     path = tmp_path / "expectations.toml"
-    write_expectations(path, entries)
+    write_expectations(path, entries, cases)
     again = load_expectations(path)
     assert again.entries == tuple(entries)
     (new,) = (entry for entry in again.entries if entry.id != "crash")
     assert (new.feature, new.difference, new.functions) == ("mapping", "value", ("split", "wildcard"))
     assert again.classify("lib", "2.14.5", feature="mapping", functions="split", difference="value") == new
+    # the new entry keeps the divergence's case beside the file, and a campaign reads it back to run first
+    assert new.case == f"known-cases/{new.id}.json"
+    (known,) = again.known_cases
+    assert (known.source, known.destination, known.subject, known.case_class) == (
+        "a.*",
+        "b.{{split(1,-)}}",
+        "a.x",
+        "mapping:wildcard+split:value",
+    )
+
+
+def test_a_missing_known_case_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    write_expectations(path, [replace(CRASH, case="known-cases/crash.json")])
+    with pytest.raises(ExpectationsError, match=r"the case of 'crash': no case file .*crash\.json$"):
+        load_expectations(path)
 
 
 def test_the_shipped_file_loads() -> None:
@@ -167,3 +184,19 @@ def test_the_shipped_file_loads() -> None:
     assert {"partition-zero-crashes", "partition-of-literal-source-hashes-nothing"} <= {
         entry.id for entry in shipped.entries
     }
+
+
+def test_the_known_cases_confirmations_are_told_apart_from_the_draws() -> None:
+    """An entry its known case alone confirmed is not stale, and the run says no drawn case showed it."""
+    known = Expectations((LEFT_RIGHT, CRASH))
+    known.note_run("nats-server", "2.10.27")
+    known.note_feature("validation", "left")
+    known.note_feature("partition", "partition")
+    forked = known.fork()
+    classify(forked, "2.10.27", "left", "validation:reference-accept-server-reject")
+    classify(forked, "2.10.27", "partition", "partition:server-crash")
+    assert known.stale() == [LEFT_RIGHT, CRASH]  # the fork's confirmations count once absorbed
+    known.absorb(forked, known=True)
+    classify(known, "2.10.27", "partition", "partition:server-crash")
+    assert known.stale() == []
+    assert known.by_known_case_alone() == [LEFT_RIGHT]

@@ -205,4 +205,3 @@ def test_a_reversible_destination_sometimes_names_an_index_no_wildcard_has(token
     for n in (1, 2):
         names = {f"${n}", f"{{{{wildcard({n})}}}}", f"{{{{ wildcard({n}) }}}}"}
         assert sum(part in names for part in found.split(".")) == 1
-

@@ -16,6 +16,7 @@ import pytest
 
 from fixtures.clients.adapter import AdapterError, AdapterProcess
 from records.casefile import read_case_file
+from records.expectations import load_expectations
 from reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
 from suites.__main__ import main
 
@@ -148,6 +149,10 @@ def test_expectations_are_updated_from_a_run_and_stale_ones_fail_strict_runs(tmp
     status, _ = campaign(tmp_path, PLANTED, "--expectations", str(expectations), "--update-expectations")
     assert status == 0
     assert PLANTED_NAME in expectations.read_text()
+    # each new entry keeps its smallest case beside the file
+    entries = load_expectations(expectations).entries
+    assert entries
+    assert all((tmp_path / entry.case).is_file() for entry in entries)
     status, run_dir = campaign(tmp_path, PLANTED, "--expectations", str(expectations), "--strict")
     verdicts = manifest(run_dir)["verdicts"]
     assert status == 0

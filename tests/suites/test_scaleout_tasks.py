@@ -83,3 +83,12 @@ def test_a_failing_task_ends_crashed_counting_what_it_recorded_and_nothing_of_an
     ids = pq.read_table(part, columns=["case_id"])["case_id"].to_pylist()
     assert ids == [3 * TASK_IDS, 3 * TASK_IDS + 1, 3 * TASK_IDS + 2]
     assert "crashed: ProvisionError" in (run_dir / TASKS / "t0003.log").read_text()
+
+
+def test_shard_zero_alone_runs_the_known_cases() -> None:
+    run = RunConfig((parse_version_spec("2.14.5"),), ("process",))
+    tasks = scaleout.plan_tasks(run, CampaignPlan(budgets={"import": 10}), 3)
+    imports = [task for task in tasks if task.family == "import"]
+    assert [(task.shard, task.plan.known_cases) for task in imports] == [(0, True), (1, False), (2, False)]
+    quiet = scaleout.plan_tasks(run, CampaignPlan(known_cases=False), 2)
+    assert not any(task.plan.known_cases for task in quiet)
