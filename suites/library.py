@@ -44,7 +44,14 @@ from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from reference.subjects import is_valid_publish_subject, is_valid_subject
-from suites.differential import RunContext, case_class_of, functions_named, is_literal, make_case
+from suites.differential import (
+    RunContext,
+    case_class_of,
+    functions_named,
+    is_literal,
+    make_case,
+    wrong_subject,
+)
 from suites.drawing import (
     FOCUS,
     SPECIAL_TOKENS,
@@ -211,7 +218,7 @@ def judge(
 ) -> Judgement:
     """The case a question makes, with the class of its difference (`NOT_SUPPORTED` when the target
     was not asked it, as its hello leaves it out). A transform's differences are named as the live
-    families name them (``wrong-subject``; ``...-accept-literal-source`` for a source without
+    families name them (`wrong_subject`; ``...-accept-literal-source`` for a source without
     wildcards), so one expectation covers a server and its transform engine."""
     op = request["op"]
     differs = (
@@ -222,7 +229,7 @@ def judge(
     shown = (_shown(expected),) * 2 if observed == expected else (_shown(expected), _shown(observed))
     if op == "transform":
         if differs == "value":
-            differs = "wrong-subject"
+            differs = wrong_subject(request["source"], request["destination"])
         elif differs.endswith("-target-accept") and is_literal(request["source"]):
             differs += "-literal-source"
         destination = request["destination"]
@@ -531,10 +538,12 @@ def run_library(
     seed: int = 0,
     strict_errors: bool = False,
     against: AdapterProcess | None = None,
+    known: Sequence[CaseFile] = (),
 ) -> list[Case]:
-    """`cases` generated questions for the context's release, in the mode the adapter's hello declares
-    (each also asked of `against`, when given), then one minimal case per divergence class; returns the
-    minimal cases."""
+    """The questions of the `known` case files first, then `cases` generated questions for the
+    context's release, in the mode the adapter's hello declares (each also asked of `against`, when
+    given), then one minimal case per divergence class; returns the known questions' divergences and
+    the minimal cases."""
     profile = for_version(context.server_version)
     run = LibraryRun(
         adapter,
@@ -544,8 +553,33 @@ def run_library(
         strict_errors=strict_errors,
         against=against,
     )
+    asked: list[Case] = []
+    if known:  # judged against a fork of the expectations, as a server's known cases are
+        forked = context.expectations.fork()
+        requests = [asked_as(request, adapter, context.server_version) for request in known_requests(known)]
+        asked = replace(run, context=replace(context, expectations=forked), found={}).ask(requests)
+        context.expectations.absorb(forked, known=True)
     ask_questions(run, profile, cases=cases, seed=seed)
-    return run.minimise(profile)
+    return [*(case for case in asked if case.verdict == "diverge"), *run.minimise(profile)]
+
+
+def known_requests(cases: Sequence[CaseFile]) -> list[Request]:
+    """The questions of the case files an adapter can answer (the others need a server)."""
+    return [request for case in cases if (request := case.request()) is not None]
+
+
+def asked_as(request: Request, adapter: AdapterProcess, version: str = "") -> Request:
+    """A case file's question as `adapter` is asked it: a transform under `version`'s rules when given
+    (else the case's own, if it names one), of the bare engine when the adapter's hello declares engine
+    mode."""
+    if request["op"] == "transform":
+        if version:
+            request["server_version"] = version
+        elif not request.get("server_version"):
+            request.pop("server_version", None)
+        if adapter.mode == "engine":
+            request["engine_only"] = True
+    return request
 
 
 def replay_on_adapter(case: CaseFile, command: str, *, strict_errors: bool = False) -> list[Case]:
@@ -554,14 +588,11 @@ def replay_on_adapter(case: CaseFile, command: str, *, strict_errors: bool = Fal
     request = case.request()
     if request is None:
         raise CaseFileError(f"a {case.feature} case needs a server: an adapter cannot answer it")
-    if request["op"] == "transform" and not request.get("server_version"):
-        request.pop("server_version")
     counter = itertools.count()
     with AdapterProcess(command) as adapter:
         if request["op"] not in adapter.ops:
             raise CaseFileError(f"{adapter.implementation} does not answer {request['op']} questions")
-        if request["op"] == "transform" and adapter.mode == "engine":
-            request["engine_only"] = True
+        request = asked_as(request, adapter)
         version = for_version(str(request.get("server_version") or NEWEST.name)).name
         context = RunContext(
             "replay", adapter.implementation, version, BACKEND, Expectations(), lambda: next(counter)

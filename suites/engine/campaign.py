@@ -303,6 +303,7 @@ def run_adapter(
                 seed=plan.seed,
                 strict_errors=plan.strict_errors,
                 against=against,
+                known=expectations.known_cases if plan.known_cases else (),
             )
         finally:
             progress.show(end="\n")

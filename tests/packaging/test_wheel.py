@@ -78,6 +78,7 @@ def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: tuple[Pat
     assert modules - names == set()
     assert {"suites/streaming/__init__.py", "fixtures/servers/__init__.py", "nats_conformance.py"} <= names
     assert "records/expectations.toml" in names
+    assert {f"records/known-cases/{path.name}" for path in (ROOT / "known-cases").glob("*.json")} <= names
     assert {f"fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")} <= names
 
 
@@ -150,9 +151,11 @@ def test_an_installed_copy_reads_its_shipped_expectations(
         scripts / "python",
         "-c",
         "from records.expectations import DEFAULT_PATH, load_expectations; "
-        "print(DEFAULT_PATH); print(len(load_expectations().entries))",
+        "known = load_expectations(); print(DEFAULT_PATH); print(len(known.entries), len(known.known_cases))",
         cwd=tmp_path,
         timeout=60,
     ).stdout.split()
     assert Path(shown[0]).is_relative_to(scripts.parent)
-    assert int(shown[1]) == len(load_expectations().entries) > 0
+    shipped = load_expectations()
+    assert int(shown[1]) == len(shipped.entries) > 0
+    assert int(shown[2]) == len(shipped.known_cases) > 0
