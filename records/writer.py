@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 from pathlib import Path
@@ -71,6 +71,10 @@ DICTIONARY_COLUMNS: Final = [
 
 STATUSES: Final = ("running", "completed", "interrupted", "crashed")
 FLUSH_SECONDS: Final = 2.0
+WRITERS: Final = 2
+"""Parts encoded at once: a part is handed over while the one before it is still being encoded (Parquet
+encoding releases the GIL), and `flush` returns once that one has landed, so at most one part is ever
+left in flight."""
 """At most how long a recorded case waits in memory before its part is written."""
 
 
@@ -225,8 +229,10 @@ class RecordWriter:
         self._blocks: list[CaseBlock] = []
         self._buffered = 0
         self._parts = 0
-        self._ids = itertools.count(first_case_id)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-conformance-records")
+        self.next_case_id: Callable[[], int] = itertools.count(first_case_id).__next__
+        """A case id unique within this run (the counter's own `__next__`: a block of a million cases
+        takes its ids with no Python call per id)."""
+        self._writer = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="nats-conformance-records")
         self._pending: Future[int] | None = None
         self.smallest: dict[tuple[str, str, str], Case] = {}
         self._started = time.time()
@@ -249,10 +255,6 @@ class RecordWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def next_case_id(self) -> int:
-        """A case id unique within this run."""
-        return next(self._ids)
 
     def add(self, case: Case) -> None:
         _check_verdict(case)
