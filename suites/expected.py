@@ -73,24 +73,18 @@ def bucket_of(subject: str, position: int | None) -> int:
     return int(token) if token.isdigit() and token.isascii() else -1
 
 
-DIGITS = "^[0-9]+$"
-
-
 def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array:
-    """`bucket_of` of every subject of a `text_array`, computed on the whole column (int64)."""
+    """`bucket_of` of every subject of a `text_array`, computed on the whole column (int64): one regular
+    expression finds the token at `position` (counted from the end when negative) when it is all ASCII
+    digits."""
     if position is None or not pa.types.is_string(subjects.type):
         return pa.array([bucket_of(subject, position) for subject in texts_of(subjects)], pa.int64())
-    tokens = pc.split_pattern(subjects, ".")
-    lengths = pc.list_value_length(tokens)
-    if position < 0:
-        index = pc.add(lengths, position)
-        inside = pc.greater_equal(index, 0)
+    if position >= 0:
+        pattern = rf"^(?:[^.]*\.){{{position}}}(?P<bucket>[0-9]+)(?:\.|$)"
     else:
-        index = pa.scalar(position, lengths.type)
-        inside = pc.less(index, lengths)
-    token = tokens.values.take(pc.add(tokens.offsets[:-1], pc.if_else(inside, index, 0)))
-    bucket = pc.and_(inside, pc.match_substring_regex(token, DIGITS))
-    return pc.cast(pc.if_else(bucket, token, "-1"), pa.int64())
+        pattern = rf"(?:^|\.)(?P<bucket>[0-9]+)(?:\.[^.]*){{{-position - 1}}}$"
+    token = pc.struct_field(pc.extract_regex(subjects, pattern), [0])
+    return pc.cast(pc.fill_null(token, "-1"), pa.int64())
 
 
 def expected_of(transform: Transform, subjects: Sequence[str]) -> Computed:
