@@ -447,23 +447,11 @@ def _partition_column(keys: Sequence[str], modulus: int, names: tuple[str, ...])
     return list(map(table.__getitem__, keys))
 
 
-class _Outputs(dict[str, str]):
-    """A token function's output per token, each worked out on the first lookup of its token."""
-
-    __slots__ = ("part",)
-
-    def __init__(self, part: _TokenFunction) -> None:
-        super().__init__()
-        self.part = part
-
-    def __missing__(self, token: str) -> str:
-        output = self[token] = self.part.function(token, self.part.argument)
-        return output
-
-
 def _token_column(part: _TokenFunction, tokens: Sequence[str]) -> list[str]:
     """``part`` of every token, worked out once per distinct token."""
-    return list(map(_Outputs(part).__getitem__, tokens))
+    distinct = dict.fromkeys(tokens)
+    table = dict(zip(distinct, map(part.function, distinct, repeat(part.argument)), strict=False))
+    return list(map(table.__getitem__, tokens))
 
 
 def _generate(
