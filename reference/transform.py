@@ -428,22 +428,13 @@ def _fnv_lines(key: str) -> list[str]:
     ]
 
 
-_SAMPLE: Final = 1024
-"""How many keys of a column `_partition_column` looks at to tell repeated keys from distinct ones."""
-
-
 def _partition_column(keys: Sequence[str], modulus: int, names: tuple[str, ...]) -> list[str | int]:
     """The partition token of every key (``names[h % modulus]``, or the number when there are no names),
-    all keys hashed at once; keys that repeat (the first keys of the column say) are hashed once each."""
-    sample = keys[:_SAMPLE]
-    repeated = len(set(sample)) * 4 < len(sample) * 3
-    distinct = list(dict.fromkeys(keys)) if repeated else keys
+    each distinct key hashed once, all of them at once."""
+    distinct = list(dict.fromkeys(keys))
     hashes = fnv1a32_all(list(map(str.encode, distinct, repeat("utf-8"), repeat("surrogateescape"))))
     numbers = map(mod, hashes, repeat(modulus))
-    tokens = map(names.__getitem__, numbers) if names else numbers
-    if not repeated:
-        return list(tokens)
-    table = dict(zip(distinct, tokens, strict=False))
+    table = dict(zip(distinct, map(names.__getitem__, numbers) if names else numbers, strict=False))
     return list(map(table.__getitem__, keys))
 
 
