@@ -17,8 +17,6 @@ from __future__ import annotations
 import random as _random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import mod
 from typing import Final
 
 from reference import functions as fn
@@ -29,7 +27,6 @@ from reference.errors import (
     WildcardIndexOutOfRangeError,
     WildcardsNotUsedError,
 )
-from reference.partition import fnv1a32_all
 from reference.profiles import NEWEST, ReleaseProfile
 from reference.subjects import (
     FULL_WILDCARD,
@@ -49,6 +46,7 @@ from reference.templates import (
 
 __all__ = ["Transform", "compile_transform"]
 
+Part = Callable[[list[str]], str]
 _WHITESPACE: Final = frozenset(" \t\n\r\f")
 _FNV_BASIS: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
@@ -94,7 +92,6 @@ class Transform:
     _wildcards: tuple[int, ...] = field(repr=False)
     _randoms: tuple[_RandomSlot, ...] = field(repr=False)
     _apply: Callable[[str, _random.Random | None], str] = field(repr=False)
-    _apply_all: Callable[[Sequence[str]], list[str]] | None = field(repr=False, default=None)
 
     def __repr__(self) -> str:
         return f"compile_transform({self.source!r}, {self.destination!r}, {self.profile!r})"
@@ -125,16 +122,7 @@ class Transform:
         return self._apply(subject, rng)
 
     def apply_all(self, subjects: Sequence[str]) -> list[str]:
-        """:meth:`apply` of every subject, in order (the fast path for volume runs).
-
-        A source of a fixed number of tokens with no ``{{random(n)}}`` maps the subjects a column at a
-        time: each destination token from the column of its source tokens, functions and partitions
-        worked out once per distinct token (or key), the partition hashes many keys at once
-        (:func:`~reference.partition.fnv1a32_all`). Any other batch, or one with a subject the source
-        does not match, goes subject by subject (and raises as :meth:`apply` does).
-        """
-        if self._apply_all is not None:
-            return self._apply_all(subjects)
+        """:meth:`apply` of every subject, in order (the fast path for volume runs)."""
         run = self._apply
         return [run(subject, None) for subject in subjects]
 
@@ -179,31 +167,22 @@ class _HashSpec:
     modulus: int
 
 
-@dataclass(frozen=True, slots=True)
-class _TokenFunction:
-    """A destination token computed from the source token at ``position`` alone:
-    ``function(token, argument)``."""
-
-    position: int
-    function: Callable[[str, object], str]
-    argument: object
-
-
-_ONE_TOKEN: Final[dict[str, Callable[[str, int], str]]] = {
-    "splitFromLeft": fn.split_from_left,
-    "splitFromRight": fn.split_from_right,
-    "sliceFromLeft": fn.slice_from_left,
-    "sliceFromRight": fn.slice_from_right,
-    "left": fn.left,
-    "right": fn.right,
-}
-
-
-def _token_part(node: FunctionNode, position: int) -> _TokenFunction:  # not for wildcard
-    """The function computing one destination token from the source token at ``position``."""
-    if node.name == "split":
-        return _TokenFunction(position, fn.split, node.text)  # type: ignore[arg-type]
-    return _TokenFunction(position, _ONE_TOKEN[node.name], node.number)  # type: ignore[arg-type]
+def _token_part(node: FunctionNode, position: int) -> Part:  # not for wildcard
+    """The closure computing one destination token from the source token at ``position``."""
+    number, text = node.number, node.text
+    name = node.name
+    if name == "split":
+        return lambda tokens: fn.split(tokens[position], text)
+    single: dict[str, Callable[[str, int], str]] = {
+        "splitFromLeft": fn.split_from_left,
+        "splitFromRight": fn.split_from_right,
+        "sliceFromLeft": fn.slice_from_left,
+        "sliceFromRight": fn.slice_from_right,
+        "left": fn.left,
+        "right": fn.right,
+    }
+    apply_one = single[name]
+    return lambda tokens: apply_one(tokens[position], number)
 
 
 def _check_destination(destination: str, profile: ReleaseProfile, engine_only: bool) -> None:
@@ -360,7 +339,7 @@ def _assemble(
         else:
             slots.append(_token_part(node, position(node.indexes[0])))
     length = source_length - 1 if open_ended else source_length
-    run, run_all = _generate(
+    run = _generate(
         source,
         length,
         open_ended,
@@ -370,13 +349,7 @@ def _assemble(
         tail=tail,
         literal_only=literal_only,
     )
-    return build(
-        functions=tuple(names),
-        is_random=bool(randoms),
-        _randoms=tuple(randoms),
-        _apply=run,
-        _apply_all=run_all,
-    )
+    return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +357,7 @@ class _Literal:
     text: str
 
 
-_Slot = _Literal | int | _HashSpec | _RandomSlot | _TokenFunction
+_Slot = _Literal | int | _HashSpec | _RandomSlot | Part
 
 
 def _mismatch_error(source: str) -> Callable[[str], SubjectMismatchError]:
@@ -428,23 +401,6 @@ def _fnv_lines(key: str) -> list[str]:
     ]
 
 
-def _partition_column(keys: Sequence[str], modulus: int, names: tuple[str, ...]) -> list[str | int]:
-    """The partition token of every key (``names[h % modulus]``, or the number when there are no names),
-    each distinct key hashed once, all of them at once."""
-    distinct = list(dict.fromkeys(keys))
-    hashes = fnv1a32_all(list(map(str.encode, distinct, repeat("utf-8"), repeat("surrogateescape"))))
-    numbers = map(mod, hashes, repeat(modulus))
-    table = dict(zip(distinct, map(names.__getitem__, numbers) if names else numbers, strict=False))
-    return list(map(table.__getitem__, keys))
-
-
-def _token_column(part: _TokenFunction, tokens: Sequence[str]) -> list[str]:
-    """``part`` of every token, worked out once per distinct token."""
-    distinct = dict.fromkeys(tokens)
-    table = dict(zip(distinct, map(part.function, distinct, repeat(part.argument)), strict=False))
-    return list(map(table.__getitem__, tokens))
-
-
 def _generate(
     source: str,
     length: int,
@@ -455,10 +411,8 @@ def _generate(
     slots: list[_Slot],
     tail: int = -1,
     literal_only: bool = False,
-) -> tuple[Callable[[str, _random.Random | None], str], Callable[[Sequence[str]], list[str]] | None]:
-    """Generate the specialised ``apply`` function of one transform, for performance reasons, and (for a
-    source of a fixed number of tokens and no random token) its ``apply_all``, which maps a column of
-    subjects at a time (:meth:`Transform.apply_all`).
+) -> Callable[[str, _random.Random | None], str]:
+    """Generate the specialised ``apply`` function of one transform, for performance reasons.
     With ``literal_only`` (the bare engine) a subject with an empty or a wildcard token matches nothing.
 
     Only integers and fixed names reach the generated text; every string of the mapping (literal tokens,
@@ -468,50 +422,28 @@ def _generate(
         "_mismatch": _mismatch_error(source),
         "_random": _random,
         "_dot": ".",
-        "_count": str.count,
-        "_repeat": repeat,
-        "_partition_column": _partition_column,
-        "_token_column": _token_column,
     }
     cond = f"len(t) <= {int(length)}" if open_ended else f"len(t) != {int(length)}"
-    # The same checks on whole columns (c<i>: the i-th token of every subject) for apply_all.
-    column_checks = [f"set(map(_count, subjects, _repeat(_dot, n))) != {{{int(length) - 1}}}"]
     for i, literal in checks:
         ns[f"_k{i}"] = literal
         cond += f" or t[{int(i)}] != _k{i}"
-        column_checks.append(f"c{int(i)}.count(_k{i}) != n")
     for i in wildcards:
         cond += f" or t[{int(i)}] in _unmatched"
-        column_checks += [f"'' in c{int(i)}", f"'>' in c{int(i)}"]
     if literal_only:
         cond += " or not _literal.isdisjoint(t)"
-        column_checks += [f"'{token}' in c{int(i)}" for i in range(length) for token in ("", "*", ">")]
     elif open_ended:
         cond += f" or '' in t[{int(length)}:]"
     ns["_unmatched"] = _NOT_ONE_TOKEN
     ns["_literal"] = _NOT_LITERAL
     lines = ["def _apply(subject, rng=None):", "    t = subject.split('.')", f"    if {cond}:"]
     lines.append("        raise _mismatch(subject)")
-    columns = [
-        "def _apply_all(subjects):",
-        "    n = len(subjects)",
-        "    if not n:",
-        "        return []",
-        "    flat = _dot.join(subjects).split(_dot)",
-        *(f"    c{i} = flat[{i}::{int(length)}]" for i in range(length)),
-        f"    if {' or '.join(column_checks)}:",
-        "        return [_apply(subject) for subject in subjects]",
-    ]
     parts: list[str] = []
-    column_parts: list[str] = []  # per slot: a literal's name or the name of its column
     for n, slot in enumerate(slots):
         if isinstance(slot, _Literal):
             ns[f"_c{n}"] = slot.text
             parts.append(f"_c{n}")
-            column_parts.append(f"_c{n}")
         elif isinstance(slot, int):
             parts.append(f"t[{int(slot)}]")
-            column_parts.append(f"c{int(slot)}")
         elif isinstance(slot, _RandomSlot):
             parts.append(f"str((rng or _random).randrange({abs(int(slot.count))}))" if slot.count else "0")
         elif isinstance(slot, _HashSpec):
@@ -521,38 +453,15 @@ def _generate(
                 ns[f"_l{n}"] = tuple(str(v) for v in range(slot.modulus))
                 lines.append(f"    p{n} = _l{n}[h % {int(slot.modulus)}]")
             else:
-                ns[f"_l{n}"] = ()
                 lines.append(f"    p{n} = h % {int(slot.modulus)}")
             parts.append(f"p{n}")
-            keys = [f"c{int(i)}" for i in slot.positions]
-            key = f"list(map(''.join, zip({', '.join(keys)})))" if len(keys) > 1 else "subjects"
-            key = keys[0] if len(keys) == 1 else key
-            columns.append(f"    p{n} = _partition_column({key}, {int(slot.modulus)}, _l{n})")
-            column_parts.append(f"p{n}")
         else:
-            ns[f"_f{n}"], ns[f"_a{n}"], ns[f"_s{n}"] = slot.function, slot.argument, slot
-            parts.append(f"_f{n}(t[{int(slot.position)}], _a{n})")
-            columns.append(f"    f{n} = _token_column(_s{n}, c{int(slot.position)})")
-            column_parts.append(f"f{n}")
+            ns[f"_f{n}"] = slot
+            parts.append(f"_f{n}(t)")
     if tail >= 0:
         parts.append(f"_dot.join(t[{int(tail)}:])")
     lines.append("    return f'" + ".".join("{" + part + "}" for part in parts) + "'")
-    by_column = not open_ended and tail < 0 and len(column_parts) == len(slots)
-    if by_column:
-        names = [name for name in dict.fromkeys(column_parts) if not name.startswith("_")]
-        values = (part if part.startswith("_") else f"v_{part}" for part in column_parts)
-        row = "f'" + ".".join("{" + value + "}" for value in values) + "'"
-        if not names:
-            columns.append(f"    return [{row} for _ in subjects]")
-        elif len(names) == 1:
-            columns.append(f"    return [{row} for v_{names[0]} in {names[0]}]")
-        else:
-            loop = ", ".join(f"v_{name}" for name in names)
-            columns.append(f"    return [{row} for {loop} in zip({', '.join(names)})]")
-        lines += columns
     exec(compile("\n".join(lines), "<reference transform>", "exec"), ns)
     function = ns["_apply"]
     assert callable(function)
-    batch = ns.get("_apply_all") if by_column else None
-    assert batch is None or callable(batch)
-    return function, batch
+    return function

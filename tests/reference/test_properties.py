@@ -19,7 +19,7 @@ from reference import (
     partition,
 )
 from reference import functions as fn
-from reference.partition import fnv1a32, fnv1a32_all
+from reference.partition import fnv1a32
 
 REFERENCE = settings(max_examples=300, deadline=None)
 """These laws are cheap to check: 300 examples each (the loaded profile's other settings kept)."""
@@ -167,80 +167,3 @@ def test_compile_never_fails_with_anything_but_a_mapping_error(
     if error is not None:
         assert error.kind in MAPPING_ERROR_KINDS
         assert "\n" not in str(error)
-
-
-@REFERENCE
-@given(st.lists(st.binary(max_size=40), max_size=60))
-def test_fnv1a32_all_equals_fnv1a32_of_each_key(keys: list[bytes]) -> None:
-    """The batch hash (64-bit lanes of one integer per byte length) is the per-key hash, empty keys,
-    repeated keys and every byte value included."""
-    assert fnv1a32_all(keys) == [fnv1a32(key) for key in keys]
-
-
-def test_fnv1a32_all_equals_fnv1a32_across_lane_groups() -> None:
-    """More keys of one length than one integer holds, and lengths on both sides of a 64-bit word."""
-    rng = random.Random(17)
-    keys = [rng.randbytes(rng.choice((1, 7, 8, 9, 16, 23))) for _ in range(20_000)]
-    assert fnv1a32_all(keys) == [fnv1a32(key) for key in keys]
-
-
-BATCH_SOURCES = ["a.*.*", "*", "*.b.*", "a.b", "*.*.*.*"]
-BATCH_PIECES = [
-    "lit",
-    "{{wildcard(1)}}",
-    "$2",
-    "{{partition(10,1,2)}}",
-    "{{partition(7,2,1)}}",
-    "{{partition(5000,1)}}",
-    "{{partition(3)}}",
-    "{{split(1,-)}}",
-    "{{split(2,é)}}",
-    "{{splitFromLeft(1,2)}}",
-    "{{splitFromRight(2,3)}}",
-    "{{sliceFromLeft(1,1)}}",
-    "{{sliceFromRight(2,2)}}",
-    "{{left(1,2)}}",
-    "{{right(2,1)}}",
-]
-BATCH_ALPHABET = st.sampled_from(["a", "b", "-", "é", "€", "日", "\udcff", "\udc80", "*", ">", "0"])
-batch_tokens = st.text(BATCH_ALPHABET, min_size=1, max_size=6)
-
-
-@REFERENCE
-@given(
-    st.sampled_from(BATCH_SOURCES),
-    st.lists(st.sampled_from(BATCH_PIECES), min_size=1, max_size=4),
-    st.lists(st.lists(batch_tokens, min_size=4, max_size=4), max_size=40),
-    st.sampled_from([None, None, "", "a", "a.b.c.d.e", "a..b", "a.>", "a.b.>", "a.b.*"]),
-    st.booleans(),
-)
-def test_apply_all_equals_apply_of_each_subject(
-    source: str, pieces: list[str], rows: list[list[str]], odd: str | None, engine_only: bool
-) -> None:
-    """`apply_all` (a column at a time for these sources) gives what `apply` gives subject by subject,
-    and raises what `apply` raises on the first subject that does not match: empty, `>` and `*` tokens,
-    non-ASCII characters and bytes that are not UTF-8 (surrogate escapes), tokens and keys repeated in
-    a batch, a subject of another length (`odd`)."""
-    wildcards = source.split(".").count("*")
-    used = [piece for piece in pieces if all(str(i) not in piece or i <= wildcards for i in (1, 2))]
-    try:
-        transform = compile_transform(source, ".".join(used or ["lit"]), engine_only=engine_only)
-    except MappingError:
-        return
-    literals = source.split(".")
-    subjects = [
-        ".".join(token if literal == "*" else literal for literal, token in zip(literals, row, strict=False))
-        for row in rows
-    ]
-    subjects += subjects[: len(subjects) // 2]  # repeated tokens and keys
-    if odd is not None:
-        subjects.insert(len(subjects) // 3, odd)
-    try:
-        expected: list[str] | str = [transform.apply(subject) for subject in subjects]
-    except (MappingError, ValueError) as error:
-        expected = f"{type(error).__name__}: {error}"
-    try:
-        got: list[str] | str = transform.apply_all(subjects)
-    except (MappingError, ValueError) as error:
-        got = f"{type(error).__name__}: {error}"
-    assert got == expected
