@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
-import os
 import re
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,8 +28,6 @@ from reference.transform import Transform, compile_transform
 
 PARALLEL_FROM: Final = 50_000
 """Batches with at least this many subjects use the worker."""
-WORKER_NICENESS: Final = 5
-"""The worker yields the processor to the server and the publisher while a batch is published."""
 
 _pool: ProcessPoolExecutor | None = None
 FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
@@ -111,9 +108,7 @@ def _worker() -> ProcessPoolExecutor:
     if _pool is None:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["reference.transform"])
-        _pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=context, initializer=os.nice, initargs=(WORKER_NICENESS,)
-        )
+        _pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
         atexit.register(_pool.shutdown, cancel_futures=True)
     return _pool
 
