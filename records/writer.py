@@ -24,8 +24,8 @@ import socket
 import threading
 import time
 import uuid
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 from pathlib import Path
@@ -71,6 +71,10 @@ DICTIONARY_COLUMNS: Final = [
 
 STATUSES: Final = ("running", "completed", "interrupted", "crashed")
 FLUSH_SECONDS: Final = 2.0
+WRITERS: Final = 2
+"""Parts encoded at once (Parquet encoding releases the GIL): while cases are added, a part is handed
+over with the one before it still being encoded; a caller's `flush` returns with at most the part it
+handed over still in flight."""
 """At most how long a recorded case waits in memory before its part is written."""
 
 
@@ -225,9 +229,11 @@ class RecordWriter:
         self._blocks: list[CaseBlock] = []
         self._buffered = 0
         self._parts = 0
-        self._ids = itertools.count(first_case_id)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nats-conformance-records")
-        self._pending: Future[int] | None = None
+        self.next_case_id: Callable[[], int] = itertools.count(first_case_id).__next__
+        """A case id unique within this run (the counter's own `__next__`: a block of a million cases
+        takes its ids with no Python call per id)."""
+        self._writer = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="nats-conformance-records")
+        self._pending: deque[Future[int]] = deque()
         self.smallest: dict[tuple[str, str, str], Case] = {}
         self._started = time.time()
         try:
@@ -249,10 +255,6 @@ class RecordWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    def next_case_id(self) -> int:
-        """A case id unique within this run."""
-        return next(self._ids)
 
     def add(self, case: Case) -> None:
         _check_verdict(case)
@@ -284,7 +286,7 @@ class RecordWriter:
     def _grew(self, rows: int) -> None:
         self._buffered += rows
         if self._buffered >= self.part_rows or time.monotonic() - self._flushed >= self.flush_seconds:
-            self.flush()
+            self.flush(in_flight=WRITERS)
 
     def note_restart(self, target: str, family: str, reason: str) -> None:
         """Journal that `family`'s server of `target` was restarted, and why."""
@@ -324,11 +326,18 @@ class RecordWriter:
     def total(self) -> int:
         return sum(self.counts.values()) + sum(self._shard_counts().values())
 
-    def flush(self) -> None:
-        """Write buffered rows as one Parquet part; on failure they are counted as unwritten."""
+    def flush(self, in_flight: int = 1) -> None:
+        """Write buffered rows as one Parquet part; on failure they are counted as unwritten. Returns once
+        at most `in_flight` parts are still being written (the parts a batch fills as it is recorded
+        keep both writers busy; a caller's flush leaves only the part it handed over)."""
         self._flushed = time.monotonic()
-        if not self._rows and not self._blocks:
-            return
+        if self._rows or self._blocks:
+            self._hand_over()
+        while len(self._pending) > in_flight:
+            self._settle(self._pending.popleft())
+
+    def _hand_over(self) -> None:
+        """Build the buffered rows' part and hand it to a writer thread."""
         rows, self._rows = self._rows, []
         blocks, self._blocks = self._blocks, []
         self._buffered = 0
@@ -358,9 +367,7 @@ class RecordWriter:
         prefix = f"{self.shard}-" if self.shard else ""
         path = self.run_dir / CASES / f"part-{prefix}{self._parts:05d}.parquet"
         self._parts += 1
-        previous, self._pending = self._pending, None
-        self._pending = self._writer.submit(self._land, pa.concat_tables(tables), path, count, counts)
-        self._settle(previous)
+        self._pending.append(self._writer.submit(self._land, pa.concat_tables(tables), path, count, counts))
 
     def _land(self, table: pa.Table, path: Path, rows: int, counts: Counter[tuple[str, str]]) -> int:
         """Write one part and journal it (in the writer thread)."""
@@ -383,14 +390,13 @@ class RecordWriter:
 
     def settle(self) -> None:
         """Wait until every part handed to the writer thread is written (or counted as unwritten)."""
-        pending, self._pending = self._pending, None
-        self._settle(pending)
+        while self._pending:
+            self._settle(self._pending.popleft())
 
     @staticmethod
-    def _settle(pending: Future[int] | None) -> None:
+    def _settle(pending: Future[int]) -> None:
         """Wait for one part; a failed write raises (its rows are counted as unwritten)."""
-        if pending is not None:
-            pending.result()
+        pending.result()
 
     def manifest(self) -> dict[str, Any]:
         """The journal: the counts of the parts settled so far (all of them once closed), its own and

@@ -26,16 +26,14 @@ from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock, texts_of
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
-from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
+from reference.functions import LEGACY_WILDCARD, canonical_functions
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from reference.weighted import WeightedDestination
-from suites.expected import ExpectedSubjects
+from suites.expected import FUNCTION_NAME, ExpectedSubjects, bucket_of, partition_position
 from suites.harness import Observation, publish_and_observe
 from suites.oracle import EngineOracle, three_way
 from suites.strategies import MappingBatch
-
-FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,64 +95,6 @@ def wrong_subject(source: str, destination: str) -> str:
 
 def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
-
-
-ONE_TOKEN_FUNCTIONS = frozenset(function.name for function in MAPPING_FUNCTIONS if function.one_token)
-"""Functions whose output is exactly one token; split and the slice/split-from functions may emit more."""
-
-
-def _one_token(template_token: str) -> bool:
-    names = [canonical_name(name) for name in FUNCTION_NAME.findall(template_token)]
-    return template_token != ">" and all(name in ONE_TOKEN_FUNCTIONS for name in names)
-
-
-def partition_position(transform: Transform) -> tuple[int | None, int]:
-    """(index of the first `{{partition(n...)}}` token in a mapped subject, partition count n).
-
-    The index counts from the end (negative) when a multi-token function comes before it, and is None
-    when multi-token functions on both sides make it vary from subject to subject.
-    """
-    tokens = transform.destination.split(".")
-    for index, token in enumerate(tokens):
-        body = token.replace(" ", "").lower()
-        if body.startswith("{{partition("):
-            count_text = body[len("{{partition(") :].split(",")[0].rstrip(")}")
-            count = int(count_text) if count_text.lstrip("-").isdigit() else 0
-            if all(_one_token(before) for before in tokens[:index]):
-                return index, count
-            if all(_one_token(after) for after in tokens[index + 1 :]):
-                return index - len(tokens), count
-            return None, count
-    return None, 0
-
-
-def bucket_of(subject: str, position: int | None) -> int:
-    """The partition number at `position` of a mapped subject, or -1 when there is none."""
-    tokens = subject.split(".")
-    if position is None or not -len(tokens) <= position < len(tokens):
-        return -1
-    token = tokens[position]
-    return int(token) if token.isdigit() and token.isascii() else -1
-
-
-DIGITS = "^[0-9]+$"
-
-
-def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array | list[int]:
-    """`bucket_of` of every subject of a `text_array`, computed on the whole column."""
-    if position is None or not pa.types.is_string(subjects.type):
-        return [bucket_of(subject, position) for subject in texts_of(subjects)]
-    tokens = pc.split_pattern(subjects, ".")
-    lengths = pc.list_value_length(tokens)
-    if position < 0:
-        index = pc.add(lengths, position)
-        inside = pc.greater_equal(index, 0)
-    else:
-        index = pa.scalar(position, lengths.type)
-        inside = pc.less(index, lengths)
-    token = tokens.values.take(pc.add(tokens.offsets[:-1], pc.if_else(inside, index, 0)))
-    bucket = pc.and_(inside, pc.match_substring_regex(token, DIGITS))
-    return pc.cast(pc.if_else(bucket, token, "-1"), pa.int64())
 
 
 def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
@@ -432,7 +372,7 @@ def _judge_group(
     context: RunContext,
     transform: Transform,
     subjects: Sequence[str],
-    columns: tuple[pa.Array, pa.Array],
+    columns: tuple[pa.Array, pa.Array, pa.Array | None],
     *,
     offset: int,
     observation: Observation,
@@ -444,7 +384,7 @@ def _judge_group(
     subjects as `text_array`s): those that arrived once, exactly on the reference's subject, become one
     agreeing block, found by comparing whole columns; every other one is judged on its own."""
     count = len(subjects)
-    subject_column, expected = columns
+    subject_column, expected, buckets = columns
     observed = observation.first_subjects(offset, count)
     arrived = pc.fill_null(pc.equal(expected.cast(pa.binary()), observed), False)
     odd = {index - offset for index in observation.repeated if offset <= index < offset + count}
@@ -476,13 +416,10 @@ def _judge_group(
         for index in odd:
             keep[index] = False
         subject_column, expected = subject_column.filter(keep), expected.filter(keep)
+        buckets = None if buckets is None else buckets.filter(keep)
     feature = feature_of(transform)
     context.expectations.note_feature(feature, "+".join(transform.functions))
-    buckets = None
-    partitions = 0
-    if feature == "partition":
-        position, partitions = partition_position(transform)
-        buckets = buckets_of(expected, position)
+    partitions = partition_position(transform)[1] if feature == "partition" else 0
     shared = Case(
         run_id=context.run_id,
         case_id=-1,

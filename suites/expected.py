@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import re
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from records.schema import text_array, texts_of
+from reference.functions import MAPPING_FUNCTIONS, canonical_name
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 
@@ -27,11 +30,75 @@ PARALLEL_FROM: Final = 50_000
 """Batches with at least this many subjects use the worker."""
 
 _pool: ProcessPoolExecutor | None = None
+FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
+Computed = tuple[pa.Array, pa.Array | None]
+"""A mapping's expected subjects and, for a partition mapping, the partition number in each."""
 
 
-def _apply_all(profile: ReleaseProfile, mappings: Sequence[tuple[str, str, pa.Array]]) -> list[pa.Array]:
+ONE_TOKEN_FUNCTIONS = frozenset(function.name for function in MAPPING_FUNCTIONS if function.one_token)
+"""Functions whose output is exactly one token; split and the slice/split-from functions may emit more."""
+
+
+def _one_token(template_token: str) -> bool:
+    names = [canonical_name(name) for name in FUNCTION_NAME.findall(template_token)]
+    return template_token != ">" and all(name in ONE_TOKEN_FUNCTIONS for name in names)
+
+
+def partition_position(transform: Transform) -> tuple[int | None, int]:
+    """(index of the first `{{partition(n...)}}` token in a mapped subject, partition count n).
+
+    The index counts from the end (negative) when a multi-token function comes before it, and is None
+    when multi-token functions on both sides make it vary from subject to subject.
+    """
+    tokens = transform.destination.split(".")
+    for index, token in enumerate(tokens):
+        body = token.replace(" ", "").lower()
+        if body.startswith("{{partition("):
+            count_text = body[len("{{partition(") :].split(",")[0].rstrip(")}")
+            count = int(count_text) if count_text.lstrip("-").isdigit() else 0
+            if all(_one_token(before) for before in tokens[:index]):
+                return index, count
+            if all(_one_token(after) for after in tokens[index + 1 :]):
+                return index - len(tokens), count
+            return None, count
+    return None, 0
+
+
+def bucket_of(subject: str, position: int | None) -> int:
+    """The partition number at `position` of a mapped subject, or -1 when there is none."""
+    tokens = subject.split(".")
+    if position is None or not -len(tokens) <= position < len(tokens):
+        return -1
+    token = tokens[position]
+    return int(token) if token.isdigit() and token.isascii() else -1
+
+
+def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array:
+    """`bucket_of` of every subject of a `text_array`, computed on the whole column (int64): one regular
+    expression finds the token at `position` (counted from the end when negative) when it is all ASCII
+    digits."""
+    if position is None or not pa.types.is_string(subjects.type):
+        return pa.array([bucket_of(subject, position) for subject in texts_of(subjects)], pa.int64())
+    if position >= 0:
+        pattern = rf"^(?:[^.]*\.){{{position}}}(?P<bucket>[0-9]+)(?:\.|$)"
+    else:
+        pattern = rf"(?:^|\.)(?P<bucket>[0-9]+)(?:\.[^.]*){{{-position - 1}}}$"
+    token = pc.struct_field(pc.extract_regex(subjects, pattern), [0])
+    return pc.cast(pc.fill_null(token, "-1"), pa.int64())
+
+
+def expected_of(transform: Transform, subjects: Sequence[str]) -> Computed:
+    """The reference's subjects for `subjects` (a `text_array`) and, when the destination partitions,
+    the partition number each holds (`buckets_of`)."""
+    expected = text_array(transform.apply_all(subjects))
+    if "partition" not in transform.functions:
+        return expected, None
+    return expected, buckets_of(expected, partition_position(transform)[0])
+
+
+def _apply_all(profile: ReleaseProfile, mappings: Sequence[tuple[str, str, pa.Array]]) -> list[Computed]:
     return [
-        text_array(compile_transform(source, destination, profile).apply_all(texts_of(subjects)))
+        expected_of(compile_transform(source, destination, profile), texts_of(subjects))
         for source, destination, subjects in mappings
     ]
 
@@ -59,8 +126,8 @@ class ExpectedSubjects:
         use_worker = total >= PARALLEL_FROM if parallel is None else parallel
         self._remote = [i for i, (t, _) in enumerate(groups) if use_worker and not t.is_random]
         self._subjects = [text_array(subjects) for _, subjects in groups]
-        self._future: Future[list[pa.Array]] | None = None
-        self._by_transform: dict[int, tuple[pa.Array, pa.Array]] | None = None
+        self._future: Future[list[Computed]] | None = None
+        self._by_transform: dict[int, tuple[pa.Array, pa.Array, pa.Array | None]] | None = None
         if self._remote:
             profile = groups[0][0].profile
             mappings = [
@@ -68,15 +135,15 @@ class ExpectedSubjects:
             ]
             self._future = _worker().submit(_apply_all, profile, mappings)
 
-    def of(self, transform: Transform) -> tuple[pa.Array, pa.Array]:
-        """The subjects of `transform`'s group (one of this batch's transforms) and their expected
-        subjects."""
+    def of(self, transform: Transform) -> tuple[pa.Array, pa.Array, pa.Array | None]:
+        """The subjects of `transform`'s group (one of this batch's transforms), their expected subjects
+        and, for a partition mapping, the partition number of each expected subject."""
         if self._by_transform is None:
             remote = dict(zip(self._remote, self._future.result() if self._future else [], strict=True))
             self._by_transform = {
                 id(t): (
                     self._subjects[index],
-                    remote[index] if index in remote else text_array(t.apply_all(subjects)),
+                    *(remote[index] if index in remote else expected_of(t, subjects)),
                 )
                 for index, (t, subjects) in enumerate(self.groups)
             }

@@ -12,15 +12,8 @@ from records.expectations import Expectations
 from records.schema import CaseBlock, text_array
 from reference.profiles import nearest_profile
 from reference.transform import compile_transform
-from suites.differential import (
-    MappingObservation,
-    RunContext,
-    bucket_of,
-    buckets_of,
-    judge_delivery,
-    judge_mapping_batch,
-)
-from suites.expected import ExpectedSubjects
+from suites.differential import MappingObservation, RunContext, judge_delivery, judge_mapping_batch
+from suites.expected import ExpectedSubjects, bucket_of, buckets_of
 from suites.harness import Observation
 
 SUBJECTS = ["o.3.x", "o.12.x.y", "o.x", "o..x", "o.٣.x", "o.-1.x", "o", "o.\udcff.1", "o.007.x"]
@@ -31,8 +24,7 @@ def test_buckets_of_a_column_are_those_of_each_subject(position: int | None) -> 
     utf8 = [subject for subject in SUBJECTS if "\udcff" not in subject]
     for subjects in (SUBJECTS, utf8):  # a binary column (bytes that are not UTF-8) and a string one
         buckets = buckets_of(text_array(subjects), position)
-        listed = buckets.to_pylist() if isinstance(buckets, pa.Array) else buckets
-        assert listed == [bucket_of(subject, position) for subject in subjects]
+        assert buckets.to_pylist() == [bucket_of(subject, position) for subject in subjects]
 
 
 def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() -> None:
