@@ -71,11 +71,11 @@ DICTIONARY_COLUMNS: Final = [
 
 STATUSES: Final = ("running", "completed", "interrupted", "crashed")
 FLUSH_SECONDS: Final = 2.0
+"""At most how long a recorded case waits in memory before its part is written."""
 WRITERS: Final = 2
 """Parts encoded at once (Parquet encoding releases the GIL): while cases are added, a part is handed
 over with the one before it still being encoded; a caller's `flush` returns with at most the part it
 handed over still in flight."""
-"""At most how long a recorded case waits in memory before its part is written."""
 
 
 class RecordsError(ConformanceError):
