@@ -194,7 +194,11 @@ def run_one(
                     budget=plan.budget(family),
                     seed=plan.seed,
                     sink=Sink(writer, progress, diverged),
-                    known=known_units(family, expectations) if plan.known_cases else (),
+                    known=(
+                        known_units(family, expectations, restartable=target.backend != "external")
+                        if plan.known_cases
+                        else ()
+                    ),
                 )
             finally:
                 progress.show(end="\n")
@@ -209,9 +213,16 @@ def run_one(
         server.cleanup()
 
 
-def known_units(family: Family[Any, Any], expectations: Expectations) -> list[Any]:
-    """The units of the expectations' known cases that `family` runs (the family that replays each)."""
-    return [family.unit_of(case) for case in expectations.known_cases if family_of_case(case) is family]
+def known_units(family: Family[Any, Any], expectations: Expectations, *, restartable: bool) -> list[Any]:
+    """The units of the expectations' known cases that `family` runs (the family that replays each); a
+    unit that crashed a server is left out unless the target is `restartable` (a server at a URL is not
+    this suite's to crash)."""
+    cases = [case for case in expectations.known_cases if family_of_case(case) is family]
+    units = [family.unit_of(case) for case in cases]
+    crashing = {
+        unit for case, unit in zip(cases, units, strict=True) if case.case_class.endswith(":server-crash")
+    }
+    return [unit for unit in units if restartable or unit not in crashing]
 
 
 @dataclass(frozen=True, slots=True)

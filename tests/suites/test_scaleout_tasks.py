@@ -15,12 +15,13 @@ import pytest
 from fixtures.errors import ProvisionError
 from fixtures.options import RunConfig, Target
 from fixtures.provision import parse_version_spec
-from records.expectations import Expectations
+from records.expectations import Expectations, load_expectations
 from records.writer import CASES, TASKS, RecordWriter
 from suites.__main__ import main
 from suites.engine import scaleout
-from suites.engine.campaign import CampaignPlan
+from suites.engine.campaign import CampaignPlan, known_units
 from suites.engine.scaleout import TASK_IDS, Task
+from suites.families import FAMILIES
 from suites.junit import FamilyOutcome
 from tests.reports.handmade import case, write_run
 
@@ -92,3 +93,17 @@ def test_shard_zero_alone_runs_the_known_cases() -> None:
     assert [(task.shard, task.plan.known_cases) for task in imports] == [(0, True), (1, False), (2, False)]
     quiet = scaleout.plan_tasks(run, CampaignPlan(known_cases=False), 2)
     assert not any(task.plan.known_cases for task in quiet)
+
+
+def test_a_known_case_that_crashed_its_server_is_not_run_on_a_server_at_a_url() -> None:
+    """A server at a URL is the user's: the suite cannot start it again after a crash."""
+    known = load_expectations()
+    crash = {
+        (case.source, case.destination)
+        for case in known.known_cases
+        if case.case_class.endswith(":server-crash")
+    }
+    family = FAMILIES["validation"]
+    everything = set(known_units(family, known, restartable=True))
+    assert crash & everything
+    assert set(known_units(family, known, restartable=False)) == everything - crash
