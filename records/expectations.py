@@ -16,7 +16,8 @@ to it in the repository) holds `[[divergence]]` tables:
     intermittent = false                 # true: shows only now and then, so a run that misses it is
                                          # not evidence that it went away (never listed as stale)
     case = "known-cases/left-right-unknown.json"   # optional: a case file (records.casefile) showing it,
-                                         # relative to this file; a campaign runs it first
+                                         # relative to this file; a campaign runs it first (never for
+                                         # an intermittent entry: its verdict varies from run to run)
     note = "why this differs"
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
@@ -36,7 +37,8 @@ import itertools
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -146,15 +148,20 @@ class Expectations:
         """Record that a run checked cases of this feature using these functions (for staleness)."""
         self.features.add((feature, functions))
 
-    def fork(self) -> Expectations:
-        """The same entries with nothing confirmed, covered or checked yet, for a part of the run whose
-        confirmations are told apart (the known cases), absorbed back afterwards."""
-        return Expectations(self.entries, known_cases=self.known_cases)
+    @contextmanager
+    def known_part(self) -> Iterator[Expectations]:
+        """The same entries with nothing confirmed yet, to judge the known cases against; afterwards what
+        they confirmed counts as this run's `known_confirmed`, told apart from what drawn units confirm."""
+        part = Expectations(self.entries, known_cases=self.known_cases)
+        yield part
+        self.known_confirmed |= part.confirmed
+        self.covered |= part.covered
+        self.features |= part.features
 
-    def absorb(self, other: Expectations, *, known: bool = False) -> None:
-        """Count what another part of the run with the same entries confirmed, covered and checked (a task
-        of a scaled-out campaign, or with `known` a fork that ran the known cases) as this run's."""
-        (self.known_confirmed if known else self.confirmed).update(other.confirmed)
+    def absorb(self, other: Expectations) -> None:
+        """Count what another process's run of the same entries confirmed, covered and checked (a task
+        of a scaled-out campaign) as this run's."""
+        self.confirmed |= other.confirmed
         self.known_confirmed |= other.known_confirmed
         self.covered |= other.covered
         self.features |= other.features
@@ -227,6 +234,11 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         intermittent = table.pop("intermittent", False)
         if not isinstance(intermittent, bool):
             raise ExpectationsError(f"{path}: 'intermittent' of {table['id']!r} must be true or false")
+        if intermittent and table.get("case"):
+            raise ExpectationsError(
+                f"{path}: {table['id']!r} is intermittent and keeps no case "
+                "(its verdict varies from run to run)"
+            )
         entry = Expectation(
             **{key: str(value) for key, value in table.items()},
             functions=tuple(map(str, functions)),

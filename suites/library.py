@@ -554,11 +554,12 @@ def run_library(
         against=against,
     )
     asked: list[Case] = []
-    if known:  # judged against a fork of the expectations, as a server's known cases are
-        forked = context.expectations.fork()
-        requests = [asked_as(request, adapter, context.server_version) for request in known_requests(known)]
-        asked = replace(run, context=replace(context, expectations=forked), found={}).ask(requests)
-        context.expectations.absorb(forked, known=True)
+    if known:
+        with context.expectations.known_part() as part:
+            requests = [
+                asked_as(request, adapter, context.server_version) for request in known_requests(known)
+            ]
+            asked = replace(run, context=replace(context, expectations=part), found={}).ask(requests)
     ask_questions(run, profile, cases=cases, seed=seed)
     return [*(case for case in asked if case.verdict == "diverge"), *run.minimise(profile)]
 

@@ -119,11 +119,11 @@ def run_family(
             raise Enough
         return run_unit(unit)
 
-    if known:  # judged against a fork of the expectations, so that the run tells which draws confirmed
-        forked = context.expectations.fork()
-        for unit in known:
-            run_unit(unit, replace(context, expectations=forked))
-        context.expectations.absorb(forked, known=True)
+    if known:
+        with context.expectations.known_part() as part:
+            judged_apart = replace(context, expectations=part)
+            for unit in known:
+                run_unit(unit, judged_apart)
     draw: Callable[[st.DataObject], object] = lambda data: data.draw(strategy)  # noqa: E731
     while done < budget and units < budget:
         before = units
