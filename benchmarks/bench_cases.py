@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_cases.py [--version 2.14.5] [--cases 1000000] [--repeats 3]
 
 "Raw" publishes and observes the same subjects through the same wire tap with no reference and no
-records; "cases" is the whole pipeline (reference, verdicts, records written as Parquet). The
-one-million figure includes server start-up.
+records; "cases" is the whole pipeline (reference, verdicts, records written as Parquet). "Without the
+reference" is the same pipeline with the reference's subjects worked out before the clock starts: the
+bound that judging and recording alone leave, whatever the reference costs. The one-million figure
+includes server start-up.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -25,8 +29,10 @@ from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter
-from suites.differential import RunContext
+from suites import differential
+from suites.differential import RunContext, compile_batch
 from suites.engine.family import check, record, verdicts
+from suites.expected import ExpectedSubjects
 from suites.families import FAMILIES
 from suites.harness import publish_and_observe
 from suites.strategies import MappingBatch, bulk_subjects
@@ -54,24 +60,20 @@ def main() -> None:
     binary = resolve_binary(arguments.version)
     batch = batch_of(arguments.cases, 1)
     publications = [subject for group in batch.subjects for subject in group]
-    raw_rates, case_rates, totals = [], [], []
+    raw_rates, case_rates, bound_rates, totals = [], [], [], []
     for repeat in range(arguments.repeats):
         began = time.perf_counter()
         server = ProcessBackend(binary)
         server.start(ServerConfig())
         try:
-            with tempfile.TemporaryDirectory() as directory, RecordWriter(Path(directory) / "run") as writer:
-                context = RunContext(
-                    "bench", "nats-server", server.version, "process", Expectations(), writer.next_case_id
-                )
-                started = time.perf_counter()
-                judged = check(FAMILIES["mapping"], Session.of(server), context, batch)
-                record(writer, judged)
-                writer.flush()
-                elapsed = time.perf_counter() - started
-                totals.append(time.perf_counter() - began)
-                counts = verdicts(judged)
-                case_rates.append(counts.total() / elapsed)
+            elapsed, counts = judged_run(server, batch)
+            totals.append(time.perf_counter() - began)
+            case_rates.append(counts.total() / elapsed)
+            ready = ExpectedSubjects(compile_batch(batch, Session.of(server).profile), parallel=False)
+            ready.of(ready.groups[0][0])
+            with mock.patch.object(differential, "ExpectedSubjects", return_value=ready):
+                elapsed, counts = judged_run(server, batch)
+            bound_rates.append(counts.total() / elapsed)
             server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))
             started = time.perf_counter()
             observation = publish_and_observe(server.url, publications)
@@ -80,14 +82,28 @@ def main() -> None:
             server.cleanup()
         print(
             f"repeat {repeat + 1}: {counts.total()} cases ({counts['agree']} agree) at"
-            f" {case_rates[-1]:,.0f}/s;"
+            f" {case_rates[-1]:,.0f}/s; without the reference {bound_rates[-1]:,.0f}/s;"
             f" raw {raw_rates[-1]:,.0f} msg/s; with server start {totals[-1]:.1f} s",
             flush=True,
         )
-    raw, cases = statistics.median(raw_rates), statistics.median(case_rates)
+    raw, cases, bound = (statistics.median(rates) for rates in (raw_rates, case_rates, bound_rates))
     print(f"median: cases {cases:,.0f}/s, raw publish+observe {raw:,.0f} msg/s, ratio {cases / raw:.2f}")
+    print(f"median without the reference: {bound:,.0f} cases/s, ratio {bound / raw:.2f}")
     total = statistics.median(totals)
     print(f"median time for {arguments.cases:,} live cases including server start: {total:.1f} s")
+
+
+def judged_run(server: ProcessBackend, batch: MappingBatch) -> tuple[float, Counter[str]]:
+    """One judged run of the batch on a fresh records directory: (seconds, verdict counts)."""
+    with tempfile.TemporaryDirectory() as directory, RecordWriter(Path(directory) / "run") as writer:
+        context = RunContext(
+            "bench", "nats-server", server.version, "process", Expectations(), writer.next_case_id
+        )
+        started = time.perf_counter()
+        judged = check(FAMILIES["mapping"], Session.of(server), context, batch)
+        record(writer, judged)
+        writer.flush()
+        return time.perf_counter() - started, verdicts(judged)
 
 
 if __name__ == "__main__":

@@ -127,7 +127,7 @@ class ExpectedSubjects:
         self._remote = [i for i, (t, _) in enumerate(groups) if use_worker and not t.is_random]
         self._subjects = [text_array(subjects) for _, subjects in groups]
         self._future: Future[list[Computed]] | None = None
-        self._by_transform: dict[int, tuple[pa.Array, pa.Array, pa.Array | None]] | None = None
+        self._by_mapping: dict[tuple[str, str], tuple[pa.Array, pa.Array, pa.Array | None]] | None = None
         if self._remote:
             profile = groups[0][0].profile
             mappings = [
@@ -136,15 +136,16 @@ class ExpectedSubjects:
             self._future = _worker().submit(_apply_all, profile, mappings)
 
     def of(self, transform: Transform) -> tuple[pa.Array, pa.Array, pa.Array | None]:
-        """The subjects of `transform`'s group (one of this batch's transforms), their expected subjects
-        and, for a partition mapping, the partition number of each expected subject."""
-        if self._by_transform is None:
+        """The subjects of `transform`'s mapping (one of this batch's, found by source and destination),
+        their expected subjects and, for a partition mapping, the partition number of each expected
+        subject."""
+        if self._by_mapping is None:
             remote = dict(zip(self._remote, self._future.result() if self._future else [], strict=True))
-            self._by_transform = {
-                id(t): (
+            self._by_mapping = {
+                (t.source, t.destination): (
                     self._subjects[index],
                     *(remote[index] if index in remote else expected_of(t, subjects)),
                 )
                 for index, (t, subjects) in enumerate(self.groups)
             }
-        return self._by_transform[id(transform)]
+        return self._by_mapping[transform.source, transform.destination]
