@@ -1,12 +1,13 @@
 """Live mapping cases per second end to end, beside the raw publish rate of the same client.
 
-    .venv/bin/python benchmarks/bench_cases.py [--version 2.14.5] [--cases 1000000] [--repeats 3]
+    .venv/bin/python benchmarks/bench_cases.py [--version V] [--cases N] [--batches B] [--repeats R]
 
 "Raw" publishes and observes the same subjects through the same wire tap with no reference and no
 records; "cases" is the whole pipeline (reference, verdicts, records written as Parquet). "Without the
 reference" is the same pipeline with the reference's subjects worked out before the clock starts: the
-bound that judging and recording alone leave, whatever the reference costs. The one-million figure
-includes server start-up.
+bound that judging and recording alone leave, whatever the reference costs. `--batches N` runs the
+cases as N batches in turn, as a campaign does (each batch's records are encoded while the next one is
+published). The one-million figure includes server start-up.
 """
 
 from __future__ import annotations
@@ -55,29 +56,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--version", default="2.14.5")
     parser.add_argument("--cases", type=int, default=1_000_000)
+    parser.add_argument("--batches", type=int, default=1, help="run the cases as this many batches, in turn")
     parser.add_argument("--repeats", type=int, default=3)
     arguments = parser.parse_args()
     binary = resolve_binary(arguments.version)
-    batch = batch_of(arguments.cases, 1)
-    publications = [subject for group in batch.subjects for subject in group]
+    batches = [batch_of(arguments.cases // arguments.batches, seed + 1) for seed in range(arguments.batches)]
+    publications = [[subject for group in batch.subjects for subject in group] for batch in batches]
     raw_rates, case_rates, bound_rates, totals = [], [], [], []
     for repeat in range(arguments.repeats):
         began = time.perf_counter()
         server = ProcessBackend(binary)
         server.start(ServerConfig())
         try:
-            elapsed, counts = judged_run(server, batch)
+            elapsed, counts = judged_run(server, batches)
             totals.append(time.perf_counter() - began)
             case_rates.append(counts.total() / elapsed)
-            ready = ExpectedSubjects(compile_batch(batch, Session.of(server).profile), parallel=False)
-            ready.of(ready.groups[0][0])
-            with mock.patch.object(differential, "ExpectedSubjects", return_value=ready):
-                elapsed, counts = judged_run(server, batch)
+            profile = Session.of(server).profile
+            ready = [ExpectedSubjects(compile_batch(batch, profile), parallel=False) for batch in batches]
+            for expected in ready:
+                expected.of(expected.groups[0][0])
+            with mock.patch.object(differential, "ExpectedSubjects", side_effect=ready):
+                elapsed, counts = judged_run(server, batches)
             bound_rates.append(counts.total() / elapsed)
             server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))
             started = time.perf_counter()
-            observation = publish_and_observe(server.url, publications)
-            raw_rates.append(observation.received / (time.perf_counter() - started))
+            received = sum(publish_and_observe(server.url, subjects).received for subjects in publications)
+            raw_rates.append(received / (time.perf_counter() - started))
         finally:
             server.cleanup()
         print(
@@ -93,17 +97,21 @@ def main() -> None:
     print(f"median time for {arguments.cases:,} live cases including server start: {total:.1f} s")
 
 
-def judged_run(server: ProcessBackend, batch: MappingBatch) -> tuple[float, Counter[str]]:
-    """One judged run of the batch on a fresh records directory: (seconds, verdict counts)."""
+def judged_run(server: ProcessBackend, batches: list[MappingBatch]) -> tuple[float, Counter[str]]:
+    """The batches judged in turn into one fresh records directory: (seconds, verdict counts)."""
+    counts = Counter[str]()
     with tempfile.TemporaryDirectory() as directory, RecordWriter(Path(directory) / "run") as writer:
         context = RunContext(
             "bench", "nats-server", server.version, "process", Expectations(), writer.next_case_id
         )
+        session = Session.of(server)
         started = time.perf_counter()
-        judged = check(FAMILIES["mapping"], Session.of(server), context, batch)
-        record(writer, judged)
+        for batch in batches:
+            judged = check(FAMILIES["mapping"], session, context, batch)
+            record(writer, judged)
+            counts.update(verdicts(judged))
         writer.flush()
-        return time.perf_counter() - started, verdicts(judged)
+        return time.perf_counter() - started, counts
 
 
 if __name__ == "__main__":
