@@ -29,15 +29,20 @@ class Terminated(KeyboardInterrupt):
     stops at once rather than replaying the interrupted example."""
 
 
-def interruption(error: BaseException) -> str:
-    """The signal an interrupting exception stands for ('' for any other exception)."""
-    if isinstance(error, Terminated):
-        return "SIGTERM"
-    return "SIGINT" if isinstance(error, KeyboardInterrupt) else ""
-
-
 _PENDING: list[type[KeyboardInterrupt]] = []
 """The interrupts signals raised during the current command."""
+
+
+def interruption(error: BaseException) -> str:
+    """The signal an interrupting exception stands for ('' for any other exception). Any exception
+    raised once an interrupt has come stands for it: code the interrupt broke off may raise an error of
+    its own in its place (Hypothesis's test wrapper fails an internal assertion when Ctrl-C lands while
+    it sets up)."""
+    if isinstance(error, KeyboardInterrupt):
+        return "SIGTERM" if isinstance(error, Terminated) else "SIGINT"
+    if _PENDING:
+        return "SIGTERM" if issubclass(_PENDING[0], Terminated) else "SIGINT"
+    return ""
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -80,22 +85,25 @@ class UsageError(ConformanceError, ValueError):
 
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
-    stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted."""
+    stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted (whatever error
+    the interrupt turned into, see `interruption`)."""
     # Ctrl-C interrupts even a command started where SIGINT is ignored (a background job of a script).
     previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
     unraisable = sys.unraisablehook
     sys.unraisablehook = partial(_drop_interrupts, unraisable)
     try:
         return int(command())
-    except ConformanceError as error:
+    except BaseException as error:
+        cause = interruption(error)
+        if cause:
+            print(
+                f"nats-conformance: {'terminated' if cause == 'SIGTERM' else 'interrupted'}", file=sys.stderr
+            )
+            return 143 if cause == "SIGTERM" else 130
+        if not isinstance(error, ConformanceError):
+            raise
         print(f"nats-conformance: error: {error}", file=sys.stderr)
         return 2
-    except Terminated:
-        print("nats-conformance: terminated", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print("nats-conformance: interrupted", file=sys.stderr)
-        return 130
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

@@ -1,0 +1,44 @@
+"""How a command line ends when interrupted (`reference.errors.run_command`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from reference.errors import run_command
+
+
+@pytest.mark.parametrize(
+    ("number", "status", "line"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_an_interrupt_turned_into_another_error_still_ends_the_command_as_interrupted(
+    number: int, status: int, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A signal whose interrupt the code it broke off replaces with an error of its own (Hypothesis's
+    test wrapper fails an internal assertion when Ctrl-C lands while it sets up) ends the command as the
+    signal says: its exit status and one line, no traceback."""
+
+    def command() -> int:
+        try:
+            os.kill(os.getpid(), number)
+            time.sleep(10)
+        except KeyboardInterrupt:
+            raise AssertionError("state._runner is not None")  # noqa: B904 - as the wrapper does
+        return 0
+
+    assert run_command(command) == status
+    assert capsys.readouterr().err == f"nats-conformance: {line}\n"
+
+
+def test_an_error_with_no_interrupt_is_not_taken_for_one() -> None:
+    """An error no signal caused propagates as it is (a bug shows its traceback)."""
+
+    def command() -> int:
+        raise AssertionError("a bug")
+
+    with pytest.raises(AssertionError, match="a bug"):
+        run_command(command)
