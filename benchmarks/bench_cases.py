@@ -5,9 +5,10 @@
 "Raw" publishes and observes the same subjects through the same wire tap with no reference and no
 records; "cases" is the whole pipeline (reference, verdicts, records written as Parquet). "Without the
 reference" is the same pipeline with the reference's subjects worked out before the clock starts: the
-bound that judging and recording alone leave, whatever the reference costs. `--batches N` runs the
-cases as N batches in turn, as a campaign does (each batch's records are encoded while the next one is
-published). The one-million figure includes server start-up.
+bound that judging and recording alone leave, whatever the reference costs; the time that working them
+out takes on one core is printed too. `--batches N` runs the cases as N batches in turn, as a campaign
+does (each batch's records are encoded while the next one is published). The one-million figure
+includes server start-up.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def main() -> None:
     binary = resolve_binary(arguments.version)
     batches = [batch_of(arguments.cases // arguments.batches, seed + 1) for seed in range(arguments.batches)]
     publications = [[subject for group in batch.subjects for subject in group] for batch in batches]
-    raw_rates, case_rates, bound_rates, totals = [], [], [], []
+    raw_rates, case_rates, bound_rates, totals, reference_times = [], [], [], [], []
     for repeat in range(arguments.repeats):
         began = time.perf_counter()
         server = ProcessBackend(binary)
@@ -72,9 +73,11 @@ def main() -> None:
             totals.append(time.perf_counter() - began)
             case_rates.append(counts.total() / elapsed)
             profile = Session.of(server).profile
+            started = time.perf_counter()
             ready = [ExpectedSubjects(compile_batch(batch, profile), parallel=False) for batch in batches]
             for expected in ready:
                 expected.of(expected.groups[0][0])
+            reference_times.append(time.perf_counter() - started)
             with mock.patch.object(differential, "ExpectedSubjects", side_effect=ready):
                 elapsed, counts = judged_run(server, batches)
             bound_rates.append(counts.total() / elapsed)
@@ -93,6 +96,8 @@ def main() -> None:
     raw, cases, bound = (statistics.median(rates) for rates in (raw_rates, case_rates, bound_rates))
     print(f"median: cases {cases:,.0f}/s, raw publish+observe {raw:,.0f} msg/s, ratio {cases / raw:.2f}")
     print(f"median without the reference: {bound:,.0f} cases/s, ratio {bound / raw:.2f}")
+    alone = statistics.median(reference_times)
+    print(f"median time of the reference alone (one core, this process): {alone:.2f} s for the cases")
     total = statistics.median(totals)
     print(f"median time for {arguments.cases:,} live cases including server start: {total:.1f} s")
 

@@ -303,7 +303,9 @@ HEADER = """# Known divergences (see records/expectations.py for the format).
 """
 
 
-def write_expectations(path: Path, entries: Iterable[Expectation], cases: Mapping[str, Case] = {}) -> None:
+def write_expectations(
+    path: Path, entries: Iterable[Expectation], cases: Mapping[str, Case] | None = None
+) -> None:
     """Write `entries` as an expectations file (what `load_expectations` reads back unchanged), and each
     of `cases` as the case file at its path relative to it."""
     blocks = [HEADER]
@@ -323,7 +325,7 @@ def write_expectations(path: Path, entries: Iterable[Expectation], cases: Mappin
                 lines.append(f"{name} = {_toml_string(value)}")
         blocks.append("\n".join(lines) + "\n")
     try:
-        for name, case in cases.items():
+        for name, case in (cases or {}).items():
             (path.parent / name).parent.mkdir(parents=True, exist_ok=True)
             (path.parent / name).write_text(CaseFile.of(case).to_json())
         path.write_text("\n".join(blocks))
