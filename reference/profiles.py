@@ -53,6 +53,7 @@ from reference.versions import Version
 __all__ = [
     "ALL_FUNCTIONS",
     "NEWEST",
+    "OLDEST_RULES",
     "RELEASE_LINES",
     "ReleaseLine",
     "ReleaseProfile",
@@ -279,3 +280,7 @@ def has_profile(spec: str) -> bool:
 
 #: The newest known release's profile (used when no version is given).
 NEWEST: Final = _build(RELEASE_LINES[-1].newest)
+
+
+#: The oldest release the rules describe (account mappings appeared in 2.2.0).
+OLDEST_RULES: Final = Version(RELEASE_LINES[0].newest.major, RELEASE_LINES[0].newest.minor, 0)

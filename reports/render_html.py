@@ -36,6 +36,7 @@ table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
 .legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 .muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
+.warn { color: #8a5300; }
 svg { max-width: 100%; height: auto; }
 table.verdicts th, table.verdicts td { padding: 2px 5px; font-size: 12px; }
 """
@@ -142,6 +143,7 @@ def render_html(report: Report) -> str:
             f"({', '.join(escape(f'{r.run_id} {r.status}') for r in incomplete)}); their counts are those "
             "of the records on disk</p>"
         )
+    parts += [f"<p class=warn>{escape(r.judged_by_text())}</p>" for r in report.runs if r.judged_by]
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "

@@ -67,6 +67,9 @@ def render_markdown(report: Report) -> str:
             "counts are those of the records on disk.",
             "",
         ]
+    lines += [
+        line for run in report.runs if run.judged_by for line in (f"**Rules:** {run.judged_by_text()}.", "")
+    ]
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
     lines += diagnoses_markdown(report)

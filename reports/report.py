@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from records.replay import replay_command
 from records.schema import VERDICTS, Case
@@ -36,6 +36,18 @@ class RunSummary:
     unwritten: int
     status: str = "completed"
     """How the run ended (`records.writer.run_status`); anything but completed is an incomplete run."""
+    judged_by: tuple[tuple[str, str], ...] = ()
+    """(server version, release whose rules judged it) for each server judged by another release's rules
+    (the manifest's ``settings.profiles``): one newer than every rule set, or ``--profile``."""
+
+    def judged_by_text(self) -> str:
+        """One sentence naming the servers judged by another release's rules, '' when none was."""
+        if not self.judged_by:
+            return ""
+        pairs = ", ".join(
+            f"nats-server {version} by the rules of {rules}" for version, rules in self.judged_by
+        )
+        return f"{self.run_id} judged {pairs} (the nearest release the reference has rules for, or --profile)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +175,17 @@ def verdict_rows(counts: tuple[VerdictCount, ...]) -> list[VerdictRow]:
     return rows
 
 
+def judged_by(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The manifest's servers judged by another release's rules (`RunSummary.judged_by`)."""
+    profiles = (manifest.get("settings") or {}).get("profiles") or {}
+    pairs = {
+        (str(item.get("server_version", "")), str(item.get("profile", "")))
+        for item in profiles.values()
+        if isinstance(item, dict)
+    }
+    return tuple(sorted((version, rules) for version, rules in pairs if version != rules))
+
+
 def assemble(records: Records, aggregates: Aggregates, *, generated: float | None = None) -> Report:
     """Everything the renderers show, from the checked inputs and the engine's aggregates."""
     totals: Counter[str] = Counter()
@@ -172,7 +195,12 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         generated=time.time() if generated is None else generated,
         runs=tuple(
             RunSummary(
-                run.run_id, str(run.path), run.rows, int(run.manifest.get("unwritten", 0) or 0), run.status
+                run.run_id,
+                str(run.path),
+                run.rows,
+                int(run.manifest.get("unwritten", 0) or 0),
+                run.status,
+                judged_by(run.manifest),
             )
             for run in records.runs
         ),

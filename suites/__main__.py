@@ -17,8 +17,8 @@ from pathlib import Path
 from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError
 from fixtures.options import OptionError, build_run_config
-from fixtures.provision import NATS_SERVER, report_to_stderr
-from fixtures.releases import ReleaseSelection, stable_releases
+from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
+from fixtures.releases import ReleaseSelection, known_releases
 from fixtures.servers.streaming import NATS_NETWORK_LINE
 from records.casefile import CaseFile, read_case_file
 from records.expectations import (
@@ -33,7 +33,7 @@ from records.tally import case_tally, run_tally
 from records.writer import new_run_id
 from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.errors import ConformanceError
-from reference.profiles import NEWEST, for_version, has_profile
+from reference.profiles import NEWEST, OLDEST_RULES, for_version
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.scaleout import scale_out
@@ -115,6 +115,7 @@ def campaign(arguments: argparse.Namespace) -> int:
             targets.server_url,
             arguments.apply_command,
             profile=arguments.profile[0] if arguments.profile else None,
+            default=newest_releases,
         )
     chosen = [for_version(spec).name for spec in arguments.profile]
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
@@ -181,21 +182,27 @@ def campaign(arguments: argparse.Namespace) -> int:
     )
 
 
+def newest_releases() -> list[str]:
+    """What a campaign tests when no release is named: the newest patch of each default line and of the
+    newest line, as the Go module proxy lists them today (`fixtures.releases.known_releases`)."""
+    known = known_releases(NATS_SERVER, progress=report_to_stderr)
+    chosen = known.newest_patches(DEFAULT_LINES)
+    report_to_stderr(f"testing {', '.join(chosen)}: the newest of each default line ({known.describe()})")
+    return chosen
+
+
 def swept_releases(lines: list[str], since: str | None) -> list[str]:
-    """`--releases`/`--since`: every stable nats-server release they select, oldest first."""
+    """`--releases`/`--since`: every stable nats-server release they select, oldest first, from the oldest
+    release the reference has rules for (2.2.0) on; a release newer than every rule set is run too, and
+    judged by the nearest rules (`judging_profile` says so)."""
     if not lines and since is None:
         return []
-    served = stable_releases(NATS_SERVER, ReleaseSelection.parse(lines, since), progress=report_to_stderr)
-    found = [version for version in served if has_profile(str(version))]
-    unknown = [version for version in served if version not in found]
-    if unknown:
-        report_to_stderr(
-            f"sweep: skipping {len(unknown)} release(s) the reference has no rules for yet: "
-            + ", ".join(map(str, unknown))
-        )
+    selection = ReleaseSelection.parse(lines, since)
+    known = known_releases(NATS_SERVER, progress=report_to_stderr)
+    found = [v for v in known.releases if selection.wants(v) and v >= OLDEST_RULES]
     if not found:
         raise ProvisionError("--releases/--since select no release the Go module proxy serves")
-    report_to_stderr(f"sweep: {len(found)} releases, {found[0]} to {found[-1]}")
+    report_to_stderr(f"sweep: {len(found)} releases, {found[0]} to {found[-1]} ({known.describe()})")
     return [str(version) for version in found]
 
 
