@@ -40,6 +40,7 @@ from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.scaleout import scale_out
 from suites.engine_check import add_engine_check_command
+from suites.expectations_check import add_expectations_command
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
 from suites.library import replay_on_adapter
@@ -354,7 +355,7 @@ def replay_case(
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register campaign, replay, bisect and engine-check (here and in `nats-conformance`)."""
+    """Register campaign, replay, bisect, engine-check and expectations (here and in `nats-conformance`)."""
     run = commands.add_parser(
         "campaign",
         help="run many generated cases and record them",
@@ -483,6 +484,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)
+    add_expectations_command(commands)
 
 
 def main(argv: list[str] | None = None) -> int:
