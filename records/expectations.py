@@ -22,8 +22,11 @@ to it in the repository) holds `[[divergence]]` tables:
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
 entry lists functions, that uses one of them in any combination with others) gets the verdict
-`expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
-and feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot.
+`expected` and carries the entry's id. A run remembers per entry the releases it covered and those on
+which a divergence confirmed it. An entry that matched nothing in a run that covered its range and
+feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot; one
+shown on a release and not on a newer one has ended (`ended()`), and `--update-expectations` closes its
+range there (`updated_entries`), editing the file in place (`write_expectations`); no entry is removed.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
 
 An entry's `case` is the reproduction a campaign's generators found, kept as Hypothesis keeps failing
