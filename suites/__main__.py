@@ -175,7 +175,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         shown = f"{entry.feature}:{entry.difference}"
         print(f"stale expectation: {entry.id} ({shown}) matched nothing in this run")
     if arguments.update_expectations:
-        update_expectations(expectations_path, expectations, writer.smallest.values(), run_dir.name, plan)
+        update_expectations(expectations_path, expectations, writer.smallest.values(), run_dir.name)
         return 0
     unknown = too_many_unknown(tally, arguments.max_unknown)
     if unknown:
@@ -186,7 +186,7 @@ def campaign(arguments: argparse.Namespace) -> int:
 
 
 def update_expectations(
-    path: Path, expectations: Expectations, smallest: Iterable[Case], run_id: str, plan: CampaignPlan
+    path: Path, expectations: Expectations, smallest: Iterable[Case], run_id: str
 ) -> None:
     """Rewrite the expectations file from this run (`updated_entries`): a line per range it closed and
     per entry it keeps unchanged though no release of the run showed it, then a summary."""
@@ -198,10 +198,8 @@ def update_expectations(
         print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
     stale = expectations.stale()
     for entry in stale:
-        known = ", its known case included" if entry.case and plan.known_cases else ""
         print(
-            f"expectation kept as it was: {entry.id} showed on no release of this run{known}, so none "
-            "dates its end"
+            f"expectation kept as it was: {entry.id} showed on no release of this run, so none dates its end"
         )
     print(
         f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "

@@ -222,3 +222,29 @@ def test_update_expectations_refuses_to_write_into_an_installed_copy(
     assert error.count("\n") == 1
     assert shipped.read_text() == FILE
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(FILE)
+    known = load_expectations(path)
+    judged(known, CRASHING)
+    judged(known, AGREEING)
+    judged(known, replace(AGREEING, feature="mapping", functions="wildcard"))  # "first" and "last" unseen
+    suites.__main__.update_expectations(path, known, [], "r1")
+    assert capsys.readouterr().out.splitlines() == [
+        "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
+        "expectation kept as it was: first showed on no release of this run, so none dates its end",
+        "expectation kept as it was: last showed on no release of this run, so none dates its end",
+        f"expectations updated: {path} (0 new, 1 ranges closed, 2 not seen and kept)",
+    ]
+    assert [entry.id for entry in load_expectations(path).entries] == ["first", "crash", "last"]
+
+
+def test_the_shipped_file_rewritten_with_its_own_entries_is_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(records.expectations.DEFAULT_PATH.read_text())
+    write_expectations(path, load_expectations(records.expectations.DEFAULT_PATH).entries)
+    assert path.read_text() == records.expectations.DEFAULT_PATH.read_text()
