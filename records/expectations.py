@@ -22,8 +22,11 @@ to it in the repository) holds `[[divergence]]` tables:
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
 entry lists functions, that uses one of them in any combination with others) gets the verdict
-`expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
-and feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot.
+`expected` and carries the entry's id. A run remembers per entry the releases it covered and those on
+which a divergence confirmed it. An entry that matched nothing in a run that covered its range and
+feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot; one
+shown on a release and not on a newer one has ended (`ended()`), and `--update-expectations` closes its
+range there (`updated_entries`), editing the file in place (`write_expectations`); no entry is removed.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
 
 An entry's `case` is the reproduction a campaign's generators found, kept as Hypothesis keeps failing
@@ -34,22 +37,31 @@ listed finding is confirmed (or shown stale) whether or not this run's draws rea
 from __future__ import annotations
 
 import itertools
-import json
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TypeVar
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT, Item, Table
 
 from records.casefile import CaseFile, CaseFileError, read_case_file
 from records.schema import Case
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 
+T = TypeVar("T")
+
 DEFAULT_PATH = (Path(__file__).parent / "expectations.toml").resolve()
 """The shipped file: the repository root's in a checkout, the package's in an installed copy."""
+PROJECT = "nats-conformance"
+"""The project's name in its `pyproject.toml`, by which a checkout is told from an installed copy."""
 LITERAL = "literal"
 """The function name of a case that uses none (as the class text shows it)."""
 KNOWN_CASES = "known-cases"
@@ -112,19 +124,39 @@ class Expectation:
         return not (self.max_version and key > version_key(self.max_version))
 
 
+Evidence = dict[str, set[str]]
+"""Per entry id, the releases (`server_version` strings) on which something held."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """An entry a run shows has ended: shown on `last`, on no release of the run after it, `next` being
+    the first of those."""
+
+    entry: Expectation
+    last: str
+    next: str
+
+    def sentence(self, run_id: str) -> str:
+        """What the entry's note gains when its range is closed."""
+        return f"Ends at {self.last}: not shown from {self.next} on (run {run_id})."
+
+
 @dataclass(slots=True)
 class Expectations:
-    """The loaded file, and which entries this run has confirmed."""
+    """The loaded file, and on which releases this run covered and confirmed each entry."""
 
     entries: tuple[Expectation, ...] = ()
-    confirmed: set[str] = field(default_factory=set)
-    covered: set[str] = field(default_factory=set)
-    features: set[tuple[str, str]] = field(default_factory=set)
-    """The (feature, functions) of the cases this run checked."""
+    confirmed: Evidence = field(default_factory=dict)
+    """The releases on which a drawn unit's divergence matched the entry."""
+    covered: Evidence = field(default_factory=dict)
+    """The releases of this run in the entry's range."""
+    features: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    """Per release, the (feature, functions) of the cases this run checked on it."""
     known_cases: tuple[CaseFile, ...] = ()
     """The entries' case files, in the file's order: what a campaign runs first."""
-    known_confirmed: set[str] = field(default_factory=set)
-    """The entries a known case confirmed (`confirmed`: those drawn units did)."""
+    known_confirmed: Evidence = field(default_factory=dict)
+    """The releases on which a known case confirmed the entry (`confirmed`: those drawn units did)."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
@@ -132,9 +164,9 @@ class Expectations:
         """The entry explaining a divergence of this class, or None (an unexpected divergence)."""
         for entry in self.entries:
             if entry.covers(implementation, version):
-                self.covered.add(entry.id)
+                _note(self.covered, entry.id, version)
                 if entry.explains(feature, functions, difference):
-                    self.confirmed.add(entry.id)
+                    _note(self.confirmed, entry.id, version)
                     return entry
         return None
 
@@ -142,11 +174,12 @@ class Expectations:
         """Record that a run covered this implementation and version (for staleness)."""
         for entry in self.entries:
             if entry.covers(implementation, version):
-                self.covered.add(entry.id)
+                _note(self.covered, entry.id, version)
 
-    def note_feature(self, feature: str, functions: str = "") -> None:
-        """Record that a run checked cases of this feature using these functions (for staleness)."""
-        self.features.add((feature, functions))
+    def note_feature(self, version: str, feature: str, functions: str) -> None:
+        """Record that a run checked cases of this feature using these functions on this release (for
+        staleness)."""
+        self.features.setdefault(version, set()).add((feature, functions))
 
     @contextmanager
     def known_part(self) -> Iterator[Expectations]:
@@ -154,33 +187,96 @@ class Expectations:
         they confirmed counts as this run's `known_confirmed`, told apart from what drawn units confirm."""
         part = Expectations(self.entries, known_cases=self.known_cases)
         yield part
-        self.known_confirmed |= part.confirmed
-        self.covered |= part.covered
-        self.features |= part.features
+        _merge(self.known_confirmed, part.confirmed)
+        _merge(self.covered, part.covered)
+        _merge(self.features, part.features)
 
     def absorb(self, other: Expectations) -> None:
         """Count what another process's run of the same entries confirmed, covered and checked (a task
         of a scaled-out campaign) as this run's."""
-        self.confirmed |= other.confirmed
-        self.known_confirmed |= other.known_confirmed
-        self.covered |= other.covered
-        self.features |= other.features
+        _merge(self.confirmed, other.confirmed)
+        _merge(self.known_confirmed, other.known_confirmed)
+        _merge(self.covered, other.covered)
+        _merge(self.features, other.features)
 
     def by_known_case_alone(self) -> list[Expectation]:
         """Entries that only their known case confirmed in this run: no drawn unit showed them."""
-        return [e for e in self.entries if e.id in self.known_confirmed - self.confirmed]
+        return [e for e in self.entries if e.id in self.known_confirmed and e.id not in self.confirmed]
+
+    def tested(self, entry: Expectation) -> set[str]:
+        """The releases of this run in the entry's range on which cases that could show it ran (their
+        feature and, if listed, one of its functions)."""
+        return {
+            version
+            for version in self.covered.get(entry.id, ())
+            if any(
+                entry.concerns(feature, functions) for feature, functions in self.features.get(version, ())
+            )
+        }
+
+    def shown(self, entry: Expectation) -> set[str]:
+        """The releases on which a divergence of this run, drawn or known, confirmed the entry."""
+        return self.confirmed.get(entry.id, set()) | self.known_confirmed.get(entry.id, set())
 
     def stale(self) -> list[Expectation]:
-        """Entries whose range this run covered, with cases that could show them (their feature and, if
-        listed, one of their functions), but which no divergence confirmed; an intermittent one never is."""
-        return [
-            e
-            for e in self.entries
-            if not e.intermittent
-            and e.id in self.covered
-            and e.id not in self.confirmed | self.known_confirmed
-            and any(e.concerns(feature, functions) for feature, functions in self.features)
-        ]
+        """Entries tested on some release of this run but confirmed on none; an intermittent one never
+        is."""
+        return [e for e in self.entries if not e.intermittent and self.tested(e) and not self.shown(e)]
+
+    def ended(self) -> list[Ending]:
+        """Entries this run shows ended: confirmed on some release, and tested without it on a newer one;
+        an intermittent one never is (a miss is no evidence)."""
+        endings = []
+        for entry in self.entries:
+            shown = self.shown(entry)
+            if entry.intermittent or not shown:
+                continue
+            last = max(shown, key=version_key)
+            later = sorted(
+                (v for v in self.tested(entry) if version_key(v) > version_key(last)), key=version_key
+            )
+            if later:
+                endings.append(Ending(entry, last, later[0]))
+        return endings
+
+
+def _note(evidence: Evidence, key: str, version: str) -> None:
+    evidence.setdefault(key, set()).add(version)
+
+
+def _merge(into: dict[str, set[T]], other: dict[str, set[T]]) -> None:
+    for key, values in other.items():
+        into.setdefault(key, set()).update(values)
+
+
+def in_checkout(path: Path) -> bool:
+    """True iff `path` is a file of a writable checkout of this project: a folder above it holds the
+    project's `pyproject.toml`, and no folder on the way is an installed packages' one."""
+    if {"site-packages", "dist-packages"} & set(path.parts) or not os.access(path.parent, os.W_OK):
+        return False
+    for folder in path.parents:
+        try:
+            project = tomllib.loads((folder / "pyproject.toml").read_text()).get("project", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        return bool(project.get("name") == PROJECT)
+    return False
+
+
+def default_to_update() -> Path:
+    """The shipped file, which `--update-expectations` may rewrite only in a checkout, never in an
+    installed package.
+
+    Raises:
+        ExpectationsError: `DEFAULT_PATH` is not in a writable checkout (`in_checkout`).
+    """
+    if not in_checkout(DEFAULT_PATH):
+        raise ExpectationsError(
+            f"--update-expectations: the default expectations file {DEFAULT_PATH} is not in a writable "
+            "checkout of nats-conformance (an installed copy?); name the file to rewrite with "
+            "--expectations PATH"
+        )
+    return DEFAULT_PATH
 
 
 def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
@@ -212,6 +308,8 @@ TABLE = "divergence"
 """The file's one top-level key: an array of `[[divergence]]` tables."""
 REQUIRED = ("id", "feature", "difference")
 KEYS = frozenset(item.name for item in fields(Expectation))
+UNSET = Expectation(id="", feature="", difference="")
+"""What an entry's absent keys stand for."""
 
 
 def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
@@ -250,15 +348,28 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         yield entry
 
 
-def updated_entries(
-    expectations: Expectations, divergences: Iterable[Case]
-) -> tuple[list[Expectation], dict[str, Case]]:
-    """The file's entries after a run: stale ones dropped, one new entry per implementation, feature and
-    difference of the unexpected divergences, listing every function they used (`literal`: none); its
-    range starts at the lowest release it was seen on, open-ended. Also the case each new entry keeps as
-    its known case (by its `case` path), the one of that lowest release."""
-    stale = {entry.id for entry in expectations.stale()}
-    kept = [entry for entry in expectations.entries if entry.id not in stale]
+@dataclass(frozen=True, slots=True)
+class Update:
+    """The file's entries after a run (none removed), the case each new one keeps (by its `case`
+    path), and the ranges the run closed."""
+
+    entries: list[Expectation]
+    cases: dict[str, Case]
+    closed: list[Ending]
+
+
+def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, run_id: str) -> Update:
+    """The file's entries after run `run_id`: every entry kept, an ended one with its range closed at the
+    newest release that showed it (its note says from which release on it was not shown); one new entry
+    per implementation, feature and difference of the unexpected divergences, listing every function
+    they used (`literal`: none), its range from the lowest release it was seen on, open-ended, keeping
+    the case of that release as its known case."""
+    closed = expectations.ended()
+    ends = {ending.entry.id: ending for ending in closed}
+    kept = [
+        _closed(entry, ends[entry.id], run_id) if entry.id in ends else entry
+        for entry in expectations.entries
+    ]
     taken = {entry.id for entry in kept}
     found: dict[str, Case] = {}
     grouped: dict[tuple[str, str, str], list[Case]] = {}
@@ -295,47 +406,100 @@ def updated_entries(
                 note=note,
             )
         )
-    return kept, found
+    return Update(kept, found, closed)
+
+
+def _closed(entry: Expectation, ending: Ending, run_id: str) -> Expectation:
+    """The entry with its range closed at `ending.last`, its note saying why (a line of its own in a
+    note of many lines)."""
+    between = "\n" if "\n" in entry.note else " "
+    note = between.join(filter(None, (entry.note, ending.sentence(run_id))))
+    return replace(entry, max_version=ending.last, note=note)
 
 
 HEADER = """# Known divergences (see records/expectations.py for the format).
-# A divergence listed here is reported as `expected`; an entry no run confirms any more is flagged stale.
+# A divergence listed here is reported as `expected`; an entry a run no longer shows gets its range closed.
 """
+ORDER = (
+    "id",
+    "implementation",
+    "min_version",
+    "max_version",
+    "feature",
+    "difference",
+    "functions",
+    "intermittent",
+    "link",
+    "case",
+    "note",
+)
+"""The keys of a table in the order `write_expectations` adds them."""
 
 
 def write_expectations(
     path: Path, entries: Iterable[Expectation], cases: Mapping[str, Case] | None = None
 ) -> None:
-    """Write `entries` as an expectations file (what `load_expectations` reads back unchanged), and each
-    of `cases` as the case file at its path relative to it."""
-    blocks = [HEADER]
+    """Write `entries` into the expectations file at `path` (begun with `HEADER` when missing), which
+    `load_expectations` then reads back as them: the table of an id the file has gets only its changed
+    keys rewritten, in place; any other entry is appended as a new table. Comments, order and layout
+    are kept, and no table is removed. Each of `cases` is written as the case file at its path relative
+    to the file."""
+    try:
+        document = tomlkit.parse(path.read_text() if path.exists() else HEADER)
+    except (OSError, UnicodeDecodeError, TOMLKitError) as error:
+        raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
+    tables = document.setdefault(TABLE, tomlkit.aot())
+    if not isinstance(tables, AoT):
+        raise ExpectationsError(f"{path}: {TABLE!r} must be [[{TABLE}]] tables to add entries to")
+    listed = {str(table["id"]): table for table in tables}
     for entry in entries:
-        lines = ["[[divergence]]"]
-        for name in ("id", "implementation", "min_version", "max_version", "feature", "difference"):
-            value = getattr(entry, name)
-            if value or name in REQUIRED:
-                lines.append(f"{name} = {_toml_string(value)}")
-        if entry.functions:
-            lines.append(f"functions = [{', '.join(_toml_string(name) for name in entry.functions)}]")
-        if entry.intermittent:
-            lines.append("intermittent = true")
-        for name in ("link", "case", "note"):
-            value = getattr(entry, name)
-            if value:
-                lines.append(f"{name} = {_toml_string(value)}")
-        blocks.append("\n".join(lines) + "\n")
+        if entry.id in listed:
+            _edit(listed[entry.id], entry)
+        else:
+            tables.append(_table(entry))
     try:
         for name, case in (cases or {}).items():
             (path.parent / name).parent.mkdir(parents=True, exist_ok=True)
             (path.parent / name).write_text(CaseFile.of(case).to_json())
-        path.write_text("\n".join(blocks))
+        path.write_text(tomlkit.dumps(document))
     except OSError as error:
         raise ExpectationsError(f"cannot write expectations {path}: {error.strerror or error}") from error
 
 
-def _toml_string(text: str) -> str:
-    """A TOML string: multi-line when it holds line breaks and nothing needing escapes, else escaped."""
-    plain = all(ch == "\n" or (ch.isprintable() and ch not in '\\"') for ch in text)
-    if "\n" in text and plain:
-        return f'"""\n{text}"""'
-    return json.dumps(text, ensure_ascii=False)
+def _table(entry: Expectation) -> Table:
+    """A new table of the entry, after a blank line: its required keys and every other one it sets."""
+    table = tomlkit.table()
+    table.trivia.indent = "\n"
+    for name in ORDER:
+        value = _plain(getattr(entry, name))
+        if value or name in REQUIRED:
+            table[name] = _item(value)
+    return table
+
+
+def _edit(table: Table, entry: Expectation) -> None:
+    """Set the keys of a listed entry's table whose value differs from the entry's (an absent key
+    stands for its default), a new key right after the key before it in `ORDER` (`id` is always set)."""
+    current = table.unwrap()
+    before = ""
+    for name in ORDER:
+        value = _plain(getattr(entry, name))
+        if current.get(name, _plain(getattr(UNSET, name))) != value:
+            if name in current:
+                table[name] = _item(value)
+            else:
+                table.value._insert_after(before, name, _item(value))
+        if name in table:
+            before = name
+
+
+def _plain(value: str | bool | tuple[str, ...]) -> str | bool | list[str]:
+    """An entry's value as TOML reads it back (a list for a tuple)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _item(value: str | bool | list[str]) -> Item:
+    """A TOML value: a string with line breaks (and no carriage return) as a multi-line string."""
+    if isinstance(value, str):
+        return tomlkit.string(value, multiline="\n" in value and "\r" not in value)
+    return tomlkit.item(value)

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from records.casefile import CaseFile, read_case_file
 from records.expectations import (
     DEFAULT_PATH,
     Expectations,
+    default_to_update,
     load_expectations,
     updated_entries,
     write_expectations,
@@ -38,6 +40,7 @@ from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.scaleout import scale_out
 from suites.engine_check import add_engine_check_command
+from suites.expectations_check import add_expectations_command
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
 from suites.library import replay_on_adapter
@@ -103,6 +106,10 @@ def family_option(text: str) -> str:
 
 
 def campaign(arguments: argparse.Namespace) -> int:
+    if arguments.expectations:
+        expectations_path = Path(arguments.expectations)
+    else:
+        expectations_path = default_to_update() if arguments.update_expectations else DEFAULT_PATH
     versions = [*arguments.server_version, *swept_releases(arguments.releases, arguments.since)]
     targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
@@ -135,7 +142,6 @@ def campaign(arguments: argparse.Namespace) -> int:
         strict_errors=arguments.strict_errors,
         known_cases=not arguments.no_known_cases,
     )
-    expectations_path = Path(arguments.expectations)
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
     if arguments.master and (adapters or run is None or any(t.backend == "external" for t in run.targets)):
@@ -170,9 +176,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         shown = f"{entry.feature}:{entry.difference}"
         print(f"stale expectation: {entry.id} ({shown}) matched nothing in this run")
     if arguments.update_expectations:
-        found = [case for case in writer.smallest.values() if case.verdict == "diverge"]
-        write_expectations(expectations_path, *updated_entries(expectations, found))
-        print(f"expectations updated: {expectations_path} ({len(found)} new, {len(stale)} stale removed)")
+        update_expectations(expectations_path, expectations, writer.smallest.values(), run_dir.name)
         return 0
     unknown = too_many_unknown(tally, arguments.max_unknown)
     if unknown:
@@ -189,6 +193,28 @@ def newest_releases() -> list[str]:
     chosen = known.newest_patches(DEFAULT_LINES)
     report_to_stderr(f"testing {', '.join(chosen)}: the newest of each default line ({known.describe()})")
     return chosen
+
+
+def update_expectations(
+    path: Path, expectations: Expectations, smallest: Iterable[Case], run_id: str
+) -> None:
+    """Rewrite the expectations file from this run (`updated_entries`): a line per range it closed and
+    per entry it keeps unchanged though no release of the run showed it, then a summary."""
+    update = updated_entries(
+        expectations, [case for case in smallest if case.verdict == "diverge"], run_id=run_id
+    )
+    write_expectations(path, update.entries, update.cases)
+    for ending in update.closed:
+        print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
+    stale = expectations.stale()
+    for entry in stale:
+        print(
+            f"expectation kept as it was: {entry.id} showed on no release of this run, so none dates its end"
+        )
+    print(
+        f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "
+        f"{len(stale)} not seen and kept)"
+    )
 
 
 def swept_releases(lines: list[str], since: str | None) -> list[str]:
@@ -334,7 +360,7 @@ def replay_case(
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register campaign, replay, bisect and engine-check (here and in `nats-conformance`)."""
+    """Register campaign, replay, bisect, engine-check and expectations (here and in `nats-conformance`)."""
     run = commands.add_parser(
         "campaign",
         help="run many generated cases and record them",
@@ -399,11 +425,14 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         help="with --master: tasks per family and target, each its share of the budget (default the "
         "cluster's default parallelism)",
     )
-    run.add_argument("--expectations", default=str(DEFAULT_PATH), help="known divergences of the targets")
+    run.add_argument(
+        "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"
+    )
     run.add_argument(
         "--update-expectations",
         action="store_true",
-        help="rewrite the expectations file from this run: add its divergences, drop stale entries",
+        help="rewrite the expectations file from this run: add its divergences, close the range of an "
+        "entry it shows ended; never removes an entry",
     )
     run.add_argument(
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
@@ -460,6 +489,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     again.set_defaults(handler=replay)
     add_bisect_command(commands)
     add_engine_check_command(commands)
+    add_expectations_command(commands)
 
 
 def main(argv: list[str] | None = None) -> int:

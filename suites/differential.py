@@ -128,7 +128,7 @@ def make_case(
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
     which of reference, server and engine agree (`suites.oracle`)."""
-    context.expectations.note_feature(feature, "+".join(functions))
+    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     expectation = ""
     if not difference:
         verdict = "agree"
@@ -418,7 +418,7 @@ def _judge_group(
         subject_column, expected = subject_column.filter(keep), expected.filter(keep)
         buckets = None if buckets is None else buckets.filter(keep)
     feature = feature_of(transform)
-    context.expectations.note_feature(feature, "+".join(transform.functions))
+    context.expectations.note_feature(context.server_version, feature, "+".join(transform.functions))
     partitions = partition_position(transform)[1] if feature == "partition" else 0
     shared = Case(
         run_id=context.run_id,

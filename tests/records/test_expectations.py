@@ -11,6 +11,7 @@ from records.expectations import (
     Expectation,
     Expectations,
     ExpectationsError,
+    Update,
     load_expectations,
     updated_entries,
     write_expectations,
@@ -72,9 +73,9 @@ def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
     known = Expectations((LEFT_RIGHT, CRASH))
     known.note_run("nats-server", "2.14.5")
     assert known.stale() == []  # no validation or partition case ran yet
-    known.note_feature("validation", "wildcard")
+    known.note_feature("2.14.5", "validation", "wildcard")
     assert known.stale() == []  # no validation case used left or right
-    known.note_feature("validation", "wildcard+left")
+    known.note_feature("2.14.5", "validation", "wildcard+left")
     assert known.stale() == [LEFT_RIGHT]  # 2.14.5 is outside the crash entry's range
     classify(known, "2.14.5", "left", "validation:reference-accept-server-reject")
     assert known.stale() == []
@@ -87,9 +88,9 @@ def test_an_intermittent_entry_is_never_stale_and_survives_an_update(tmp_path: P
     )
     known = Expectations((now_and_then, CRASH))
     known.note_run("nats-server", "2.10.27")
-    known.note_feature("partition", "partition")
+    known.note_feature("2.10.27", "partition", "partition")
     assert known.stale() == [CRASH]
-    assert updated_entries(known, []) == ([now_and_then], {})
+    assert updated_entries(known, [], run_id="r") == Update([now_and_then, CRASH], {}, [])
     path = tmp_path / "expectations.toml"
     write_expectations(path, [now_and_then])
     assert load_expectations(path).entries == (now_and_then,)
@@ -153,9 +154,10 @@ def test_entries_written_from_a_run_read_back(tmp_path: Path) -> None:
         verdict="diverge",
         difference="value",
     )
-    entries, cases = updated_entries(Expectations((CRASH,)), [found])
+    update = updated_entries(Expectations((CRASH,)), [found], run_id="r")
+    entries = update.entries
     path = tmp_path / "expectations.toml"
-    write_expectations(path, entries, cases)
+    write_expectations(path, entries, update.cases)
     again = load_expectations(path)
     assert again.entries == tuple(entries)
     (new,) = (entry for entry in again.entries if entry.id != "crash")
@@ -199,8 +201,8 @@ def test_the_known_cases_confirmations_are_told_apart_from_the_draws() -> None:
     """An entry its known case alone confirmed is not stale, and the run says no drawn case showed it."""
     known = Expectations((LEFT_RIGHT, CRASH))
     known.note_run("nats-server", "2.10.27")
-    known.note_feature("validation", "left")
-    known.note_feature("partition", "partition")
+    known.note_feature("2.10.27", "validation", "left")
+    known.note_feature("2.10.27", "partition", "partition")
     with known.known_part() as part:
         classify(part, "2.10.27", "left", "validation:reference-accept-server-reject")
         classify(part, "2.10.27", "partition", "partition:server-crash")

@@ -1,0 +1,147 @@
+"""`expectations check RUN_DIR...`: the release range of every listed divergence against what runs saw.
+
+    nats-conformance expectations check runs/RUN_ID --expectations expectations.toml
+
+For each entry, the releases of the runs' records that contradict its range, one line each:
+
+- listed but not seen: a release in its range (and implementation) on which the runs judged cases that
+  could show it (its feature and, if listed, one of its functions; `unknown` cases judge nothing), none
+  of which it explained (verdict `expected` with its id); never for an intermittent entry;
+- seen outside its range: a release outside its range on which a case it explains (`explains`) diverged.
+
+Then a summary line; exit status 1 when any entry is contradicted, else 0 (reference.cli).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from records.expectations import DEFAULT_PATH, Expectation, load_expectations, version_key
+from reference.cli import Parser, exit_status
+from reports.aggregate import RECORDS
+from reports.duckdb_sql import open_records
+from reports.load import load_records
+
+COLUMNS = ("implementation", "server_version", "feature", "functions", "verdict", "expectation", "difference")
+SPAN = 3
+"""Consecutive tested releases from which a list of releases is written as `FIRST to LAST`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A kind of case the runs recorded, as far as an expectation tells cases apart."""
+
+    implementation: str
+    server_version: str
+    feature: str
+    functions: str
+    verdict: str
+    expectation: str
+    difference: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """An entry whose range the runs contradict on `releases`, in the way `how` says."""
+
+    entry: Expectation
+    how: str
+    releases: frozenset[str]
+
+
+def seen_in(parts: Sequence[Path]) -> list[Seen]:
+    """The distinct kinds of case of these part files, read by DuckDB."""
+    import duckdb
+
+    with duckdb.connect() as connection:
+        open_records(connection, [str(part) for part in parts])
+        rows = connection.sql(f"SELECT DISTINCT {', '.join(COLUMNS)} FROM {RECORDS}").fetchall()
+    return [Seen(*(str(value or "") for value in row)) for row in rows]
+
+
+def mismatches(entries: Iterable[Expectation], seen: Sequence[Seen]) -> list[Mismatch]:
+    """Every contradiction of an entry's range by `seen` (see the module)."""
+    found = []
+    for entry in entries:
+        mine = [row for row in seen if fnmatchcase(row.implementation, entry.implementation)]
+        tested = {
+            row.server_version
+            for row in mine
+            if row.verdict != "unknown"
+            and entry.covers(row.implementation, row.server_version)
+            and entry.concerns(row.feature, row.functions)
+        }
+        shown = {
+            row.server_version for row in mine if row.verdict == "expected" and row.expectation == entry.id
+        }
+        outside = {
+            row.server_version
+            for row in mine
+            if row.verdict == "diverge"
+            and not entry.covers(row.implementation, row.server_version)
+            and entry.explains(row.feature, row.functions, row.difference)
+        }
+        if tested - shown and not entry.intermittent:
+            found.append(Mismatch(entry, "listed but not seen on", frozenset(tested - shown)))
+        if outside:
+            found.append(Mismatch(entry, "seen outside its range on", frozenset(outside)))
+    return found
+
+
+def releases_text(chosen: Iterable[str], tested: Sequence[str]) -> str:
+    """`chosen` in the order of `tested` (every release of the runs, oldest first), each `SPAN` or more
+    of them consecutive in `tested` written as `FIRST to LAST`."""
+    picked = set(chosen)
+    spans: list[list[str]] = []
+    previous = False
+    for release in tested:
+        if release in picked:
+            if previous:
+                spans[-1].append(release)
+            else:
+                spans.append([release])
+        previous = release in picked
+    return ", ".join(f"{span[0]} to {span[-1]}" if len(span) >= SPAN else ", ".join(span) for span in spans)
+
+
+def expectations_check(arguments: argparse.Namespace) -> int:
+    path = Path(arguments.expectations or DEFAULT_PATH)
+    entries = load_expectations(path).entries
+    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
+    if not arguments.allow_incomplete:
+        records.check_complete()
+    seen = seen_in(records.parts)
+    tested = sorted({row.server_version for row in seen}, key=version_key)
+    found = mismatches(entries, seen)
+    for mismatch in found:
+        print(f"{mismatch.entry.id}: {mismatch.how} {releases_text(mismatch.releases, tested)}")
+    contradicted = len({mismatch.entry.id for mismatch in found})
+    print(
+        f"{contradicted} of {len(entries)} entries of {path} contradicted by {len(records.runs)} run(s) "
+        f"on {len(tested)} release(s)"
+    )
+    return exit_status(diverged=bool(found), unknown=None)
+
+
+def add_expectations_command(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register `expectations check` on a sub-command parser."""
+    expectations = commands.add_parser("expectations", help="check the expectations file against runs")
+    actions = expectations.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser(
+        "check",
+        help="compare each entry's release range with what runs observed",
+        description="Exit status: 0 the runs agree with every range, 1 an entry's range is contradicted, 2 "
+        "usage error or unreadable records.",
+    )
+    check.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories, or their parent")
+    check.add_argument("--expectations", help="the file to check (default the shipped expectations.toml)")
+    check.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="check runs that did not complete (interrupted, crashed or killed) on the records they left",
+    )
+    check.set_defaults(handler=expectations_check)

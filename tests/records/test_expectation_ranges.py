@@ -1,0 +1,250 @@
+"""Release ranges from data: a run remembers on which releases it covered and confirmed each entry, and
+`--update-expectations` closes the range of an entry the run shows ended instead of dropping it,
+editing the file in place."""
+
+from __future__ import annotations
+
+import difflib
+import pickle
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import records.expectations
+import suites.__main__
+from records.expectations import (
+    Ending,
+    Expectation,
+    Expectations,
+    ExpectationsError,
+    default_to_update,
+    in_checkout,
+    load_expectations,
+    updated_entries,
+    write_expectations,
+)
+from records.schema import Case
+
+CRASH = Expectation(
+    id="crash",
+    feature="partition",
+    difference="server-crash",
+    min_version="2.9.0",
+    functions=("partition",),
+    note="The server panics.",
+)
+CRASHING = Case(
+    run_id="r1",
+    case_id=0,
+    implementation="nats-server",
+    server_version="2.10.27",
+    backend="process",
+    feature="partition",
+    functions="partition",
+    source="a.*",
+    destination="{{partition(0,1)}}",
+    subject="a.x",
+    expected="0",
+    observed="",
+    verdict="diverge",
+    difference="server-crash",
+)
+AGREEING = replace(CRASHING, server_version="2.12.15", observed="0", verdict="agree", difference="")
+
+
+def judged(known: Expectations, case: Case) -> Case:
+    """The case as a campaign judges it (suites.differential): its release noted, its feature noted,
+    a divergence classified."""
+    known.note_run(case.implementation, case.server_version)
+    known.note_feature(case.server_version, case.feature, case.functions)
+    if not case.difference:
+        return case
+    entry = known.classify(
+        case.implementation,
+        case.server_version,
+        feature=case.feature,
+        functions=case.functions,
+        difference=case.difference,
+    )
+    return replace(case, verdict="expected", expectation=entry.id) if entry else case
+
+
+def test_a_run_remembers_the_releases_of_each_entry_and_a_task_s_evidence_merges() -> None:
+    known = Expectations((CRASH,))
+    judged(known, CRASHING)
+    task = pickle.loads(pickle.dumps(Expectations((CRASH,))))  # as a scaled-out task hands it back
+    with task.known_part() as part:
+        judged(part, replace(CRASHING, server_version="2.11.17"))
+    judged(task, AGREEING)
+    known.absorb(pickle.loads(pickle.dumps(task)))
+    assert known.covered == {"crash": {"2.10.27", "2.11.17", "2.12.15"}}
+    assert known.confirmed == {"crash": {"2.10.27"}}
+    assert known.known_confirmed == {"crash": {"2.11.17"}}
+    assert known.tested(CRASH) == {"2.10.27", "2.11.17", "2.12.15"}
+    assert known.shown(CRASH) == {"2.10.27", "2.11.17"}
+    assert known.stale() == []
+    assert known.ended() == [Ending(CRASH, "2.11.17", "2.12.15")]
+
+
+def test_an_update_closes_the_range_of_an_entry_a_newer_release_no_longer_shows() -> None:
+    """Before, the entry was dropped as stale only when no release showed it, and kept open otherwise."""
+    known = Expectations((CRASH,))
+    assert judged(known, CRASHING).verdict == "expected"
+    judged(known, AGREEING)
+    update = updated_entries(known, [], run_id="r1")
+    assert update.entries == [
+        replace(
+            CRASH,
+            max_version="2.10.27",
+            note="The server panics. Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
+        )
+    ]
+    assert update.closed == [Ending(CRASH, "2.10.27", "2.12.15")]
+    # a release older than one that still shows it is no evidence of an end
+    older = Expectations((CRASH,))
+    judged(older, replace(AGREEING, server_version="2.9.25"))
+    judged(older, CRASHING)
+    assert older.ended() == []
+    assert updated_entries(older, [], run_id="r1").entries == [CRASH]
+
+
+def test_an_entry_shown_on_no_release_of_the_run_is_kept_with_its_range() -> None:
+    known = Expectations((CRASH,))
+    judged(known, AGREEING)
+    judged(known, replace(AGREEING, server_version="2.14.5"))
+    assert known.stale() == [CRASH]
+    assert known.ended() == []
+    assert updated_entries(known, [], run_id="r1").entries == [CRASH]
+
+
+def test_an_intermittent_entry_s_range_is_never_closed() -> None:
+    now_and_then = replace(CRASH, intermittent=True)
+    known = Expectations((now_and_then,))
+    judged(known, CRASHING)
+    judged(known, AGREEING)
+    assert known.ended() == []
+    assert updated_entries(known, [], run_id="r1").entries == [now_and_then]
+
+
+FILE = '''# Known divergences, with a comment the rewrite keeps.
+
+[[divergence]]
+id = "first"
+min_version = "2.2.0"
+feature = "mapping"
+difference = "wrong-subject"
+note = "Unchanged."
+
+[[divergence]]
+id = "crash"   # a comment on a key
+min_version = "2.9.0"
+feature = "partition"
+difference = "server-crash"
+functions = ["partition"]
+note = """The server panics
+on the first message."""
+
+# a comment before the last table
+[[divergence]]
+id = "last"
+feature = "*"
+difference = "value"
+'''
+
+
+def test_closing_a_range_rewrites_only_its_lines_and_keeps_comments(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(FILE)
+    known = load_expectations(path)
+    judged(known, CRASHING)
+    judged(known, AGREEING)
+    update = updated_entries(known, [], run_id="r1")
+    write_expectations(path, update.entries, update.cases)
+    diff = [
+        line
+        for line in difflib.unified_diff(FILE.splitlines(), path.read_text().splitlines(), n=0, lineterm="")
+        if not line.startswith(("---", "+++", "@@"))
+    ]
+    assert diff == [
+        '+max_version = "2.10.27"',
+        '-on the first message."""',
+        "+on the first message.",
+        '+Ends at 2.10.27: not shown from 2.12.15 on (run r1)."""',
+    ]
+    assert load_expectations(path).entries == tuple(update.entries)
+
+
+def test_a_new_entry_is_appended_as_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(FILE)
+    update = updated_entries(load_expectations(path), [replace(CRASHING, difference="value")], run_id="r1")
+    write_expectations(path, update.entries, update.cases)
+    text = path.read_text()
+    assert text.startswith(FILE)
+    assert text[len(FILE) :].startswith('\n[[divergence]]\nid = "nats-server-partition-value"\n')
+    assert [entry.id for entry in load_expectations(path).entries] == [
+        "first",
+        "crash",
+        "last",
+        "nats-server-partition-value",
+    ]
+
+
+def test_only_a_checkout_s_file_is_rewritten_by_default(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "pyproject.toml").write_text('[project]\nname = "nats-conformance"\n')
+    assert in_checkout(checkout / "expectations.toml")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "something-else"\n')
+    assert not in_checkout(other / "records" / "expectations.toml")
+    installed = checkout / ".venv" / "lib" / "python3.11" / "site-packages" / "records"
+    installed.mkdir(parents=True)
+    assert not in_checkout(installed / "expectations.toml")
+    assert in_checkout(records.expectations.DEFAULT_PATH)  # this checkout's own
+
+
+def test_update_expectations_refuses_to_write_into_an_installed_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shipped = tmp_path / "site-packages" / "records" / "expectations.toml"
+    shipped.parent.mkdir(parents=True)
+    shipped.write_text(FILE)
+    monkeypatch.setattr(records.expectations, "DEFAULT_PATH", shipped)
+    with pytest.raises(ExpectationsError, match="name the file to rewrite with --expectations PATH"):
+        default_to_update()
+    status = suites.__main__.main(["campaign", "--update-expectations", "--out", str(tmp_path / "runs")])
+    error = capsys.readouterr().err
+    assert status == 2
+    assert error.startswith("nats-conformance: error: --update-expectations: the default expectations file")
+    assert error.count("\n") == 1
+    assert shipped.read_text() == FILE
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(FILE)
+    known = load_expectations(path)
+    judged(known, CRASHING)
+    judged(known, AGREEING)
+    judged(known, replace(AGREEING, feature="mapping", functions="wildcard"))  # "first" and "last" unseen
+    suites.__main__.update_expectations(path, known, [], "r1")
+    assert capsys.readouterr().out.splitlines() == [
+        "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
+        "expectation kept as it was: first showed on no release of this run, so none dates its end",
+        "expectation kept as it was: last showed on no release of this run, so none dates its end",
+        f"expectations updated: {path} (0 new, 1 ranges closed, 2 not seen and kept)",
+    ]
+    assert [entry.id for entry in load_expectations(path).entries] == ["first", "crash", "last"]
+
+
+def test_the_shipped_file_rewritten_with_its_own_entries_is_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(records.expectations.DEFAULT_PATH.read_text())
+    write_expectations(path, load_expectations(records.expectations.DEFAULT_PATH).entries)
+    assert path.read_text() == records.expectations.DEFAULT_PATH.read_text()

@@ -1,0 +1,117 @@
+"""`expectations check`: each entry's release range against the records of hand-made runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import nats_conformance
+import suites.__main__
+from records.expectations import Expectation, write_expectations
+from records.schema import Case
+from records.writer import RecordWriter
+from suites.expectations_check import releases_text
+
+CRASH = Expectation(
+    id="crash",
+    feature="partition",
+    difference="server-crash",
+    min_version="2.9.0",
+    max_version="2.12.15",
+    functions=("partition",),
+)
+NOW_AND_THEN = Expectation(id="now-and-then", feature="mapping", difference="value", intermittent=True)
+CASE = Case(
+    run_id="r1",
+    case_id=0,
+    implementation="nats-server",
+    server_version="2.10.27",
+    backend="process",
+    feature="partition",
+    functions="partition",
+    source="a.*",
+    destination="{{partition(0,1)}}",
+    subject="a.x",
+    expected="0",
+    observed="",
+    verdict="expected",
+    expectation="crash",
+    difference="server-crash",
+)
+AGREES = replace(CASE, verdict="agree", expectation="", difference="", observed="0")
+
+
+def run(tmp_path: Path, name: str, cases: list[Case]) -> str:
+    """A completed run directory holding `cases`."""
+    with RecordWriter(tmp_path / name, run_id=name) as writer:
+        for number, case in enumerate(cases):
+            writer.add(replace(case, run_id=name, case_id=number))
+    return str(tmp_path / name)
+
+
+@pytest.fixture
+def listed(tmp_path: Path) -> str:
+    path = tmp_path / "expectations.toml"
+    write_expectations(path, [CRASH, NOW_AND_THEN])
+    return str(path)
+
+
+def test_runs_that_agree_with_every_range_exit_0(
+    tmp_path: Path, listed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = run(
+        tmp_path,
+        "r1",
+        [CASE, replace(CASE, server_version="2.12.15"), replace(AGREES, server_version="2.14.5")],
+    )
+    mapping = replace(AGREES, feature="mapping", functions="wildcard")  # the intermittent entry not seen
+    second = run(tmp_path, "r2", [replace(CASE, server_version="2.9.25"), mapping])
+    status = nats_conformance.main(["expectations", "check", first, second, "--expectations", listed])
+    assert (status, capsys.readouterr().out) == (
+        0,
+        f"0 of 2 entries of {listed} contradicted by 2 run(s) on 4 release(s)\n",
+    )
+
+
+def test_an_entry_not_seen_in_its_range_or_seen_outside_it_exits_1(
+    tmp_path: Path, listed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [
+        replace(CASE, server_version="2.9.25"),
+        replace(AGREES, server_version="2.10.27"),
+        replace(AGREES, server_version="2.11.17"),
+        replace(AGREES, server_version="2.12.15"),
+        replace(CASE, server_version="2.14.5", verdict="diverge", expectation=""),
+        replace(AGREES, server_version="2.8.4", verdict="unknown", difference="unknown"),  # judges nothing
+    ]
+    status = suites.__main__.main(
+        ["expectations", "check", run(tmp_path, "r1", cases), "--expectations", listed]
+    )
+    assert (status, capsys.readouterr().out.splitlines()) == (
+        1,
+        [
+            "crash: listed but not seen on 2.10.27 to 2.12.15",
+            "crash: seen outside its range on 2.14.5",
+            f"1 of 2 entries of {listed} contradicted by 1 run(s) on 6 release(s)",
+        ],
+    )
+
+
+def test_a_list_of_releases_is_short_where_they_run_on() -> None:
+    tested = ["2.2.6", "2.8.4", "2.9.25", "2.10.27", "2.11.17", "2.12.15", "2.14.5"]
+    assert releases_text({"2.8.4", "2.9.25", "2.10.27", "2.14.5"}, tested) == "2.8.4 to 2.10.27, 2.14.5"
+    assert releases_text({"2.2.6", "2.8.4", "2.11.17"}, tested) == "2.2.6, 2.8.4, 2.11.17"
+
+
+def test_an_incomplete_run_is_refused_unless_allowed(
+    tmp_path: Path, listed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    writer = RecordWriter(tmp_path / "r1", run_id="r1")
+    writer.add(CASE)
+    writer.close("interrupted", signal="SIGINT")
+    command = ["expectations", "check", str(tmp_path / "r1"), "--expectations", listed]
+    assert nats_conformance.main(command) == 2
+    assert "is incomplete (interrupted by SIGINT)" in capsys.readouterr().err
+    assert nats_conformance.main([*command, "--allow-incomplete"]) == 0
