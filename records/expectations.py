@@ -199,6 +199,23 @@ class Expectations:
         _merge(self.covered, other.covered)
         _merge(self.features, other.features)
 
+    def evidence(self) -> dict[str, dict[str, list[str]]]:
+        """What this run covered, confirmed and checked, as JSON values (a task's journal keeps it, so
+        that a resumed campaign counts a task it does not run again)."""
+        return {
+            name: {key: sorted(map(str, values)) for key, values in getattr(self, name).items()}
+            for name in ("confirmed", "known_confirmed", "covered")
+        } | {"features": {v: sorted("\t".join(pair) for pair in pairs) for v, pairs in self.features.items()}}
+
+    def absorb_evidence(self, evidence: Mapping[str, Mapping[str, list[str]]]) -> None:
+        """Count evidence that `evidence()` wrote as this run's (as `absorb` does)."""
+        for name in ("confirmed", "known_confirmed", "covered"):
+            _merge(getattr(self, name), {key: set(values) for key, values in evidence.get(name, {}).items()})
+        for version, texts in evidence.get("features", {}).items():
+            for text in texts:
+                feature, _, functions = text.partition("\t")
+                self.note_feature(version, feature, functions)
+
     def by_known_case_alone(self) -> list[Expectation]:
         """Entries that only their known case confirmed in this run: no drawn unit showed them."""
         return [e for e in self.entries if e.id in self.known_confirmed and e.id not in self.confirmed]

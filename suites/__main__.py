@@ -38,6 +38,7 @@ from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
 from suites.bisect import add_bisect_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from suites.engine.plans import PLANS
 from suites.engine.scaleout import scale_out
 from suites.engine_check import add_engine_check_command
 from suites.expectations_check import add_expectations_command
@@ -106,6 +107,8 @@ def family_option(text: str) -> str:
 
 
 def campaign(arguments: argparse.Namespace) -> int:
+    if arguments.resume:
+        arguments = resumed(arguments)
     if arguments.expectations:
         expectations_path = Path(arguments.expectations)
     else:
@@ -129,7 +132,7 @@ def campaign(arguments: argparse.Namespace) -> int:
     for text in targets.engines:
         release = engine_release(text)
         adapters.append(AdapterTarget(engine_command(release), chosen or [for_version(release).name]))
-    budgets = dict(arguments.budget)
+    budgets = {**PLANS[arguments.plan].budgets(), **dict(arguments.budget)}
     if arguments.cases is not None:
         budgets["mapping"] = arguments.cases
     if arguments.family:
@@ -149,11 +152,18 @@ def campaign(arguments: argparse.Namespace) -> int:
             "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
             "run without it"
         )
-    run_dir = Path(arguments.out) / new_run_id()
+    run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
     with scale_out(arguments.master, arguments.shards) as scaled:
         writer, diverged = run_campaign(
-            run, plan, run_dir, expectations, adapters=adapters, outcomes=outcomes, scale_out=scaled
+            run,
+            plan,
+            run_dir,
+            expectations,
+            adapters=adapters,
+            outcomes=outcomes,
+            scale_out=scaled,
+            resume=bool(arguments.resume),
         )
     if arguments.junit_xml:
         write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
@@ -183,6 +193,52 @@ def campaign(arguments: argparse.Namespace) -> int:
         print(unknown)
     return exit_status(
         diverged=bool(manifest["verdicts"]["diverge"] or (arguments.strict and stale)), unknown=unknown
+    )
+
+
+def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
+    """The arguments of the interrupted scaled-out campaign in `--resume DIR` (its manifest's settings:
+    the same releases, backends, budgets, seed and Spark master unless `--master` names another), with
+    this command's output options."""
+    manifest_path = Path(arguments.resume) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        settings = manifest["settings"]
+        plan, spread = settings["plan"], settings.get("scale_out")
+        versions, backends = settings["versions"], settings["backends"]
+    except FileNotFoundError:
+        raise OptionError(f"--resume: {manifest_path} does not exist; name a run directory") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise OptionError(f"--resume: {manifest_path} is not a campaign's manifest ({error})") from None
+    if manifest.get("status") == "completed":
+        raise OptionError(f"--resume: {arguments.resume} completed; there is nothing to resume")
+    if not spread:
+        raise OptionError(
+            "--resume continues a campaign scaled out with --master (a sweep); this one ran in one process"
+        )
+    chosen = [
+        arguments.server_version,
+        arguments.target,
+        arguments.releases,
+        arguments.budget,
+        arguments.family,
+    ]
+    if any(chosen) or arguments.since or arguments.cases is not None:
+        raise OptionError("--resume takes the targets and budgets of the run it resumes; drop the others")
+    return argparse.Namespace(
+        **{
+            **vars(arguments),
+            "server_version": list(versions),
+            "backend": list(backends),
+            "budget": list(plan["budgets"].items()),
+            "seed": plan["seed"],
+            "oracle": plan["oracle"] or None,
+            "against": plan["against"] or None,
+            "strict_errors": plan["strict_errors"],
+            "no_known_cases": not plan["known_cases"],
+            "master": arguments.master or spread["master"],
+            "shards": spread["shards"],
+        }
     )
 
 
@@ -379,6 +435,14 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         + ")",
     )
     run.add_argument(
+        "--plan",
+        choices=tuple(PLANS),
+        default="default",
+        help="budgets of every family: "
+        + "; ".join(f"{plan.name}, {plan.purpose}" for plan in PLANS.values())
+        + " (default: default)",
+    )
+    run.add_argument(
         "--family",
         action="append",
         default=[],
@@ -412,6 +476,12 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         "which of reference, adapter and engine agree",
     )
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    run.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted campaign scaled out with --master (a sweep) in its run directory: "
+        "its completed tasks are kept, the others run again",
+    )
     run.add_argument(
         "--master",
         metavar="URL",

@@ -88,6 +88,7 @@ def run_campaign(
     adapters: Sequence[AdapterTarget] = (),
     outcomes: list[FamilyOutcome] | None = None,
     scale_out: ScaleOut | None = None,
+    resume: bool = False,
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one
     after the other, into one run directory; returns the closed writer and the first unexpected
@@ -98,10 +99,14 @@ def run_campaign(
     Records that cannot be written (a full disk) end the campaign with one line that still accounts
     for every case run: recorded plus lost. The run's journal (`records.writer`) ends `completed`,
     `interrupted` (SIGINT, SIGTERM) or `crashed`; a run that ends before its first case (a release that
-    cannot be built, an unreachable server, Ctrl-C) removes its run directory.
+    cannot be built, an unreachable server, Ctrl-C) removes its run directory. With `resume` (a scaled-out
+    run only) `run_dir` holds an interrupted run of the same targets and plan, whose completed tasks
+    are kept (`ScaleOut.run`), and which is never removed.
     """
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
+        "versions": [spec.text for spec in run.versions] if run else [],
+        "backends": list(run.backends) if run else [],
         "adapters": [
             {"command": adapter.command, "profiles": list(adapter.profiles)} for adapter in adapters
         ],
@@ -115,7 +120,9 @@ def run_campaign(
     try:
         try:
             if scale_out is not None and run is not None:
-                scale_out.run(run, plan, writer, expectations, diverged=diverged, outcomes=outcomes)
+                scale_out.run(
+                    run, plan, writer, expectations, diverged=diverged, outcomes=outcomes, resume=resume
+                )
             elif run is not None:
                 for number, target in enumerate(run.targets, 1):
                     if len(run.targets) > 1:
@@ -146,7 +153,7 @@ def run_campaign(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
         ) from error
     except BaseException:
-        if not writer.total:
+        if not writer.total and not resume:
             shutil.rmtree(run_dir, ignore_errors=True)  # nothing recorded: no empty run left for reports
         raise
     return writer, diverged

@@ -32,9 +32,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
-from records.schema import Case
+from records.schema import Case, case_of
 from records.writer import CASES, TASKS, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
@@ -151,6 +154,7 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
             done.set()
             watcher.join()
             forget_interrupts()
+            writer.settings["evidence"] = expectations.evidence()
             try:
                 writer.close(result.status, signal=result.error if result.status == "interrupted" else "")
             except ConformanceError as error:
@@ -231,20 +235,26 @@ class ScaleOut:
         *,
         diverged: list[Case],
         outcomes: list[FamilyOutcome],
+        resume: bool = False,
     ) -> None:
         """Run every task of the plan on the cluster into `writer`'s run directory, journaling them in
-        its manifest; then merge what they found into `diverged`, `outcomes` and `expectations`.
+        its manifest; then merge what they found into `diverged`, `outcomes` and `expectations`. With
+        `resume` (the directory holds an interrupted run of the same plan), a task whose journal says it
+        completed is not run again: its records, evidence and divergences count as they are.
 
         Raises:
             ConformanceError: a task failed (after the others ended), or the Spark job did.
         """
         tasks = plan_tasks(run, plan, self.shards)
+        finished = completed_tasks(writer, expectations) if resume else set()
+        pending = [task for task in tasks if task.name not in finished]
         print(
-            f"{self.master}: {len(tasks)} tasks ({self.shards} shards per family)",
+            f"{self.master}: {len(tasks)} tasks ({self.shards} shards per family)"
+            + (f", {len(tasks) - len(pending)} completed before the resume" if resume else ""),
             file=sys.stderr,
             flush=True,
         )
-        job = Job(self.spark, tasks, run, writer.run_dir, expectations)
+        job = Job(self.spark, pending, run, writer.run_dir, expectations, total=len(tasks))
         progress = Progress(label=f"{self.master}:")
         results: list[TaskResult] = []
         try:
@@ -273,6 +283,30 @@ class ScaleOut:
                 f"{len(failed)} of {len(tasks)} tasks failed, first {failed[0].task.describe()}: "
                 f"{failed[0].error} (its output: {writer.run_dir / TASKS / failed[0].task.name}.log)"
             )
+
+
+def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str]:
+    """The tasks of an interrupted run whose journal says they completed; what they found (their
+    evidence for `expectations`, their smallest divergences for the case files) counts for the resumed
+    run. The others' parts are removed when they run again (`run_task`)."""
+    finished = set()
+    for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
+        journal = json.loads(path.read_text())
+        if journal.get("status") == "completed":
+            finished.add(path.stem)
+            expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
+            writer.keep_smallest(divergences_in(sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*"))))
+    sweep(writer)
+    return finished
+
+
+def divergences_in(parts: list[Path]) -> list[Case]:
+    """The diverging and expected cases recorded in these part files."""
+    cases = []
+    for part in parts:
+        table = pq.read_table(part, filters=pc.field("verdict").isin(["diverge", "expected"]))
+        cases += [case_of(row) for row in table.to_pylist()]
+    return cases
 
 
 def note_tasks(writer: RecordWriter, tasks: list[Task], results: list[TaskResult]) -> None:
@@ -312,10 +346,12 @@ class Job:
         run: RunConfig,
         run_dir: Path,
         expectations: Expectations,
+        *,
+        total: int,
     ) -> None:
         self.spark = spark
         self.run_dir = run_dir
-        self.count = len(tasks)
+        self.count = total
         self.results: list[TaskResult] = []
         self.error: BaseException | None = None
         self.ended = threading.Event()
