@@ -295,6 +295,17 @@ def weighted_markdown(report: Report) -> list[str]:
     lines.append("Observed shares with 99.9 % Wilson intervals against the exact expected shares.")
     lines.append("")
     lines += table(
-        ["release", "source", "loss", "outcome", "expected", "observed (interval)", "within"], rows
+        [
+            "list",
+            "release",
+            "source",
+            "messages",
+            "loss",
+            "outcome",
+            "expected",
+            "observed (interval)",
+            "within",
+        ],
+        rows,
     )
     return lines + more(len(ranked), len(shown))
