@@ -2,10 +2,13 @@
 
 `python -m reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a baseline file;
 `python -m reports gate RUN_DIR... --baseline FILE [--against RELEASE] [--update]` compares runs with
-it (with `--against`, by release line: another release's baseline) and exits 1 on a regression
+it (with `--against`, by release line: another release's baseline), and
+`python -m reports gate RUN_DIR... --against PREVIOUS_RUN_DIR` with a previous run directly (class by
+class across releases when the two tested different ones); either exits 1 on a regression
 (reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
-(reference.cli). Progress goes to stderr; errors, bad arguments included, are one line
-(`nats-conformance: error: ...`) with exit status 2.
+(reference.cli). The verdict is printed first, then regressions, then fixes; every move is written to
+`--details` (default RUN_DIR/gate-details.txt). Progress goes to stderr; errors, bad arguments
+included, are one line (`nats-conformance: error: ...`) with exit status 2.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from pathlib import Path
 from records.expectations import DEFAULT_PATH
 from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
+from reference.errors import UsageError
 from reports.baseline import (
+    DETAILS,
+    across_releases,
     by_line,
     class_verdicts,
     fold,
@@ -25,9 +31,10 @@ from reports.baseline import (
     read_baseline,
     verdict_counts,
     write_baseline,
+    write_details,
 )
 from reports.build import ENGINES, build_report
-from reports.load import load_records
+from reports.load import Records, load_records
 from reports.spark import DEFAULT_MASTER
 
 
@@ -60,24 +67,46 @@ def baseline(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def check(arguments: argparse.Namespace) -> int:
-    baseline_file = Path(arguments.baseline)
-    before = read_baseline(baseline_file)
-    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
-    if not arguments.allow_incomplete:
+def gated_records(paths: list[Path], *, allow_incomplete: bool) -> Records:
+    """The checked records of the runs at ``paths``, refused when a run did not complete."""
+    records = load_records(paths)
+    if not allow_incomplete:
         records.check_complete()
+    return records
+
+
+def check(arguments: argparse.Namespace) -> int:
+    if arguments.baseline is None and arguments.against is None:
+        raise UsageError(
+            "the following arguments are required: --baseline FILE or --against PREVIOUS_RUN_DIR"
+        )
+    if arguments.baseline is None and arguments.update:
+        raise UsageError("--update rewrites a baseline file: give it --baseline FILE")
+    if arguments.baseline is None and not Path(arguments.against).is_dir():
+        raise UsageError(
+            f"--against takes a previous run directory, or a release with --baseline FILE "
+            f"({arguments.against} is no directory)"
+        )
+    records = gated_records(
+        [Path(run_dir) for run_dir in arguments.run_dirs], allow_incomplete=arguments.allow_incomplete
+    )
     classes = fold(verdict_counts(records.parts))
-    if arguments.against:
-        result = gate(*by_line(before, classes, arguments.against))
+    if arguments.baseline is None:
+        previous = gated_records([Path(arguments.against)], allow_incomplete=arguments.allow_incomplete)
+        result = gate(*across_releases(fold(verdict_counts(previous.parts)), classes), strict=True)
+    elif arguments.against:
+        result = gate(*by_line(read_baseline(Path(arguments.baseline)), classes, arguments.against))
     else:
-        result = gate(before, classes)
-    print(result.render())
+        result = gate(read_baseline(Path(arguments.baseline)), classes)
+    details = Path(arguments.details or Path(arguments.run_dirs[0]) / DETAILS)
+    write_details(details, result)
+    print(result.render(details))
     unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
     if unknown:
         print(unknown)
     if arguments.update:
-        write_baseline(baseline_file, classes)
-        print(f"{baseline_file}: updated from the run, {len(classes)} classes")
+        write_baseline(Path(arguments.baseline), classes)
+        print(f"{arguments.baseline}: updated from the run, {len(classes)} classes")
     return exit_status(diverged=result.failed, unknown=unknown)
 
 
@@ -117,17 +146,26 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     write.set_defaults(handler=baseline)
     compare = commands.add_parser(
         "gate",
-        help="compare runs with a baseline file; exit status 1 on a regression",
-        description="Exit status: 0 no regression, 1 a regression (agree -> diverge), 2 usage or setup "
-        "error, 3 more unknown cases than --max-unknown.",
+        help="compare runs with a baseline file or a previous run; exit status 1 on a regression",
+        description="Exit status: 0 no regression, 1 a regression (agree -> diverge; against a previous "
+        "run also expected -> diverge and a new diverging class), 2 usage or setup error, 3 more unknown "
+        "cases than --max-unknown. The verdict is the first line, then regressions, then fixes.",
     )
     add_run_dirs(compare)
-    compare.add_argument("--baseline", required=True, metavar="FILE", help="the baseline file")
+    compare.add_argument("--baseline", metavar="FILE", help="the baseline file")
     compare.add_argument(
         "--against",
-        metavar="RELEASE",
-        help="compare the runs' releases of this release's line with the baseline's classes of RELEASE "
-        "(a run on 2.14.6 against a baseline taken on 2.14.5)",
+        metavar="PREVIOUS_RUN_DIR|RELEASE",
+        help="without --baseline: a previous run directory to compare the runs with (by feature and "
+        "functions across releases when they tested different ones: what changed since 2.14.5); with "
+        "--baseline: a release, to compare the runs' releases of its line with the baseline's classes of "
+        "RELEASE (a run on 2.14.6 against a baseline taken on 2.14.5)",
+    )
+    compare.add_argument(
+        "--details",
+        metavar="FILE",
+        help="where every move (new, missing and changed classes too) is written "
+        f"(default RUN_DIR/{DETAILS})",
     )
     compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
     compare.add_argument(

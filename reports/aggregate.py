@@ -30,6 +30,7 @@ from reports.model import (
     Aggregates,
     BucketCount,
     ClassCount,
+    ReleaseTally,
     VerdictCount,
     WeightedCount,
 )
@@ -189,6 +190,12 @@ def classes(tallies: Rows, smallest: Rows) -> list[ClassCount]:
             releases=(*count.releases, _release(row)),
             expectations=(*count.expectations, *([str(row["expectation"])] if row["expectation"] else [])),
             oracles=(*count.oracles, *([(str(row["oracle"]), n)] if row["oracle"] else [])),
+            by_release=(
+                *count.by_release,
+                ReleaseTally(
+                    _release(row), str(row["expectation"] or ""), int(row["diverge"]), int(row["expected"])
+                ),
+            ),
         )
     return list(counts.values())
 

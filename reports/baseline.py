@@ -4,9 +4,13 @@ that compares a run with it.
 A gate class is ``{feature}:{functions}`` (``literal`` when a case uses no function), per
 implementation and server version. Its verdict is the worst of its cases' (agree < expected <
 diverge); ``unknown`` cases (failed infrastructure) are ignored, and a class with only unknown cases is
-left out. A **regression** (agree in the baseline, diverge now) fails the gate; an **improvement**
-(diverge or expected, now agree) and every other move (agree -> expected, expected -> diverge, a new
-class, a class missing from the run) are printed and never fail.
+left out. A **regression** (agree in the baseline, diverge now) fails the gate; a **fix** (diverge or
+expected, now agree) and every other move (agree -> expected, expected -> diverge, a new class, a class
+missing from the run) never fail. Against a previous run instead of a baseline file (``strict``), a
+class that was expected and now diverges, or a new class that diverges, is a regression too.
+
+The verdict is printed first, then the regressions, then the fixes; the other moves go to a details
+file (``GateResult.render`` and ``details``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +30,7 @@ import pyarrow.parquet as pq
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 from reports.load import load_records
-from reports.releases import Release
+from reports.releases import Release, version_key
 
 FORMAT: Final = "nats-conformance-baseline"
 VERSION: Final = 1
@@ -35,6 +39,8 @@ ORDER: Final = ("agree", "expected", "diverge")
 LITERAL: Final = "literal"
 KEY_COLUMNS: Final = ["implementation", "server_version", "feature", "functions", "verdict"]
 BATCH_ROWS: Final = 262_144
+DETAILS: Final = "gate-details.txt"
+"""The gate's details file, beside the (first) run gated unless ``--details`` names another."""
 
 
 class BaselineError(ConformanceError):
@@ -85,8 +91,8 @@ class ClassVerdict:
     def describe(self) -> str:
         """``diverge (3 of 1000 cases)``, or ``agree (1000 cases)`` when every case has the verdict."""
         if self.worst is None or self.worst == self.cases:
-            return f"{self.verdict} ({self.cases} cases)"
-        return f"{self.verdict} ({self.worst} of {self.cases} cases)"
+            return f"{self.verdict} ({_count(self.cases, 'case')})"
+        return f"{self.verdict} ({self.worst} of {_count(self.cases, 'case')})"
 
 
 Classes = dict[ClassKey, ClassVerdict]
@@ -210,34 +216,44 @@ def read_baseline(path: Path) -> Classes:
 @dataclass(frozen=True, slots=True)
 class Move:
     """One class whose verdict differs between the baseline (``before``) and the run (``after``); None
-    on one side for a class new in the run or missing from it."""
+    on one side for a class new in the run or missing from it. ``strict``: gated against a previous run,
+    where expected -> diverge and a new diverging class are regressions too."""
 
     key: ClassKey
     before: ClassVerdict | None
     after: ClassVerdict | None
+    strict: bool = False
 
     @property
     def kind(self) -> str:
-        """``regression``, ``improvement``, ``changed``, ``new`` or ``missing``."""
-        if self.before is None:
-            return "new"
-        if self.after is None:
-            return "missing"
-        if self.before.verdict == "agree" and self.after.verdict == "diverge":
+        """``regression``, ``fixed``, ``changed``, ``new`` or ``missing``."""
+        was = self.before.verdict if self.before else None
+        now = self.after.verdict if self.after else None
+        if now == "diverge" and (was == "agree" or (self.strict and was in ("expected", None))):
             return "regression"
-        if self.after.verdict == "agree":
-            return "improvement"
+        if was is None:
+            return "new"
+        if now is None:
+            return "missing"
+        if now == "agree":
+            return "fixed"
         return "changed"
 
     def line(self) -> str:
-        """``REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)``."""
-        label = f"{self.kind.upper()} {self.key}"
+        """``regression: nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)``,
+        ``fixed: ...``, or ``NEW ...``, ``MISSING ...``, ``CHANGED ...`` for the details file."""
+        label = f"{self.kind}: {self.key}" if self.kind in PRINTED else f"{self.kind.upper()} {self.key}"
+        earlier = "the previous run" if self.strict else "the baseline"
         if self.before is None:
             assert self.after is not None
-            return f"{label}: {self.after.describe()}, not in the baseline"
+            return f"{label}: {self.after.describe()}, not in {earlier}"
         if self.after is None:
-            return f"{label}: {self.before.describe()} in the baseline, no judged case in the run"
+            return f"{label}: {self.before.describe()} in {earlier}, no judged case in the run"
         return f"{label}: {self.before.verdict} -> {self.after.describe()}"
+
+
+PRINTED: Final = ("regression", "fixed")
+"""The moves the gate prints; the others go to the details file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,17 +269,29 @@ class GateResult:
     def failed(self) -> bool:
         return bool(self.regressions)
 
-    def render(self) -> str:
-        """One line per move (regressions, improvements, then the others), then the outcome."""
-        lines = [move.line() for move in (*self.regressions, *self.improvements, *self.others)]
+    @property
+    def verdict(self) -> str:
+        """``gate failed: 1 regression, 0 fixed, 2 other changes, 5 classes unchanged``."""
         counts = (
-            f"{_count(len(self.regressions), 'regression')}, "
-            f"{_count(len(self.improvements), 'improvement')}, "
+            f"{_count(len(self.regressions), 'regression')}, {len(self.improvements)} fixed, "
             f"{_count(len(self.others), 'other change')}, "
             f"{_count(self.unchanged, 'class', 'classes')} unchanged"
         )
-        lines.append(f"gate {'failed' if self.failed else 'passed'}: {counts}")
+        return f"gate {'failed' if self.failed else 'passed'}: {counts}"
+
+    def render(self, details: Path | None = None) -> str:
+        """Verdict first, then one line per regression, then per fix; the other moves are counted in a
+        line naming the ``details`` file that lists them."""
+        lines = [self.verdict, *(move.line() for move in (*self.regressions, *self.improvements))]
+        if self.others and details is not None:
+            others = _count(len(self.others), "other change")
+            lines.append(f"{others} (new, missing or changed classes): {details}")
         return "\n".join(lines)
+
+    def details(self) -> str:
+        """Every move, one line each (regressions, fixes, then the others), after the verdict."""
+        moves = (*self.regressions, *self.improvements, *self.others)
+        return "\n".join([self.verdict, *(move.line() for move in moves)]) + "\n"
 
 
 def _count(number: int, singular: str, plural: str | None = None) -> str:
@@ -286,15 +314,55 @@ def by_line(baseline: Classes, run: Classes, against: str) -> tuple[Classes, Cla
     if not kept:
         found = sorted({key.server_version for key in baseline})
         raise BaselineError(f"the baseline has no class of {against} (it has {', '.join(found) or 'none'})")
-    of_line: dict[ClassKey, list[ClassVerdict]] = {}
-    for key, verdict in run.items():
-        version = _parsed(key.server_version)
-        if version is not None and version.line == release.line:
-            of_line.setdefault(key._replace(server_version=str(release.line)), []).append(verdict)
+    of_line = _folded(run, lambda key: _line_label(key, release))
     if not of_line:
         raise BaselineError(f"the run has no class of a {release.line} release to compare with {against}")
     line = {key._replace(server_version=str(release.line)): verdict for key, verdict in kept.items()}
-    return line, {key: _worst(verdicts) for key, verdicts in of_line.items()}
+    return line, of_line
+
+
+def _line_label(key: ClassKey, release: Version) -> str | None:
+    version = _parsed(key.server_version)
+    return str(release.line) if version is not None and version.line == release.line else None
+
+
+def across_releases(previous: Classes, run: Classes) -> tuple[Classes, Classes]:
+    """The classes of a previous run and of a run, made comparable: as they are when both tested the
+    same targets; else each implementation's classes folded over its releases into their worst verdict
+    and keyed by the releases compared (``2.14.5..2.14.9``), so that a run on 2.14.9 is gated against
+    one on 2.14.5 class by class (feature and functions)."""
+
+    def targets(classes: Classes) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for key in classes:
+            found.setdefault(key.implementation, set()).add(key.server_version)
+        return found
+
+    before, after = targets(previous), targets(run)
+    if before == after:
+        return previous, run
+    labels = {
+        implementation: "..".join(
+            ",".join(sorted(side.get(implementation, ()), key=version_key)) or "(none)"
+            for side in (before, after)
+        )
+        for implementation in before.keys() | after.keys()
+    }
+    return (
+        _folded(previous, lambda key: labels[key.implementation]),
+        _folded(run, lambda key: labels[key.implementation]),
+    )
+
+
+def _folded(classes: Classes, label: Callable[[ClassKey], str | None]) -> Classes:
+    """Classes keyed by ``label`` of their key in place of the release (None: left out), the classes
+    that fall together folded into their worst verdict."""
+    grouped: dict[ClassKey, list[ClassVerdict]] = {}
+    for key, verdict in classes.items():
+        text = label(key)
+        if text is not None:
+            grouped.setdefault(key._replace(server_version=text), []).append(verdict)
+    return {key: _worst(verdicts) for key, verdicts in grouped.items()}
 
 
 def _worst(verdicts: list[ClassVerdict]) -> ClassVerdict:
@@ -311,17 +379,29 @@ def _parsed(text: str) -> Version | None:
         return None
 
 
-def gate(baseline: Classes, run: Classes) -> GateResult:
-    """Compare the run's classes with the baseline's (see the module for what fails)."""
-    moves: dict[str, list[Move]] = {"regression": [], "improvement": [], "other": []}
+def gate(baseline: Classes, run: Classes, *, strict: bool = False) -> GateResult:
+    """Compare the run's classes with the baseline's, or with a previous run's when ``strict`` (see
+    the module for what fails)."""
+    moves: dict[str, list[Move]] = {"regression": [], "fixed": [], "other": []}
     unchanged = 0
     for key in sorted(baseline.keys() | run.keys(), key=lambda key: key.order):
         before, after = baseline.get(key), run.get(key)
         if before is not None and after is not None and before.verdict == after.verdict:
             unchanged += 1
             continue
-        move = Move(key, before, after)
+        move = Move(key, before, after, strict)
         moves.get(move.kind, moves["other"]).append(move)
-    return GateResult(
-        tuple(moves["regression"]), tuple(moves["improvement"]), tuple(moves["other"]), unchanged
-    )
+    return GateResult(tuple(moves["regression"]), tuple(moves["fixed"]), tuple(moves["other"]), unchanged)
+
+
+def write_details(path: Path, result: GateResult) -> None:
+    """Write every move of ``result`` to ``path`` (``GateResult.details``).
+
+    Raises:
+        BaselineError: the file cannot be written.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(result.details())
+    except OSError as error:
+        raise BaselineError(f"cannot write the gate details {path}: {error.strerror or error}") from error

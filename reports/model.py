@@ -57,6 +57,30 @@ def merged(counts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class ReleaseTally:
+    """One divergence class's cases on one release under one expectation id ('' for none)."""
+
+    release: Release
+    expectation: str
+    diverge: int
+    expected: int
+
+
+def merged_tallies(tallies: tuple[ReleaseTally, ...]) -> tuple[ReleaseTally, ...]:
+    """Tallies with each (release, expectation) once, counts summed, in release then id order."""
+    total: dict[tuple[Release, str], tuple[int, int]] = {}
+    for item in tallies:
+        diverge, expected = total.get((item.release, item.expectation), (0, 0))
+        total[(item.release, item.expectation)] = (diverge + item.diverge, expected + item.expected)
+    return tuple(
+        ReleaseTally(release, expectation, diverge, expected)
+        for (release, expectation), (diverge, expected) in sorted(
+            total.items(), key=lambda item: (item[0][0].key, item[0][1])
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class ClassCount:
     """One divergence class (``case_class``) over all runs: counts per verdict, the releases it
     appears in, the expectation ids that explain it, and its smallest case.
@@ -73,6 +97,8 @@ class ClassCount:
     smallest: Case
     oracles: tuple[tuple[str, int], ...] = ()
     """Cases per three-way value (`suites.oracle`) of runs with an engine oracle."""
+    by_release: tuple[ReleaseTally, ...] = ()
+    """The same counts per release and expectation id (what the changelog between releases reads)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +155,7 @@ class Aggregates:
                             releases=tuple(sorted(set(c.releases), key=lambda r: r.key)),
                             expectations=tuple(sorted(set(c.expectations))),
                             oracles=merged(c.oracles),
+                            by_release=merged_tallies(c.by_release),
                         )
                         for c in self.classes
                     ),

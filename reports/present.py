@@ -27,6 +27,15 @@ STATE_SYMBOLS: Final = {
 }
 """Matrix cells in Markdown, where cells have no colour."""
 
+CHANGES_HEADERS: Final = ("release", "since", "change", "what changed", "class")
+CHANGES_INTRO: Final = (
+    "Divergence classes that appeared, disappeared or changed verdict between consecutive nats-server "
+    "releases; a release is compared for a feature's classes only with the previous release that ran "
+    "that feature."
+)
+CHANGES_NONE: Final = "No divergence class appeared, disappeared or changed between consecutive releases."
+"""The changelog section's table headers and texts, the same in HTML and Markdown."""
+
 TABLE_ROWS: Final = 200
 """Rows of a long table shown in a report; the rest are in summary.json."""
 

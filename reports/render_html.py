@@ -12,6 +12,9 @@ from reports.bisection import probe_text
 from reports.figures import PANELS, partition_histograms, weighted_plots
 from reports.matrix import STATES, Matrix
 from reports.present import (
+    CHANGES_HEADERS,
+    CHANGES_INTRO,
+    CHANGES_NONE,
     STATE_COLOURS,
     TABLE_ROWS,
     count,
@@ -106,7 +109,8 @@ def render_html(report: Report) -> str:
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
         "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
         "<a href=#verdicts>verdicts</a>"
-        "<a href=#divergences>divergence classes</a><a href=#partition>partition</a>"
+        "<a href=#divergences>divergence classes</a><a href=#changes>changes between releases</a>"
+        "<a href=#partition>partition</a>"
         "<a href=#weighted>weighted</a>"
         + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
         + "</nav>",
@@ -164,6 +168,7 @@ def render_html(report: Report) -> str:
         parts += [matrix_html(item) for item in report.contexts]
     parts.append(verdicts_html(report))
     parts.append(divergences_html(report))
+    parts.append(changes_html(report))
     parts.append(bisections_html(report))
     parts.append(partitions_html(report))
     parts.append(weighted_html(report))
@@ -266,6 +271,27 @@ def divergences_html(report: Report) -> str:
     out.append(diagnoses_html(report))
     out.append("<h3>Replay commands (smallest case of each class)</h3>")
     out += replays
+    return "\n".join(out)
+
+
+def changes_html(report: Report) -> str:
+    """The changelog between consecutive releases (``reports.changes``)."""
+    out = ["<h2 id=changes>Changes between releases</h2>"]
+    if not report.changes:
+        return out[0] + f"<p>{escape(CHANGES_NONE)}</p>"
+    out.append(f"<p>{escape(CHANGES_INTRO)}</p>")
+    rows = [
+        [
+            escape(item.after.label),
+            escape(item.before.label),
+            escape(item.kind),
+            escape(item.text()),
+            f"<code>{escape(item.case_class)}</code>",
+        ]
+        for item in report.changes[:TABLE_ROWS]
+    ]
+    out.append(_table(list(CHANGES_HEADERS), rows))
+    out.append(_more(len(report.changes), TABLE_ROWS))
     return "\n".join(out)
 
 

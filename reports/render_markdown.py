@@ -14,6 +14,9 @@ from records.schema import VERDICTS
 from reports.bisection import probe_text
 from reports.matrix import STATES, Matrix
 from reports.present import (
+    CHANGES_HEADERS,
+    CHANGES_INTRO,
+    CHANGES_NONE,
     STATE_SYMBOLS,
     count,
     expectation_links,
@@ -72,6 +75,7 @@ def render_markdown(report: Report) -> str:
     ]
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
+    lines += changes_markdown(report)
     lines += diagnoses_markdown(report)
     lines += bisections_markdown(report)
     lines += verdicts_markdown(report)
@@ -148,6 +152,21 @@ def divergences_markdown(report: Report) -> list[str]:
             "",
         ]
     return lines
+
+
+def changes_markdown(report: Report) -> list[str]:
+    """The changelog between consecutive releases (``reports.changes``)."""
+    lines = ["### Changes between releases", ""]
+    if not report.changes:
+        return [*lines, CHANGES_NONE, ""]
+    shown = report.changes[:MARKDOWN_ROWS]
+    rows = [
+        [item.after.label, item.before.label, item.kind, cell(item.text()), code(item.case_class)]
+        for item in shown
+    ]
+    lines += [CHANGES_INTRO, ""]
+    lines += table(list(CHANGES_HEADERS), rows)
+    return lines + more(len(report.changes), len(shown))
 
 
 def diagnoses_markdown(report: Report) -> list[str]:
@@ -279,6 +298,17 @@ def weighted_markdown(report: Report) -> list[str]:
     lines.append("Observed shares with 99.9 % Wilson intervals against the exact expected shares.")
     lines.append("")
     lines += table(
-        ["release", "source", "loss", "outcome", "expected", "observed (interval)", "within"], rows
+        [
+            "list",
+            "release",
+            "source",
+            "messages",
+            "loss",
+            "outcome",
+            "expected",
+            "observed (interval)",
+            "within",
+        ],
+        rows,
     )
     return lines + more(len(ranked), len(shown))

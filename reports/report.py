@@ -16,6 +16,7 @@ from typing import Any, Final
 from records.replay import replay_command
 from records.schema import VERDICTS, Case
 from reports.bisection import ReleaseBisection
+from reports.changes import Change, changelog
 from reports.distributions import (
     PartitionDistribution,
     WeightedShares,
@@ -125,6 +126,8 @@ class Report:
     contexts: tuple[Matrix, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
     """Each expectation's `link` (a public page, then its section), by id."""
+    changes: tuple[Change, ...] = ()
+    """Classes that appeared, disappeared or changed verdict between consecutive releases."""
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
@@ -215,4 +218,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         matrices=tuple(compatibility_matrices(aggregates.verdicts)),
         bisections=tuple(run.bisection for run in records.runs if run.bisection),
         contexts=tuple(context_matrices(aggregates.verdicts)),
+        changes=tuple(changelog(aggregates.classes, aggregates.verdicts)),
     )

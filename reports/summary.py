@@ -3,7 +3,8 @@
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
 ``runs``, ``rows``, ``releases``, ``verdicts`` (totals), ``verdict_counts`` (per release, feature,
 function combination and verdict), ``divergence_classes``, ``partition``, ``weighted``, ``matrix`` and
-``bisections`` (the release bisections of runs written by ``python -m suites bisect``).
+``bisections`` (the release bisections of runs written by ``python -m suites bisect``) and ``changes``
+(classes that appeared, disappeared or changed verdict between consecutive releases, ``reports.changes``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Final
 
 from records.schema import SCHEMA_VERSION
 from reports.bisection import ReleaseBisection
+from reports.changes import Change, Showing
 from reports.distributions import PartitionDistribution, WeightedShares
 from reports.matrix import Matrix
 from reports.releases import Release
@@ -142,6 +144,33 @@ def bisection(item: ReleaseBisection) -> dict[str, Any]:
     }
 
 
+def showing(item: Showing | None) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    return {
+        "verdict": item.verdict,
+        "diverge": item.diverge,
+        "expected": item.expected,
+        "expectations": list(item.expectations),
+    }
+
+
+def change(item: Change) -> dict[str, Any]:
+    return {
+        "from": item.before.label,
+        "to": item.after.label,
+        "kind": item.kind,
+        "case_class": item.case_class,
+        "feature": item.feature,
+        "functions": item.functions,
+        "difference": item.difference,
+        "expectations": list(item.expectations),
+        "before": showing(item.was),
+        "after": showing(item.now),
+        "text": item.text(),
+    }
+
+
 def summary(report: Report) -> dict[str, Any]:
     """The whole report as plain JSON values."""
     counts: Counter[tuple[str, str, str, str, str]] = Counter()
@@ -174,6 +203,7 @@ def summary(report: Report) -> dict[str, Any]:
         "matrix": [matrix(item) for item in report.matrices],
         "contexts": [matrix(item) for item in report.contexts],
         "bisections": [bisection(item) for item in report.bisections],
+        "changes": [change(item) for item in report.changes],
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,23 @@ def one_error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     assert err.count("\n") == 1, err
     assert err.startswith("nats-conformance: error: ")
     return err.strip()
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a Markdown table row (``\\|`` is a pipe inside a cell)."""
+    assert line.startswith("|"), line
+    assert line.endswith("|"), line
+    return re.split(r"(?<!\\)\|", line[1:-1])
+
+
+def markdown_tables(markdown: str) -> list[list[str]]:
+    """Every table of a Markdown text, as its lines."""
+    tables: list[list[str]] = []
+    previous = ""
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            if not previous.startswith("|"):
+                tables.append([])
+            tables[-1].append(line)
+        previous = line
+    return tables

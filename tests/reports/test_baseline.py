@@ -101,26 +101,26 @@ def test_a_regression_fails_and_names_the_class() -> None:
     assert result.failed
     assert [move.key for move in result.regressions] == [PARTITION]
     assert (result.improvements, result.others, result.unchanged) == ((), (), 1)
-    assert result.render().splitlines() == [
-        "REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)",
-        "gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged",
+    assert result.render().splitlines() == [  # the verdict first
+        "gate failed: 1 regression, 0 fixed, 0 other changes, 1 class unchanged",
+        "regression: nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)",
     ]
 
 
-def test_an_improvement_is_printed_and_passes() -> None:
+def test_a_fix_is_printed_as_fixed_and_passes() -> None:
     result = gate(
         {PARTITION: ClassVerdict("diverge", 10), MAPPING: ClassVerdict("expected", 4)},
         {PARTITION: ClassVerdict("agree", 12, 12), MAPPING: ClassVerdict("agree", 4, 4)},
     )
     assert not result.failed
     assert result.render().splitlines() == [
-        "IMPROVEMENT nats-server 2.14.5 mapping:wildcard: expected -> agree (4 cases)",
-        "IMPROVEMENT nats-server 2.14.5 partition:partition: diverge -> agree (12 cases)",
-        "gate passed: 0 regressions, 2 improvements, 0 other changes, 0 classes unchanged",
+        "gate passed: 0 regressions, 2 fixed, 0 other changes, 0 classes unchanged",
+        "fixed: nats-server 2.14.5 mapping:wildcard: expected -> agree (4 cases)",
+        "fixed: nats-server 2.14.5 partition:partition: diverge -> agree (12 cases)",
     ]
 
 
-def test_other_moves_are_information_and_never_fail() -> None:
+def test_other_moves_are_details_and_never_fail(tmp_path: Path) -> None:
     new = ClassKey("nats-server", "2.15.0", "mapping:wildcard")
     gone = ClassKey("nats-server", "2.9.25", "mapping:wildcard")
     worse = ClassKey("nats-server", LATEST, "weighted:literal")
@@ -139,13 +139,18 @@ def test_other_moves_are_information_and_never_fail() -> None:
     assert not result.failed
     assert (result.regressions, result.improvements) == ((), ())
     assert [move.kind for move in result.others] == ["missing", "changed", "changed", "new"]
-    assert result.render().splitlines() == [  # in release order: 2.9.25 before 2.14.5
+    details = tmp_path / "gate-details.txt"
+    assert result.render(details).splitlines() == [
+        "gate passed: 0 regressions, 0 fixed, 4 other changes, 0 classes unchanged",
+        f"4 other changes (new, missing or changed classes): {details}",
+    ]
+    assert result.details().splitlines() == [  # in release order: 2.9.25 before 2.14.5
+        "gate passed: 0 regressions, 0 fixed, 4 other changes, 0 classes unchanged",
         "MISSING nats-server 2.9.25 mapping:wildcard: agree (8 cases) in the baseline, "
         "no judged case in the run",
         "CHANGED nats-server 2.14.5 mapping:wildcard: agree -> expected (2 of 10 cases)",
         "CHANGED nats-server 2.14.5 weighted:literal: expected -> diverge (9 cases)",
         "NEW nats-server 2.15.0 mapping:wildcard: diverge (1 of 6 cases), not in the baseline",
-        "gate passed: 0 regressions, 0 improvements, 4 other changes, 0 classes unchanged",
     ]
 
 
@@ -162,7 +167,10 @@ def test_cli_baseline_then_gate_on_the_same_run_passes(
     }
     assert main(["gate", str(run), "--baseline", str(path)]) == 0
     assert capsys.readouterr().out == (
-        "gate passed: 0 regressions, 0 improvements, 0 other changes, 2 classes unchanged\n"
+        "gate passed: 0 regressions, 0 fixed, 0 other changes, 2 classes unchanged\n"
+    )
+    assert (run / "gate-details.txt").read_text() == (
+        "gate passed: 0 regressions, 0 fixed, 0 other changes, 2 classes unchanged\n"
     )
 
 
@@ -173,26 +181,32 @@ def test_cli_gate_exit_statuses(capsys: pytest.CaptureFixture[str], run_of: RunO
 
     regressed = run_of([*partition(997), *partition(3, "diverge"), *cases(5, "expected")])
     assert main(["gate", str(regressed), "--baseline", str(path)]) == 1
-    out = capsys.readouterr().out
-    assert "REGRESSION nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)\n" in out
-    assert out.endswith("gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged\n")
+    assert capsys.readouterr().out == (
+        "gate failed: 1 regression, 0 fixed, 0 other changes, 1 class unchanged\n"
+        "regression: nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)\n"
+    )
 
     improved = run_of([*partition(1000), *cases(5)])
     assert main(["gate", str(improved), "--baseline", str(path)]) == 0
-    assert "IMPROVEMENT nats-server 2.14.5 mapping:wildcard: expected -> agree (5 cases)\n" in (
+    assert "fixed: nats-server 2.14.5 mapping:wildcard: expected -> agree (5 cases)\n" in (
         capsys.readouterr().out
     )
 
     softened = run_of([*partition(999), *partition(1, "expected"), *cases(5, "expected")])
-    assert main(["gate", str(softened), "--baseline", str(path)]) == 0
+    details = tmp_path / "details" / "softened.txt"
+    assert main(["gate", str(softened), "--baseline", str(path), "--details", str(details)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        f"1 other change (new, missing or changed classes): {details}"
+    ]
     assert "CHANGED nats-server 2.14.5 partition:partition: agree -> expected (1 of 1000 cases)\n" in (
-        capsys.readouterr().out
+        details.read_text()
     )
+    assert not (softened / "gate-details.txt").exists()
 
     elsewhere = run_of(cases(5, "diverge", server_version="2.15.0"))  # both old classes missing
     assert main(["gate", str(elsewhere), "--baseline", str(path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split(" ", 1)[0] for line in lines[:-1]] == ["MISSING", "MISSING", "NEW"]
+    lines = (elsewhere / "gate-details.txt").read_text().splitlines()
+    assert [line.split(" ", 1)[0] for line in lines[1:]] == ["MISSING", "MISSING", "NEW"]
 
 
 def test_cli_update_rewrites_the_baseline_after_printing(
@@ -204,7 +218,7 @@ def test_cli_update_rewrites_the_baseline_after_printing(
     regressed = run_of([*partition(9), *partition(1, "diverge"), *cases(2)])
     assert main(["gate", str(regressed), "--baseline", str(path), "--update"]) == 1  # still a regression
     out = capsys.readouterr().out
-    assert out.index("REGRESSION") < out.index(f"{path}: updated from the run, 2 classes")
+    assert out.index("regression:") < out.index(f"{path}: updated from the run, 2 classes")
     assert read_baseline(path) == {
         PARTITION: ClassVerdict("diverge", 10),
         MAPPING: ClassVerdict("agree", 2),
@@ -345,8 +359,8 @@ def test_cli_gate_against_another_release_of_the_line(
     capsys.readouterr()
     assert main(["gate", str(newer), "--baseline", str(path), "--against", LATEST]) == 1
     assert capsys.readouterr().out == (
-        "REGRESSION nats-server 2.14 partition:partition: agree -> diverge (2 of 100 cases)\n"
-        "gate failed: 1 regression, 0 improvements, 0 other changes, 1 class unchanged\n"
+        "gate failed: 1 regression, 0 fixed, 0 other changes, 1 class unchanged\n"
+        "regression: nats-server 2.14 partition:partition: agree -> diverge (2 of 100 cases)\n"
     )
 
 
@@ -370,3 +384,69 @@ def test_cli_gate_against_errors_are_one_line(
     capsys.readouterr()
     assert main(["gate", str(run), "--baseline", str(path), "--against", against]) == 2
     assert capsys.readouterr().err == f"nats-conformance: error: {message}\n"
+
+
+def test_cli_gate_against_a_previous_run_of_another_release_fails_on_regressions_verdict_first(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf
+) -> None:
+    """What changed since 2.14.5? Classes are compared by feature and functions across the releases;
+    against a run, expected -> diverge and a new diverging class are regressions too."""
+    previous = run_of([*partition(100), *cases(5, "expected"), *cases(3, feature="matching", functions="")])
+    run = run_of(
+        [
+            *cases(98, feature="partition", functions="partition", server_version="2.14.9"),
+            *cases(2, "diverge", feature="partition", functions="partition", server_version="2.14.9"),
+            *cases(5, "diverge", server_version="2.14.9"),
+            *cases(1, "diverge", feature="validation", functions="split", server_version="2.14.9"),
+        ]
+    )
+    assert main(["gate", str(run), "--against", str(previous)]) == 1
+    details = run / "gate-details.txt"
+    assert capsys.readouterr().out.splitlines() == [
+        "gate failed: 3 regressions, 0 fixed, 1 other change, 0 classes unchanged",
+        "regression: nats-server 2.14.5..2.14.9 mapping:wildcard: expected -> diverge (5 cases)",
+        "regression: nats-server 2.14.5..2.14.9 partition:partition: agree -> diverge (2 of 100 cases)",
+        "regression: nats-server 2.14.5..2.14.9 validation:split: diverge (1 case), not in the previous run",
+        f"1 other change (new, missing or changed classes): {details}",
+    ]
+    assert details.read_text().splitlines()[-1] == (
+        "MISSING nats-server 2.14.5..2.14.9 matching:literal: agree (3 cases) in the previous run, "
+        "no judged case in the run"
+    )
+
+
+def test_cli_gate_against_a_previous_run_prints_a_fix_as_fixed_and_passes(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf
+) -> None:
+    previous = run_of([*partition(7), *partition(3, "diverge"), *cases(4)])
+    run = run_of([*partition(10), *cases(4), *cases(2, feature="matching", functions="")])
+    assert main(["gate", str(run), "--against", str(previous)]) == 0
+    assert capsys.readouterr().out.splitlines() == [  # the same release: compared release by release
+        "gate passed: 0 regressions, 1 fixed, 1 other change, 1 class unchanged",
+        "fixed: nats-server 2.14.5 partition:partition: diverge -> agree (10 cases)",
+        f"1 other change (new, missing or changed classes): {run / 'gate-details.txt'}",
+    ]
+    assert "NEW nats-server 2.14.5 matching:literal: agree (2 cases), not in the previous run" in (
+        (run / "gate-details.txt").read_text()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "the following arguments are required: --baseline FILE or --against PREVIOUS_RUN_DIR"),
+        (
+            ["--against", "2.14.5"],
+            "--against takes a previous run directory, or a release with --baseline FILE "
+            "(2.14.5 is no directory)",
+        ),
+        (["--against", "RUN", "--update"], "--update rewrites a baseline file: give it --baseline FILE"),
+    ],
+)
+def test_cli_gate_needs_a_baseline_or_a_previous_run(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, extra: list[str], message: str
+) -> None:
+    run = run_of(partition(2))
+    argv = ["gate", str(run), *(str(run) if word == "RUN" else word for word in extra)]
+    assert one_error_line(capsys, argv) == f"nats-conformance: error: {message}"
+    assert not (run / "gate-details.txt").exists()

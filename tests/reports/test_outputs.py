@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handmade import PARTITION_DESTINATION
+from handmade import PARTITION_DESTINATION, cells, markdown_tables
 
 from reports.__main__ import main
 from reports.build import build_report
@@ -131,6 +131,15 @@ def test_markdown_has_the_same_sections_and_replay_commands(built: Path) -> None
     assert "| `left` | ⛔ not supported | 🟨 known divergence | none |" in markdown
     assert "[replay](#replay-1)" in markdown
     assert "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab\n```" in markdown
+
+
+def test_markdown_tables_have_as_many_cells_in_every_row_as_in_the_header(built: Path) -> None:
+    """GitHub renders a row with more cells than its header without the extra ones."""
+    tables = markdown_tables((built / "report.md").read_text())
+    assert len(tables) >= 6
+    for table in tables:
+        width = len(cells(table[0]))
+        assert [len(cells(line)) for line in table] == [width] * len(table), table[0]
 
 
 @pytest.mark.spark

@@ -137,7 +137,7 @@ def test_the_gate_fails_only_on_the_changed_target(tmp_path: Path, planted_run: 
         "partition:partition-op",
         "matching:full",
     } <= moved
-    assert "REGRESSION example-planted-bugs-adapter 2.14.5 mapping:sliceFromLeft: agree -> diverge" in (
+    assert "regression: example-planted-bugs-adapter 2.14.5 mapping:sliceFromLeft: agree -> diverge" in (
         result.render()
     )
     back = gate(class_verdicts([changed_run]), _renamed(class_verdicts([baseline_run]), PLANTED_NAME))
