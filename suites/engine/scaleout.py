@@ -288,7 +288,9 @@ class ScaleOut:
 def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str]:
     """The tasks of an interrupted run whose journal says they completed; what they found (their
     evidence for `expectations`, their smallest divergences for the case files) counts for the resumed
-    run. The others' parts are removed when they run again (`run_task`)."""
+    run. The others' parts are removed when they run again (`run_task`), and the interrupted driver's
+    request to stop is withdrawn."""
+    (writer.run_dir / TASKS / STOP).unlink(missing_ok=True)
     finished = set()
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         journal = json.loads(path.read_text())
