@@ -19,7 +19,6 @@ from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
 from reports.baseline import (
     by_line,
-    class_verdicts,
     fold,
     gate,
     read_baseline,
@@ -27,7 +26,7 @@ from reports.baseline import (
     write_baseline,
 )
 from reports.build import ENGINES, build_report
-from reports.load import load_records
+from reports.load import Records, load_records
 from reports.spark import DEFAULT_MASTER
 
 
@@ -53,9 +52,20 @@ def _default_expectations() -> Path | None:
     return DEFAULT_PATH if DEFAULT_PATH.is_file() else None
 
 
+def _complete_records(arguments: argparse.Namespace) -> Records:
+    """The runs named on the command line, refused when one did not complete unless
+    `--allow-incomplete` was given."""
+    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
+    if not arguments.allow_incomplete:
+        records.check_complete()
+    return records
+
+
 def baseline(arguments: argparse.Namespace) -> int:
-    classes = class_verdicts([Path(path) for path in arguments.run_dirs])
-    write_baseline(Path(arguments.out), classes)
+    records = _complete_records(arguments)
+    classes = fold(verdict_counts(records.parts))
+    incomplete = [run.run_id for run in records.runs if not run.complete]
+    write_baseline(Path(arguments.out), classes, incomplete=incomplete)
     print(f"{arguments.out}: {len(classes)} classes")
     return 0
 
@@ -63,9 +73,7 @@ def baseline(arguments: argparse.Namespace) -> int:
 def check(arguments: argparse.Namespace) -> int:
     baseline_file = Path(arguments.baseline)
     before = read_baseline(baseline_file)
-    records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
-    if not arguments.allow_incomplete:
-        records.check_complete()
+    records = _complete_records(arguments)
     classes = fold(verdict_counts(records.parts))
     if arguments.against:
         result = gate(*by_line(before, classes, arguments.against))
@@ -88,6 +96,10 @@ def add_run_dirs(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_DIR",
         help="a run directory (holding cases/), or a directory of them such as runs/",
     )
+
+
+def add_allow_incomplete(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--allow-incomplete", action="store_true", help=help)
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: str = "build") -> None:
@@ -114,6 +126,11 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
     add_run_dirs(write)
     write.add_argument("--out", required=True, metavar="FILE", help="the baseline file to write")
+    add_allow_incomplete(
+        write,
+        "write a baseline of runs that did not complete (interrupted, crashed or "
+        'killed) from the records they left; the file names them in "incomplete"',
+    )
     write.set_defaults(handler=baseline)
     compare = commands.add_parser(
         "gate",
@@ -130,10 +147,8 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
         "(a run on 2.14.6 against a baseline taken on 2.14.5)",
     )
     compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
-    compare.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help="gate runs that did not complete (interrupted, crashed or killed) on the records they left",
+    add_allow_incomplete(
+        compare, "gate runs that did not complete (interrupted, crashed or killed) on the records they left"
     )
     add_max_unknown(compare)
     compare.set_defaults(handler=check)

@@ -139,21 +139,25 @@ def verdict_counts(parts: Sequence[Path]) -> Counter[tuple[ClassKey, str]]:
     return counts
 
 
-def baseline_text(classes: Classes) -> str:
-    """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well)."""
+def baseline_text(classes: Classes, *, incomplete: Sequence[str] = ()) -> str:
+    """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well). A
+    baseline taken from runs that did not complete names them (their ids) in ``incomplete``."""
     entries = {
         str(key): {"verdict": verdict.verdict, "cases": verdict.cases} for key, verdict in classes.items()
     }
-    document = {"format": FORMAT, "version": VERSION, "classes": entries}
+    document: dict[str, Any] = {"format": FORMAT, "version": VERSION, "classes": entries}
+    if incomplete:
+        document["incomplete"] = sorted(incomplete)
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def write_baseline(path: Path, classes: Classes) -> None:
-    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written)."""
+def write_baseline(path: Path, classes: Classes, *, incomplete: Sequence[str] = ()) -> None:
+    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written);
+    ``incomplete`` names the runs it was taken from that did not complete."""
     temporary = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(baseline_text(classes))
+        temporary.write_text(baseline_text(classes, incomplete=incomplete))
         os.replace(temporary, path)
     except OSError as error:
         with suppress(OSError):
