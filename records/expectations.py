@@ -23,7 +23,8 @@ to it in the repository) holds `[[divergence]]` tables:
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
 entry lists functions, that uses one of them in any combination with others) gets the verdict
 `expected` and carries the entry's id. An entry that matched nothing in a run that covered its range
-and feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot.
+and feature (for an entry keeping a known case: that ran its case) is stale (unless it is
+`intermittent`), and `stale()` lists it so the file does not rot.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
 
 An entry's `case` is the reproduction a campaign's generators found, kept as Hypothesis keeps failing
@@ -125,6 +126,8 @@ class Expectations:
     """The entries' case files, in the file's order: what a campaign runs first."""
     known_confirmed: set[str] = field(default_factory=set)
     """The entries a known case confirmed (`confirmed`: those drawn units did)."""
+    known_run: set[str] = field(default_factory=set)
+    """The entries whose known case this run ran (`note_known`)."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
@@ -148,6 +151,15 @@ class Expectations:
         """Record that a run checked cases of this feature using these functions (for staleness)."""
         self.features.add((feature, functions))
 
+    def note_known(self, cases: Iterable[CaseFile]) -> None:
+        """Record that a run ran these of `known_cases` (for staleness: the evidence an entry keeping a
+        known case has gone is its case run without it)."""
+        ran = set(map(id, cases))
+        kept = (entry.id for entry in self.entries if entry.case)
+        self.known_run.update(
+            entry for entry, case in zip(kept, self.known_cases, strict=False) if id(case) in ran
+        )
+
     @contextmanager
     def known_part(self) -> Iterator[Expectations]:
         """The same entries with nothing confirmed yet, to judge the known cases against; afterwards what
@@ -163,6 +175,7 @@ class Expectations:
         of a scaled-out campaign) as this run's."""
         self.confirmed |= other.confirmed
         self.known_confirmed |= other.known_confirmed
+        self.known_run |= other.known_run
         self.covered |= other.covered
         self.features |= other.features
 
@@ -171,16 +184,22 @@ class Expectations:
         return [e for e in self.entries if e.id in self.known_confirmed - self.confirmed]
 
     def stale(self) -> list[Expectation]:
-        """Entries whose range this run covered, with cases that could show them (their feature and, if
-        listed, one of their functions), but which no divergence confirmed; an intermittent one never is."""
+        """Entries whose range this run covered, with cases that could show them, but which no divergence
+        confirmed; an intermittent one never is. An entry keeping a known case could be shown only if its
+        case ran (a family of the run runs it): cases of its feature may be drawn by a family that cannot
+        show it (a refused mapping of the mapping family is a validation case, never an operator-mode
+        one). Of another entry, the run checked cases of its feature and, if listed, one of its functions."""
         return [
             e
             for e in self.entries
             if not e.intermittent
             and e.id in self.covered
             and e.id not in self.confirmed | self.known_confirmed
-            and any(e.concerns(feature, functions) for feature, functions in self.features)
+            and (e.id in self.known_run if e.case else self._checked(e))
         ]
+
+    def _checked(self, entry: Expectation) -> bool:
+        return any(entry.concerns(feature, functions) for feature, functions in self.features)
 
 
 def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
