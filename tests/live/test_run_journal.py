@@ -78,7 +78,12 @@ def rows_on_disk(run_dir: Path) -> int:
 
 
 SIGNALS = pytest.mark.parametrize(
-    ("sent", "status", "line"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+    ("sent", "status", "line"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "hung up"),
+    ],
 )
 
 
