@@ -79,8 +79,8 @@ def check(arguments: argparse.Namespace) -> int:
         result = gate(*by_line(before, classes, arguments.against))
     else:
         result = gate(before, classes)
-    print(result.render())
     unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
+    print(result.render("unknown" if unknown and not result.failed else ""))
     if unknown:
         print(unknown)
     if arguments.update:

@@ -257,8 +257,9 @@ class GateResult:
     def failed(self) -> bool:
         return bool(self.regressions)
 
-    def render(self) -> str:
-        """One line per move (regressions, improvements, then the others), then the outcome."""
+    def render(self, outcome: str = "") -> str:
+        """One line per move (regressions, improvements, then the others), then the outcome (`outcome`
+        in place of passed or failed: `unknown` when too many cases were, whatever the classes say)."""
         lines = [move.line() for move in (*self.regressions, *self.improvements, *self.others)]
         counts = (
             f"{_count(len(self.regressions), 'regression')}, "
@@ -266,7 +267,7 @@ class GateResult:
             f"{_count(len(self.others), 'other change')}, "
             f"{_count(self.unchanged, 'class', 'classes')} unchanged"
         )
-        lines.append(f"gate {'failed' if self.failed else 'passed'}: {counts}")
+        lines.append(f"gate {outcome or ('failed' if self.failed else 'passed')}: {counts}")
         return "\n".join(lines)
 
 

@@ -294,6 +294,8 @@ def test_cli_gate_exits_3_on_too_many_unknown_cases(
     assert main(["gate", str(run), "--baseline", str(path), *extra.split()]) == status
     out = capsys.readouterr().out
     assert ("cases unknown" in out) == (status == 3)
+    assert ("gate passed" in out) == (status == 0)  # exit 3 said "gate passed" first
+    assert ("gate unknown" in out) == (status == 3)
 
 
 def test_cli_gate_a_regression_outranks_unknown_cases(run_of: RunOf, tmp_path: Path) -> None:
