@@ -158,36 +158,107 @@ def read_case_file(path: Path) -> CaseFile:
             f"{path} has case-file version {document.get('version')!r}; "
             f"this reads {OLDEST_VERSION} to {VERSION}"
         )
-    try:
-        found_on = document.get("found_on") or {}
-        text = {name: document.get(name, "") for name in ("case_class", "expected", "observed", "detail")}
-        return CaseFile(
-            feature=_text(document, "feature", path),
-            source=str(document.get("source", "")),
-            destination=str(document.get("destination", "")),
-            subject=str(document.get("subject", "")),
-            server_version=str(document.get("server_version", "")),
-            partitions=int(document.get("partitions", 0)),
-            stream_subjects=tuple(str(s) for s in document.get("stream_subjects", [])),
-            headers_only=bool(document.get("headers_only", False)),
-            weights=tuple(
-                WeightedDestination(str(w["destination"]), int(w["weight"]), w.get("cluster"))
-                for w in document.get("weights", [])
-            ),
-            layout=tuple(
-                ServerSpec(tuple(str(c) for c in s["channels"]), bool(s.get("clustered", False)))
-                for s in document.get("layout", [])
-            ),
-            steps=tuple(str(s) for s in document.get("steps", [])),
-            found_on={str(k): str(v) for k, v in dict(found_on).items()},
-            **{name: str(value) for name, value in text.items()},
-        )
-    except (KeyError, TypeError, ValueError) as error:
-        raise CaseFileError(f"{path}: {error}") from error
+    fields = _Fields(document, str(path))
+    return CaseFile(
+        feature=fields.text("feature", required=True),
+        source=fields.text("source"),
+        destination=fields.text("destination"),
+        subject=fields.text("subject"),
+        server_version=fields.text("server_version"),
+        functions=fields.text("functions"),
+        case_class=fields.text("case_class"),
+        expected=fields.text("expected"),
+        observed=fields.text("observed"),
+        detail=fields.text("detail"),
+        partitions=fields.whole("partitions"),
+        stream_subjects=fields.texts("stream_subjects"),
+        headers_only=fields.flag("headers_only"),
+        weights=tuple(
+            WeightedDestination(
+                entry.text("destination", required=True),
+                entry.whole("weight", required=True),
+                entry.text("cluster", nullable=True) or None,
+            )
+            for entry in fields.objects("weights")
+        ),
+        layout=tuple(
+            ServerSpec(entry.texts("channels", required=True), entry.flag("clustered"))
+            for entry in fields.objects("layout")
+        ),
+        steps=fields.texts("steps"),
+        found_on=fields.labels("found_on"),
+    )
 
 
-def _text(document: dict[str, Any], name: str, path: Path) -> str:
-    value = document.get(name)
-    if not isinstance(value, str) or not value:
-        raise CaseFileError(f"{path}: field {name!r} must be a non-empty string")
-    return value
+_MISSING: Final = object()
+
+
+class _Fields:
+    """The fields of a case file's object (`where` names it in errors), each checked for its type: a
+    field of the wrong type is a one-line `CaseFileError`, never a value read as another (`null` as
+    the text `None`)."""
+
+    __slots__ = ("document", "where")
+
+    def __init__(self, document: dict[str, Any], where: str) -> None:
+        self.document = document
+        self.where = where
+
+    def _get(self, name: str, required: bool) -> Any:
+        value = self.document.get(name, _MISSING)
+        if value is _MISSING and required:
+            raise CaseFileError(f"{self.where}: field {name!r} is missing")
+        return value
+
+    def _wrong(self, name: str, kind: str, value: Any) -> CaseFileError:
+        shown = json.dumps(value, ensure_ascii=True)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return CaseFileError(f"{self.where}: field {name!r} must be {kind} (got {shown})")
+
+    def text(self, name: str, *, required: bool = False, nullable: bool = False) -> str:
+        value = self._get(name, required)
+        if value is _MISSING or (value is None and nullable):
+            return ""
+        if not isinstance(value, str) or (required and not value):
+            raise self._wrong(name, "a non-empty string" if required else "a string", value)
+        return value
+
+    def whole(self, name: str, *, required: bool = False) -> int:
+        value = self._get(name, required)
+        if value is _MISSING:
+            return 0
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self._wrong(name, "an integer", value)
+        return value
+
+    def flag(self, name: str) -> bool:
+        value = self._get(name, False)
+        if value is _MISSING:
+            return False
+        if not isinstance(value, bool):
+            raise self._wrong(name, "true or false", value)
+        return value
+
+    def texts(self, name: str, *, required: bool = False) -> tuple[str, ...]:
+        value = self._get(name, required)
+        if value is _MISSING:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self._wrong(name, "a list of strings", value)
+        return tuple(value)
+
+    def labels(self, name: str) -> dict[str, str]:
+        value = self._get(name, False)
+        if value is _MISSING:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+            raise self._wrong(name, "an object of strings", value)
+        return dict(value)
+
+    def objects(self, name: str) -> list[_Fields]:
+        value = self._get(name, False)
+        if value is _MISSING:
+            return []
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise self._wrong(name, "a list of objects", value)
+        return [_Fields(item, f"{self.where}: {name}[{index}]") for index, item in enumerate(value)]

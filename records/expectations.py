@@ -21,12 +21,13 @@ to it in the repository) holds `[[divergence]]` tables:
     note = "why this differs"
 
 A diverging case whose implementation, version, feature and difference match an entry (and, when the
-entry lists functions, that uses one of them in any combination with others) gets the verdict
-`expected` and carries the entry's id. A run remembers per entry the releases it covered and those on
-which a divergence confirmed it. An entry that matched nothing in a run that covered its range and
-feature is stale (unless it is `intermittent`), and `stale()` lists it so the file does not rot; one
-shown on a release and not on a newer one has ended (`ended()`), and `--update-expectations` closes its
-range there (`updated_entries`), editing the file in place (`write_expectations`); no entry is removed.
+entry lists functions, that uses one of them in any combination with others) gets the verdict `expected`
+and carries the entry's id. A run remembers per entry the releases it covered and those on which a
+divergence confirmed it. An entry that matched nothing in a run that covered its range and feature (for
+an entry keeping a known case: that ran its case) is stale (unless it is `intermittent`), and `stale()`
+lists it so the file does not rot; one shown on a release and not on a newer one has ended (`ended()`),
+and `--update-expectations` closes its range there (`updated_entries`), editing the file in place
+(`write_expectations`); no entry is removed.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
 
 An entry's `case` is the reproduction a campaign's generators found, kept as Hypothesis keeps failing
@@ -157,6 +158,8 @@ class Expectations:
     """The entries' case files, in the file's order: what a campaign runs first."""
     known_confirmed: Evidence = field(default_factory=dict)
     """The releases on which a known case confirmed the entry (`confirmed`: those drawn units did)."""
+    known_run: set[str] = field(default_factory=set)
+    """The entries whose known case this run ran (`note_known`)."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
@@ -181,6 +184,15 @@ class Expectations:
         staleness)."""
         self.features.setdefault(version, set()).add((feature, functions))
 
+    def note_known(self, cases: Iterable[CaseFile]) -> None:
+        """Record that a run ran these of `known_cases` (for staleness: the evidence an entry keeping a
+        known case has gone is its case run without it)."""
+        ran = set(map(id, cases))
+        kept = (entry.id for entry in self.entries if entry.case)
+        self.known_run.update(
+            entry for entry, case in zip(kept, self.known_cases, strict=False) if id(case) in ran
+        )
+
     @contextmanager
     def known_part(self) -> Iterator[Expectations]:
         """The same entries with nothing confirmed yet, to judge the known cases against; afterwards what
@@ -198,6 +210,7 @@ class Expectations:
         _merge(self.known_confirmed, other.known_confirmed)
         _merge(self.covered, other.covered)
         _merge(self.features, other.features)
+        self.known_run |= other.known_run
 
     def evidence(self) -> dict[str, dict[str, list[str]]]:
         """What this run covered, confirmed and checked, as JSON values (a task's journal keeps it, so
@@ -205,7 +218,10 @@ class Expectations:
         return {
             name: {key: sorted(map(str, values)) for key, values in getattr(self, name).items()}
             for name in ("confirmed", "known_confirmed", "covered")
-        } | {"features": {v: sorted("\t".join(pair) for pair in pairs) for v, pairs in self.features.items()}}
+        } | {
+            "features": {v: sorted("\t".join(pair) for pair in pairs) for v, pairs in self.features.items()},
+            "known_run": {"": sorted(self.known_run)},
+        }
 
     def absorb_evidence(self, evidence: Mapping[str, Mapping[str, list[str]]]) -> None:
         """Count evidence that `evidence()` wrote as this run's (as `absorb` does)."""
@@ -215,6 +231,7 @@ class Expectations:
             for text in texts:
                 feature, _, functions = text.partition("\t")
                 self.note_feature(version, feature, functions)
+        self.known_run.update(*evidence.get("known_run", {}).values())
 
     def by_known_case_alone(self) -> list[Expectation]:
         """Entries that only their known case confirmed in this run: no drawn unit showed them."""
@@ -237,8 +254,17 @@ class Expectations:
 
     def stale(self) -> list[Expectation]:
         """Entries tested on some release of this run but confirmed on none; an intermittent one never
-        is."""
-        return [e for e in self.entries if not e.intermittent and self.tested(e) and not self.shown(e)]
+        is. An entry keeping a known case could be shown only if its case ran (a family of the run runs
+        it): cases of its feature may be drawn by a family that cannot show it (a refused mapping of the
+        mapping family is a validation case, never an operator-mode one)."""
+        return [
+            e
+            for e in self.entries
+            if not e.intermittent
+            and self.tested(e)
+            and not self.shown(e)
+            and (e.id in self.known_run or not e.case)
+        ]
 
     def ended(self) -> list[Ending]:
         """Entries this run shows ended: confirmed on some release, and tested without it on a newer one;

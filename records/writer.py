@@ -4,9 +4,10 @@ A run directory holds `cases/part-NNNNN.parquet` files and `manifest.json` (run 
 settings, seeds, the run's status, and the verdict counts per feature, which always add up to the number
 of cases). The manifest is written when the run starts (status `running`, with its owner process and
 host) and again whenever a part lands, so its counts are always those of the parts on disk (plus the
-rows a failed write lost); cases wait at most `flush_seconds` in memory. Closing writes the final
-status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still `running` whose
-process is gone is a killed run (`run_status`).
+rows a failed write lost); cases wait at most `flush_seconds` in memory, also when no further case
+arrives (a server that stopped answering): a timer thread hands over what waited half of it. Closing
+writes the final status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still
+`running` whose process is gone is a killed run (`run_status`).
 
 A campaign scaled out on Spark (`suites.engine.scaleout`) has one writer per task, each in its own
 process: a shard writer (`shard=NAME`) writes `cases/part-NAME-NNNNN.parquet` and journals its own
@@ -71,7 +72,8 @@ DICTIONARY_COLUMNS: Final = [
 
 STATUSES: Final = ("running", "completed", "interrupted", "crashed")
 FLUSH_SECONDS: Final = 2.0
-"""At most how long a recorded case waits in memory before its part is written."""
+"""At most how long a recorded case waits in memory before its part is written: the timer hands over
+buffered cases once the oldest waited half of it, leaving the other half to encode and write them."""
 WRITERS: Final = 2
 """Parts encoded at once (Parquet encoding releases the GIL): while cases are added, a part is handed
 over with the one before it still being encoded; a caller's `flush` returns with at most the part it
@@ -224,7 +226,11 @@ class RecordWriter:
         """The latest journal of each shard writer of this run (the driver's writer)."""
         self._journal = threading.Lock()
         """Held while the settled counts change and while the manifest is written (both threads)."""
-        self._flushed = time.monotonic()
+        self._buffer = threading.Lock()
+        """Held while cases are buffered or handed over (the caller's thread and the timer's)."""
+        self._oldest: float | None = None
+        """When the oldest buffered case was added (None: nothing buffered)."""
+        self._closing = threading.Event()
         self._rows: list[tuple[Any, ...]] = []
         self._blocks: list[CaseBlock] = []
         self._buffered = 0
@@ -244,6 +250,10 @@ class RecordWriter:
             raise RecordsError(f"cannot create run directory {run_dir}: {error.strerror}") from error
         with self._journal:
             self._write_manifest()
+        self._timer = threading.Thread(
+            target=self._hand_over_in_time, name="nats-conformance-flush", daemon=True
+        )
+        self._timer.start()
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -261,8 +271,10 @@ class RecordWriter:
         self.counts[(case.feature, case.verdict)] += 1
         if case.verdict in ("diverge", "expected"):
             self._keep_if_smallest(case)
-        self._rows.append(ROW(case))
-        self._grew(1)
+        with self._buffer:
+            self._rows.append(ROW(case))
+            self._grew(1)
+        self._flush_if_full()
 
     def add_block(self, block: CaseBlock) -> None:
         """Buffer a block of cases (their ids come from `next_case_id`, like those of single cases)."""
@@ -274,8 +286,10 @@ class RecordWriter:
             subjects = texts_of(block.subjects)
             shortest = min(range(len(block)), key=lambda i: len(subjects[i]))
             self._keep_if_smallest(block.case(shortest))
-        self._blocks.append(block)
-        self._grew(len(block))
+        with self._buffer:
+            self._blocks.append(block)
+            self._grew(len(block))
+        self._flush_if_full()
 
     def _keep_if_smallest(self, case: Case) -> None:
         key = (case.implementation, case.server_version, case.case_class)
@@ -284,9 +298,40 @@ class RecordWriter:
             self.smallest[key] = case
 
     def _grew(self, rows: int) -> None:
+        """Count buffered rows (the buffer lock held)."""
+        if self._oldest is None:
+            self._oldest = time.monotonic()
         self._buffered += rows
-        if self._buffered >= self.part_rows or time.monotonic() - self._flushed >= self.flush_seconds:
+
+    def _flush_if_full(self) -> None:
+        """Hand over a full part, or cases that waited long enough (as the timer does)."""
+        if self._buffered >= self.part_rows or self._due():
             self.flush(in_flight=WRITERS)
+
+    def _due(self) -> bool:
+        """True iff the oldest buffered case waited half of `flush_seconds`."""
+        oldest = self._oldest
+        return oldest is not None and time.monotonic() - oldest >= self.flush_seconds / 2
+
+    def _hand_over_in_time(self) -> None:
+        """The timer thread: hands over buffered cases once the oldest waited half of `flush_seconds`,
+        whether or not another case arrives. A part that cannot be built fails the caller's `settle` or
+        `close` (as a failed write does)."""
+        wait = self.flush_seconds / 2
+        while True:
+            oldest = self._oldest
+            left = wait if oldest is None else oldest + wait - time.monotonic()
+            if self._closing.wait(max(left, 0.01)):
+                return
+            with self._buffer:
+                if not self._due():
+                    continue
+                try:
+                    self._hand_over()
+                except RecordsError as error:
+                    failed: Future[int] = Future()
+                    failed.set_exception(error)
+                    self._pending.append(failed)
 
     def note_restart(self, target: str, family: str, reason: str) -> None:
         """Journal that `family`'s server of `target` was restarted, and why."""
@@ -330,17 +375,18 @@ class RecordWriter:
         """Write buffered rows as one Parquet part; on failure they are counted as unwritten. Returns once
         at most `in_flight` parts are still being written (the parts a batch fills as it is recorded
         keep both writers busy; a caller's flush leaves only the part it handed over)."""
-        self._flushed = time.monotonic()
-        if self._rows or self._blocks:
-            self._hand_over()
+        with self._buffer:
+            if self._rows or self._blocks:
+                self._hand_over()
         while len(self._pending) > in_flight:
             self._settle(self._pending.popleft())
 
     def _hand_over(self) -> None:
-        """Build the buffered rows' part and hand it to a writer thread."""
+        """Build the buffered rows' part and hand it to a writer thread (the buffer lock held)."""
         rows, self._rows = self._rows, []
         blocks, self._blocks = self._blocks, []
         self._buffered = 0
+        self._oldest = None
         # Counted from the rows themselves: a signal between a case's count and its row cannot make the
         # journal count a case that is not on disk.
         counts = Counter((row[FEATURE], row[VERDICT]) for row in rows)
@@ -436,6 +482,8 @@ class RecordWriter:
             raise ValueError(f"'status' must be one of {', '.join(STATUSES)} (got {status!r})")
         if self.status != "running":
             return
+        self._closing.set()
+        self._timer.join()
         try:
             self.flush()
         finally:

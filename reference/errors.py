@@ -29,6 +29,23 @@ class Terminated(KeyboardInterrupt):
     stops at once rather than replaying the interrupted example."""
 
 
+class HungUp(Terminated):
+    """SIGHUP arrived (the terminal or the session that ran the command went away): ends it as SIGTERM
+    does, with its own exit status (129)."""
+
+
+ENDINGS: dict[str, tuple[int, str]] = {
+    "SIGINT": (130, "interrupted"),
+    "SIGTERM": (143, "terminated"),
+    "SIGHUP": (129, "hung up"),
+}
+"""The exit status and the one line of a command a signal ended."""
+_KINDS: dict[int, type[KeyboardInterrupt]] = {
+    signal.SIGINT: KeyboardInterrupt,
+    signal.SIGTERM: Terminated,
+    signal.SIGHUP: HungUp,
+}
+
 _PENDING: list[type[KeyboardInterrupt]] = []
 """The interrupts signals raised during the current command."""
 
@@ -39,14 +56,20 @@ def interruption(error: BaseException) -> str:
     its own in its place (Hypothesis's test wrapper fails an internal assertion when Ctrl-C lands while
     it sets up)."""
     if isinstance(error, KeyboardInterrupt):
-        return "SIGTERM" if isinstance(error, Terminated) else "SIGINT"
+        return _signal_name(type(error))
     if _PENDING:
-        return "SIGTERM" if issubclass(_PENDING[0], Terminated) else "SIGINT"
+        return _signal_name(_PENDING[0])
     return ""
 
 
+def _signal_name(kind: type[KeyboardInterrupt]) -> str:
+    if issubclass(kind, HungUp):
+        return "SIGHUP"
+    return "SIGTERM" if issubclass(kind, Terminated) else "SIGINT"
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    kind = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    kind = _KINDS.get(signum, KeyboardInterrupt)
     _PENDING.append(kind)
     raise kind
 
@@ -85,10 +108,10 @@ class UsageError(ConformanceError, ValueError):
 
 def run_command(command: Callable[[], int]) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
-    stderr for a `ConformanceError`, or 130 (SIGINT) or 143 (SIGTERM) when interrupted (whatever error
-    the interrupt turned into, see `interruption`)."""
+    stderr for a `ConformanceError`, or 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP) when interrupted
+    (whatever error the interrupt turned into, see `interruption`)."""
     # Ctrl-C interrupts even a command started where SIGINT is ignored (a background job of a script).
-    previous = {number: signal.signal(number, _interrupt) for number in (signal.SIGTERM, signal.SIGINT)}
+    previous = {number: signal.signal(number, _interrupt) for number in _KINDS}
     unraisable = sys.unraisablehook
     sys.unraisablehook = partial(_drop_interrupts, unraisable)
     try:
@@ -96,10 +119,9 @@ def run_command(command: Callable[[], int]) -> int:
     except BaseException as error:
         cause = interruption(error)
         if cause:
-            print(
-                f"nats-conformance: {'terminated' if cause == 'SIGTERM' else 'interrupted'}", file=sys.stderr
-            )
-            return 143 if cause == "SIGTERM" else 130
+            status, line = ENDINGS[cause]
+            print(f"nats-conformance: {line}", file=sys.stderr)
+            return status
         if not isinstance(error, ConformanceError):
             raise
         print(f"nats-conformance: error: {error}", file=sys.stderr)

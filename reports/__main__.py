@@ -25,7 +25,6 @@ from reports.baseline import (
     DETAILS,
     across_releases,
     by_line,
-    class_verdicts,
     fold,
     gate,
     read_baseline,
@@ -60,19 +59,21 @@ def _default_expectations() -> Path | None:
     return DEFAULT_PATH if DEFAULT_PATH.is_file() else None
 
 
-def baseline(arguments: argparse.Namespace) -> int:
-    classes = class_verdicts([Path(path) for path in arguments.run_dirs])
-    write_baseline(Path(arguments.out), classes)
-    print(f"{arguments.out}: {len(classes)} classes")
-    return 0
-
-
-def gated_records(paths: list[Path], *, allow_incomplete: bool) -> Records:
-    """The checked records of the runs at ``paths``, refused when a run did not complete."""
-    records = load_records(paths)
+def _complete_records(run_dirs: list[str], allow_incomplete: bool) -> Records:
+    """The runs at `run_dirs`, refused when one did not complete unless `--allow-incomplete` was given."""
+    records = load_records([Path(run_dir) for run_dir in run_dirs])
     if not allow_incomplete:
         records.check_complete()
     return records
+
+
+def baseline(arguments: argparse.Namespace) -> int:
+    records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
+    classes = fold(verdict_counts(records.parts))
+    incomplete = [run.run_id for run in records.runs if not run.complete]
+    write_baseline(Path(arguments.out), classes, incomplete=incomplete)
+    print(f"{arguments.out}: {len(classes)} classes")
+    return 0
 
 
 def check(arguments: argparse.Namespace) -> int:
@@ -87,12 +88,10 @@ def check(arguments: argparse.Namespace) -> int:
             f"--against takes a previous run directory, or a release with --baseline FILE "
             f"({arguments.against} is no directory)"
         )
-    records = gated_records(
-        [Path(run_dir) for run_dir in arguments.run_dirs], allow_incomplete=arguments.allow_incomplete
-    )
+    records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
     classes = fold(verdict_counts(records.parts))
     if arguments.baseline is None:
-        previous = gated_records([Path(arguments.against)], allow_incomplete=arguments.allow_incomplete)
+        previous = _complete_records([arguments.against], arguments.allow_incomplete)
         result = gate(*across_releases(fold(verdict_counts(previous.parts)), classes), strict=True)
     elif arguments.against:
         result = gate(*by_line(read_baseline(Path(arguments.baseline)), classes, arguments.against))
@@ -100,8 +99,8 @@ def check(arguments: argparse.Namespace) -> int:
         result = gate(read_baseline(Path(arguments.baseline)), classes)
     details = Path(arguments.details or Path(arguments.run_dirs[0]) / DETAILS)
     write_details(details, result)
-    print(result.render(details))
     unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
+    print(result.render(details, "unknown" if unknown and not result.failed else ""))
     if unknown:
         print(unknown)
     if arguments.update:
@@ -117,6 +116,10 @@ def add_run_dirs(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_DIR",
         help="a run directory (holding cases/), or a directory of them such as runs/",
     )
+
+
+def add_allow_incomplete(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--allow-incomplete", action="store_true", help=help)
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: str = "build") -> None:
@@ -143,6 +146,11 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
     add_run_dirs(write)
     write.add_argument("--out", required=True, metavar="FILE", help="the baseline file to write")
+    add_allow_incomplete(
+        write,
+        "write a baseline of runs that did not complete (interrupted, crashed or "
+        'killed) from the records they left; the file names them in "incomplete"',
+    )
     write.set_defaults(handler=baseline)
     compare = commands.add_parser(
         "gate",
@@ -168,10 +176,8 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
         f"(default RUN_DIR/{DETAILS})",
     )
     compare.add_argument("--update", action="store_true", help="then rewrite the baseline file from the runs")
-    compare.add_argument(
-        "--allow-incomplete",
-        action="store_true",
-        help="gate runs that did not complete (interrupted, crashed or killed) on the records they left",
+    add_allow_incomplete(
+        compare, "gate runs that did not complete (interrupted, crashed or killed) on the records they left"
     )
     add_max_unknown(compare)
     compare.set_defaults(handler=check)

@@ -145,21 +145,25 @@ def verdict_counts(parts: Sequence[Path]) -> Counter[tuple[ClassKey, str]]:
     return counts
 
 
-def baseline_text(classes: Classes) -> str:
-    """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well)."""
+def baseline_text(classes: Classes, *, incomplete: Sequence[str] = ()) -> str:
+    """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well). A
+    baseline taken from runs that did not complete names them (their ids) in ``incomplete``."""
     entries = {
         str(key): {"verdict": verdict.verdict, "cases": verdict.cases} for key, verdict in classes.items()
     }
-    document = {"format": FORMAT, "version": VERSION, "classes": entries}
+    document: dict[str, Any] = {"format": FORMAT, "version": VERSION, "classes": entries}
+    if incomplete:
+        document["incomplete"] = sorted(incomplete)
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def write_baseline(path: Path, classes: Classes) -> None:
-    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written)."""
+def write_baseline(path: Path, classes: Classes, *, incomplete: Sequence[str] = ()) -> None:
+    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written);
+    ``incomplete`` names the runs it was taken from that did not complete."""
     temporary = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(baseline_text(classes))
+        temporary.write_text(baseline_text(classes, incomplete=incomplete))
         os.replace(temporary, path)
     except OSError as error:
         with suppress(OSError):
@@ -269,20 +273,20 @@ class GateResult:
     def failed(self) -> bool:
         return bool(self.regressions)
 
-    @property
-    def verdict(self) -> str:
-        """``gate failed: 1 regression, 0 fixed, 2 other changes, 5 classes unchanged``."""
+    def verdict(self, outcome: str = "") -> str:
+        """``gate failed: 1 regression, 0 fixed, 2 other changes, 5 classes unchanged``; `outcome` in place
+        of passed or failed (`unknown` when too many cases were, whatever the classes say)."""
         counts = (
             f"{_count(len(self.regressions), 'regression')}, {len(self.improvements)} fixed, "
             f"{_count(len(self.others), 'other change')}, "
             f"{_count(self.unchanged, 'class', 'classes')} unchanged"
         )
-        return f"gate {'failed' if self.failed else 'passed'}: {counts}"
+        return f"gate {outcome or ('failed' if self.failed else 'passed')}: {counts}"
 
-    def render(self, details: Path | None = None) -> str:
+    def render(self, details: Path | None = None, outcome: str = "") -> str:
         """Verdict first, then one line per regression, then per fix; the other moves are counted in a
         line naming the ``details`` file that lists them."""
-        lines = [self.verdict, *(move.line() for move in (*self.regressions, *self.improvements))]
+        lines = [self.verdict(outcome), *(move.line() for move in (*self.regressions, *self.improvements))]
         if self.others and details is not None:
             others = _count(len(self.others), "other change")
             lines.append(f"{others} (new, missing or changed classes): {details}")
@@ -291,7 +295,7 @@ class GateResult:
     def details(self) -> str:
         """Every move, one line each (regressions, fixes, then the others), after the verdict."""
         moves = (*self.regressions, *self.improvements, *self.others)
-        return "\n".join([self.verdict, *(move.line() for move in moves)]) + "\n"
+        return "\n".join([self.verdict(), *(move.line() for move in moves)]) + "\n"
 
 
 def _count(number: int, singular: str, plural: str | None = None) -> str:

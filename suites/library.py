@@ -555,6 +555,7 @@ def run_library(
     )
     asked: list[Case] = []
     if known:
+        context.expectations.note_known(case for case in known if case.request() is not None)
         with context.expectations.known_part() as part:
             requests = [
                 asked_as(request, adapter, context.server_version) for request in known_requests(known)

@@ -221,15 +221,19 @@ def run_one(
 
 
 def known_units(family: Family[Any, Any], expectations: Expectations, *, restartable: bool) -> list[Any]:
-    """The units of the expectations' known cases that `family` runs (the family that replays each); a
-    unit that crashed a server is left out unless the target is `restartable` (a server at a URL is not
-    this suite's to crash)."""
+    """The units of the expectations' known cases that `family` runs (the family that replays each), noted
+    as run (`Expectations.note_known`); a unit that crashed a server is left out unless the target is
+    `restartable` (a server at a URL is not this suite's to crash)."""
     cases = [case for case in expectations.known_cases if family_of_case(case) is family]
     units = [family.unit_of(case) for case in cases]
     crashing = {
         unit for case, unit in zip(cases, units, strict=True) if case.case_class.endswith(":server-crash")
     }
-    return [unit for unit in units if restartable or unit not in crashing]
+    kept = [
+        (case, unit) for case, unit in zip(cases, units, strict=True) if restartable or unit not in crashing
+    ]
+    expectations.note_known(case for case, _ in kept)
+    return [unit for _, unit in kept]
 
 
 @dataclass(frozen=True, slots=True)

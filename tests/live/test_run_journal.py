@@ -78,7 +78,12 @@ def rows_on_disk(run_dir: Path) -> int:
 
 
 SIGNALS = pytest.mark.parametrize(
-    ("sent", "status", "line"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+    ("sent", "status", "line"),
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "hung up"),
+    ],
 )
 
 
@@ -168,7 +173,10 @@ def test_a_killed_campaign_is_counted_and_refused_by_the_gate(
     assert run_status(manifest) == "killed"
     assert manifest["cases"] == rows_on_disk(run_dir) > 0
     baseline = tmp_path / "baseline.json"
-    assert reports_main(["baseline", str(run_dir), "--out", str(baseline)]) == 0
+    assert reports_main(["baseline", str(run_dir), "--out", str(baseline)]) == 2
+    assert "incomplete (killed)" in capsys.readouterr().err
+    assert reports_main(["baseline", str(run_dir), "--out", str(baseline), "--allow-incomplete"]) == 0
+    assert json.loads(baseline.read_text())["incomplete"] == [run_dir.name]
     assert reports_main(["gate", str(run_dir), "--baseline", str(baseline)]) == 2
     assert "incomplete (killed)" in capsys.readouterr().err
     assert reports_main(["gate", str(run_dir), "--baseline", str(baseline), "--allow-incomplete"]) == 0

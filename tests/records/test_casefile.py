@@ -3,6 +3,7 @@ back to the same question; anything else is a one-line error."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from records.casefile import CaseFile, CaseFileError, read_case_file
 from records.schema import Case
 from records.writer import RecordWriter
+from reference.channels import ServerSpec
+from reference.weighted import WeightedDestination
 
 BASE = Case(
     run_id="r",
@@ -95,3 +98,67 @@ def test_a_bad_case_file_is_one_line(tmp_path: Path, text: str, message: str) ->
     assert "\n" not in str(raised.value)
     with pytest.raises(CaseFileError, match="no case file"):
         read_case_file(tmp_path / "missing.json")
+
+
+def _written(tmp_path: Path) -> dict[str, object]:
+    """A case file a run wrote, as its JSON object (every typed field present)."""
+    with RecordWriter(tmp_path / "run") as writer:
+        writer.add(replace(BASE, verdict="diverge", stream_subjects=("s.>",), steps=("publish a",)))
+    (path,) = (tmp_path / "run" / "divergences").glob("*.json")
+    document: dict[str, object] = json.loads(path.read_text())
+    return document
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "kind"),
+    [
+        ("source", None, "a string"),
+        ("destination", 5, "a string"),
+        ("subject", ["a"], "a string"),
+        ("server_version", False, "a string"),
+        ("functions", None, "a string"),
+        ("case_class", {}, "a string"),
+        ("expected", None, "a string"),
+        ("observed", 1.5, "a string"),
+        ("detail", None, "a string"),
+        ("feature", None, "a non-empty string"),
+        ("partitions", "3", "an integer"),
+        ("partitions", True, "an integer"),
+        ("partitions", None, "an integer"),
+        ("headers_only", "false", "true or false"),
+        ("headers_only", 0, "true or false"),
+        ("stream_subjects", "s.>", "a list of strings"),
+        ("stream_subjects", [None], "a list of strings"),
+        ("steps", None, "a list of strings"),
+        ("weights", {"destination": "b"}, "a list of objects"),
+        ("weights", [{"destination": "b", "weight": "50"}], "an integer"),
+        ("weights", [{"destination": None, "weight": 50}], "a non-empty string"),
+        ("weights", [{"destination": "b", "weight": 50, "cluster": 3}], "a string"),
+        ("layout", [{"channels": "a"}], "a list of strings"),
+        ("layout", [{"channels": ["a"], "clustered": "yes"}], "true or false"),
+        ("found_on", None, "an object of strings"),
+        ("found_on", {"run_id": 3}, "an object of strings"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_one_line(tmp_path: Path, name: str, value: object, kind: str) -> None:
+    """A null source was replayed as the literal source `None`: every field is checked for its type."""
+    document = _written(tmp_path)
+    document[name] = value
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(CaseFileError, match=rf"field '\w+' must be {kind} \(got ") as raised:
+        read_case_file(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_written_case_file_reads_back_with_its_typed_fields(tmp_path: Path) -> None:
+    document = _written(tmp_path)
+    document["weights"] = [{"destination": "b", "weight": 50, "cluster": None}]
+    document["layout"] = [{"channels": ["a", "b.*"], "clustered": True}]
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(document))
+    read = read_case_file(path)
+    assert (read.source, read.stream_subjects, read.steps) == ("a.*", ("s.>",), ("publish a",))
+    assert read.weights == (WeightedDestination("b", 50, None),)
+    assert read.layout == (ServerSpec(("a", "b.*"), True),)
+    assert read.found_on["verdict"] == "diverge"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from records.casefile import CaseFile
 from records.expectations import (
     Expectation,
     Expectations,
@@ -79,6 +80,31 @@ def test_an_entry_is_stale_when_its_feature_and_range_ran_without_it() -> None:
     assert known.stale() == [LEFT_RIGHT]  # 2.14.5 is outside the crash entry's range
     classify(known, "2.14.5", "left", "validation:reference-accept-server-reject")
     assert known.stale() == []
+
+
+def test_an_entry_keeping_a_known_case_is_stale_only_when_its_case_ran() -> None:
+    """`campaign --family mapping --strict` exited 1 with no divergence: the mapping family records a
+    refused mapping as a validation case, so entries only another family shows (an operator-mode
+    refusal, a `*` entry only invalid mappings show) were called stale."""
+    everywhere = Expectation(
+        id="everywhere", feature="*", difference="reference-reject-*-accept", case="known-cases/e.json"
+    )
+    jwt = replace(everywhere, id="jwt", feature="validation", case="known-cases/j.json")
+    cases = (
+        CaseFile("validation", "a.*", "b.$0", "", "2.14.5"),
+        CaseFile("validation", "a", "{{split(1, )}}", "", "2.14.5", found_on={"backend": "operator"}),
+    )
+    known = Expectations((everywhere, LEFT_RIGHT, jwt), known_cases=cases)
+    known.note_run("nats-server", "2.14.5")
+    known.note_feature("2.14.5", "mapping", "wildcard")
+    known.note_feature("2.14.5", "validation", "left")
+    assert known.stale() == [LEFT_RIGHT]  # no known case ran: only the entry keeping none
+    known.note_known([cases[1]])
+    assert known.stale() == [LEFT_RIGHT, jwt]
+    task = Expectations(known.entries, known_cases=cases)
+    task.note_known(cases[:1])
+    known.absorb(task)
+    assert known.stale() == [everywhere, LEFT_RIGHT, jwt]
 
 
 def test_an_intermittent_entry_is_never_stale_and_survives_an_update(tmp_path: Path) -> None:

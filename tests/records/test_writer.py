@@ -4,6 +4,7 @@ also when the disk is full."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -155,3 +156,35 @@ def test_the_manifest_is_a_journal_whose_counts_are_the_rows_on_disk(tmp_path: P
     assert (closed["status"], closed["signal"], closed["cases"]) == ("interrupted", "SIGTERM", 2)
     assert run_status({}) == "killed"
     assert run_status({"run_id": "before-the-journal"}) == "completed"
+
+
+def test_cases_reach_disk_and_the_journal_when_no_further_case_arrives(tmp_path: Path) -> None:
+    """A SIGKILL while a unit stalled (its server stopped) lost ~1,500 judged cases: the writer flushed
+    only when a new case arrived. Now its timer hands them over on its own."""
+    run_dir = tmp_path / "run"
+    writer = RecordWriter(run_dir, run_id="r1", flush_seconds=0.2)
+    writer.add(shared_case(case_id=writer.next_case_id(), subject="m.a"))
+    writer.add_block(CaseBlock(shared_case(), [writer.next_case_id()], ["m.b"], ["o.1"], ["o.1"]))
+    deadline = time.monotonic() + 30  # generous: the timer hands over after 0.1 s
+    journal: dict[str, object] = {}
+    while time.monotonic() < deadline:
+        journal = json.loads((run_dir / "manifest.json").read_text())
+        if journal["cases"] == 2:
+            break
+        time.sleep(0.05)
+    assert (journal["status"], journal["cases"], journal["written"]) == ("running", 2, 2)
+    assert [row["subject"] for row in read_rows(run_dir)] == ["m.a", "m.b"]
+    writer.close()
+    assert json.loads((run_dir / "manifest.json").read_text())["cases"] == len(read_rows(run_dir)) == 2
+
+
+def test_a_part_the_timer_cannot_build_fails_the_close(tmp_path: Path) -> None:
+    """The timer (after 1 s) builds the part, not the `add` (which hands over only what waited 1 s)."""
+    writer = RecordWriter(tmp_path / "run", flush_seconds=2.0)
+    writer.add(shared_case(case_id=writer.next_case_id(), partitions=2**64))
+    deadline = time.monotonic() + 30
+    while writer.unwritten == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(RecordsError, match=r"^cannot record 1 cases: "):
+        writer.close()
+    assert (writer.total, writer.written, writer.unwritten) == (1, 0, 1)

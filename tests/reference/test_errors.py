@@ -13,7 +13,11 @@ from reference.errors import run_command
 
 @pytest.mark.parametrize(
     ("number", "status", "line"),
-    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    [
+        (signal.SIGINT, 130, "interrupted"),
+        (signal.SIGTERM, 143, "terminated"),
+        (signal.SIGHUP, 129, "hung up"),
+    ],
 )
 def test_an_interrupt_turned_into_another_error_still_ends_the_command_as_interrupted(
     number: int, status: int, line: str, capsys: pytest.CaptureFixture[str]

@@ -10,6 +10,7 @@ import pytest
 from handmade import case, one_error_line
 
 from records.schema import REFUSED, Case
+from records.writer import RecordWriter
 from reports.__main__ import main
 from reports.baseline import (
     BaselineError,
@@ -307,6 +308,8 @@ def test_cli_gate_exits_3_on_too_many_unknown_cases(
     assert main(["gate", str(run), "--baseline", str(path), *extra.split()]) == status
     out = capsys.readouterr().out
     assert ("cases unknown" in out) == (status == 3)
+    assert ("gate passed" in out) == (status == 0)  # exit 3 said "gate passed" first
+    assert ("gate unknown" in out) == (status == 3)
 
 
 def test_cli_gate_a_regression_outranks_unknown_cases(run_of: RunOf, tmp_path: Path) -> None:
@@ -450,3 +453,25 @@ def test_cli_gate_needs_a_baseline_or_a_previous_run(
     argv = ["gate", str(run), *(str(run) if word == "RUN" else word for word in extra)]
     assert one_error_line(capsys, argv) == f"nats-conformance: error: {message}"
     assert not (run / "gate-details.txt").exists()
+
+
+def test_cli_baseline_refuses_an_incomplete_run_unless_allowed(
+    capsys: pytest.CaptureFixture[str], run_of: RunOf, tmp_path: Path
+) -> None:
+    """As the gate does: a killed or interrupted run's classes are those of the cases it got to."""
+    run = tmp_path / "run-interrupted"
+    writer = RecordWriter(run, run_id="interrupted")
+    writer.extend(partition(10))
+    writer.close("interrupted", signal="SIGINT")
+    path = tmp_path / "baseline.json"
+    line = one_error_line(capsys, ["baseline", str(run), "--out", str(path)])
+    assert "incomplete (interrupted by SIGINT)" in line
+    assert "--allow-incomplete" in line
+    assert not path.exists()
+    assert main(["baseline", str(run), "--out", str(path), "--allow-incomplete"]) == 0
+    document = json.loads(path.read_text())
+    assert document["incomplete"] == ["interrupted"]
+    assert read_baseline(path) == {PARTITION: ClassVerdict("agree", 10)}
+    complete = tmp_path / "complete.json"
+    assert main(["baseline", str(run_of(partition(3))), "--out", str(complete)]) == 0
+    assert "incomplete" not in json.loads(complete.read_text())

@@ -18,7 +18,7 @@ from fixtures.errors import (
     ServerError,
     ServerStartError,
 )
-from fixtures.session import RESTARTED, Session
+from fixtures.session import RESTART_FAILED, RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
@@ -133,6 +133,22 @@ def test_a_server_that_dies_again_while_restarting_is_started_once_more(
     assert server.starts == 2
     assert case.verdict == "unknown"
     assert "its first restart failed: killed during start" in case.detail
+
+
+def test_a_restart_that_fails_twice_is_journaled_before_it_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifest's `restarts` (written from `Session.restarts`) missed a failed restart."""
+    monkeypatch.setenv(DEADLINE_ENV, "0.05")
+    server = NeverStarts(ServerDiedError("nats-server on port 1 is not running"), running=False)
+    session = Session.of(server)
+    batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"),), (("a.x",),))
+    with pytest.raises(ServerStartError, match="bad binary"):
+        check(FAMILIES["mapping"], session, _context(), batch)
+    assert server.starts == 2
+    (restart,) = session.restarts
+    assert restart.startswith(f"{RESTART_FAILED} nats-server on port 1 is not running (it had died; ")
+    assert restart.endswith(
+        "its second restart failed: nats-server exited with status 1 during start-up: bad binary)"
+    )
 
 
 class FailingStart(ScriptedServer):

@@ -53,17 +53,27 @@ def test_a_replay_that_learns_nothing_exits_3_unless_allowed(
     [
         ["replay", "{missing}"],
         ["replay", "{malformed}"],
+        ["replay", "{null_source}", "--target", f"adapter:{PYTHON} {ROOT / 'examples/adapters/correct.py'}"],
         ["replay", "--target", "adapter:true", *QUESTION],
         ["replay", "--max-unknown", "lots", *QUESTION],
     ],
-    ids=["missing-file", "malformed-file", "adapter-without-hello", "bad-option"],
+    ids=["missing-file", "malformed-file", "null-source", "adapter-without-hello", "bad-option"],
 )
 def test_bad_input_to_a_replay_is_one_line_and_exit_2(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     malformed = tmp_path / "malformed.json"
     malformed.write_text("{not json")
-    paths = {"missing": str(tmp_path / "missing.json"), "malformed": str(malformed)}
+    null_source = tmp_path / "null-source.json"  # was replayed as the literal source `None`, exit 0
+    null_source.write_text(
+        '{"format": "nats-conformance-case", "version": 3, "feature": "mapping", "source": null, '
+        '"destination": "b", "subject": "None", "server_version": "2.14.5"}'
+    )
+    paths = {
+        "missing": str(tmp_path / "missing.json"),
+        "malformed": str(malformed),
+        "null_source": str(null_source),
+    }
     assert main([part.format(**paths) for part in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nats-conformance: error: ")
