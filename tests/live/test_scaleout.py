@@ -207,3 +207,64 @@ def test_sigterm_ends_the_run_interrupted_with_the_rows_on_disk_and_no_server_le
     while any(running(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [pid for pid in servers if running(pid)]
+
+
+def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_case_once(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Two releases, a quick family and a slow one each: SIGTERM once a quick task completed, then
+    `--resume` runs only the tasks that did not complete; the completed tasks' parts are kept as they
+    were, and the run counts exactly the rows on disk, each case id once."""
+    command = [
+        *(sys.executable, "-m", "suites", "campaign", "--out", str(tmp_path), "--master", cluster.url),
+        *("--server-version", "2.12.15", "--server-version", RELEASE, "--shards", "1"),
+        *("--family", "matching", "--family", "mapping", "--budget", "matching=200"),
+        *("--budget", "mapping=20000"),
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=cluster.environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 180
+    completed: set[str] = set()
+    while time.monotonic() < deadline and process.poll() is None and not completed:
+        for journal in tmp_path.glob(f"*/{TASKS}/t*.json"):
+            if json.loads(journal.read_text() or "{}").get("status") == "completed":
+                completed.add(journal.stem)
+        time.sleep(0.2)
+    assert completed, f"no task completed in 180 s: {process.poll()}"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=180)
+    assert process.returncode == 143, stderr[-3000:]
+    (run_dir,) = tmp_path.iterdir()
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["status"] == "interrupted"
+    done = {task["task"] for task in manifest["tasks"] if task["status"] == "completed"}
+    assert done
+    assert len(done) < len(manifest["tasks"]) == 4
+    kept = {
+        path.name: path.stat().st_mtime_ns
+        for task in done
+        for path in (run_dir / CASES).glob(f"part-{task}-*")
+    }
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "suites", "campaign", "--resume", str(run_dir)],
+        cwd=ROOT,
+        env=cluster.environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"4 tasks (1 shards per family), {len(done)} completed before the resume" in resumed.stderr
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["status"] == "completed"
+    assert {task["status"] for task in manifest["tasks"]} == {"completed"}
+    now = {path.name: path.stat().st_mtime_ns for path in (run_dir / CASES).glob("part-*")}
+    assert kept.items() <= now.items()
+    parts = list((run_dir / CASES).glob("*.parquet"))
+    ids = [i for part in parts for i in pq.read_table(part, columns=["case_id"]).column(0).to_pylist()]
+    assert manifest["cases"] == len(ids) == len(set(ids))
+    assert counted(manifest["features"]) == verdicts_on_disk(parts)
+    assert {key: n for key, n in counted(manifest["features"]).items() if key[0] == "matching"}

@@ -1,0 +1,50 @@
+"""`campaign --plan NAME`: every family's budget as a share of its default, never below one unit of the
+slowest family; `--budget` overrides a family, and the plan is what the run's manifest records."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from suites.__main__ import main
+from suites.engine.plans import FLOOR, PLANS
+from suites.families import FAMILIES
+
+
+def test_every_plan_budgets_every_family_in_proportion() -> None:
+    quick, default, deep = PLANS["quick"].budgets(), PLANS["default"].budgets(), PLANS["deep"].budgets()
+    assert set(quick) == set(default) == set(deep) == set(FAMILIES)
+    assert default == {name: family.budget for name, family in FAMILIES.items()}
+    for name in FAMILIES:
+        assert FLOOR <= quick[name] <= default[name] < deep[name]
+    assert quick["streaming"] == FLOOR  # 250 * 0.04 is below one layout's cases
+    assert quick["mapping"] == 800
+
+
+def test_a_plan_s_budgets_reach_the_manifest_and_budget_overrides_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adapter run needs no server: the plan's budgets are recorded as given (the mapping family's
+    budget is also the adapter's number of questions)."""
+    adapter = f"adapter:{sys.executable} {Path(__file__).parents[2] / 'examples/adapters/correct.py'}"
+    status = main(
+        [
+            "campaign",
+            "--target",
+            adapter,
+            "--plan",
+            "quick",
+            "--budget",
+            "validation=7",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert status == 0, capsys.readouterr()
+    (run_dir,) = tmp_path.iterdir()
+    budgets = json.loads((run_dir / "manifest.json").read_text())["settings"]["plan"]["budgets"]
+    assert budgets == {**PLANS["quick"].budgets(), "validation": 7}
+    assert json.loads((run_dir / "manifest.json").read_text())["cases"] >= 800
