@@ -6,8 +6,16 @@ wildcards are numbered from 1 (``$1``, ``{{wildcard(1)}}``), so an index outside
 out of range, also in a source without ``*``; a partition number lies between 0 and the number of
 partitions - 1, so that number is at least 1. Where the document is silent, the rules below were
 observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol publishes for outputs) on
-2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch and 2.14.5. Lines 2.3-2.7 are
-assumed to follow 2.2.6.
+2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch, 2.14.5 to 2.14.9 and 2.15.0 to
+2.15.2. Lines 2.3-2.7 are assumed to follow 2.2.6.
+
+2.14.6 to 2.15.2 change no rule of the reference (their transform engine, subject checks, weights and
+integer checks are those of 2.14.5). Two server changes of theirs end listed divergences instead: from
+2.14.7 and 2.15.0 the mapping validator accepts ``left`` and ``right``, which the document and the
+transform engine had since 2.10.16 (nats-server pull request 8568, "Accept {{left}} and {{right}} mapping
+functions in ValidateMapping"); from 2.14.8 and 2.15.1 (not 2.15.0) an account JWT whose mappings would
+not install is refused when pushed (pull request 8627, "Reject JWT account mappings that
+AddWeightedMappings would discard").
 
 =========  ===========================================================================================
 release    rule (observed where the document is silent)
@@ -97,7 +105,8 @@ RELEASE_LINES: Final = (
     ReleaseLine(Version(2, 10, 29)),
     ReleaseLine(Version(2, 11, 17)),
     ReleaseLine(Version(2, 12, 15)),
-    ReleaseLine(Version(2, 14, 5)),
+    ReleaseLine(Version(2, 14, 9)),
+    ReleaseLine(Version(2, 15, 2)),
 )
 
 
