@@ -151,3 +151,23 @@ def test_spark_build_writes_the_same_report(spark: Any, hand_run: Path, built: P
     with_spark.pop("generated")
     with_duckdb.pop("generated")
     assert with_spark == with_duckdb
+
+
+def test_a_server_judged_by_another_release_s_rules_is_named_in_every_output(
+    tmp_path: Path, hand_run: Path
+) -> None:
+    """A release newer than every rule set runs and is judged by the nearest rules (the manifest's
+    `settings.profiles`, which the campaign writes): the report, its Markdown and summary.json say so."""
+    manifest_path = hand_run / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["settings"]["profiles"] = {
+        "process-2.15.9": {"server_version": "2.15.9", "profile": "2.15.2"},
+        "process-2.14.5": {"server_version": "2.14.5", "profile": "2.14.5"},
+    }
+    manifest_path.write_text(json.dumps(manifest))
+    build_report([hand_run], tmp_path / "out", engine="duckdb")
+    sentence = "judged nats-server 2.15.9 by the rules of 2.15.2"
+    assert sentence in (tmp_path / "out" / "report.md").read_text()
+    assert sentence in (tmp_path / "out" / "report.html").read_text()
+    (run,) = summary_of(tmp_path / "out" / "summary.json")["runs"]
+    assert run["judged_by"] == [["2.15.9", "2.15.2"]]
