@@ -8,6 +8,7 @@ status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 w
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections import Counter
@@ -154,7 +155,8 @@ def campaign(arguments: argparse.Namespace) -> int:
         )
     run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
-    with scale_out(arguments.master, arguments.shards) as scaled:
+    master, shards = sweep_scheduling(arguments)
+    with scale_out(master, shards) as scaled:
         writer, diverged = run_campaign(
             run,
             plan,
@@ -240,6 +242,18 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
             "shards": spread["shards"],
         }
     )
+
+
+def sweep_scheduling(arguments: argparse.Namespace) -> tuple[str | None, int | None]:
+    """The Spark master and shards of a campaign: as given; a sweep over releases (`--releases`,
+    `--since`) runs as Spark tasks, one per release and family, on `local[*]` unless `--master` names
+    another (in one process, with a line saying so, where pyspark is not installed)."""
+    if arguments.resume or not (arguments.releases or arguments.since):
+        return arguments.master, arguments.shards
+    if arguments.master is None and importlib.util.find_spec("pyspark") is None:
+        report_to_stderr("sweep: pyspark is not installed, so the releases run one after the other here")
+        return None, None
+    return arguments.master or "local[*]", arguments.shards or 1
 
 
 def newest_releases() -> list[str]:
@@ -486,14 +500,15 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         "--master",
         metavar="URL",
         help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
-        "yarn, k8s://URL); --out must be a path every executor sees",
+        "yarn, k8s://URL); --out must be a path every executor sees; a sweep (--releases, --since) runs on "
+        "local[*] unless this names another",
     )
     run.add_argument(
         "--shards",
         type=count,
         metavar="N",
         help="with --master: tasks per family and target, each its share of the budget (default the "
-        "cluster's default parallelism)",
+        "cluster's default parallelism; 1 in a sweep)",
     )
     run.add_argument(
         "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"

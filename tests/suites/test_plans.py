@@ -3,13 +3,14 @@ slowest family; `--budget` overrides a family, and the plan is what the run's ma
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from suites.__main__ import main
+from suites.__main__ import main, sweep_scheduling
 from suites.engine.plans import FLOOR, PLANS
 from suites.families import FAMILIES
 
@@ -48,3 +49,21 @@ def test_a_plan_s_budgets_reach_the_manifest_and_budget_overrides_them(
     budgets = json.loads((run_dir / "manifest.json").read_text())["settings"]["plan"]["budgets"]
     assert budgets == {**PLANS["quick"].budgets(), "validation": 7}
     assert json.loads((run_dir / "manifest.json").read_text())["cases"] >= 800
+
+
+@pytest.mark.parametrize(
+    ("options", "scheduling"),
+    [
+        ({"releases": ["all"]}, ("local[*]", 1)),
+        ({"since": "2.2.0", "master": "spark://127.0.0.1:7077"}, ("spark://127.0.0.1:7077", 1)),
+        ({"releases": ["2.9"], "shards": 3}, ("local[*]", 3)),
+        ({}, (None, None)),
+        ({"master": "local[2]"}, ("local[2]", None)),
+    ],
+)
+def test_a_sweep_runs_as_spark_tasks_one_per_release_and_family(
+    options: dict[str, object], scheduling: tuple[str | None, int | None]
+) -> None:
+    pytest.importorskip("pyspark")
+    given = {"resume": None, "releases": [], "since": None, "master": None, "shards": None} | options
+    assert sweep_scheduling(argparse.Namespace(**given)) == scheduling
