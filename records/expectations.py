@@ -404,9 +404,10 @@ class Update:
 def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, run_id: str) -> Update:
     """The file's entries after run `run_id`: every entry kept, an ended one with its range closed at the
     newest release that showed it (its note says from which release on it was not shown); one new entry
-    per implementation, feature and difference of the unexpected divergences, listing every function
-    they used (`literal`: none), its range from the lowest release it was seen on, open-ended, keeping
-    the case of that release as its known case."""
+    per implementation, feature and difference of the unexpected divergences and per run of consecutive
+    releases of the run that showed it (among those that checked its feature), listing every function
+    they used (`literal`: none), its range from the lowest to the newest release of that run (open-ended
+    when no newer release was checked), keeping the case of its lowest release as its known case."""
     closed = expectations.ended()
     ends = {ending.entry.id: ending for ending in closed}
     kept = [
@@ -419,37 +420,56 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
     for case in divergences:
         grouped.setdefault((case.implementation, case.feature, case.difference), []).append(case)
     for (implementation, feature, difference), cases in sorted(grouped.items()):
-        first = min(cases, key=lambda case: version_key(case.server_version))
-        name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{feature}-{difference}".lower()).strip("-")
-        unique = name
-        for number in itertools.count(2):
-            if unique not in taken:
-                break
-            unique = f"{name}-{number}"
-        taken.add(unique)
-        note = (
-            f"Recorded by --update-expectations from run {first.run_id}: expected {first.expected!r}, "
-            f"observed {first.observed!r} (source {first.source!r}, destination {first.destination!r}, "
-            f"subject {first.subject!r}). Review and explain."
+        tested = sorted(
+            {v for v, pairs in expectations.features.items() if any(f == feature for f, _ in pairs)}
+            | {case.server_version for case in cases},
+            key=version_key,
         )
-        used = {
-            name for case in cases for name in (case.functions.split("+") if case.functions else [LITERAL])
-        }
-        kept_case = f"{KNOWN_CASES}/{unique}.json"
-        found[kept_case] = first
-        kept.append(
-            Expectation(
+        for span in _spans(tested, {case.server_version for case in cases}):
+            within = [case for case in cases if case.server_version in span]
+            first = min(within, key=lambda case: version_key(case.server_version))
+            name = re.sub(r"[^a-z0-9]+", "-", f"{implementation}-{feature}-{difference}".lower()).strip("-")
+            unique = name
+            for number in itertools.count(2):
+                if unique not in taken:
+                    break
+                unique = f"{name}-{number}"
+            taken.add(unique)
+            later = tested[tested.index(span[-1]) + 1 :]
+            used = {
+                name
+                for case in within
+                for name in (case.functions.split("+") if case.functions else [LITERAL])
+            }
+            kept_case = f"{KNOWN_CASES}/{unique}.json"
+            found[kept_case] = first
+            entry = Expectation(
                 id=unique,
                 feature=feature,
                 difference=difference,
                 functions=tuple(sorted(used)),
                 implementation=implementation,
-                min_version=first.server_version,
+                min_version=span[0],
                 case=kept_case,
-                note=note,
+                note=f"Recorded by --update-expectations from run {first.run_id}: expected "
+                f"{first.expected!r}, observed {first.observed!r} (source {first.source!r}, destination "
+                f"{first.destination!r}, subject {first.subject!r}). Review and explain.",
             )
-        )
+            kept.append(_closed(entry, Ending(entry, span[-1], later[0]), run_id) if later else entry)
     return Update(kept, found, closed)
+
+
+def _spans(tested: list[str], shown: set[str]) -> list[list[str]]:
+    """The runs of consecutive `tested` releases (oldest first) that are all in `shown`."""
+    spans: list[list[str]] = []
+    previous_shown = False
+    for version in tested:
+        if version in shown:
+            if not previous_shown:
+                spans.append([])
+            spans[-1].append(version)
+        previous_shown = version in shown
+    return spans
 
 
 def _closed(entry: Expectation, ending: Ending, run_id: str) -> Expectation:

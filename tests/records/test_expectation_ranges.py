@@ -248,3 +248,22 @@ def test_the_shipped_file_rewritten_with_its_own_entries_is_unchanged(tmp_path: 
     path.write_text(records.expectations.DEFAULT_PATH.read_text())
     write_expectations(path, load_expectations(records.expectations.DEFAULT_PATH).entries)
     assert path.read_text() == records.expectations.DEFAULT_PATH.read_text()
+
+
+def test_a_new_divergence_gets_one_entry_per_run_of_releases_that_show_it() -> None:
+    """A sweep's new finding is dated by its data: shown on 2.2.0-2.2.2 and again on 2.9.0, not on the
+    releases between that checked its feature, gives two entries, the first closed at 2.2.2; the second
+    is open, as no newer release was checked."""
+    known = Expectations()
+    shown = ("2.2.0", "2.2.1", "2.2.2", "2.9.0")
+    divergences = [judged(known, replace(CRASHING, server_version=v)) for v in shown]
+    for version in ("2.2.3", "2.8.4"):
+        judged(known, replace(AGREEING, server_version=version))
+    judged(known, replace(AGREEING, server_version="2.8.0", feature="matching"))  # another feature
+    update = updated_entries(known, divergences, run_id="r9")
+    first, second = update.entries
+    name = "nats-server-partition-server-crash"
+    assert (first.id, first.min_version, first.max_version) == (name, "2.2.0", "2.2.2")
+    assert first.note.endswith("Ends at 2.2.2: not shown from 2.2.3 on (run r9).")
+    assert (second.id, second.min_version, second.max_version) == (f"{name}-2", "2.9.0", "")
+    assert {case.server_version for case in update.cases.values()} == {"2.2.0", "2.9.0"}
