@@ -25,6 +25,7 @@ from records.expectations import (
     write_expectations,
 )
 from records.schema import Case
+from tests.records.samples import CRASHING
 
 CRASH = Expectation(
     id="crash",
@@ -33,22 +34,6 @@ CRASH = Expectation(
     min_version="2.9.0",
     functions=("partition",),
     note="The server panics.",
-)
-CRASHING = Case(
-    run_id="r1",
-    case_id=0,
-    implementation="nats-server",
-    server_version="2.10.27",
-    backend="process",
-    feature="partition",
-    functions="partition",
-    source="a.*",
-    destination="{{partition(0,1)}}",
-    subject="a.x",
-    expected="0",
-    observed="",
-    verdict="diverge",
-    difference="server-crash",
 )
 AGREEING = replace(CRASHING, server_version="2.12.15", observed="0", verdict="agree", difference="")
 

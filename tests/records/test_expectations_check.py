@@ -13,6 +13,7 @@ from records.expectations import Expectation, write_expectations
 from records.schema import Case
 from records.writer import RecordWriter
 from suites.expectations_check import releases_text
+from tests.records.samples import CRASHING
 
 CRASH = Expectation(
     id="crash",
@@ -23,23 +24,7 @@ CRASH = Expectation(
     functions=("partition",),
 )
 NOW_AND_THEN = Expectation(id="now-and-then", feature="mapping", difference="value", intermittent=True)
-CASE = Case(
-    run_id="r1",
-    case_id=0,
-    implementation="nats-server",
-    server_version="2.10.27",
-    backend="process",
-    feature="partition",
-    functions="partition",
-    source="a.*",
-    destination="{{partition(0,1)}}",
-    subject="a.x",
-    expected="0",
-    observed="",
-    verdict="expected",
-    expectation="crash",
-    difference="server-crash",
-)
+CASE = replace(CRASHING, verdict="expected", expectation="crash")
 AGREES = replace(CASE, verdict="agree", expectation="", difference="", observed="0")
 
 
