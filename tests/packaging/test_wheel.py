@@ -125,19 +125,19 @@ USER_TEST = """
 import pytest
 
 @pytest.mark.mapping
-def test_a_server_is_started_for_the_target(server, target):
-    assert target.backend == "process"
-    assert server.version == "2.14.5"
+def test_a_server_is_started_for_the_target(nats_server, nats_target):
+    assert nats_target.backend == "process"
+    assert nats_server.version == "2.14.5"
 """
 
 
 def test_pytest_finds_the_plugin_by_its_entry_point(installed: tuple[Path, Path], tmp_path: Path) -> None:
     scripts, _ = installed
-    assert "--server-version" in run(scripts / "pytest", "--help", cwd=tmp_path).stdout
+    assert "--nats-server-version" in run(scripts / "pytest", "--help", cwd=tmp_path).stdout
     (tmp_path / "test_user.py").write_text(USER_TEST)
     result = run(
         *(scripts / "pytest", "-p", "no:cacheprovider", "--strict-markers"),
-        *("--server-version", resolve_binary("2.14"), "test_user.py"),
+        *("--nats-server-version", resolve_binary("2.14"), "test_user.py"),
         cwd=tmp_path,
     )
     assert "1 passed" in result.stdout
