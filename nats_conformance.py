@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import tomllib
 from functools import partial
+from importlib import metadata
+from pathlib import Path
 
 import fixtures.__main__
 import reference.__main__
@@ -24,6 +27,19 @@ class _Formatter(argparse.HelpFormatter):
         self._dedent()
 
 
+DISTRIBUTION = "nats-conformance"
+
+
+def version() -> str:
+    """The installed distribution's version, else (a checkout run without installing) pyproject.toml's."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parent / "pyproject.toml"
+        project: dict[str, str] = tomllib.loads(pyproject.read_text())["project"]
+        return project["version"]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = Parser(
@@ -31,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Conformance of NATS subject mapping: run cases against servers, report, gate.",
         formatter_class=partial(_Formatter, width=max(shutil.get_terminal_size().columns, 100)),
     )
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     suites.__main__.add_commands(commands)
     reports.__main__.add_commands(commands, build_name="report")

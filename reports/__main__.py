@@ -32,7 +32,7 @@ from reports.baseline import (
     write_baseline,
     write_details,
 )
-from reports.build import ENGINES, build_report
+from reports.build import ENGINES, build_report, default_engine
 from reports.load import Records, load_records
 from reports.spark import DEFAULT_MASTER
 
@@ -42,11 +42,16 @@ def progress(line: str) -> None:
 
 
 def build(arguments: argparse.Namespace) -> int:
+    engine = arguments.engine
+    if engine is None:
+        engine = default_engine()
+        why = "pyspark is importable" if engine == "spark" else "pyspark is not importable"
+        progress(f"engine {engine} ({why}; choose with --engine)")
     built = build_report(
         [Path(path) for path in arguments.run_dirs],
         Path(arguments.out),
         master=arguments.master,
-        engine=arguments.engine,
+        engine=engine,
         progress=progress,
         expectations=Path(arguments.expectations) if arguments.expectations else _default_expectations(),
     )
@@ -133,8 +138,9 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     run.add_argument(
         "--engine",
         choices=ENGINES,
-        default="spark",
-        help="spark (default) or duckdb: the same queries in this process, no JVM",
+        default=None,
+        help="spark or duckdb (the same queries in this process, no JVM); default spark when pyspark is "
+        "importable, else duckdb",
     )
     run.add_argument(
         "--expectations",

@@ -6,6 +6,7 @@ pull-request comment) and ``summary.json`` (for machines).
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,11 @@ from reports.summary import summary_json
 
 ENGINES: Final = ("spark", "duckdb")
 HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
+
+
+def default_engine() -> str:
+    """Spark when pyspark is importable (the `spark` extra), else DuckDB (a core dependency)."""
+    return "spark" if importlib.util.find_spec("pyspark") is not None else "duckdb"
 
 
 @dataclass(frozen=True, slots=True)

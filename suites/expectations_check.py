@@ -25,6 +25,7 @@ from reference.cli import Parser, exit_status
 from reports.aggregate import RECORDS
 from reports.duckdb_sql import open_records
 from reports.load import load_records
+from suites.expectations_export import add_export_action
 
 COLUMNS = ("implementation", "server_version", "feature", "functions", "verdict", "expectation", "difference")
 SPAN = 3
@@ -128,8 +129,10 @@ def expectations_check(arguments: argparse.Namespace) -> int:
 
 
 def add_expectations_command(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register `expectations check` on a sub-command parser."""
-    expectations = commands.add_parser("expectations", help="check the expectations file against runs")
+    """Register `expectations check` (and `export`, suites.expectations_export) on a sub-command parser."""
+    expectations = commands.add_parser(
+        "expectations", help="check the expectations file against runs, or export a copy of it"
+    )
     actions = expectations.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = actions.add_parser(
         "check",
@@ -145,3 +148,4 @@ def add_expectations_command(commands: argparse._SubParsersAction[Parser]) -> No
         help="check runs that did not complete (interrupted, crashed or killed) on the records they left",
     )
     check.set_defaults(handler=expectations_check)
+    add_export_action(actions)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from fixtures.clients.wire import WireConnection
 from fixtures.config import Mapping, ServerConfig, WeightedDestination
 from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
-from fixtures.plugin import announced_version
+from fixtures.pytest_fixtures import announced_version
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
 from fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend

@@ -14,7 +14,7 @@ from fixtures.clients.nats_py import wire_tap_sync
 from fixtures.config import Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerDiedError
 from fixtures.options import Target
-from fixtures.plugin import announced_version
+from fixtures.pytest_fixtures import announced_version
 from fixtures.servers.base import Backend
 from reference.versions import Version
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
-from nats_conformance import main
+from nats_conformance import main, version
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = (
@@ -18,6 +20,7 @@ COMMANDS = (
     "replay",
     "bisect",
     "engine-check",
+    "expectations",
     "report",
     "baseline",
     "gate",
@@ -49,6 +52,21 @@ def test_each_command_has_its_own_help(name: str, capsys: pytest.CaptureFixture[
         main([name, "--help"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith(f"usage: nats-conformance {name} ")
+
+
+def test_version_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"nats-conformance {metadata.version('nats-conformance')}\n"
+
+
+def test_version_without_metadata_is_pyprojects(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    assert version() == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def test_report_is_reports_build(capsys: pytest.CaptureFixture[str]) -> None:

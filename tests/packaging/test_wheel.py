@@ -78,6 +78,7 @@ def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: tuple[Pat
     assert modules - names == set()
     assert {"suites/streaming/__init__.py", "fixtures/servers/__init__.py", "nats_conformance.py"} <= names
     assert "records/expectations.toml" in names
+    assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert {f"records/known-cases/{path.name}" for path in (ROOT / "known-cases").glob("*.json")} <= names
     assert {f"fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")} <= names
 
@@ -96,12 +97,11 @@ def test_an_installed_copy_runs_a_campaign_and_its_report(
     manifest = json.loads((run_dir / MANIFEST).read_text())
     assert manifest["cases"] >= 300
     assert f"{manifest['cases']} cases: " in campaign.stdout
-    run(
-        *(scripts / "nats-conformance", "report", run_dir, "--out", "report", "--engine", "duckdb"),
-        cwd=tmp_path,
-    )
+    # Without pyspark (a core install) the report's default engine is DuckDB, and a line says so.
+    report = run(*(scripts / "nats-conformance", "report", run_dir, "--out", "report"), cwd=tmp_path)
+    assert "reports: engine duckdb (pyspark is not importable; choose with --engine)" in report.stderr
     without_spark = subprocess.run(
-        [scripts / "nats-conformance", "report", run_dir, "--out", "spark-report"],
+        [scripts / "nats-conformance", "report", run_dir, "--out", "spark-report", "--engine", "spark"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -125,19 +125,19 @@ USER_TEST = """
 import pytest
 
 @pytest.mark.mapping
-def test_a_server_is_started_for_the_target(server, target):
-    assert target.backend == "process"
-    assert server.version == "2.14.5"
+def test_a_server_is_started_for_the_target(nats_server, nats_target):
+    assert nats_target.backend == "process"
+    assert nats_server.version == "2.14.5"
 """
 
 
 def test_pytest_finds_the_plugin_by_its_entry_point(installed: tuple[Path, Path], tmp_path: Path) -> None:
     scripts, _ = installed
-    assert "--server-version" in run(scripts / "pytest", "--help", cwd=tmp_path).stdout
+    assert "--nats-server-version" in run(scripts / "pytest", "--help", cwd=tmp_path).stdout
     (tmp_path / "test_user.py").write_text(USER_TEST)
     result = run(
         *(scripts / "pytest", "-p", "no:cacheprovider", "--strict-markers"),
-        *("--server-version", resolve_binary("2.14"), "test_user.py"),
+        *("--nats-server-version", resolve_binary("2.14.5"), "test_user.py"),
         cwd=tmp_path,
     )
     assert "1 passed" in result.stdout
