@@ -57,7 +57,7 @@ def test_summary_json(built: Path) -> None:
     assert (first["first_release"], first["last_release"], first["diverge"]) == ("2.9.25", "2.10.27", 2)
     assert first["not_on"] == []
     assert first["replay"] == (
-        "python -m suites replay --server-version 2.10.27 --backend process --feature mapping "
+        "nats-conformance replay --server-version 2.10.27 --backend process --feature mapping "
         "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab"
     )
     assert second["expectations"] == ["left-right"]
