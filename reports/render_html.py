@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from html import escape
 from typing import Final
 
@@ -10,14 +11,16 @@ from records.schema import VERDICTS
 from records.significance import ALPHA
 from reports.bisection import probe_text
 from reports.figures import PANELS, partition_histograms, weighted_plots
-from reports.matrix import STATES, Matrix
+from reports.matrix import STATES, Matrix, MatrixRow
 from reports.present import (
+    BANNER_COLOURS,
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
     STATE_COLOURS,
     TABLE_ROWS,
     count,
+    differ_text,
     expectation_links,
     p_value,
     ranked_partitions,
@@ -36,6 +39,8 @@ th, td { border: 1px solid #d0d0d0; padding: 4px 8px; text-align: left; vertical
 th { background: #f0f2f5; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 table.matrix td.cell { text-align: center; min-width: 96px; font-size: 13px; }
 table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
+table.matrix td.cell a { color: inherit; text-decoration: none; display: block; }
+.banner { color: #fff; padding: 8px 12px; font-weight: 600; font-size: 16px; }
 .legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 .muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
@@ -64,20 +69,23 @@ def _more(total: int, shown: int) -> str:
     return f"<p class=muted>{total - shown:,} more rows in summary.json.</p>"
 
 
-def matrix_html(item: Matrix) -> str:
+CellLink = Callable[[MatrixRow, Release], tuple[str, str]]
+"""A matrix cell's link: (href, title), href '' for none."""
+
+
+def matrix_html(item: Matrix, link: CellLink = lambda row, release: ("", "")) -> str:
+    """One implementation's matrix; each cell shows its state, counts and share of cases that differ,
+    linked where `link` gives it an address."""
     head = "".join(f"<th>{escape(r.label)}</th>" for r in item.releases)
     rows = []
     for row in item.rows:
         cells = []
-        for cell in row.cells:
-            tally = cell.tally
-            detail = f"{tally.judged:,} cases" if tally.judged else ""
-            if tally.diverge or tally.expected:
-                detail += f", {tally.diverge + tally.expected:,} differ"
-            cells.append(
-                f'<td class=cell style="background:{STATE_COLOURS[cell.state]}">{escape(cell.state)}'
-                f"<small>{escape(detail)}</small></td>"
-            )
+        for release, cell in zip(item.releases, row.cells, strict=True):
+            text = f"{escape(cell.state)}<small>{escape(differ_text(cell.tally))}</small>"
+            href, title = link(row, release)
+            if href:
+                text = f'<a href="{escape(href)}" title="{escape(title)}">{text}</a>'
+            cells.append(f'<td class=cell style="background:{STATE_COLOURS[cell.state]}">{text}</td>')
         first = (
             escape(row.first_documented.label) if row.first_documented else "<span class=muted>none</span>"
         )
@@ -90,6 +98,12 @@ def matrix_html(item: Matrix) -> str:
         f"{title}<table class=matrix><tr><th>row</th><th>kind</th>{head}"
         f"<th>behaves as documented from</th></tr>{''.join(rows)}</table>"
     )
+
+
+def banner_html(report: Report) -> str:
+    """The verdict banner: green when the report passed, else red (``Report.banner``)."""
+    colour = BANNER_COLOURS[report.passed]
+    return f'<p class=banner style="background:{colour}">{escape(report.banner())}</p>'
 
 
 def legend() -> str:
@@ -105,6 +119,7 @@ def render_html(report: Report) -> str:
         "<title>nats-conformance report</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>nats-conformance report</h1>",
+        banner_html(report),
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
         "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
@@ -157,7 +172,14 @@ def render_html(report: Report) -> str:
         "The last column is the lowest release from which every later release agrees.</p>"
     )
     parts.append(legend())
-    parts += [matrix_html(item) for item in report.matrices]
+    numbers = {item.case_class: n for n, item in enumerate(report.divergences[:TABLE_ROWS], 1)}
+
+    def link(row: MatrixRow, release: Release) -> tuple[str, str]:
+        classes = [item.case_class for item in report.cell_classes(row.kind, row.name, release)]
+        shown = [name for name in classes if name in numbers]
+        return (f"#class-{numbers[shown[0]]}", ", ".join(classes)) if shown else ("", "")
+
+    parts += [matrix_html(item, link) for item in report.matrices]
     if report.contexts:
         parts.append("<h2 id=contexts>Contexts</h2>")
         parts.append(
