@@ -62,7 +62,7 @@ def differ_text(tally: Tally) -> str:
     if not tally.judged:
         return ""
     differ = tally.diverge + tally.expected
-    text = f"{tally.judged:,} cases"
+    text = f"{tally.judged:,} case{'' if tally.judged == 1 else 's'}"
     return f"{text}, {differ:,} differ ({share(differ / tally.judged)})" if differ else text
 
 

@@ -29,7 +29,7 @@ from reports.present import (
     share,
 )
 from reports.releases import Release
-from reports.report import DIAGNOSES, Report
+from reports.report import DIAGNOSES, Divergence, Report
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }
@@ -40,6 +40,7 @@ th { background: #f0f2f5; } td.n { text-align: right; font-variant-numeric: tabu
 table.matrix td.cell { text-align: center; min-width: 96px; font-size: 13px; }
 table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
 table.matrix td.cell a { color: inherit; text-decoration: none; display: block; }
+table.matrix td.cell a:hover { text-decoration: underline; }
 .banner { color: #fff; padding: 8px 12px; font-weight: 600; font-size: 16px; }
 .legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
@@ -50,7 +51,7 @@ table.verdicts th, table.verdicts td { padding: 2px 5px; font-size: 12px; }
 """
 
 
-def _table(headers: list[str], rows: list[list[str]], *, numeric: set[int] | None = None) -> str:
+def table_html(headers: list[str], rows: list[list[str]], *, numeric: set[int] | None = None) -> str:
     """An HTML table; cells are already-escaped HTML."""
     right = numeric or set()
     head = "".join(f"<th>{h}</th>" for h in headers)
@@ -131,14 +132,14 @@ def render_html(report: Report) -> str:
         + "</nav>",
     ]
     parts.append(
-        _table(
+        table_html(
             ["verdict", "cases"],
             [[escape(v), count(report.verdicts[v])] for v in VERDICTS],
             numeric={1},
         )
     )
     parts.append(
-        _table(
+        table_html(
             ["run", "directory", "status", "records", "unwritten"],
             [
                 [
@@ -255,23 +256,16 @@ def divergences_html(report: Report) -> str:
                 f"<a href=#{anchor}>replay</a>",
             ]
         )
-        case = item.smallest
         replays.append(
-            f"<h3 id={anchor}>{number}. <code>{escape(item.case_class)}</code></h3>"
-            f"<p>smallest case, {escape(case.server_version)} ({escape(case.backend)}): source "
-            f"<code>{escape(case.source)}</code>, destination <code>{escape(case.destination)}</code>"
-            + (f", subject <code>{escape(case.subject)}</code>" if case.subject else "")
-            + f"; expected <code>{escape(case.expected)}</code>, observed "
-            f"<code>{escape(case.observed or '(nothing)')}</code></p>"
-            + (f"<p class=muted>{escape(case.detail)}</p>" if case.detail else "")
-            + f"<pre>{escape(item.replay)}</pre>"
+            f"<h3 id={anchor}>{number}. <code>{escape(item.case_class)}</code></h3>{smallest_html(item)}"
+            f"<pre>{escape(item.replay)}</pre>"
         )
     out.append(
         "<p>Cases that differ from the reference, grouped by <code>feature:functions:difference</code>; "
         "<i>expected</i> ones are listed in expectations.toml.</p>"
     )
     out.append(
-        _table(
+        table_html(
             [
                 "class",
                 "feature",
@@ -296,6 +290,19 @@ def divergences_html(report: Report) -> str:
     return "\n".join(out)
 
 
+def smallest_html(item: Divergence) -> str:
+    """A class's smallest case: release, backend, mapping, subject, expected and observed, detail."""
+    case = item.smallest
+    return (
+        f"<p>smallest case, {escape(case.server_version)} ({escape(case.backend)}): source "
+        f"<code>{escape(case.source)}</code>, destination <code>{escape(case.destination)}</code>"
+        + (f", subject <code>{escape(case.subject)}</code>" if case.subject else "")
+        + f"; expected <code>{escape(case.expected)}</code>, observed "
+        f"<code>{escape(case.observed or '(nothing)')}</code></p>"
+        + (f"<p class=muted>{escape(case.detail)}</p>" if case.detail else "")
+    )
+
+
 def changes_html(report: Report) -> str:
     """The changelog between consecutive releases (``reports.changes``)."""
     out = ["<h2 id=changes>Changes between releases</h2>"]
@@ -312,7 +319,7 @@ def changes_html(report: Report) -> str:
         ]
         for item in report.changes[:TABLE_ROWS]
     ]
-    out.append(_table(list(CHANGES_HEADERS), rows))
+    out.append(table_html(list(CHANGES_HEADERS), rows))
     out.append(_more(len(report.changes), TABLE_ROWS))
     return "\n".join(out)
 
@@ -333,7 +340,7 @@ def diagnoses_html(report: Report) -> str:
         "<h3 id=diagnosis>Three-way diagnosis</h3><p>Diverging cases of runs with <code>--oracle "
         "engine</code>, by which of the reference, the server and the transform engine of the server's "
         "release agree.</p>"
-        + _table(["class", *(label for _, label in DIAGNOSES)], rows, numeric=set(range(1, 5)))
+        + table_html(["class", *(label for _, label in DIAGNOSES)], rows, numeric=set(range(1, 5)))
     )
 
 
@@ -366,7 +373,7 @@ def bisections_html(report: Report) -> str:
             ]
         )
     out.append(
-        _table(
+        table_html(
             [
                 "class",
                 "case",
@@ -425,7 +432,7 @@ def partitions_html(report: Report) -> str:
         for number, d in enumerate(ranked[:TABLE_ROWS], 1)
     ]
     out.append(
-        _table(
+        table_html(
             [
                 "#",
                 "release",
@@ -483,7 +490,7 @@ def weighted_html(report: Report) -> str:
                 ["", "", "", "", f"<span class=bad>{escape(item.problem)}</span>", "", "", "", "", ""]
             )
     out.append(
-        _table(
+        table_html(
             [
                 "list",
                 "release",
