@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-from handmade import one_error_line
+from handmade import SPLIT, one_error_line, serve_site
 
 from reports.site import finding_id
 
-SPLIT = "mapping:splitFromLeft:wrong-subject"
 LEFT = "validation:left:reference-accept-server-reject"
 
 
@@ -107,22 +104,6 @@ def test_site_needs_out_and_serve_needs_a_built_site(
     assert "--out DIR" in one_error_line(capsys, ["site", str(tmp_path / "runs")])
     assert "no built site" in one_error_line(capsys, ["site", "serve", str(tmp_path / "runs")])
     assert "one built site" in one_error_line(capsys, ["site", "serve", str(hand_site), "x"])
-
-
-def serve_site(site: Path) -> tuple[subprocess.Popen[str], str]:
-    """`nats-conformance site serve` on a free port, and the address it printed."""
-    server = subprocess.Popen(
-        [sys.executable, "nats_conformance.py", "site", "serve", str(site), "--port", "0"],
-        cwd=Path(__file__).resolve().parents[2],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    line = server.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-    assert match, line
-    return server, match.group(0)
 
 
 def test_serve_previews_the_site_on_localhost_until_ctrl_c(hand_site: Path) -> None:
