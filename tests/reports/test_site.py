@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 import signal
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from handmade import SPLIT, one_error_line, serve_site
+from handmade import SPLIT, case, one_error_line, serve_site
 
-from reports.site import finding_id
+from records.schema import Case
+from reports.site import build_site, finding_id
 
 LEFT = "validation:left:reference-accept-server-reject"
 
@@ -120,7 +122,6 @@ def test_serve_previews_the_site_on_localhost_until_ctrl_c(hand_site: Path) -> N
 
 def test_spark_site_has_the_same_pages(hand_site: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="pyspark is not installed")
-    from reports.site import build_site
 
     out = tmp_path / "spark-site"
     expectations = tmp_path / "expectations.toml"
@@ -130,3 +131,18 @@ def test_spark_site_has_the_same_pages(hand_site: Path, tmp_path: Path) -> None:
     for name, html in duckdb.items():
         if name != "index.html":  # its build time differs
             assert spark[name] == html, name
+
+
+def test_an_adapter_gets_the_same_pages_as_a_server(
+    run_of: Callable[[list[Case]], Path], tmp_path: Path
+) -> None:
+    adapter = {"implementation": "go-transform", "server_version": "0.3.0", "backend": "adapter"}
+    diverging = case(**adapter, verdict="diverge", observed="n.b", difference="wrong-subject")
+    run = run_of([case(), case(**adapter), diverging])
+    build_site([run], tmp_path / "site")
+    found = pages(tmp_path / "site")
+    assert "releases/go-transform-0.3.0.html" in found
+    assert "<h3>go-transform</h3>" in found["matrix.html"]
+    assert '<a href="releases/go-transform-0.3.0.html">go-transform 0.3.0</a>' in found["index.html"]
+    page = found[f"findings/{finding_id('mapping:wildcard:wrong-subject')}.html"]
+    assert "<pre class=replay>nats-conformance replay --target adapter:" in page
