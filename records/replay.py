@@ -1,10 +1,11 @@
 """The commands that run one recorded case again, derived from the record alone: what the suites print
 for a divergence and what the reports show beside its smallest case.
 
-`python -m suites replay` takes the case's columns as options (a republish case adds its stream's
-subjects and headers-only; a streaming case's layout goes in `--source`, as JSON, and its release is
-nats-streaming-server's, so the NATS server it joins is left to the default); an adapter case is
-asked again of the adapter command it was asked of, kept in its `detail`.
+`nats-conformance replay` (the same as `python -m suites replay`) takes the case's columns as options
+(a republish case adds its stream's subjects and headers-only; a streaming case's layout goes in
+`--source`, as JSON, and its release is nats-streaming-server's, so the NATS server it joins is left to
+the default); an adapter case is asked again of the adapter command it was asked of, kept in its
+`detail`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from reference.channels import ServerSpec
 COMMAND_DETAIL: Final = "adapter command: "
 """How an adapter case's `detail` begins: the command the question was asked of follows."""
 
-REPLAY: Final = ("python", "-m", "suites", "replay")
+REPLAY: Final = ("nats-conformance", "replay")
+"""How every printed replay line begins: the installed command, not the module path."""
 OPERATOR_SUFFIX: Final = "-operator"
 """The backend of a server in operator mode is its inner backend's name with this suffix
 (``process-operator``): its mappings were pushed in account JWTs."""

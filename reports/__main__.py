@@ -7,7 +7,9 @@ it (with `--against`, by release line: another release's baseline), and
 class across releases when the two tested different ones); either exits 1 on a regression
 (reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
 (reference.cli). The verdict is printed first, then regressions, then fixes; every move is written to
-`--details` (default RUN_DIR/gate-details.txt). Progress goes to stderr; errors, bad arguments
+`--details` (default RUN_DIR/gate-details.txt). `python -m reports site RUN_DIR... --out DIR` writes
+the compatibility site (reports/site.py), `python -m reports site serve DIR [--port N]` previews it.
+Progress goes to stderr; errors, bad arguments
 included, are one line (`nats-conformance: error: ...`) with exit status 2.
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from records.expectations import DEFAULT_PATH
 from records.tally import verdict_tally
-from reference.cli import Parser, add_max_unknown, exit_status, run_parsed, too_many_unknown
+from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
 from reference.errors import UsageError
 from reports.baseline import (
     DETAILS,
@@ -34,6 +36,8 @@ from reports.baseline import (
 )
 from reports.build import ENGINES, build_report, default_engine
 from reports.load import Records, load_records
+from reports.serve import serve
+from reports.site import build_site
 from reports.spark import DEFAULT_MASTER
 
 
@@ -45,8 +49,8 @@ def build(arguments: argparse.Namespace) -> int:
     engine = arguments.engine
     if engine is None:
         engine = default_engine()
-        why = "pyspark is importable" if engine == "spark" else "pyspark is not importable"
-        progress(f"engine {engine} ({why}; choose with --engine)")
+        if engine == "duckdb":
+            progress("engine duckdb (pyspark is not importable; choose with --engine)")
     built = build_report(
         [Path(path) for path in arguments.run_dirs],
         Path(arguments.out),
@@ -56,6 +60,28 @@ def build(arguments: argparse.Namespace) -> int:
         expectations=Path(arguments.expectations) if arguments.expectations else _default_expectations(),
     )
     print(built.html)
+    return 0
+
+
+def site(arguments: argparse.Namespace) -> int:
+    """`site RUN... --out DIR` builds the site; `site serve DIR [--port N]` previews it."""
+    paths = arguments.paths
+    if paths[0] == "serve":
+        if len(paths) != 2 or arguments.out:
+            raise UsageError("site serve takes one built site directory: site serve DIR [--port N]")
+        serve(Path(paths[1]), arguments.port)
+        return 0
+    if not arguments.out:
+        raise UsageError("the following arguments are required: --out DIR (or: site serve DIR)")
+    index = build_site(
+        [Path(path) for path in paths],
+        Path(arguments.out),
+        engine=arguments.engine,
+        master=arguments.master,
+        expectations=Path(arguments.expectations) if arguments.expectations else _default_expectations(),
+        progress=progress,
+    )
+    print(index)
     return 0
 
 
@@ -123,6 +149,27 @@ def add_run_dirs(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_aggregation(parser: argparse.ArgumentParser, engine: str | None) -> None:
+    """Register --master, --engine (default `engine`; None: spark when pyspark is importable, else
+    duckdb) and --expectations."""
+    parser.add_argument(
+        "--master", default=DEFAULT_MASTER, metavar="URL", help="Spark master (default local[*])"
+    )
+    default = f"{engine} (default)" if engine else "default spark when pyspark is importable, else duckdb"
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=engine,
+        help=f"spark or duckdb: the report's SQL rules on Spark or on DuckDB in this process; {default}",
+    )
+    parser.add_argument(
+        "--expectations",
+        metavar="FILE",
+        help="the expectations file whose links (and notes) are shown next to each expectation "
+        "(default the repository's expectations.toml)",
+    )
+
+
 def add_allow_incomplete(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--allow-incomplete", action="store_true", help=help)
 
@@ -132,23 +179,32 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     run = commands.add_parser(build_name, help="build report.html, report.md and summary.json")
     add_run_dirs(run)
     run.add_argument("--out", required=True, metavar="DIR", help="where the report files go")
-    run.add_argument(
-        "--master", default=DEFAULT_MASTER, metavar="URL", help="Spark master (default local[*])"
-    )
-    run.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default=None,
-        help="spark or duckdb (the same queries in this process, no JVM); default spark when pyspark is "
-        "importable, else duckdb",
-    )
-    run.add_argument(
-        "--expectations",
-        metavar="FILE",
-        help="the expectations file whose links the report shows next to each expectation "
-        "(default the repository's expectations.toml)",
-    )
+    add_aggregation(run, None)
     run.set_defaults(handler=build)
+    pages = commands.add_parser(
+        "site",
+        help="build the compatibility site of runs (site RUN... --out DIR), or preview one "
+        "(site serve DIR [--port N])",
+        description="Static pages, relative links only: runs newest first with their moves, the "
+        "release x feature matrix, a page per divergence class and per release. `site serve DIR` serves "
+        "them on 127.0.0.1 until Ctrl-C (exit 130).",
+    )
+    pages.add_argument(
+        "paths",
+        nargs="+",
+        metavar="RUN_DIR|serve DIR",
+        help="run directories (or directories of them), or `serve` and a built site's directory",
+    )
+    pages.add_argument("--out", metavar="DIR", help="where the site goes")
+    pages.add_argument(
+        "--port",
+        type=count,
+        default=8000,
+        metavar="N",
+        help="site serve: the port (default 8000, 0 any free)",
+    )
+    add_aggregation(pages, "duckdb")
+    pages.set_defaults(handler=site)
     write = commands.add_parser("baseline", help="write the runs' class verdicts as a baseline file")
     add_run_dirs(write)
     write.add_argument("--out", required=True, metavar="FILE", help="the baseline file to write")

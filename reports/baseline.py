@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 from reports.load import load_records
+from reports.model import VerdictCount
 from reports.releases import Release, version_key
 
 FORMAT: Final = "nats-conformance-baseline"
@@ -109,6 +110,17 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
         worst = max(verdicts, key=ORDER.index)
         classes[key] = ClassVerdict(worst, sum(verdicts.values()), verdicts[worst])
     return classes
+
+
+def aggregated_classes(verdicts: Iterable[VerdictCount]) -> Classes:
+    """The gate classes of a report's aggregated verdict counts (what the site compares run to run)."""
+    counts: Counter[tuple[ClassKey, str]] = Counter()
+    for item in verdicts:
+        key = ClassKey(
+            item.release.implementation, item.release.version, gate_class(item.feature, item.functions)
+        )
+        counts[(key, item.verdict)] += item.count
+    return fold(counts)
 
 
 def class_verdicts(paths: Sequence[Path]) -> Classes:

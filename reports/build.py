@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from records.expectations import load_expectations
+from records.expectations import Expectation, load_expectations
 from reports.errors import ReportError
-from reports.load import load_records
+from reports.load import Records, load_records
 from reports.model import Aggregates
 from reports.render_html import render_html
 from reports.render_markdown import render_markdown
-from reports.report import assemble
+from reports.report import Report, assemble
 from reports.spark import DEFAULT_MASTER, check_master
 from reports.summary import summary_json
 
@@ -39,14 +39,27 @@ class Built:
     summary: Path
 
 
-def _aggregate(
-    parts: list[str], rows: int, engine: str, master: str, say: Callable[[str], None]
-) -> Aggregates:
+def check_engine(engine: str, master: str) -> None:
+    """Raise `ReportError` for an engine or Spark master the build cannot use."""
+    if engine not in ENGINES:
+        raise ReportError(f"'engine' must be one of {', '.join(ENGINES)} (got {engine!r})")
+    if engine == "spark":
+        check_master(master)
+
+
+def aggregate_groups(
+    groups: Sequence[Records], engine: str, master: str, say: Callable[[str], None]
+) -> list[Aggregates]:
+    """The aggregates of each group of runs, with the report's SQL rules on `engine` (one Spark
+    session for all of them)."""
     if engine == "duckdb":
         from reports import duckdb_sql
 
         say("aggregating with DuckDB")
-        return duckdb_sql.aggregate(parts, rows=rows, progress=say)
+        return [
+            duckdb_sql.aggregate([str(p) for p in group.parts], rows=group.rows, progress=say)
+            for group in groups
+        ]
     from reports.spark import spark_errors, spark_session
     from reports.spark_sql import aggregate
 
@@ -54,7 +67,25 @@ def _aggregate(
     with spark_session(master) as spark:
         say("aggregating with Spark")
         with spark_errors("while aggregating the records"):
-            return aggregate(spark, parts, rows=rows, progress=say)
+            return [
+                aggregate(spark, [str(p) for p in group.parts], rows=group.rows, progress=say)
+                for group in groups
+            ]
+
+
+def with_expectations(report: Report, entries: Sequence[Expectation]) -> Report:
+    """The report with each expectation's link (`Report.links`)."""
+    return replace(report, links={entry.id: entry.link for entry in entries if entry.link})
+
+
+def timed(progress: Callable[[str], None]) -> Callable[[str], None]:
+    """`progress` with the seconds since now before each line."""
+    began = time.monotonic()
+
+    def say(line: str) -> None:
+        progress(f"[{time.monotonic() - began:5.1f}s] {line}")
+
+    return say
 
 
 def build_report(
@@ -72,23 +103,15 @@ def build_report(
     Raises:
         ReportError: bad input (see ``reports.load``), a Spark failure, or an unwritable ``out``.
     """
-    if engine not in ENGINES:
-        raise ReportError(f"'engine' must be one of {', '.join(ENGINES)} (got {engine!r})")
-    if engine == "spark":
-        check_master(master)
-    began = time.monotonic()
-
-    def say(line: str) -> None:
-        progress(f"[{time.monotonic() - began:5.1f}s] {line}")
-
+    check_engine(engine, master)
+    say = timed(progress)
     records = load_records(list(run_dirs))
     say(f"{records.rows:,} case records in {len(records.parts)} part file(s) of {len(records.runs)} run(s)")
-    aggregates = _aggregate([str(p) for p in records.parts], records.rows, engine, master, say)
+    (aggregates,) = aggregate_groups([records], engine, master, say)
     say("computing statistics and the compatibility matrix")
     report = assemble(records, aggregates)
     if expectations is not None:
-        entries = load_expectations(expectations).entries
-        report = replace(report, links={entry.id: entry.link for entry in entries if entry.link})
+        report = with_expectations(report, load_expectations(expectations).entries)
     say("rendering HTML, Markdown and summary.json")
     built = Built(out / HTML, out / MARKDOWN, out / SUMMARY)
     texts = {

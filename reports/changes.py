@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
-from reports.model import ClassCount, VerdictCount
+from reports.model import ClassCount, ReleaseTally, VerdictCount
 from reports.releases import REFERENCE_IMPLEMENTATION, Release, sorted_releases, version_key
 
 APPEARED: Final = "appeared"
@@ -122,10 +122,10 @@ def ran(verdicts: Iterable[VerdictCount]) -> dict[str, list[Release]]:
     return {feature: sorted_releases(releases) for feature, releases in found.items()}
 
 
-def showings(item: ClassCount) -> dict[Release, Showing]:
-    """A class's cases on each release it shows on."""
+def showings(by_release: Iterable[ReleaseTally]) -> dict[Release, Showing]:
+    """A class's cases on each release it shows on, from its tallies (``ClassCount.by_release``)."""
     counts: dict[Release, tuple[int, int, set[str]]] = {}
-    for tally in item.by_release:
+    for tally in by_release:
         diverge, expected, ids = counts.get(tally.release, (0, 0, set()))
         if tally.expectation and tally.expected:
             ids = ids | {tally.expectation}
@@ -154,7 +154,7 @@ def changelog(classes: Iterable[ClassCount], verdicts: Iterable[VerdictCount]) -
     changes = []
     for item in classes:
         case = item.smallest
-        shown = showings(item)
+        shown = showings(item.by_release)
         for before, after in pairwise(releases.get(case.feature, [])):
             was, now = shown.get(before), shown.get(after)
             kind = _kind(was, now)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from reports.distributions import PartitionDistribution, WeightedShares
-from reports.matrix import AGREES, DIVERGES, KNOWN, NO_EVIDENCE, NOT_SUPPORTED
+from reports.matrix import AGREES, DIVERGES, KNOWN, NO_EVIDENCE, NOT_SUPPORTED, Tally
 
 STATE_COLOURS: Final = {
     AGREES: "#9fd89a",
@@ -55,6 +55,19 @@ def ranked_partitions(items: Sequence[PartitionDistribution]) -> list[PartitionD
 def ranked_weighted(items: Sequence[WeightedShares]) -> list[WeightedShares]:
     """Inconsistent lists first, then by release and source."""
     return sorted(items, key=lambda w: (w.consistent, w.release.key, w.source, w.destination))
+
+
+def differ_text(tally: Tally) -> str:
+    """A matrix cell's counts: ``40 cases, 2 differ (5.00 %)``; '' for no judged case."""
+    if not tally.judged:
+        return ""
+    differ = tally.diverge + tally.expected
+    text = f"{tally.judged:,} case{'' if tally.judged == 1 else 's'}"
+    return f"{text}, {differ:,} differ ({share(differ / tally.judged)})" if differ else text
+
+
+BANNER_COLOURS: Final = {True: "#1e7b34", False: "#b00020"}
+"""The verdict banner's background: green when it passed (``Report.passed``), else red."""
 
 
 def count(value: int) -> str:

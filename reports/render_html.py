@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from html import escape
 from typing import Final
 
@@ -10,14 +11,16 @@ from records.schema import VERDICTS
 from records.significance import ALPHA
 from reports.bisection import probe_text
 from reports.figures import PANELS, partition_histograms, weighted_plots
-from reports.matrix import STATES, Matrix
+from reports.matrix import STATES, Matrix, MatrixRow
 from reports.present import (
+    BANNER_COLOURS,
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
     STATE_COLOURS,
     TABLE_ROWS,
     count,
+    differ_text,
     expectation_links,
     p_value,
     ranked_partitions,
@@ -26,7 +29,7 @@ from reports.present import (
     share,
 )
 from reports.releases import Release
-from reports.report import DIAGNOSES, Report
+from reports.report import DIAGNOSES, Divergence, Report
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }
@@ -36,6 +39,9 @@ th, td { border: 1px solid #d0d0d0; padding: 4px 8px; text-align: left; vertical
 th { background: #f0f2f5; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 table.matrix td.cell { text-align: center; min-width: 96px; font-size: 13px; }
 table.matrix td.cell small { display: block; color: #333; font-size: 11px; }
+table.matrix td.cell a { color: inherit; text-decoration: none; display: block; }
+table.matrix td.cell a:hover { text-decoration: underline; }
+.banner { color: #fff; padding: 8px 12px; font-weight: 600; font-size: 16px; }
 .legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 .muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
@@ -45,7 +51,7 @@ table.verdicts th, table.verdicts td { padding: 2px 5px; font-size: 12px; }
 """
 
 
-def _table(headers: list[str], rows: list[list[str]], *, numeric: set[int] | None = None) -> str:
+def table_html(headers: list[str], rows: list[list[str]], *, numeric: set[int] | None = None) -> str:
     """An HTML table; cells are already-escaped HTML."""
     right = numeric or set()
     head = "".join(f"<th>{h}</th>" for h in headers)
@@ -64,20 +70,23 @@ def _more(total: int, shown: int) -> str:
     return f"<p class=muted>{total - shown:,} more rows in summary.json.</p>"
 
 
-def matrix_html(item: Matrix) -> str:
+CellLink = Callable[[MatrixRow, Release], tuple[str, str]]
+"""A matrix cell's link: (href, title), href '' for none."""
+
+
+def matrix_html(item: Matrix, link: CellLink = lambda row, release: ("", "")) -> str:
+    """One implementation's matrix; each cell shows its state, counts and share of cases that differ,
+    linked where `link` gives it an address."""
     head = "".join(f"<th>{escape(r.label)}</th>" for r in item.releases)
     rows = []
     for row in item.rows:
         cells = []
-        for cell in row.cells:
-            tally = cell.tally
-            detail = f"{tally.judged:,} cases" if tally.judged else ""
-            if tally.diverge or tally.expected:
-                detail += f", {tally.diverge + tally.expected:,} differ"
-            cells.append(
-                f'<td class=cell style="background:{STATE_COLOURS[cell.state]}">{escape(cell.state)}'
-                f"<small>{escape(detail)}</small></td>"
-            )
+        for release, cell in zip(item.releases, row.cells, strict=True):
+            text = f"{escape(cell.state)}<small>{escape(differ_text(cell.tally))}</small>"
+            href, title = link(row, release)
+            if href:
+                text = f'<a href="{escape(href)}" title="{escape(title)}">{text}</a>'
+            cells.append(f'<td class=cell style="background:{STATE_COLOURS[cell.state]}">{text}</td>')
         first = (
             escape(row.first_documented.label) if row.first_documented else "<span class=muted>none</span>"
         )
@@ -90,6 +99,12 @@ def matrix_html(item: Matrix) -> str:
         f"{title}<table class=matrix><tr><th>row</th><th>kind</th>{head}"
         f"<th>behaves as documented from</th></tr>{''.join(rows)}</table>"
     )
+
+
+def banner_html(report: Report) -> str:
+    """The verdict banner: green when the report passed, else red (``Report.banner``)."""
+    colour = BANNER_COLOURS[report.passed]
+    return f'<p class=banner style="background:{colour}">{escape(report.banner())}</p>'
 
 
 def legend() -> str:
@@ -105,6 +120,7 @@ def render_html(report: Report) -> str:
         "<title>nats-conformance report</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>nats-conformance report</h1>",
+        banner_html(report),
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
         "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
@@ -116,14 +132,14 @@ def render_html(report: Report) -> str:
         + "</nav>",
     ]
     parts.append(
-        _table(
+        table_html(
             ["verdict", "cases"],
             [[escape(v), count(report.verdicts[v])] for v in VERDICTS],
             numeric={1},
         )
     )
     parts.append(
-        _table(
+        table_html(
             ["run", "directory", "status", "records", "unwritten"],
             [
                 [
@@ -157,7 +173,14 @@ def render_html(report: Report) -> str:
         "The last column is the lowest release from which every later release agrees.</p>"
     )
     parts.append(legend())
-    parts += [matrix_html(item) for item in report.matrices]
+    numbers = {item.case_class: n for n, item in enumerate(report.divergences[:TABLE_ROWS], 1)}
+
+    def link(row: MatrixRow, release: Release) -> tuple[str, str]:
+        classes = [item.case_class for item in report.cell_classes(row.kind, row.name, release)]
+        shown = [name for name in classes if name in numbers]
+        return (f"#class-{numbers[shown[0]]}", ", ".join(classes)) if shown else ("", "")
+
+    parts += [matrix_html(item, link) for item in report.matrices]
     if report.contexts:
         parts.append("<h2 id=contexts>Contexts</h2>")
         parts.append(
@@ -233,23 +256,16 @@ def divergences_html(report: Report) -> str:
                 f"<a href=#{anchor}>replay</a>",
             ]
         )
-        case = item.smallest
         replays.append(
-            f"<h3 id={anchor}>{number}. <code>{escape(item.case_class)}</code></h3>"
-            f"<p>smallest case, {escape(case.server_version)} ({escape(case.backend)}): source "
-            f"<code>{escape(case.source)}</code>, destination <code>{escape(case.destination)}</code>"
-            + (f", subject <code>{escape(case.subject)}</code>" if case.subject else "")
-            + f"; expected <code>{escape(case.expected)}</code>, observed "
-            f"<code>{escape(case.observed or '(nothing)')}</code></p>"
-            + (f"<p class=muted>{escape(case.detail)}</p>" if case.detail else "")
-            + f"<pre>{escape(item.replay)}</pre>"
+            f"<h3 id={anchor}>{number}. <code>{escape(item.case_class)}</code></h3>{smallest_html(item)}"
+            f"<pre>{escape(item.replay)}</pre>"
         )
     out.append(
         "<p>Cases that differ from the reference, grouped by <code>feature:functions:difference</code>; "
         "<i>expected</i> ones are listed in expectations.toml.</p>"
     )
     out.append(
-        _table(
+        table_html(
             [
                 "class",
                 "feature",
@@ -274,6 +290,19 @@ def divergences_html(report: Report) -> str:
     return "\n".join(out)
 
 
+def smallest_html(item: Divergence) -> str:
+    """A class's smallest case: release, backend, mapping, subject, expected and observed, detail."""
+    case = item.smallest
+    return (
+        f"<p>smallest case, {escape(case.server_version)} ({escape(case.backend)}): source "
+        f"<code>{escape(case.source)}</code>, destination <code>{escape(case.destination)}</code>"
+        + (f", subject <code>{escape(case.subject)}</code>" if case.subject else "")
+        + f"; expected <code>{escape(case.expected)}</code>, observed "
+        f"<code>{escape(case.observed or '(nothing)')}</code></p>"
+        + (f"<p class=muted>{escape(case.detail)}</p>" if case.detail else "")
+    )
+
+
 def changes_html(report: Report) -> str:
     """The changelog between consecutive releases (``reports.changes``)."""
     out = ["<h2 id=changes>Changes between releases</h2>"]
@@ -290,7 +319,7 @@ def changes_html(report: Report) -> str:
         ]
         for item in report.changes[:TABLE_ROWS]
     ]
-    out.append(_table(list(CHANGES_HEADERS), rows))
+    out.append(table_html(list(CHANGES_HEADERS), rows))
     out.append(_more(len(report.changes), TABLE_ROWS))
     return "\n".join(out)
 
@@ -311,7 +340,7 @@ def diagnoses_html(report: Report) -> str:
         "<h3 id=diagnosis>Three-way diagnosis</h3><p>Diverging cases of runs with <code>--oracle "
         "engine</code>, by which of the reference, the server and the transform engine of the server's "
         "release agree.</p>"
-        + _table(["class", *(label for _, label in DIAGNOSES)], rows, numeric=set(range(1, 5)))
+        + table_html(["class", *(label for _, label in DIAGNOSES)], rows, numeric=set(range(1, 5)))
     )
 
 
@@ -344,7 +373,7 @@ def bisections_html(report: Report) -> str:
             ]
         )
     out.append(
-        _table(
+        table_html(
             [
                 "class",
                 "case",
@@ -403,7 +432,7 @@ def partitions_html(report: Report) -> str:
         for number, d in enumerate(ranked[:TABLE_ROWS], 1)
     ]
     out.append(
-        _table(
+        table_html(
             [
                 "#",
                 "release",
@@ -461,7 +490,7 @@ def weighted_html(report: Report) -> str:
                 ["", "", "", "", f"<span class=bad>{escape(item.problem)}</span>", "", "", "", "", ""]
             )
     out.append(
-        _table(
+        table_html(
             [
                 "list",
                 "release",

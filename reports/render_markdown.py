@@ -57,6 +57,8 @@ def render_markdown(report: Report) -> str:
     lines = [
         "## nats-conformance report",
         "",
+        f"**{'✅' if report.passed else '❌'} {report.banner()}**",
+        "",
         f"{count(report.rows)} case records of {len(report.runs)} run(s) across {len(report.releases)} "
         f"release(s), generated {generated}: "
         + ", ".join(f"{count(report.verdicts[v])} {v}" for v in VERDICTS)

@@ -16,7 +16,7 @@ from typing import Any, Final
 from records.replay import replay_command
 from records.schema import VERDICTS, Case
 from reports.bisection import ReleaseBisection
-from reports.changes import Change, changelog
+from reports.changes import Change, Showing, changelog, showings
 from reports.distributions import (
     PartitionDistribution,
     WeightedShares,
@@ -24,7 +24,14 @@ from reports.distributions import (
     weighted_shares,
 )
 from reports.load import Records
-from reports.matrix import Matrix, compatibility_matrices, context_matrices, row_order, tallies
+from reports.matrix import (
+    Matrix,
+    compatibility_matrices,
+    context_matrices,
+    function_names,
+    row_order,
+    tallies,
+)
 from reports.model import Aggregates, VerdictCount
 from reports.releases import Release, sorted_releases
 
@@ -33,6 +40,7 @@ from reports.releases import Release, sorted_releases
 class RunSummary:
     run_id: str
     path: str
+    """The run directory's name (never its absolute path: outputs name no directory of the build machine)."""
     rows: int
     unwritten: int
     status: str = "completed"
@@ -66,6 +74,8 @@ class Divergence:
     """Releases between the first and the last that ran the class's feature without showing it."""
     oracles: tuple[tuple[str, int], ...] = ()
     """Cases per three-way value, from runs with an engine oracle (`suites.oracle`)."""
+    shown: dict[Release, Showing] = field(default_factory=dict)
+    """Its cases on each release it shows on (``reports.changes.showings``)."""
 
     def oracle_count(self, value: str) -> int:
         return dict(self.oracles).get(value, 0)
@@ -80,6 +90,13 @@ class Divergence:
         feature, _, rest = self.case_class.partition(":")
         functions, _, difference = rest.rpartition(":")
         return (feature, functions, difference) if functions else (self.case_class, "", "")
+
+    def in_row(self, kind: str, name: str) -> bool:
+        """True iff the class counts in a matrix row: its feature, or a function it uses."""
+        feature, functions, _ = self.parts
+        return (
+            name == feature if kind == "feature" else kind == "function" and name in function_names(functions)
+        )
 
     @property
     def first_release(self) -> Release:
@@ -129,6 +146,28 @@ class Report:
     changes: tuple[Change, ...] = ()
     """Classes that appeared, disappeared or changed verdict between consecutive releases."""
 
+    @property
+    def complete(self) -> bool:
+        return all(run.status == "completed" for run in self.runs)
+
+    @property
+    def passed(self) -> bool:
+        """No unexpected divergence and every run complete: the banner is green."""
+        return not self.verdicts.get("diverge", 0) and self.complete
+
+    def cell_classes(self, kind: str, name: str, release: Release) -> list[Divergence]:
+        """The divergence classes behind one matrix cell, in report order."""
+        return [item for item in self.divergences if release in item.shown and item.in_row(kind, name)]
+
+    def banner(self) -> str:
+        """``0 unexpected divergences, 3 listed, 1 unknown - complete``: the verdict atop every output."""
+        diverge, expected, unknown = (self.verdicts.get(v, 0) for v in ("diverge", "expected", "unknown"))
+        plural = "" if diverge == 1 else "s"
+        state = "complete" if self.complete else "incomplete"
+        return (
+            f"{diverge:,} unexpected divergence{plural}, {expected:,} listed, {unknown:,} unknown - {state}"
+        )
+
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
     tested: dict[str, set[Release]] = {}
@@ -149,6 +188,7 @@ def divergences(aggregates: Aggregates) -> list[Divergence]:
                 replay=replay_command(item.smallest),
                 not_on=gaps(releases, tested.get(feature, set())),
                 oracles=item.oracles,
+                shown=showings(item.by_release),
             )
         )
     return sorted(found, key=lambda d: (d.diverge == 0, -d.count, d.case_class))
@@ -199,7 +239,7 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         runs=tuple(
             RunSummary(
                 run.run_id,
-                str(run.path),
+                run.path.name,
                 run.rows,
                 int(run.manifest.get("unwritten", 0) or 0),
                 run.status,

@@ -1,10 +1,11 @@
 """``summary.json``: the report for machines. Infinite or undefined numbers are written as null.
 
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
-``runs``, ``rows``, ``releases``, ``verdicts`` (totals), ``verdict_counts`` (per release, feature,
-function combination and verdict), ``divergence_classes``, ``partition``, ``weighted``, ``matrix`` and
-``bisections`` (the release bisections of runs written by ``python -m suites bisect``) and ``changes``
-(classes that appeared, disappeared or changed verdict between consecutive releases, ``reports.changes``).
+``runs``, ``complete``, ``banner`` (``Report.banner``), ``rows``, ``releases``, ``verdicts`` (totals),
+``verdict_counts`` (per release, feature, function combination and verdict), ``divergence_classes``,
+``partition``, ``weighted``, ``matrix`` and ``bisections`` (the release bisections of runs written by
+``python -m suites bisect``) and ``changes`` (classes that appeared, disappeared or changed verdict
+between consecutive releases, ``reports.changes``).
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ def summary(report: Report) -> dict[str, Any]:
         "records_schema": SCHEMA_VERSION,
         "generated": report.generated,
         "runs": [asdict(run) for run in report.runs],
-        "complete": all(run.status == "completed" for run in report.runs),
+        "complete": report.complete,
+        "banner": report.banner(),
         "rows": report.rows,
         "releases": [release.label for release in report.releases],
         "verdicts": report.verdicts,

@@ -55,7 +55,7 @@ def test_junit_xml_has_a_testcase_per_divergence_class_and_per_family_and_target
         assert failure is not None
         assert testcase.get("classname") == "nats-server 2.9.25"
         assert failure.get("message") == testcase.get("name")
-        assert "  replay:      python -m suites replay --server-version 2.9.25 " in (failure.text or "")
+        assert "  replay:      nats-conformance replay --server-version 2.9.25 " in (failure.text or "")
     by_family = {testcase.get("name"): testcase for testcase in families.findall("testcase")}
     assert set(by_family) == {"validation", "stream-transform"}
     assert {testcase.get("classname") for testcase in by_family.values()} == {"process-2.9.25"}

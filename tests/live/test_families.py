@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fixtures.options import Target
-from records.replay import replay_command
+from records.replay import REPLAY, replay_command
 from records.schema import Case
 from records.writer import CASES
 from suites.__main__ import main
@@ -72,7 +72,7 @@ def test_an_operator_case_replays_in_operator_mode(
     )
     words = shlex.split(replay_command(case))
     assert words[words.index("--backend") + 1 :][:2] == [target.backend, "--operator"]
-    assert main(words[3:]) == 0
+    assert main(words[len(REPLAY) - 1 :]) == 0  # from "replay" on
     shown = f"mapping agree on nats-server {target.spec.label} ({target.backend}-operator)"
     assert shown in capsys.readouterr().out
 

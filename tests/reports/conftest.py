@@ -37,3 +37,24 @@ def spark() -> Iterator[Any]:
 
     with spark_session("local[2]") as session:
         yield session
+
+
+LEFT_RIGHT = """[[divergence]]
+id = "left-right"
+feature = "validation"
+difference = "reference-accept-server-reject"
+link = "https://docs.nats.io/nats-concepts/subject_mapping, 'Subject Mapping'"
+note = "The validator rejects left()."
+"""
+
+
+@pytest.fixture
+def hand_site(tmp_path: Path) -> Path:
+    """The site (duckdb) of two runs: ``hand_cases()``, then the same without its diverging cases."""
+    from reports.site import build_site
+
+    first = write_run(tmp_path / "runs" / "run-1", hand_cases())
+    write_run(tmp_path / "runs" / "run-2", [c for c in hand_cases() if c.verdict != "diverge"])
+    (tmp_path / "expectations.toml").write_text(LEFT_RIGHT)
+    build_site([first.parent], tmp_path / "site", expectations=tmp_path / "expectations.toml")
+    return tmp_path / "site"

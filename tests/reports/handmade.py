@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ BASE = Case(
 WEIGHTED_LIST = (WeightedDestination("w.a", 60), WeightedDestination("w.b", 30))
 LOSS_LIST = (WeightedDestination("w.l", 50),)
 PARTITION_DESTINATION = "p.{{wildcard(1)}}.{{partition(3,1)}}"
+SPLIT = "mapping:splitFromLeft:wrong-subject"
+"""The class of the diverging splitFromLeft cases of ``hand_cases()``."""
 
 
 def case(**fields: Any) -> Case:
@@ -195,3 +199,19 @@ def markdown_tables(markdown: str) -> list[list[str]]:
             tables[-1].append(line)
         previous = line
     return tables
+
+
+def serve_site(site: Path) -> tuple[subprocess.Popen[str], str]:
+    """`nats-conformance site serve` on a free port, and the address it printed."""
+    server = subprocess.Popen(
+        [sys.executable, "nats_conformance.py", "site", "serve", str(site), "--port", "0"],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    line = server.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+    assert match, line
+    return server, match.group(0)

@@ -1,28 +1,32 @@
-"""The HTML report in a real browser: a headless Chromium screenshot shows the plots and the matrix.
+"""The HTML report and the compatibility site in a real browser: a headless Chromium screenshot shows the
+plots and the matrix; Selenium walks the served site from the index to a finding.
 
-Skipped only when no ``chromium`` is installed (Debian: ``apt-get install chromium``; ``./dev setup``
-installs it).
+Skipped only when no ``chromium`` is installed (Debian: ``apt-get install chromium chromium-driver``;
+``./dev setup`` installs both), or, for the site, no ``chromedriver`` or ``selenium``.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from handmade import case
+from handmade import SPLIT, case, serve_site
 
 from records.schema import Case
 from reports.build import build_report
 from reports.figures import OBSERVED_COLOUR
 from reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
 from reports.present import STATE_COLOURS
+from reports.site import finding_id
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
 WIDTH, HEIGHT = 1400, 3000
 
 
@@ -120,3 +124,57 @@ def test_screenshot_shows_plots_and_a_coloured_matrix(
     for state in (AGREES, KNOWN, DIVERGES, NOT_SUPPORTED):
         assert colours[rgb(STATE_COLOURS[state])] > 1_000, f"no '{state}' cells in the screenshot"
     assert colours[rgb(OBSERVED_COLOUR)] > 2_000, "no histogram bars in the screenshot"
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None or CHROMEDRIVER is None,
+    reason="chromium or chromedriver is not installed (apt-get install chromium chromium-driver)",
+)
+def test_the_served_site_leads_from_the_index_through_the_matrix_to_a_finding(
+    hand_site: Path, tmp_path: Path
+) -> None:
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.common.by import By
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1300,1000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    server, url = serve_site(hand_site)
+    try:
+        driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(str(CHROMEDRIVER)))
+        try:
+            driver.get(f"{url}index.html")
+            assert "2 unexpected divergences" in driver.find_element(By.CLASS_NAME, "banner").text
+            driver.find_element(By.LINK_TEXT, "matrix").click()
+            assert driver.current_url == f"{url}matrix.html"
+            driver.find_element(By.CSS_SELECTOR, f'td.cell a[title="{SPLIT}"]').click()
+            assert driver.current_url == f"{url}findings/{finding_id(SPLIT)}.html"
+            assert driver.find_element(By.TAG_NAME, "h1").text == SPLIT
+            assert driver.find_element(By.CLASS_NAME, "replay").text == (
+                "nats-conformance replay --server-version 2.10.27 --backend process --feature mapping "
+                "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab"
+            )
+            shot = tmp_path / "finding.png"
+            assert driver.save_screenshot(str(shot))
+            assert shot.stat().st_size > 0
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+            assert errors == []
+        finally:
+            driver.quit()
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=10)
+    assert server.returncode == 130

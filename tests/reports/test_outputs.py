@@ -13,7 +13,7 @@ from handmade import PARTITION_DESTINATION, cells, markdown_tables
 
 from reports.__main__ import main
 from reports.build import build_report
-from reports.present import STATE_COLOURS
+from reports.present import BANNER_COLOURS, STATE_COLOURS
 
 
 def no_constants(name: str) -> object:
@@ -57,7 +57,7 @@ def test_summary_json(built: Path) -> None:
     assert (first["first_release"], first["last_release"], first["diverge"]) == ("2.9.25", "2.10.27", 2)
     assert first["not_on"] == []
     assert first["replay"] == (
-        "python -m suites replay --server-version 2.10.27 --backend process --feature mapping "
+        "nats-conformance replay --server-version 2.10.27 --backend process --feature mapping "
         "--source 'm.*' --destination 'n.{{splitFromLeft(1,1)}}' --subject m.ab"
     )
     assert second["expectations"] == ["left-right"]
@@ -171,3 +171,29 @@ def test_a_server_judged_by_another_release_s_rules_is_named_in_every_output(
     assert sentence in (tmp_path / "out" / "report.html").read_text()
     (run,) = summary_of(tmp_path / "out" / "summary.json")["runs"]
     assert run["judged_by"] == [["2.15.9", "2.15.2"]]
+
+
+def test_every_output_opens_with_the_verdict_banner(built: Path) -> None:
+    line = "2 unexpected divergences, 1 listed, 3 unknown - complete"
+    html = (built / "report.html").read_text()
+    assert f'<p class=banner style="background:{BANNER_COLOURS[False]}">{line}</p>' in html
+    assert html.index("class=banner") < html.index("<table")
+    assert (built / "report.md").read_text().splitlines()[2] == f"**❌ {line}**"
+    assert summary_of(built / "summary.json")["banner"] == line
+
+
+def test_matrix_cells_show_the_share_that_differs_and_link_to_their_classes(built: Path) -> None:
+    html = (built / "report.html").read_text()
+    # mapping on 2.9.25: 3 wildcard cases agree, 1 splitFromLeft case diverges (class 1)
+    cell = '<a href="#class-1" title="mapping:splitFromLeft:wrong-subject">diverges<small>4 cases, 1 differ'
+    assert f"{cell} (25.00 %)</small></a>" in html
+    assert (
+        '<a href="#class-2" title="validation:left:reference-accept-server-reject">known divergence' in html
+    )
+    assert '<td class=cell style="background:#9fd89a">agrees<small>2 cases</small></td>' in html
+
+
+def test_no_output_names_the_build_machine_s_directories(built: Path, hand_run: Path) -> None:
+    for name in ("report.html", "report.md", "summary.json"):
+        assert str(hand_run.parent) not in (built / name).read_text(), name
+    assert [run["path"] for run in summary_of(built / "summary.json")["runs"]] == ["run-1"]
