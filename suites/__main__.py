@@ -12,7 +12,6 @@ import importlib.util
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,8 +27,6 @@ from records.expectations import (
     Expectations,
     default_to_update,
     load_expectations,
-    updated_entries,
-    write_expectations,
 )
 from records.schema import NOT_SUPPORTED, Case
 from records.tally import case_tally, run_tally
@@ -42,7 +39,7 @@ from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.plans import PLANS
 from suites.engine.scaleout import scale_out
 from suites.engine_check import add_engine_check_command
-from suites.expectations_check import add_expectations_command
+from suites.expectations_check import add_expectations_command, update_expectations
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
 from suites.library import replay_on_adapter
@@ -263,28 +260,6 @@ def newest_releases() -> list[str]:
     chosen = known.newest_patches(DEFAULT_LINES)
     report_to_stderr(f"testing {', '.join(chosen)}: the newest of each default line ({known.describe()})")
     return chosen
-
-
-def update_expectations(
-    path: Path, expectations: Expectations, smallest: Iterable[Case], run_id: str
-) -> None:
-    """Rewrite the expectations file from this run (`updated_entries`): a line per range it closed and
-    per entry it keeps unchanged though no release of the run showed it, then a summary."""
-    update = updated_entries(
-        expectations, [case for case in smallest if case.verdict == "diverge"], run_id=run_id
-    )
-    write_expectations(path, update.entries, update.cases)
-    for ending in update.closed:
-        print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
-    stale = expectations.stale()
-    for entry in stale:
-        print(
-            f"expectation kept as it was: {entry.id} showed on no release of this run, so none dates its end"
-        )
-    print(
-        f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "
-        f"{len(stale)} not seen and kept)"
-    )
 
 
 def swept_releases(lines: list[str], since: str | None) -> list[str]:

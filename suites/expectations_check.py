@@ -9,7 +9,9 @@ For each entry, the releases of the runs' records that contradict its range, one
   of which it explained (verdict `expected` with its id); never for an intermittent entry;
 - seen outside its range: a release outside its range on which a case it explains (`explains`) diverged.
 
-Then a summary line; exit status 1 when any entry is contradicted, else 0 (reference.cli).
+Then a summary line; exit status 1 when any entry is contradicted, else 0 (reference.cli). With
+`--update` the ranges the runs show ended are closed (`updated_entries`, as `campaign
+--update-expectations` does), from the same evidence read back from the records.
 """
 
 from __future__ import annotations
@@ -20,7 +22,17 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from records.expectations import DEFAULT_PATH, Expectation, load_expectations, version_key
+from records.expectations import (
+    DEFAULT_PATH,
+    Expectation,
+    Expectations,
+    default_to_update,
+    load_expectations,
+    updated_entries,
+    version_key,
+    write_expectations,
+)
+from records.schema import Case
 from reference.cli import Parser, exit_status
 from reports.aggregate import RECORDS
 from reports.duckdb_sql import open_records
@@ -93,6 +105,48 @@ def mismatches(entries: Iterable[Expectation], seen: Sequence[Seen]) -> list[Mis
     return found
 
 
+def update_expectations(
+    path: Path, expectations: Expectations, smallest: Iterable[Case], run_id: str
+) -> None:
+    """Rewrite the expectations file from this run (`updated_entries`): a line per range it closed and
+    per entry it keeps unchanged though no release of the run showed it, then a summary."""
+    update = updated_entries(
+        expectations, [case for case in smallest if case.verdict == "diverge"], run_id=run_id
+    )
+    write_expectations(path, update.entries, update.cases)
+    for ending in update.closed:
+        print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
+    stale = expectations.stale()
+    for entry in stale:
+        print(
+            f"expectation kept as it was: {entry.id} showed on no release of this run, so none dates its end"
+        )
+    print(
+        f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "
+        f"{len(stale)} not seen and kept)"
+    )
+
+
+def evidence_of(entries: Sequence[Expectation], seen: Sequence[Seen]) -> Expectations:
+    """The evidence a campaign gathers (`Expectations`), read back from records: the releases each entry
+    was covered and tested on (every judged case), and those it was confirmed on (its expected cases)."""
+    known = Expectations(tuple(entries))
+    for row in seen:
+        if row.verdict == "unknown":
+            continue
+        known.note_run(row.implementation, row.server_version)
+        known.note_feature(row.server_version, row.feature, row.functions)
+        if row.verdict == "expected":
+            known.classify(
+                row.implementation,
+                row.server_version,
+                feature=row.feature,
+                functions=row.functions,
+                difference=row.difference,
+            )
+    return known
+
+
 def releases_text(chosen: Iterable[str], tested: Sequence[str]) -> str:
     """`chosen` in the order of `tested` (every release of the runs, oldest first), each `SPAN` or more
     of them consecutive in `tested` written as `FIRST to LAST`."""
@@ -125,6 +179,11 @@ def expectations_check(arguments: argparse.Namespace) -> int:
         f"{contradicted} of {len(entries)} entries of {path} contradicted by {len(records.runs)} run(s) "
         f"on {len(tested)} release(s)"
     )
+    if arguments.update:
+        target = Path(arguments.expectations) if arguments.expectations else default_to_update()
+        runs = ", ".join(run.run_id for run in records.runs)
+        update_expectations(target, evidence_of(entries, seen), [], runs)
+        return 0
     return exit_status(diverged=bool(found), unknown=None)
 
 
@@ -146,6 +205,12 @@ def add_expectations_command(commands: argparse._SubParsersAction[Parser]) -> No
         "--allow-incomplete",
         action="store_true",
         help="check runs that did not complete (interrupted, crashed or killed) on the records they left",
+    )
+    check.add_argument(
+        "--update",
+        action="store_true",
+        help="then close the range of every entry the runs show ended, as campaign --update-expectations "
+        "does (never removing one), and exit 0",
     )
     check.set_defaults(handler=expectations_check)
     add_export_action(actions)

@@ -9,7 +9,7 @@ import pytest
 
 import nats_conformance
 import suites.__main__
-from records.expectations import Expectation, write_expectations
+from records.expectations import Expectation, load_expectations, write_expectations
 from records.schema import Case
 from records.writer import RecordWriter
 from suites.expectations_check import releases_text
@@ -100,3 +100,20 @@ def test_an_incomplete_run_is_refused_unless_allowed(
     assert nats_conformance.main(command) == 2
     assert "is incomplete (interrupted by SIGINT)" in capsys.readouterr().err
     assert nats_conformance.main([*command, "--allow-incomplete"]) == 0
+
+
+def test_update_closes_what_the_records_show_ended_and_the_check_then_agrees(
+    tmp_path: Path, listed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep's records date an end as a campaign's --update-expectations would: shown up to 2.10.27,
+    not on the newer releases that ran its feature."""
+    cases = [CASE, replace(CASE, server_version="2.9.25"), replace(AGREES, server_version="2.11.17")]
+    cases.append(replace(AGREES, server_version="2.12.15"))
+    runs = run(tmp_path, "r1", cases)
+    assert nats_conformance.main(["expectations", "check", runs, "--expectations", listed, "--update"]) == 0
+    assert "expectation range closed: crash: Ends at 2.10.27: not shown from 2.11.17 on (run r1)." in (
+        capsys.readouterr().out.splitlines()
+    )
+    (closed, intermittent) = load_expectations(Path(listed)).entries
+    assert (closed.max_version, intermittent) == ("2.10.27", NOW_AND_THEN)
+    assert nats_conformance.main(["expectations", "check", runs, "--expectations", listed]) == 0
