@@ -392,6 +392,21 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
 
 
 @dataclass(frozen=True, slots=True)
+class Widening:
+    """An entry the run showed beyond its range, on releases next to it: its range now runs from
+    `first` to `last` (`last` '' for open-ended)."""
+
+    entry: Expectation
+    first: str
+    last: str
+
+    def sentence(self, run_id: str) -> str:
+        """What the entry's note gains when its range is widened."""
+        shown = f"on {self.first} to {self.last}" if self.last else f"from {self.first} on"
+        return f"Shown {shown} (run {run_id})."
+
+
+@dataclass(frozen=True, slots=True)
 class Update:
     """The file's entries after a run (none removed), the case each new one keeps (by its `case`
     path), and the ranges the run closed."""
@@ -399,6 +414,7 @@ class Update:
     entries: list[Expectation]
     cases: dict[str, Case]
     closed: list[Ending]
+    widened: list[Widening] = field(default_factory=list)
 
 
 def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, run_id: str) -> Update:
@@ -414,10 +430,19 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
         _closed(entry, ends[entry.id], run_id) if entry.id in ends else entry
         for entry in expectations.entries
     ]
+    remaining = list(divergences)
+    widened = []
+    for index, entry in enumerate(kept):
+        widening = _widening(expectations, entry, remaining)
+        if widening is not None:
+            widened.append(widening)
+            note = _noted(entry.note, widening.sentence(run_id))
+            kept[index] = replace(entry, min_version=widening.first, max_version=widening.last, note=note)
+            remaining = [c for c in remaining if not _explained(kept[index], c)]
     taken = {entry.id for entry in kept}
     found: dict[str, Case] = {}
     grouped: dict[tuple[str, str, str], list[Case]] = {}
-    for case in divergences:
+    for case in remaining:
         grouped.setdefault((case.implementation, case.feature, case.difference), []).append(case)
     for (implementation, feature, difference), cases in sorted(grouped.items()):
         tested = sorted(
@@ -456,7 +481,55 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
                 f"{first.destination!r}, subject {first.subject!r}). Review and explain.",
             )
             kept.append(_closed(entry, Ending(entry, span[-1], later[0]), run_id) if later else entry)
-    return Update(kept, found, closed)
+    return Update(kept, found, closed, widened)
+
+
+def _explained(entry: Expectation, case: Case) -> bool:
+    """The entry, as it stands, explains this divergence (its range included)."""
+    return entry.covers(case.implementation, case.server_version) and entry.explains(
+        case.feature, case.functions, case.difference
+    )
+
+
+def _widening(expectations: Expectations, entry: Expectation, divergences: list[Case]) -> Widening | None:
+    """How far the run shows `entry` beyond its range: the releases next to the range, with no release
+    between them and the range that checked cases it concerns without showing it, on which divergences it
+    explains were seen (those further off make a range of their own, a new entry); None when there are
+    none. Never for an intermittent entry."""
+    outside = [
+        case
+        for case in divergences
+        if fnmatchcase(case.implementation, entry.implementation)
+        and entry.explains(case.feature, case.functions, case.difference)
+        and not entry.covers(case.implementation, case.server_version)
+    ]
+    if entry.intermittent or not outside:
+        return None
+    shown = {case.server_version for case in outside} | expectations.shown(entry)
+    tested = sorted(
+        {v for v, pairs in expectations.features.items() if any(entry.concerns(*pair) for pair in pairs)}
+        | shown,
+        key=version_key,
+    )
+    first, last = entry.min_version, entry.max_version
+    if first:
+        for version in sorted((v for v in tested if version_key(v) < version_key(first)), key=version_key)[
+            ::-1
+        ]:
+            if version not in shown:
+                break
+            first = version
+    if last:
+        newer = [v for v in tested if version_key(v) > version_key(last)]
+        for version in newer:
+            if version not in shown:
+                break
+            last = version
+        if newer and last == newer[-1]:
+            last = ""  # shown up to the newest release the run checked: open-ended
+    if (first, last) == (entry.min_version, entry.max_version):
+        return None
+    return Widening(entry, first, last)
 
 
 def _spans(tested: list[str], shown: set[str]) -> list[list[str]]:
@@ -475,9 +548,12 @@ def _spans(tested: list[str], shown: set[str]) -> list[list[str]]:
 def _closed(entry: Expectation, ending: Ending, run_id: str) -> Expectation:
     """The entry with its range closed at `ending.last`, its note saying why (a line of its own in a
     note of many lines)."""
-    between = "\n" if "\n" in entry.note else " "
-    note = between.join(filter(None, (entry.note, ending.sentence(run_id))))
-    return replace(entry, max_version=ending.last, note=note)
+    return replace(entry, max_version=ending.last, note=_noted(entry.note, ending.sentence(run_id)))
+
+
+def _noted(note: str, sentence: str) -> str:
+    """A note with a sentence added (a line of its own in a note of many lines)."""
+    return ("\n" if "\n" in note else " ").join(filter(None, (note, sentence)))
 
 
 HEADER = """# Known divergences (see records/expectations.py for the format).

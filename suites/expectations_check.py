@@ -10,8 +10,9 @@ For each entry, the releases of the runs' records that contradict its range, one
 - seen outside its range: a release outside its range on which a case it explains (`explains`) diverged.
 
 Then a summary line; exit status 1 when any entry is contradicted, else 0 (reference.cli). With
-`--update` the ranges the runs show ended are closed (`updated_entries`, as `campaign
---update-expectations` does), from the same evidence read back from the records.
+`--update` the file is updated as `campaign --update-expectations` updates it (`updated_entries`:
+ranges the runs show ended closed, ranges they show longer widened, new entries for the other
+divergences, none removed), from the same evidence read back from the records.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from records.expectations import (
     version_key,
     write_expectations,
 )
-from records.schema import Case
+from records.schema import Case, case_of
 from reference.cli import Parser, exit_status
 from reports.aggregate import RECORDS
 from reports.duckdb_sql import open_records
@@ -76,6 +77,22 @@ def seen_in(parts: Sequence[Path]) -> list[Seen]:
     return [Seen(*(str(value or "") for value in row)) for row in rows]
 
 
+def divergences_in(parts: Sequence[Path]) -> list[Case]:
+    """The smallest diverging case (shortest subject) of each class on each release of these part files,
+    read by DuckDB: what `--update` lists as new entries."""
+    import duckdb
+
+    key = "implementation, server_version, feature, functions, difference"
+    with duckdb.connect() as connection:
+        open_records(connection, [str(part) for part in parts])
+        relation = connection.sql(
+            f"SELECT * FROM {RECORDS} WHERE verdict = 'diverge' QUALIFY row_number() OVER "
+            f"(PARTITION BY {key} ORDER BY length(subject), case_id) = 1"
+        )
+        rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    return [case_of(row) for row in rows]
+
+
 def mismatches(entries: Iterable[Expectation], seen: Sequence[Seen]) -> list[Mismatch]:
     """Every contradiction of an entry's range by `seen` (see the module)."""
     found = []
@@ -116,6 +133,8 @@ def update_expectations(
     write_expectations(path, update.entries, update.cases)
     for ending in update.closed:
         print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
+    for widening in update.widened:
+        print(f"expectation range widened: {widening.entry.id}: {widening.sentence(run_id)}")
     stale = expectations.stale()
     for entry in stale:
         print(
@@ -123,7 +142,7 @@ def update_expectations(
         )
     print(
         f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "
-        f"{len(stale)} not seen and kept)"
+        f"{len(update.widened)} widened, {len(stale)} not seen and kept)"
     )
 
 
@@ -182,7 +201,7 @@ def expectations_check(arguments: argparse.Namespace) -> int:
     if arguments.update:
         target = Path(arguments.expectations) if arguments.expectations else default_to_update()
         runs = ", ".join(run.run_id for run in records.runs)
-        update_expectations(target, evidence_of(entries, seen), [], runs)
+        update_expectations(target, evidence_of(entries, seen), divergences_in(records.parts), runs)
         return 0
     return exit_status(diverged=bool(found), unknown=None)
 

@@ -18,6 +18,7 @@ from records.expectations import (
     Expectation,
     Expectations,
     ExpectationsError,
+    Widening,
     default_to_update,
     in_checkout,
     load_expectations,
@@ -223,7 +224,7 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
         "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
         "expectation kept as it was: first showed on no release of this run, so none dates its end",
         "expectation kept as it was: last showed on no release of this run, so none dates its end",
-        f"expectations updated: {path} (0 new, 1 ranges closed, 2 not seen and kept)",
+        f"expectations updated: {path} (0 new, 1 ranges closed, 0 widened, 2 not seen and kept)",
     ]
     assert [entry.id for entry in load_expectations(path).entries] == ["first", "crash", "last"]
 
@@ -252,3 +253,19 @@ def test_a_new_divergence_gets_one_entry_per_run_of_releases_that_show_it() -> N
     assert first.note.endswith("Ends at 2.2.2: not shown from 2.2.3 on (run r9).")
     assert (second.id, second.min_version, second.max_version) == (f"{name}-2", "2.9.0", "")
     assert {case.server_version for case in update.cases.values()} == {"2.2.0", "2.9.0"}
+
+
+def test_a_divergence_next_to_an_entry_s_range_widens_it_and_one_further_off_is_new() -> None:
+    """The entry says 2.9.0 and later; the run shows the crash on 2.8.3 and 2.8.4 too (every release it
+    ran between them and 2.9.0), so the range starts at 2.8.3; on 2.2.0, with 2.8.0 not showing it, it is
+    a range of its own."""
+    known = Expectations((CRASH,))
+    divergences = [judged(known, replace(CRASHING, server_version=v)) for v in ("2.2.0", "2.8.3", "2.8.4")]
+    judged(known, replace(AGREEING, server_version="2.8.0"))
+    judged(known, replace(CRASHING, server_version="2.9.25"))
+    update = updated_entries(known, [case for case in divergences if case.verdict == "diverge"], run_id="r2")
+    widened, new = update.entries
+    assert (widened.min_version, widened.max_version) == ("2.8.3", "")
+    assert widened.note == "The server panics. Shown from 2.8.3 on (run r2)."
+    assert update.widened == [Widening(CRASH, "2.8.3", "")]
+    assert (new.min_version, new.max_version) == ("2.2.0", "2.2.0")

@@ -117,3 +117,29 @@ def test_update_closes_what_the_records_show_ended_and_the_check_then_agrees(
     (closed, intermittent) = load_expectations(Path(listed)).entries
     assert (closed.max_version, intermittent) == ("2.10.27", NOW_AND_THEN)
     assert nats_conformance.main(["expectations", "check", runs, "--expectations", listed]) == 0
+
+
+def test_update_lists_a_divergence_no_entry_explains_with_its_range_and_known_case(
+    tmp_path: Path, listed: str
+) -> None:
+    mapping = replace(AGREES, feature="mapping", functions="", source="m.a", destination="n", subject="m.a")
+    wrong = replace(mapping, verdict="diverge", difference="wrong-subject", observed="m.a", expected="n")
+    cases = [
+        wrong,
+        replace(wrong, server_version="2.9.25", subject="m.a.b"),
+        replace(mapping, server_version="2.12.15"),
+    ]
+    assert (
+        nats_conformance.main(
+            ["expectations", "check", run(tmp_path, "r1", cases), "--expectations", listed, "--update"]
+        )
+        == 0
+    )
+    *_, new = load_expectations(Path(listed)).entries
+    assert (new.feature, new.difference, new.min_version, new.max_version) == (
+        "mapping",
+        "wrong-subject",
+        "2.9.25",
+        "2.10.27",
+    )
+    assert (Path(listed).parent / new.case).is_file()
