@@ -40,20 +40,27 @@ def version() -> str:
         return project["version"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    parser = Parser(
+def parser(width: int | None = None) -> Parser:
+    """The `nats-conformance` argument parser with every sub-command, built without running anything (the
+    docs' CLI reference is generated from it, docs/hooks.py); `width` wraps the top-level help (default
+    the terminal's width, at least 100)."""
+    command_line = Parser(
         prog="nats-conformance",
         description="Conformance of NATS subject mapping: run cases against servers, report, gate.",
-        formatter_class=partial(_Formatter, width=max(shutil.get_terminal_size().columns, 100)),
+        formatter_class=partial(_Formatter, width=width or max(shutil.get_terminal_size().columns, 100)),
     )
-    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    command_line.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
+    commands = command_line.add_subparsers(dest="command", required=True, metavar="COMMAND")
     suites.__main__.add_commands(commands)
     reports.__main__.add_commands(commands, build_name="report")
     fixtures.__main__.add_commands(commands)
     reference.__main__.add_commands(commands)
-    return run_parsed(parser, argv)
+    return command_line
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    return run_parsed(parser(), argv)
 
 
 if __name__ == "__main__":

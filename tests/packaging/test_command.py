@@ -22,6 +22,7 @@ COMMANDS = (
     "engine-check",
     "expectations",
     "report",
+    "site",
     "baseline",
     "gate",
     "provision",

@@ -1,0 +1,65 @@
+"""MkDocs hook (mkdocs.yml `hooks:`): generates the CLI reference page, `cli.md`, from the
+`nats-conformance` argument parser at build time, so it never goes stale. Nothing is run: the parser is
+built (`nats_conformance.parser()`) and each sub-command's `--help` text is written into the page."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+WIDTH = 100
+PAGE = "cli.md"
+
+
+def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """`parser` and every sub-command's parser under it, depth first, in registration order."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            seen: set[int] = set()
+            for sub in action.choices.values():
+                if id(sub) not in seen:  # aliases name the same parser
+                    seen.add(id(sub))
+                    yield from _commands(sub)
+
+
+def render() -> str:
+    """The page: the top-level help, then one section per sub-command with its `--help` text."""
+    root = Path(__file__).resolve().parent.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    import nats_conformance
+
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(WIDTH)  # argparse wraps sub-commands' help at the terminal's width
+    try:
+        lines = [
+            "# Command-line reference",
+            "",
+            "Generated from the `nats-conformance` argument parser when the documentation is built "
+            "(`docs/hooks.py`); `nats-conformance COMMAND --help` prints the same text. The commands are "
+            "also `python -m suites`, `python -m reports` (`report` is `reports build`), "
+            "`python -m fixtures` and `python -m reference`. Exit statuses: "
+            "[Reliability](guide/reliability.md#exit-statuses).",
+            "",
+        ]
+        for command in _commands(nats_conformance.parser(width=WIDTH)):
+            lines += [f"## `{command.prog}`", "", "```text", command.format_help().rstrip(), "```", ""]
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return "\n".join(lines)
+
+
+def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
+    """Add the generated `cli.md` to the documentation files."""
+    files.append(File.generated(config, PAGE, content=render()))
+    return files
