@@ -33,6 +33,9 @@ NOT_SUPPORTED: Final = "not-supported"
 """The `difference` of an `unknown` case an adapter was not asked, as its `hello` leaves out the operation
 or a mapping function the question uses (docs/adapter-protocol.md): the report shows such a row as `not
 supported`, and the unknown-cases threshold does not count these either."""
+CRASH_UNCONFIRMED: Final = "server-crash-unconfirmed"
+"""The `difference` of an `unknown` case of a unit during which a server at a URL stopped answering: a
+crash, most likely, that the server's log (not the suite's to read) cannot confirm."""
 
 FEATURES: Final = (
     "mapping",

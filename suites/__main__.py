@@ -2,7 +2,8 @@
 
 Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
 status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
-`--max-unknown` of its cases are unknown, else 0 (reference.cli).
+`--max-unknown` of its cases are unknown (or a server at a URL stopped answering for good), else 0
+(reference.cli).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixtures.engine import engine_command, engine_release
-from fixtures.errors import ProvisionError
+from fixtures.errors import ProvisionError, TargetLostError
 from fixtures.options import OptionError, build_run_config
 from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
 from fixtures.releases import ReleaseSelection, known_releases
@@ -31,7 +32,15 @@ from records.expectations import (
 from records.schema import NOT_SUPPORTED, Case
 from records.tally import case_tally, run_tally
 from records.writer import new_run_id
-from reference.cli import Parser, add_max_unknown, count, exit_status, run_parsed, too_many_unknown
+from reference.cli import (
+    TOO_MANY_UNKNOWN,
+    Parser,
+    add_max_unknown,
+    count,
+    exit_status,
+    run_parsed,
+    too_many_unknown,
+)
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
 from suites.bisect import add_bisect_command
@@ -153,17 +162,21 @@ def campaign(arguments: argparse.Namespace) -> int:
     run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
     master, shards = sweep_scheduling(arguments)
-    with scale_out(master, shards) as scaled:
-        writer, diverged = run_campaign(
-            run,
-            plan,
-            run_dir,
-            expectations,
-            adapters=adapters,
-            outcomes=outcomes,
-            scale_out=scaled,
-            resume=bool(arguments.resume),
-        )
+    try:
+        with scale_out(master, shards) as scaled:
+            writer, diverged = run_campaign(
+                run,
+                plan,
+                run_dir,
+                expectations,
+                adapters=adapters,
+                outcomes=outcomes,
+                scale_out=scaled,
+                resume=bool(arguments.resume),
+            )
+    except TargetLostError as error:
+        print(f"nats-conformance: {error}", file=sys.stderr)
+        return TOO_MANY_UNKNOWN
     if arguments.junit_xml:
         write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
     manifest = writer.manifest()

@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fixtures.config import Mapping
-from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
+from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError, ServerStoppedError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import NOT_SUPPORTED, REFUSED, Case, CaseBlock, texts_of
+from records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, texts_of
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.errors import MappingError
@@ -132,7 +132,7 @@ def make_case(
     expectation = ""
     if not difference:
         verdict = "agree"
-    elif difference in ("unknown", REFUSED, NOT_SUPPORTED):
+    elif difference in ("unknown", REFUSED, NOT_SUPPORTED, CRASH_UNCONFIRMED):
         verdict = "unknown"
     else:
         entry = context.expectations.classify(
@@ -596,9 +596,12 @@ def crash_of(session: Session, failure: str) -> str:
     """After `failure` ('' for none) during a unit: '' when the server still runs; the panic line when it
     died of the unit (a crash the unit caused: the server is restarted). A server that died with no
     panic in its log was ended from outside: `ServerDiedError`, for the engine to restart it and judge
-    the unit's cases `unknown` (`suites.engine.family.check`)."""
+    the unit's cases `unknown` (`suites.engine.family.check`); a server at a URL, whose log is not ours,
+    `ServerStoppedError`."""
     if not session.has_died(failure):
         return ""
+    if session.server.name == "external":
+        raise ServerStoppedError(f"the server stopped answering ({failure or 'no failure seen'})")
     panic = panic_line(session)
     if not panic:
         raise ServerDiedError(f"the server died with no panic in its log ({failure or 'no failure seen'})")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command
+from fixtures.errors import TargetLostError
 from fixtures.options import OptionError, RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
@@ -28,7 +29,7 @@ from records.writer import RecordsError, RecordWriter
 from reference.errors import UnknownVersionError, interruption
 from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
-from suites.engine.family import Family
+from suites.engine.family import Family, ServerLostError
 from suites.engine.run import Progress, Sink, run_family
 from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
@@ -152,6 +153,10 @@ def run_campaign(
         raise RecordsError(
             f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
         ) from error
+    except TargetLostError as error:
+        raise TargetLostError(
+            f"{error}; {writer.written} cases recorded in {run_dir}, the run journaled {writer.status}"
+        ) from error
     except BaseException:
         if not writer.total and not resume:
             shutil.rmtree(run_dir, ignore_errors=True)  # nothing recorded: no empty run left for reports
@@ -207,6 +212,10 @@ def run_one(
                         else ()
                     ),
                 )
+            except ServerLostError as lost:
+                if target.backend != "external":
+                    raise
+                raise TargetLostError(lost_line(server.url, run.apply_command, lost)) from lost
             finally:
                 progress.show(end="\n")
                 if context.oracle is not None:
@@ -218,6 +227,12 @@ def run_one(
         return [before.outcome(writer, target.id, family.name)]
     finally:
         server.cleanup()
+
+
+def lost_line(url: str, apply_command: str | None, lost: ServerLostError) -> str:
+    """Why a run on the server at `url` stops: it stopped answering and could not be brought back."""
+    how = "--apply-command did not bring it back" if apply_command else "there is no --apply-command"
+    return f"the server at {url} stopped answering after a case crashed it and {how} ({lost})"
 
 
 def known_units(family: Family[Any, Any], expectations: Expectations, *, restartable: bool) -> list[Any]:

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
 from fixtures.config import ServerConfig
-from fixtures.errors import ServerError
+from fixtures.errors import ServerError, ServerStartError, ServerStoppedError
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
 from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import Case, CaseBlock
+from records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
 from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext, make_case
@@ -122,15 +123,45 @@ def in_operator_mode(server: Backend, operator: bool) -> Backend:
     return OperatorBackend(server) if operator and isinstance(server, LocalServer) else server
 
 
+class ServerLostError(ServerStartError):
+    """A unit's server stopped and could not be started again; `judged` is the unit's cases, all
+    `unknown`, for the caller to record before the run ends."""
+
+    def __init__(self, message: str, judged: Judged) -> None:
+        super().__init__(message)
+        self.judged = judged
+
+
 def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
     """Execute one unit and judge it: what every caller of a family does. A unit its server cut short
     (a server, wire or JetStream error: the server died of something other than the unit, or a wait on it
-    passed its deadline) restarts the server, and its cases are `unknown` with the reason."""
+    passed its deadline) restarts the server, and its cases are `unknown` with the reason; those of a
+    unit during which a server at a URL stopped answering say `server-crash-unconfirmed`. A server that
+    cannot be restarted raises `ServerLostError` with the unit's cases."""
     try:
         observed = family.execute(session, unit)
     except ServerError as error:
-        return family.unknown(context, session.profile, unit, session.recover(error))
+        try:
+            reason = session.recover(error)
+        except ServerStartError as failed:
+            judged = family.unknown(context, session.profile, unit, session.restarts[-1])
+            raise ServerLostError(str(failed), _unconfirmed(judged, error)) from failed
+        return _unconfirmed(family.unknown(context, session.profile, unit, reason), error)
     return family.judge(context, session.profile, unit, observed)
+
+
+def _unconfirmed(judged: Judged, error: ServerError) -> Judged:
+    """`judged` with the difference of its `unknown` cases `CRASH_UNCONFIRMED` when `error` says the server
+    stopped answering during the unit (`ServerStoppedError`)."""
+    if not isinstance(error, ServerStoppedError):
+        return judged
+    marked: list[Case | CaseBlock] = []
+    for item in judged:
+        case = item.shared if isinstance(item, CaseBlock) else item
+        if case.verdict == "unknown" and case.difference == "unknown":
+            case = replace(case, difference=CRASH_UNCONFIRMED)
+        marked.append(replace(item, shared=case) if isinstance(item, CaseBlock) else case)
+    return marked
 
 
 def cases_of(judged: Judged) -> list[Case]:

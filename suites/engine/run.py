@@ -21,7 +21,7 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
 from suites.differential import RunContext
-from suites.engine.family import Family, Judged, check, record, verdicts
+from suites.engine.family import Family, Judged, ServerLostError, check, record, verdicts
 from suites.strategies import Enough, run_batches
 
 KEPT_DIVERGENCES = 100
@@ -110,7 +110,12 @@ def run_family(
             return 0.0
         units += 1
         seen.add(unit)
-        cases, classes = sink.record(check(family, session, context, unit))
+        try:
+            judged = check(family, session, context, unit)
+        except ServerLostError as lost:
+            sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
+            raise
+        cases, classes = sink.record(judged)
         done += cases
         return float(classes)
 

@@ -1,12 +1,17 @@
 """The CI recipe's set-up (examples/ci/nats-conformance.yml) without Docker: a server somebody else
 started, named by `--target nats://...`, whose mappings the campaign applies through a user command that
 tests the new config file with the server's binary, installs it and sends SIGHUP. Every case must be
-judged (none unknown) and agree or be a known divergence."""
+judged (none unknown) and agree or be a known divergence. A drawn case that crashes the server is
+`unknown` (`server-crash-unconfirmed`); the run goes on when the apply command brings the server back,
+and stops with exit status 3 and every case recorded when it does not."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,9 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from fixtures.clients.wire import WireError, read_info
+from fixtures.deadlines import DEADLINE_ENV
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
 from fixtures.servers.process import spawn_child, terminate_child
+from records.schema import CRASH_UNCONFIRMED
 from records.writer import CASES
 from suites.__main__ import main
 
@@ -30,14 +37,7 @@ def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path)
     config.write_text(f'listen: "{HOST}:{port}"\n')
     server = spawn_child([str(binary), "-c", str(config)], tmp_path / "server.log", tmp_path)
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                read_info(HOST, port)
-                break
-            except (WireError, OSError):
-                assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()
-                time.sleep(0.05)
+        await_server(port, tmp_path / "server.log")
         # As in the recipe: the server's own binary tests the file first (`-t`), so that a refused
         # configuration is a clear rejection instead of a reload that never takes effect.
         check = f"{shlex.quote(str(binary))} -t -c {{config}}"
@@ -64,3 +64,121 @@ def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path)
     # listed divergence): its validation case is recorded, its subjects cannot be published.
     unknown = pq.read_table(run_dir / CASES, filters=[("verdict", "=", "unknown")]).column("detail")
     assert all(detail.startswith("mapping rejected by the server") for detail in unknown.to_pylist())
+
+
+def await_server(port: int, log: Path) -> None:
+    """Return once a server answers on `port` (10 seconds at most)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            read_info(HOST, port)
+            return
+        except (WireError, OSError):
+            assert time.monotonic() < deadline, log.read_text() if log.exists() else "no log"
+            time.sleep(0.05)
+
+
+CRASHING = ("--family", "validation", "--budget", "validation=12", "--seed", "8")
+"""A campaign whose second drawn validation case (`v.*` to an empty destination, as drawn with seed 8)
+crashes 2.14.5 (empty-destination-accepted)."""
+
+
+def test_a_drawn_crash_is_unknown_and_the_run_goes_on_once_the_apply_command_restarts_the_server(
+    tmp_path: Path,
+) -> None:
+    binary = resolve_binary(parse_version_spec("2.14.5"))
+    port = free_port()
+    config, pidfile, log = tmp_path / "server.conf", tmp_path / "server.pid", tmp_path / "server.log"
+    # Installs the file, then reloads the server that answers, or starts one when none does.
+    script = tmp_path / "apply.sh"
+    script.write_text(
+        f"""set -e
+{shlex.quote(str(binary))} -t -c "$1"
+cp "$1" {shlex.quote(str(config))}
+if (echo > /dev/tcp/{HOST}/{port}) 2>/dev/null; then kill -HUP "$(cat {shlex.quote(str(pidfile))})"
+else {shlex.quote(str(binary))} -c {shlex.quote(str(config))} >>{shlex.quote(str(log))} 2>&1 </dev/null &
+echo $! > {shlex.quote(str(pidfile))}; fi
+"""
+    )
+    (tmp_path / "first.conf").write_text(f'listen: "{HOST}:{port}"\n')
+    out = tmp_path / "runs"
+    try:
+        subprocess.run(["bash", str(script), str(tmp_path / "first.conf")], check=True)
+        await_server(port, log)
+        status = main(
+            [
+                *(
+                    "campaign",
+                    "--target",
+                    f"nats://{HOST}:{port}",
+                    "--apply-command",
+                    f"bash {script} {{config}}",
+                ),
+                *(*CRASHING, "--max-unknown", "0.2", "--out", str(out)),
+            ]
+        )
+    finally:
+        stop_pid(int(pidfile.read_text()))
+    (run_dir,) = out.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert status == 0, manifest
+    assert manifest["status"] == "completed"
+    assert manifest["cases"] == sum(manifest["verdicts"].values()) >= 12
+    table = pq.read_table(run_dir / CASES).to_pylist()
+    crashed = [row for row in table if row["difference"] == CRASH_UNCONFIRMED]
+    assert [(row["destination"], row["verdict"]) for row in crashed] == [("", "unknown")]
+    assert crashed[0]["detail"].startswith("server restarted after: the server stopped answering")
+    assert [restart["reason"] for restart in manifest["restarts"]] == [crashed[0]["detail"]]
+    assert log.read_text().count("Server is ready") == 2
+
+
+def test_a_server_the_apply_command_cannot_bring_back_stops_the_run_with_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(DEADLINE_ENV, "3")  # the bound on a restart: no need to wait 30 seconds here
+    binary = resolve_binary(parse_version_spec("2.14.5"))
+    port = free_port()
+    config = tmp_path / "server.conf"
+    config.write_text(f'listen: "{HOST}:{port}"\n')
+    server = spawn_child([str(binary), "-c", str(config)], tmp_path / "server.log", tmp_path)
+    out = tmp_path / "runs"
+    try:
+        await_server(port, tmp_path / "server.log")
+        check = f"{shlex.quote(str(binary))} -t -c {{config}}"
+        apply = f"{check} && cp {{config}} {shlex.quote(str(config))} && kill -HUP {server.pid}"
+        status = main(
+            [
+                *("campaign", "--target", f"nats://{HOST}:{port}", "--apply-command", apply),
+                *(*CRASHING, "--out", str(out)),
+            ]
+        )
+    finally:
+        terminate_child(server)
+    (run_dir,) = out.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert status == 3
+    assert manifest["status"] == "crashed"
+    rows = pq.read_table(run_dir / CASES).to_pylist()
+    assert manifest["cases"] == sum(manifest["verdicts"].values()) == len(rows) >= 2
+    last = rows[-1]
+    assert (last["destination"], last["verdict"], last["difference"]) == ("", "unknown", CRASH_UNCONFIRMED)
+    assert last["detail"].startswith("server restart failed after: the server stopped answering")
+    lines = capsys.readouterr().err.splitlines()
+    (line,) = [line for line in lines if line.startswith("nats-conformance:")]
+    assert line.startswith(
+        f"nats-conformance: the server at nats://{HOST}:{port} stopped answering after a case crashed it "
+        "and --apply-command did not bring it back ("
+    )
+    assert line.endswith(f"; {len(rows)} cases recorded in {run_dir}, the run journaled crashed")
+
+
+def stop_pid(pid: int) -> None:
+    """SIGTERM the server the apply script started (not our child) and wait for it to end."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text():
+        assert time.monotonic() < deadline, f"process {pid} did not end"
+        time.sleep(0.05)
