@@ -16,9 +16,10 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from fixtures.clients.wire import ClientAuth
 from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError, TargetLostError
-from fixtures.options import OptionError, build_run_config
+from fixtures.options import OptionError, build_run_config, client_auth
 from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
 from fixtures.releases import ReleaseSelection, known_releases
 from fixtures.servers.streaming import NATS_NETWORK_LINE
@@ -68,6 +69,17 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
     parser.add_argument("--backend", action="append" if many else "store", default=[] if many else None)
     parser.add_argument("--server-url", help="nats://HOST:PORT with --backend external")
     parser.add_argument("--apply-command", help="command applying {config} to the external server")
+    secured = parser.add_argument_group(
+        "a server at a URL with TLS or credentials (nats:// or tls://; the apply command's file has neither)"
+    )
+    secured.add_argument("--tls-ca", metavar="FILE", help="CA certificate to trust (PEM)")
+    secured.add_argument("--tls-cert", metavar="FILE", help="client certificate (PEM), with --tls-key")
+    secured.add_argument("--tls-key", metavar="FILE", help="the client certificate's key (PEM)")
+    secured.add_argument("--user", help="user name, with --password (or $NATS_CONFORMANCE_PASSWORD)")
+    secured.add_argument("--password", help="the user's password")
+    secured.add_argument("--token", help="authentication token (or $NATS_CONFORMANCE_TOKEN)")
+    secured.add_argument("--nkey", metavar="SEED_FILE", help="file holding a user nkey seed (SU...)")
+    secured.add_argument("--creds", metavar="FILE", help="a user credentials file (JWT and seed)")
     parser.add_argument(
         "--target",
         action="append",
@@ -83,6 +95,20 @@ def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
         metavar="RELEASE",
         help="the release whose rules apply: an adapter's (default the newest; an engine's own), or a "
         "server's (default the nearest known release at or below the version it announces)",
+    )
+
+
+def auth_of(arguments: argparse.Namespace) -> ClientAuth | None:
+    """The TLS and credentials options of a command line (`fixtures.options.client_auth`)."""
+    return client_auth(
+        tls_ca=arguments.tls_ca,
+        tls_cert=arguments.tls_cert,
+        tls_key=arguments.tls_key,
+        user=arguments.user,
+        password=arguments.password,
+        token=arguments.token,
+        nkey=arguments.nkey,
+        creds=arguments.creds,
     )
 
 
@@ -133,6 +159,7 @@ def campaign(arguments: argparse.Namespace) -> int:
             arguments.apply_command,
             profile=arguments.profile[0] if arguments.profile else None,
             default=newest_releases,
+            auth=auth_of(arguments),
         )
     chosen = [for_version(spec).name for spec in arguments.profile]
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
@@ -301,7 +328,12 @@ def replay(arguments: argparse.Namespace) -> int:
     versions = [arguments.server_version] if arguments.server_version else []
     backends = [arguments.backend] if arguments.backend else []
     run = build_run_config(
-        versions, backends, arguments.server_url, arguments.apply_command, profile=arguments.profile
+        versions,
+        backends,
+        arguments.server_url,
+        arguments.apply_command,
+        profile=arguments.profile,
+        auth=auth_of(arguments),
     )
     cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
     return _show(cases, arguments.max_unknown)
@@ -411,7 +443,12 @@ def replay_case(
     if versions or targets.server_url:
         backends = [arguments.backend] if arguments.backend else []
         run = build_run_config(
-            versions, backends, targets.server_url, arguments.apply_command, profile=arguments.profile
+            versions,
+            backends,
+            targets.server_url,
+            arguments.apply_command,
+            profile=arguments.profile,
+            auth=auth_of(arguments),
         )
         cases += replay_file_on_server(case, run, operator=arguments.operator, expectations=expectations)
     return cases
