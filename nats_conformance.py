@@ -1,5 +1,6 @@
 """`nats-conformance COMMAND ...`: every `python -m suites|reports|fixtures|reference` sub-command under
-one name (`report` is `reports build`), with the same options, exit statuses and one-line errors."""
+one name (`report` is `reports build`), with the same options, exit statuses and one-line errors. The
+commands' modules are imported with the signal handling on (`reference.cli.run_loaded`)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,7 @@ from functools import partial
 from importlib import metadata
 from pathlib import Path
 
-import fixtures.__main__
-import reference.__main__
-import reports.__main__
-import suites.__main__
-from reference.cli import Parser, run_parsed
+from reference.cli import Parser, run_loaded
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -44,6 +41,11 @@ def parser(width: int | None = None) -> Parser:
     """The `nats-conformance` argument parser with every sub-command, built without running anything (the
     docs' CLI reference is generated from it, docs/hooks.py); `width` wraps the top-level help (default
     the terminal's width, at least 100)."""
+    import fixtures.commands
+    import reference.commands
+    import reports.commands
+    import suites.commands
+
     command_line = Parser(
         prog="nats-conformance",
         description="Conformance of NATS subject mapping: run cases against servers, report, gate.",
@@ -51,16 +53,16 @@ def parser(width: int | None = None) -> Parser:
     )
     command_line.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
     commands = command_line.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    suites.__main__.add_commands(commands)
-    reports.__main__.add_commands(commands, build_name="report")
-    fixtures.__main__.add_commands(commands)
-    reference.__main__.add_commands(commands)
+    suites.commands.add_commands(commands)
+    reports.commands.add_commands(commands, build_name="report")
+    fixtures.commands.add_commands(commands)
+    reference.commands.add_commands(commands)
     return command_line
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    return run_parsed(parser(), argv)
+    return run_loaded(parser, argv)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ of cases). The manifest is written when the run starts (status `running`, with i
 host) and again whenever a part lands, so its counts are always those of the parts on disk (plus the
 rows a failed write lost); cases wait at most `flush_seconds` in memory, also when no further case
 arrives (a server that stopped answering): a timer thread hands over what waited half of it. Closing
-writes the final status: `completed`, `interrupted` (with the signal) or `crashed`. A manifest still
-`running` whose process is gone is a killed run (`run_status`).
+writes the final status: `completed`, `interrupted` (with the signal) or `crashed`; room for it is
+held from the start (`.manifest.json.reserve`, freed to write it), so a run the disk filled up still
+ends with its counts and status. A manifest still `running` whose process is gone is a killed run
+(`run_status`).
 
 A campaign scaled out on Spark (`suites.engine.scaleout`) has one writer per task, each in its own
 process: a shard writer (`shard=NAME`) writes `cases/part-NAME-NNNNN.parquet` and journals its own
@@ -71,6 +73,9 @@ DICTIONARY_COLUMNS: Final = [
 
 
 STATUSES: Final = ("running", "completed", "interrupted", "crashed")
+RESERVE_BYTES: Final = 16 * 1024
+"""Room held for the final manifest, at least (four times the first manifest's size when larger): the
+disk a run fills up has none left for it otherwise."""
 FLUSH_SECONDS: Final = 2.0
 """At most how long a recorded case waits in memory before its part is written: the timer hands over
 buffered cases once the oldest waited half of it, leaving the other half to encode and write them."""
@@ -249,7 +254,9 @@ class RecordWriter:
         except OSError as error:
             raise RecordsError(f"cannot create run directory {run_dir}: {error.strerror}") from error
         with self._journal:
-            self._write_manifest()
+            size = self._write_manifest()
+        self._reserve = self._manifest_path().with_name(f".{self._manifest_path().name}.reserve")
+        self._hold_room(max(RESERVE_BYTES, 4 * size))
         self._timer = threading.Thread(
             target=self._hand_over_in_time, name="nats-conformance-flush", daemon=True
         )
@@ -493,6 +500,7 @@ class RecordWriter:
                 self._writer.shutdown()
                 with self._journal:
                     self.status, self.signal = status, signal
+                    self._reserve.unlink(missing_ok=True)
                     self._write_manifest()
                 if not self.shard:
                     self._write_case_files()
@@ -504,17 +512,31 @@ class RecordWriter:
         except OSError as error:
             raise RecordsError(f"cannot write case files in {self.run_dir}: {reason(error)}") from error
 
-    def _write_manifest(self) -> None:
-        """Replace the manifest in one step (a run killed meanwhile leaves the previous one whole)."""
-        text = json.dumps(self.manifest(), indent=2, sort_keys=True)
-        path = self.run_dir / TASKS / f"{self.shard}.json" if self.shard else self.run_dir / MANIFEST
+    def _manifest_path(self) -> Path:
+        return self.run_dir / TASKS / f"{self.shard}.json" if self.shard else self.run_dir / MANIFEST
+
+    def _write_manifest(self) -> int:
+        """Replace the manifest in one step (a run killed meanwhile leaves the previous one whole);
+        returns its size."""
+        text = json.dumps(self.manifest(), indent=2, sort_keys=True) + "\n"
+        path = self._manifest_path()
         staged = path.with_suffix(".json.tmp")
         try:
-            staged.write_text(text + "\n")
+            staged.write_text(text)
             os.replace(staged, path)
         except OSError as error:
             staged.unlink(missing_ok=True)
             raise RecordsError(f"cannot write {path}: {error.strerror or error}") from error
+        return len(text.encode())
+
+    def _hold_room(self, size: int) -> None:
+        """Fill the reserve file with `size` bytes (written, not sparse: a file system counts only the
+        blocks written); with no room for them, the run goes on without."""
+        try:
+            with self._reserve.open("wb") as reserve:
+                reserve.write(bytes(size))
+        except OSError:
+            self._reserve.unlink(missing_ok=True)
 
 
 def run_status(manifest: dict[str, Any]) -> str:

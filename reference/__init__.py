@@ -1,6 +1,6 @@
 """The nats-conformance reference model: the documented (and, where silent, observed) behaviour of NATS
 subjects and subject mapping, per nats-server release, and of NATS Streaming channel partitioning. Pure
-standard library; no I/O outside ``__main__`` and ``adapter``.
+standard library; no I/O outside ``commands`` and ``adapter``.
 """
 
 from __future__ import annotations

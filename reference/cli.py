@@ -9,7 +9,7 @@ allows. Divergences outrank unknown cases, as Jepsen's invalid outranks unknown.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, NoReturn
 
 from reference.errors import UsageError, run_command
@@ -34,6 +34,18 @@ def run_parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
 
     def command() -> int:
         arguments = parser.parse_args(argv)
+        return int(arguments.handler(arguments))
+
+    return run_command(command)
+
+
+def run_loaded(load: Callable[[], argparse.ArgumentParser], argv: list[str] | None) -> int:
+    """`run_parsed` on the parser `load` returns, called inside `run_command`: an entry point (a
+    ``__main__`` module, `nats-conformance`) imports its commands' modules there, so Ctrl-C or SIGTERM
+    while they load (seconds for the suites) ends it with its one line too, not a traceback."""
+
+    def command() -> int:
+        arguments = load().parse_args(argv)
         return int(arguments.handler(arguments))
 
     return run_command(command)

@@ -10,16 +10,21 @@ must be readable by the executors at the same path.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import signal
+import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from records.schema import ARROW_TYPES, COLUMNS
+from reference.errors import interruption
 from reports.errors import ReportError
 
 if TYPE_CHECKING:
@@ -63,6 +68,15 @@ PANDAS_WARNING = "PySpark does not yet fully support pandas"
 """pyspark 4.3 warns about pandas 3 on first use; the reports use no pandas interoperation of Spark."""
 
 
+JVM_LOG = "jvm.log"
+"""The standard error of the session's JVM, in its scratch directory (`_stderr_to`)."""
+JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"
+"""What the JVM of Spark 4 says as it starts, whatever happens next."""
+SPARK_LOGGERS = ("py4j", "pyspark", "SQLQueryContextLogger", "DataFrameQueryContextLogger")
+"""py4j's and pyspark's loggers: py4j logs every broken call (an interrupted one included) with its
+traceback, pyspark every failed query as JSON; failures reach the user as one line instead."""
+
+
 MASTER = re.compile(r"local(\[[0-9*]+(,[0-9]+)?\])?|local-cluster\[[0-9, ]+\]|yarn|(spark|k8s)://\S+")
 """Master URLs Spark accepts."""
 
@@ -96,7 +110,6 @@ def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Itera
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
         try:
-            from pyspark.errors import PySparkException
             from pyspark.sql import SparkSession
         except ImportError as error:
             raise ReportError(
@@ -107,7 +120,7 @@ def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Itera
     if active is not None:
         yield active
         return
-    with tempfile.TemporaryDirectory(prefix="nats-conformance-spark-") as scratch:
+    with _silenced(), tempfile.TemporaryDirectory(prefix="nats-conformance-spark-") as scratch:
         log4j = Path(scratch) / "log4j2.properties"
         log4j.write_text(LOG4J)
         builder = (
@@ -130,20 +143,169 @@ def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Itera
                 .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
                 .config("spark.driver.memory", LOCAL_MEMORY)
             )
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
-                session = builder.getOrCreate()
-        except (PySparkException, OSError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ReportError(
-                f"cannot start Spark with master {master} (is Java 17 installed?): {first}"
-            ) from error
-        session.sparkContext.setLogLevel("FATAL")
+        session = _start(builder, master, Path(scratch) / JVM_LOG)
         try:
             yield session
+        except BaseException as error:
+            if interruption(error):
+                _abandon(session)
+            raise
         finally:
-            session.stop()
+            _quiet_accumulator_server(session)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # the JVM is gone: nothing to stop
+                session.stop()
+
+
+def _start(builder: Any, master: str, jvm_log: Path) -> SparkSession:
+    """The session `builder` gets or creates, its JVM's standard error going to `jvm_log`.
+
+    Raises:
+        ReportError: Spark (Java) cannot start; the message ends with the JVM's last line, if any.
+    """
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkException
+
+    started: list[Any] = []
+    try:
+        with warnings.catch_warnings(), _keeping_sigint(), _stderr_to(jvm_log), _noting_jvm(started):
+            warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
+            session: SparkSession = builder.getOrCreate()
+    except (PySparkException, OSError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        said = [line for line in _lines(jvm_log) if line != JVM_WARNING]
+        raise ReportError(
+            f"cannot start Spark with master {master} (is Java 17 installed?): {first}"
+            + (f" (java: {said[-1]})" if said else "")
+        ) from error
+    except BaseException as error:
+        if interruption(error):
+            _kill_gateway(SparkContext, started)
+        raise
+    session.sparkContext.setLogLevel("FATAL")
+    return session
+
+
+def _kill_gateway(context: Any, started: list[Any]) -> None:
+    """Kill the JVMs `started` and forget the SparkContext's gateway: a JVM interrupted while it
+    starts runs on after this process, for good when its main thread fails on the connection file
+    pyspark removed (its gateway thread keeps it up, and it reads its standard input, which ends with
+    this process, only later)."""
+    for process in started:
+        process.kill()
+        process.wait()
+    context._gateway = context._jvm = None
+
+
+@contextmanager
+def _noting_jvm(started: list[Any]) -> Iterator[None]:
+    """Note in `started` the process (the JVM) pyspark's `launch_gateway` starts in the block."""
+    from pyspark import java_gateway
+
+    popen = getattr(java_gateway, "Popen", None)
+    if popen is None:  # another pyspark: its JVM is not known, nor killed
+        yield
+        return
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        process = popen(*args, **kwargs)
+        started.append(process)
+        return process
+
+    java_gateway.Popen = noted  # type: ignore[assignment,attr-defined]
+    try:
+        yield
+    finally:
+        java_gateway.Popen = popen  # type: ignore[attr-defined]
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return []
+
+
+@contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Standard error (file descriptor 2) appended to `path` in the block: the JVM Spark starts there
+    inherits it, and writes to it as it starts (`JVM_WARNING`) and as it stops, even after this
+    process printed its one line and exited (log4j complains that its configuration, in the session's
+    scratch directory, is gone)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with path.open("ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextmanager
+def _keeping_sigint() -> Iterator[None]:
+    """Keep the SIGINT handler the block found: a SparkContext installs its own, which cancels the
+    jobs through the main thread's py4j connection from the signal handler, breaking the call that
+    connection was in (py4j logs both), and from then on Ctrl-C is no longer this process's interrupt."""
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if threading.current_thread() is threading.main_thread() and handler is not None:
+            signal.signal(signal.SIGINT, handler)
+
+
+class _FromSpark(logging.Filter):
+    """Drops the records py4j logs on the root logger (``logging.exception``)."""
+
+    def __init__(self, folders: tuple[str, ...]) -> None:
+        super().__init__()
+        self.folders = folders
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.pathname.startswith(self.folders)
+
+
+@contextmanager
+def _silenced() -> Iterator[None]:
+    """py4j's and pyspark's logging off in the block (`SPARK_LOGGERS`)."""
+    import py4j  # type: ignore[import-untyped]
+    import pyspark
+    from pyspark.logger import PySparkLogger
+
+    for name in SPARK_LOGGERS[2:]:
+        PySparkLogger.getLogger(name)  # of pyspark's class, as pyspark creates them
+    loggers = [logging.getLogger(name) for name in SPARK_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    folders = tuple(str(Path(package.__file__ or "").parent) + os.sep for package in (py4j, pyspark))
+    quiet = _FromSpark(folders)
+    root = logging.getLogger()
+    root.addFilter(quiet)
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        root.removeFilter(quiet)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _quiet_accumulator_server(session: SparkSession) -> None:
+    """Keep the accumulator server from printing the traceback of the update connection the JVM closes
+    as it stops ("Exception occurred during processing of request from ...")."""
+    server = getattr(session.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda request, address: None
+
+
+def _abandon(session: SparkSession) -> None:
+    """Cancel the session's jobs, so the threads waiting on them (and `session.stop`) end at once; an
+    error doing so (the connection the interrupt broke) changes nothing to how the command ends."""
+    with suppress(Exception), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        session.sparkContext.cancelAllJobs()
 
 
 @contextmanager

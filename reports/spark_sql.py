@@ -43,9 +43,14 @@ def aggregate(
     """Every aggregation of the report over the part files ``paths`` (``rows`` rows, already counted)."""
     read_records(spark, paths).createOrReplaceTempView(RECORDS)
     results: dict[str, Rows] = {}
-    with ThreadPoolExecutor(len(FAMILIES), thread_name_prefix="reports-spark") as pool:
+    pool = ThreadPoolExecutor(len(FAMILIES), thread_name_prefix="reports-spark")
+    try:
         running = {pool.submit(_run, spark, family): family.name for family in FAMILIES}
         for done in as_completed(running):
             results.update(done.result())
             progress(f"{running[done]} done")
+    finally:
+        # Not waiting: after an error or an interrupt, the other families' jobs end when the session
+        # cancels them (`reports.spark.spark_session`), not when they complete.
+        pool.shutdown(wait=False, cancel_futures=True)
     return aggregates(results, rows=rows)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import socket
 import sys
 import threading
@@ -457,8 +456,5 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
         raise OptionError(str(error)) from error
     check_reachable(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    interrupt = signal.getsignal(signal.SIGINT)
-    with spark_session(master, app=APP) as spark:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, interrupt)  # Spark's cancels the tasks before they can stop
+    with spark_session(master, app=APP) as spark:  # Ctrl-C stays ours: Spark's would cancel the tasks
         yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))

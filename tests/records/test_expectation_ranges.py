@@ -13,6 +13,7 @@ import pytest
 
 import records.expectations
 import suites.__main__
+import suites.expectations_check
 from records.expectations import (
     Ending,
     Expectation,
@@ -219,7 +220,7 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
     judged(known, CRASHING)
     judged(known, AGREEING)
     judged(known, replace(AGREEING, feature="mapping", functions="wildcard"))  # "first" and "last" unseen
-    suites.__main__.update_expectations(path, known, [], "r1")
+    suites.expectations_check.update_expectations(path, known, [], "r1")
     assert capsys.readouterr().out.splitlines() == [
         "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
         "expectation kept as it was: first showed on no release of this run, so none dates its end",

@@ -3,6 +3,7 @@ also when the disk is full."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -188,3 +189,27 @@ def test_a_part_the_timer_cannot_build_fails_the_close(tmp_path: Path) -> None:
     with pytest.raises(RecordsError, match=r"^cannot record 1 cases: "):
         writer.close()
     assert (writer.total, writer.written, writer.unwritten) == (1, 0, 1)
+
+
+def test_a_run_the_full_disk_ended_leaves_its_final_manifest_with_every_count(tiny_disk: Path) -> None:
+    """The disk fills up with the parts, then the manifest: the final one, `crashed` with the counts
+    of every part (the lost ones included), still lands (space held in reserve since the start)."""
+    run_dir = tiny_disk / "run"
+    writer = RecordWriter(run_dir, part_rows=50_000)
+    subjects = [f"m.{index:07d}-{index * 7919 % 1000003}" for index in range(60_000)]
+    ids = [writer.next_case_id() for _ in subjects]
+    writer.add_block(CaseBlock(shared_case(), ids, subjects, subjects, subjects))
+    with pytest.raises(RecordsError):
+        writer.flush(in_flight=0)
+    filler = tiny_disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as fill:
+        while True:  # whatever room the failed part left
+            fill.write(b"x" * 1024)
+    writer.add(shared_case(case_id=writer.next_case_id()))
+    with pytest.raises(RecordsError):
+        writer.close("crashed")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["status"], run_status(manifest)) == ("crashed", "crashed")
+    assert manifest["cases"] == manifest["written"] + manifest["unwritten"] == 60_001
+    assert manifest["unwritten"] > 0
+    assert [path.name for path in run_dir.iterdir() if path.name.startswith(".")] == []

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_report_builder_imports_no_suite_or_fixture_module() -> None:
     probe = (
-        "import sys, reports.build, reports.__main__, reports.duckdb_sql, reports.spark_sql\n"
+        "import sys, reports.build, reports.commands, reports.duckdb_sql, reports.spark_sql\n"
         "import reports.aggregate, reports.baseline\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('suites', 'fixtures')))"
     )

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from suites.__main__ import main, sweep_scheduling
+from suites.__main__ import main
+from suites.commands import sweep_scheduling
 from suites.engine.plans import FLOOR, PLANS
 from suites.families import FAMILIES
 

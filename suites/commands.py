@@ -1,0 +1,608 @@
+"""`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
+
+Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
+status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
+`--max-unknown` of its cases are unknown (or a server at a URL stopped answering for good), else 0
+(reference.cli).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from fixtures.clients.wire import ClientAuth
+from fixtures.engine import engine_command, engine_release
+from fixtures.errors import ProvisionError, TargetLostError
+from fixtures.options import OptionError, build_run_config, client_auth
+from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
+from fixtures.releases import ReleaseSelection, known_releases
+from fixtures.servers.streaming import NATS_NETWORK_LINE
+from records.casefile import CaseFile, read_case_file
+from records.expectations import (
+    DEFAULT_PATH,
+    Expectations,
+    default_to_update,
+    load_expectations,
+)
+from records.schema import NOT_SUPPORTED, Case
+from records.tally import case_tally, run_tally
+from records.writer import new_run_id
+from reference.cli import (
+    TOO_MANY_UNKNOWN,
+    Parser,
+    add_max_unknown,
+    count,
+    exit_status,
+    too_many_unknown,
+)
+from reference.errors import ConformanceError
+from reference.profiles import NEWEST, OLDEST_RULES, for_version
+from suites.bisect import add_bisect_command
+from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from suites.engine.plans import PLANS
+from suites.engine.scaleout import scale_out
+from suites.engine_check import add_engine_check_command
+from suites.expectations_check import add_expectations_command, update_expectations
+from suites.families import FAMILIES
+from suites.junit import FamilyOutcome, write_junit_xml
+from suites.library import replay_on_adapter
+from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_outcome
+from suites.reproduce import describe_case, describe_divergences
+from suites.targets import Targets, gather_targets
+
+
+def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
+    parser.add_argument(
+        "--server-version",
+        action="append" if many else "store",
+        default=[] if many else None,
+        metavar="SPEC",
+        help="release (2.14.5), line (2.10), 'system' or a binary path" + ("; repeatable" if many else ""),
+    )
+    parser.add_argument("--backend", action="append" if many else "store", default=[] if many else None)
+    parser.add_argument("--server-url", help="nats://HOST:PORT with --backend external")
+    parser.add_argument("--apply-command", help="command applying {config} to the external server")
+    secured = parser.add_argument_group(
+        "a server at a URL with TLS or credentials (nats:// or tls://; the apply command's file has neither)"
+    )
+    secured.add_argument("--tls-ca", metavar="FILE", help="CA certificate to trust (PEM)")
+    secured.add_argument("--tls-cert", metavar="FILE", help="client certificate (PEM), with --tls-key")
+    secured.add_argument("--tls-key", metavar="FILE", help="the client certificate's key (PEM)")
+    secured.add_argument("--user", help="user name, with --password (or $NATS_CONFORMANCE_PASSWORD)")
+    secured.add_argument("--password", help="the user's password")
+    secured.add_argument("--token", help="authentication token (or $NATS_CONFORMANCE_TOKEN)")
+    secured.add_argument("--nkey", metavar="SEED_FILE", help="file holding a user nkey seed (SU...)")
+    secured.add_argument("--creds", metavar="FILE", help="a user credentials file (JWT and seed)")
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="TARGET",
+        help="a release (2.14.5), a server URL (nats://HOST:PORT), adapter:COMMAND or engine:RELEASE; "
+        "repeatable",
+    )
+    parser.add_argument(
+        "--profile",
+        action="append" if many else "store",
+        default=[] if many else None,
+        metavar="RELEASE",
+        help="the release whose rules apply: an adapter's (default the newest; an engine's own), or a "
+        "server's (default the nearest known release at or below the version it announces)",
+    )
+
+
+def auth_of(arguments: argparse.Namespace) -> ClientAuth | None:
+    """The TLS and credentials options of a command line (`fixtures.options.client_auth`)."""
+    return client_auth(
+        tls_ca=arguments.tls_ca,
+        tls_cert=arguments.tls_cert,
+        tls_key=arguments.tls_key,
+        user=arguments.user,
+        password=arguments.password,
+        token=arguments.token,
+        nkey=arguments.nkey,
+        creds=arguments.creds,
+    )
+
+
+def budget_option(text: str) -> tuple[str, int]:
+    """`FAMILY=N`, a registered family and a count of cases."""
+    name, _, count = text.partition("=")
+    if name not in FAMILIES or not count.isdigit():
+        raise argparse.ArgumentTypeError(
+            f"--budget takes FAMILY=N with N >= 0 and FAMILY one of {', '.join(FAMILIES)} (got {text!r})"
+        )
+    return name, int(count)
+
+
+def against_engine(text: str) -> str:
+    """`engine:RELEASE`: the release whose transform engine adapter questions are also asked of."""
+    kind, _, release = text.partition(":")
+    if kind != "engine" or not release:
+        raise argparse.ArgumentTypeError(
+            f"--against takes engine:RELEASE, such as engine:2.14.5 (got {text!r})"
+        )
+    return release
+
+
+def family_option(text: str) -> str:
+    """A registered family's name."""
+    if text not in FAMILIES:
+        raise argparse.ArgumentTypeError(f"--family takes one of {', '.join(FAMILIES)} (got {text!r})")
+    return text
+
+
+def campaign(arguments: argparse.Namespace) -> int:
+    if arguments.resume:
+        arguments = resumed(arguments)
+    if arguments.expectations:
+        expectations_path = Path(arguments.expectations)
+    else:
+        expectations_path = default_to_update() if arguments.update_expectations else DEFAULT_PATH
+    versions = [*arguments.server_version, *swept_releases(arguments.releases, arguments.since)]
+    targets = gather_targets(arguments.target, versions, arguments.server_url)
+    run = None
+    if targets.has_servers or not (targets.adapters or targets.engines):
+        if len(arguments.profile) > 1:
+            raise OptionError("--profile: a server is judged by one release's rules; give it once")
+        run = build_run_config(
+            targets.versions,
+            arguments.backend,
+            targets.server_url,
+            arguments.apply_command,
+            profile=arguments.profile[0] if arguments.profile else None,
+            default=newest_releases,
+            auth=auth_of(arguments),
+        )
+    chosen = [for_version(spec).name for spec in arguments.profile]
+    adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
+    for text in targets.engines:
+        release = engine_release(text)
+        adapters.append(AdapterTarget(engine_command(release), chosen or [for_version(release).name]))
+    budgets = {**PLANS[arguments.plan].budgets(), **dict(arguments.budget)}
+    if arguments.cases is not None:
+        budgets["mapping"] = arguments.cases
+    if arguments.family:
+        budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
+    plan = CampaignPlan(
+        budgets=budgets,
+        seed=arguments.seed,
+        oracle=arguments.oracle or "",
+        against=arguments.against or "",
+        strict_errors=arguments.strict_errors,
+        known_cases=not arguments.no_known_cases,
+    )
+    starting = arguments.update_expectations and not expectations_path.exists()
+    expectations = Expectations() if starting else load_expectations(expectations_path)
+    if arguments.master and (adapters or run is None or any(t.backend == "external" for t in run.targets)):
+        raise OptionError(
+            "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
+            "run without it"
+        )
+    run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
+    outcomes: list[FamilyOutcome] = []
+    master, shards = sweep_scheduling(arguments)
+    try:
+        with scale_out(master, shards) as scaled:
+            writer, diverged = run_campaign(
+                run,
+                plan,
+                run_dir,
+                expectations,
+                adapters=adapters,
+                outcomes=outcomes,
+                scale_out=scaled,
+                resume=bool(arguments.resume),
+            )
+    except TargetLostError as error:
+        print(f"nats-conformance: {error}", file=sys.stderr)
+        return TOO_MANY_UNKNOWN
+    if arguments.junit_xml:
+        write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
+    manifest = writer.manifest()
+    if diverged:
+        print(describe_divergences(diverged))
+    print(f"run directory: {run_dir}")
+    print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
+    tally = run_tally(run_dir)
+    if tally[NOT_SUPPORTED]:
+        print(f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support")
+    alone = expectations.by_known_case_alone()
+    if expectations.known_confirmed:
+        print(
+            f"known cases confirmed {len(expectations.known_confirmed)} listed divergences"
+            + (f"; no drawn case showed {', '.join(entry.id for entry in alone)}" if alone else "")
+        )
+    stale = expectations.stale()
+    for entry in stale:
+        shown = f"{entry.feature}:{entry.difference}"
+        print(f"stale expectation: {entry.id} ({shown}) matched nothing in this run")
+    if arguments.update_expectations:
+        update_expectations(expectations_path, expectations, writer.smallest.values(), run_dir.name)
+        return 0
+    unknown = too_many_unknown(tally, arguments.max_unknown)
+    if unknown:
+        print(unknown)
+    return exit_status(
+        diverged=bool(manifest["verdicts"]["diverge"] or (arguments.strict and stale)), unknown=unknown
+    )
+
+
+def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
+    """The arguments of the interrupted scaled-out campaign in `--resume DIR` (its manifest's settings:
+    the same releases, backends, budgets, seed and Spark master unless `--master` names another), with
+    this command's output options."""
+    manifest_path = Path(arguments.resume) / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        settings = manifest["settings"]
+        plan, spread = settings["plan"], settings.get("scale_out")
+        versions, backends = settings["versions"], settings["backends"]
+    except FileNotFoundError:
+        raise OptionError(f"--resume: {manifest_path} does not exist; name a run directory") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise OptionError(f"--resume: {manifest_path} is not a campaign's manifest ({error})") from None
+    if manifest.get("status") == "completed":
+        raise OptionError(f"--resume: {arguments.resume} completed; there is nothing to resume")
+    if not spread:
+        raise OptionError(
+            "--resume continues a campaign scaled out with --master (a sweep); this one ran in one process"
+        )
+    chosen = [
+        arguments.server_version,
+        arguments.target,
+        arguments.releases,
+        arguments.budget,
+        arguments.family,
+    ]
+    if any(chosen) or arguments.since or arguments.cases is not None:
+        raise OptionError("--resume takes the targets and budgets of the run it resumes; drop the others")
+    return argparse.Namespace(
+        **{
+            **vars(arguments),
+            "server_version": list(versions),
+            "backend": list(backends),
+            "budget": list(plan["budgets"].items()),
+            "seed": plan["seed"],
+            "oracle": plan["oracle"] or None,
+            "against": plan["against"] or None,
+            "strict_errors": plan["strict_errors"],
+            "no_known_cases": not plan["known_cases"],
+            "master": arguments.master or spread["master"],
+            "shards": spread["shards"],
+        }
+    )
+
+
+def sweep_scheduling(arguments: argparse.Namespace) -> tuple[str | None, int | None]:
+    """The Spark master and shards of a campaign: as given; a sweep over releases (`--releases`,
+    `--since`) runs as Spark tasks, one per release and family, on `local[*]` unless `--master` names
+    another (in one process, with a line saying so, where pyspark is not installed)."""
+    if arguments.resume or not (arguments.releases or arguments.since):
+        return arguments.master, arguments.shards
+    if arguments.master is None and importlib.util.find_spec("pyspark") is None:
+        report_to_stderr("sweep: pyspark is not installed, so the releases run one after the other here")
+        return None, None
+    return arguments.master or "local[*]", arguments.shards or 1
+
+
+def newest_releases() -> list[str]:
+    """What a campaign tests when no release is named: the newest patch of each default line and of the
+    newest line, as the Go module proxy lists them today (`fixtures.releases.known_releases`)."""
+    known = known_releases(NATS_SERVER, progress=report_to_stderr)
+    chosen = known.newest_patches(DEFAULT_LINES)
+    report_to_stderr(f"testing {', '.join(chosen)}: the newest of each default line ({known.describe()})")
+    return chosen
+
+
+def swept_releases(lines: list[str], since: str | None) -> list[str]:
+    """`--releases`/`--since`: every stable nats-server release they select, oldest first, from the oldest
+    release the reference has rules for (2.2.0) on; a release newer than every rule set is run too, and
+    judged by the nearest rules (`judging_profile` says so)."""
+    if not lines and since is None:
+        return []
+    selection = ReleaseSelection.parse(lines, since)
+    known = known_releases(NATS_SERVER, progress=report_to_stderr)
+    found = [v for v in known.releases if selection.wants(v) and v >= OLDEST_RULES]
+    if not found:
+        raise ProvisionError("--releases/--since select no release the Go module proxy serves")
+    report_to_stderr(f"sweep: {len(found)} releases, {found[0]} to {found[-1]} ({known.describe()})")
+    return [str(version) for version in found]
+
+
+def replay(arguments: argparse.Namespace) -> int:
+    targets = gather_targets(
+        arguments.target, [arguments.server_version] if arguments.server_version else [], arguments.server_url
+    )
+    if arguments.file and Path(arguments.file).is_dir():
+        return replay_folder(Path(arguments.file), arguments, targets)
+    if arguments.file or targets.adapters:
+        return replay_question(arguments, targets)
+    versions = [arguments.server_version] if arguments.server_version else []
+    backends = [arguments.backend] if arguments.backend else []
+    run = build_run_config(
+        versions,
+        backends,
+        arguments.server_url,
+        arguments.apply_command,
+        profile=arguments.profile,
+        auth=auth_of(arguments),
+    )
+    cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
+    return _show(cases, arguments.max_unknown)
+
+
+def _show(cases: list[Case], max_unknown: float) -> int:
+    """Print each replayed case; the exit status is a campaign's (README, "Exit statuses"): 1 when one
+    diverges, else 3 when more than `max_unknown` of them are unknown, else 0."""
+    for case in cases:
+        print(describe_case(case))
+    tally = case_tally(cases)
+    unknown = too_many_unknown(tally, max_unknown)
+    if unknown:
+        print(unknown)
+    return exit_status(diverged=bool(tally["diverge"]), unknown=unknown)
+
+
+def _question(arguments: argparse.Namespace) -> CaseFile:
+    """The case a replay command line spells (without a case file)."""
+    return CaseFile(
+        feature=arguments.feature,
+        source=arguments.source,
+        destination=arguments.destination,
+        subject=arguments.subject,
+        server_version=arguments.profile or "",
+        functions=arguments.functions,
+        partitions=arguments.partitions,
+        stream_subjects=tuple(s for s in arguments.stream_subjects.split(",") if s),
+        headers_only=arguments.headers_only,
+        steps=steps_option(arguments.steps),
+    )
+
+
+def steps_option(text: str) -> tuple[str, ...]:
+    """`--steps`: a JSON array of a case's steps (as its replay command writes them)."""
+    if not text:
+        return ()
+    try:
+        steps = json.loads(text)
+    except ValueError as error:
+        raise OptionError(f"--steps takes a JSON array of strings: {error}") from error
+    if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
+        raise OptionError("--steps takes a JSON array of strings")
+    return tuple(steps)
+
+
+def add_strict_errors(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict-errors",
+        action="store_true",
+        help="an adapter's rejection agrees only when it names the reference's error kind "
+        "(after the error_kinds of its hello)",
+    )
+
+
+def replay_question(arguments: argparse.Namespace, targets: Targets) -> int:
+    """A case file (or the question on the command line) on every target named."""
+    case = read_case_file(Path(arguments.file)) if arguments.file else _question(arguments)
+    return _show(replay_case(case, arguments, targets), arguments.max_unknown)
+
+
+def replay_folder(folder: Path, arguments: argparse.Namespace, targets: Targets) -> int:
+    """Every case file of a divergences folder (or of a run directory's), run again: one line each,
+    fixed, still failing (with the case) or unknown (with why), then a summary. Exit status 1 when a
+    case still fails, else 3 when one is unknown, else 0."""
+    files = sorted((folder / "divergences" if (folder / "divergences").is_dir() else folder).glob("*.json"))
+    if not files:
+        raise OptionError(f"replay: {folder} holds no case files (*.json)")
+    expectations = load_expectations(Path(arguments.expectations or DEFAULT_PATH))
+    outcomes: Counter[str] = Counter()
+    for path in files:
+        try:
+            cases = replay_case(read_case_file(path), arguments, targets, expectations)
+            outcome, why = replay_outcome(cases), ""
+        except ConformanceError as error:
+            cases, outcome, why = [], "unknown", f": {error}"
+        outcomes[outcome] += 1
+        print(f"{outcome}: {path.name}{why}", flush=True)
+        for case in cases:
+            if case.verdict == "diverge":
+                print(describe_case(case))
+    summary = f"{len(files)} case files: " + ", ".join(f"{outcomes[o]} {o}" for o in REPLAY_OUTCOMES)
+    print(summary)
+    return exit_status(
+        diverged=bool(outcomes["still failing"]), unknown=summary if outcomes["unknown"] else None
+    )
+
+
+def replay_case(
+    case: CaseFile, arguments: argparse.Namespace, targets: Targets, expectations: Expectations | None = None
+) -> list[Case]:
+    """One case on every target named (default: where it was found)."""
+    if arguments.profile:
+        case = replace(case, server_version=for_version(arguments.profile).name)
+    cases = []
+    for command in targets.adapters:
+        cases += replay_on_adapter(case, command, strict_errors=arguments.strict_errors)
+    versions = list(targets.versions)
+    if not versions and not targets.adapters and not targets.server_url:
+        if case.found_on.get("backend") == "adapter":
+            raise OptionError("this case was found on an adapter: name one with --target adapter:COMMAND")
+        versions = [
+            NATS_NETWORK_LINE
+            if case.feature == "streaming"
+            else case.found_on.get("server_version") or case.server_version
+        ]
+    if versions or targets.server_url:
+        backends = [arguments.backend] if arguments.backend else []
+        run = build_run_config(
+            versions,
+            backends,
+            targets.server_url,
+            arguments.apply_command,
+            profile=arguments.profile,
+            auth=auth_of(arguments),
+        )
+        cases += replay_file_on_server(case, run, operator=arguments.operator, expectations=expectations)
+    return cases
+
+
+def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register campaign, replay, bisect, engine-check and expectations (here and in `nats-conformance`)."""
+    run = commands.add_parser(
+        "campaign",
+        help="run many generated cases and record them",
+        description="Exit status: 0 every case agrees or is expected, 1 unexpected divergences, 2 usage or "
+        "setup error, 3 more unknown cases than --max-unknown.",
+    )
+    add_target_options(run, many=True)
+    run.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        type=budget_option,
+        metavar="FAMILY=N",
+        help="cases of a family per target; 0 skips it; repeatable (families and defaults: "
+        + ", ".join(f"{name}={family.budget}" for name, family in FAMILIES.items())
+        + ")",
+    )
+    run.add_argument(
+        "--plan",
+        choices=tuple(PLANS),
+        default="default",
+        help="budgets of every family: "
+        + "; ".join(f"{plan.name}, {plan.purpose}" for plan in PLANS.values())
+        + " (default: default)",
+    )
+    run.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        type=family_option,
+        metavar="FAMILY",
+        help="run only this family (repeatable; default every family)",
+    )
+    run.add_argument(
+        "--cases", type=count, default=None, help="the mapping family's budget (and an adapter's questions)"
+    )
+    run.add_argument(
+        "--releases",
+        action="append",
+        default=[],
+        metavar="all|LINE",
+        help="sweep every stable release the Go module proxy serves, or those of a line (2.9); repeatable",
+    )
+    run.add_argument("--since", metavar="VERSION", help="sweep every stable release from VERSION (2.2.0) on")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--oracle",
+        choices=("engine",),
+        help="also ask the transform engine of each server's release every mapping and validation case, "
+        "and record which of reference, server and engine agree (the report's three-way section)",
+    )
+    run.add_argument(
+        "--against",
+        metavar="engine:RELEASE",
+        type=against_engine,
+        help="also ask the transform engine of RELEASE every question put to an adapter target, and record "
+        "which of reference, adapter and engine agree",
+    )
+    run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    run.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted campaign scaled out with --master (a sweep) in its run directory: "
+        "its completed tasks are kept, the others run again",
+    )
+    run.add_argument(
+        "--master",
+        metavar="URL",
+        help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
+        "yarn, k8s://URL); --out must be a path every executor sees; a sweep (--releases, --since) runs on "
+        "local[*] unless this names another",
+    )
+    run.add_argument(
+        "--shards",
+        type=count,
+        metavar="N",
+        help="with --master: tasks per family and target, each its share of the budget (default the "
+        "cluster's default parallelism; 1 in a sweep)",
+    )
+    run.add_argument(
+        "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"
+    )
+    run.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="rewrite the expectations file from this run: add its divergences, close the range of an "
+        "entry it shows ended; never removes an entry",
+    )
+    run.add_argument(
+        "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
+    )
+    run.add_argument(
+        "--no-known-cases",
+        action="store_true",
+        help="do not run the expectations' known cases first: every unit is drawn (what the generators "
+        "find on their own)",
+    )
+    run.add_argument(
+        "--junit-xml",
+        metavar="PATH",
+        help="also write JUnit XML: a testcase per divergence class and per family x target",
+    )
+    add_strict_errors(run)
+    add_max_unknown(run)
+    run.set_defaults(handler=campaign)
+    again = commands.add_parser(
+        "replay",
+        help="run one case again and compare with the reference",
+        description="Exit status: 0 every replayed case agrees, 1 one diverges (for a folder: a case "
+        "still fails), 2 usage or setup error, 3 more unknown cases than --max-unknown.",
+    )
+    again.add_argument(
+        "file",
+        nargs="?",
+        help="a case file (a run's divergences/*.json), or a folder of them (a run's divergences/): "
+        "each fixed, still failing or unknown",
+    )
+    again.add_argument(
+        "--expectations",
+        help="for a folder: known divergences, replayed as expected (default expectations.toml)",
+    )
+    add_target_options(again, many=False)
+    add_strict_errors(again)
+    again.add_argument("--functions", default="", help="an adapter case's functions column")
+    again.add_argument("--feature", default="mapping")
+    again.add_argument("--source", default="")
+    again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
+    again.add_argument("--partitions", type=count, default=0, help="an adapter partition-op case's n")
+    again.add_argument("--subject", default="")
+    again.add_argument(
+        "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
+    )
+    again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
+    again.add_argument(
+        "--steps", default="", help="the case's steps, a JSON array (republish scenarios, overlap sequences)"
+    )
+    again.add_argument(
+        "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
+    )
+    add_max_unknown(again)
+    again.set_defaults(handler=replay)
+    add_bisect_command(commands)
+    add_engine_check_command(commands)
+    add_expectations_command(commands)
+
+
+def build_parser() -> Parser:
+    """The parser of `python -m suites` (run by its `__main__`)."""
+    parser = Parser(prog="python -m suites", description=__doc__.splitlines()[0])
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    return parser

@@ -1,0 +1,79 @@
+"""Ctrl-C or SIGTERM while a command still imports its modules ends it with its one line and exit
+status, no traceback: every entry point installs its signal handling before the heavy imports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PAUSED_RUN = """
+import os, runpy, sys, time
+
+class Pause:
+    \"\"\"Stops the import of one module: says so on the pipe, then sleeps (a signal ends the sleep).\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            sys.meta_path.remove(self)
+            os.write({fd}, b".")
+            time.sleep(600)
+        return None
+
+sys.meta_path.insert(0, Pause())
+sys.argv = [{entry!r}, *{argv!r}]
+if {entry!r} == "nats_conformance":
+    from nats_conformance import main  # as the installed console script does
+    sys.exit(main())
+runpy.run_module({entry!r}, run_name="__main__", alter_sys=True)
+"""
+"""`python -m ENTRY ARGV...` (or the `nats-conformance` console script) with the import of one module
+the command needs paused until a signal arrives."""
+
+ENTRIES = [
+    ("suites", ["campaign", "--help"], "fixtures.provision"),
+    ("reports", ["build", "--help"], "reports.build"),
+    ("fixtures", ["provision", "--help"], "fixtures.provision"),
+    ("reference", ["map", "--help"], "reference.adapter"),
+    ("nats_conformance", ["map", "--help"], "fixtures.provision"),
+]
+"""Each entry point, a command it runs and a module it imports before running it."""
+
+
+ENDINGS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+"""A signal, the exit status and the line it ends a command with."""
+
+
+@pytest.mark.parametrize("ending", ENDINGS, ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(("entry", "argv", "module"), ENTRIES, ids=[entry for entry, _, _ in ENTRIES])
+def test_a_signal_during_the_imports_ends_the_command_with_one_line(
+    entry: str, argv: list[str], module: str, ending: tuple[int, int, str]
+) -> None:
+    number, status, line = ending
+    read, write = os.pipe()
+    script = PAUSED_RUN.format(module=module, fd=write, entry=entry, argv=argv)
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        pass_fds=[write],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(write)
+    try:
+        with os.fdopen(read, "rb") as ready:
+            assert ready.read(1) == b".", "the command never imported " + module
+        process.send_signal(number)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, err, out) == (status, f"nats-conformance: {line}\n", "")
