@@ -143,6 +143,20 @@ class Ending:
         return f"Ends at {self.last}: not shown from {self.next} on (run {run_id})."
 
 
+@dataclass(frozen=True, slots=True)
+class Beginning:
+    """An entry a run shows starting later than its range: shown on `first`, on no release of the run in
+    its range before it, `previous` being the last of those."""
+
+    entry: Expectation
+    first: str
+    previous: str
+
+    def sentence(self, run_id: str) -> str:
+        """What the entry's note gains when its range is moved up."""
+        return f"Starts at {self.first}: not shown up to {self.previous} (run {run_id})."
+
+
 @dataclass(slots=True)
 class Expectations:
     """The loaded file, and on which releases this run covered and confirmed each entry."""
@@ -282,6 +296,23 @@ class Expectations:
                 endings.append(Ending(entry, last, later[0]))
         return endings
 
+    def started(self) -> list[Beginning]:
+        """Entries this run shows start later than their range says: confirmed on some release, tested
+        without it on every older release of the run in their range, the range's first release among them
+        (a run that skipped it says nothing of it); never an intermittent one."""
+        beginnings = []
+        for entry in self.entries:
+            shown = self.shown(entry)
+            if entry.intermittent or not shown:
+                continue
+            first = min(shown, key=version_key)
+            earlier = sorted(
+                (v for v in self.tested(entry) if version_key(v) < version_key(first)), key=version_key
+            )
+            if earlier and earlier[0] == entry.min_version:
+                beginnings.append(Beginning(entry, first, earlier[-1]))
+        return beginnings
+
 
 def _note(evidence: Evidence, key: str, version: str) -> None:
     evidence.setdefault(key, set()).add(version)
@@ -415,6 +446,7 @@ class Update:
     cases: dict[str, Case]
     closed: list[Ending]
     widened: list[Widening] = field(default_factory=list)
+    started: list[Beginning] = field(default_factory=list)
 
 
 def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, run_id: str) -> Update:
@@ -426,10 +458,17 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
     when no newer release was checked), keeping the case of its lowest release as its known case."""
     closed = expectations.ended()
     ends = {ending.entry.id: ending for ending in closed}
+    started = expectations.started()
+    starts = {beginning.entry.id: beginning for beginning in started}
     kept = [
         _closed(entry, ends[entry.id], run_id) if entry.id in ends else entry
         for entry in expectations.entries
     ]
+    for index, entry in enumerate(kept):
+        if entry.id in starts:
+            beginning = starts[entry.id]
+            note = _noted(entry.note, beginning.sentence(run_id))
+            kept[index] = replace(entry, min_version=beginning.first, note=note)
     remaining = list(divergences)
     widened = []
     for index, entry in enumerate(kept):
@@ -481,7 +520,7 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
                 f"{first.destination!r}, subject {first.subject!r}). Review and explain.",
             )
             kept.append(_closed(entry, Ending(entry, span[-1], later[0]), run_id) if later else entry)
-    return Update(kept, found, closed, widened)
+    return Update(kept, found, closed, widened, started)
 
 
 def _explained(entry: Expectation, case: Case) -> bool:

@@ -133,6 +133,8 @@ def update_expectations(
     write_expectations(path, update.entries, update.cases)
     for ending in update.closed:
         print(f"expectation range closed: {ending.entry.id}: {ending.sentence(run_id)}")
+    for beginning in update.started:
+        print(f"expectation range moved up: {beginning.entry.id}: {beginning.sentence(run_id)}")
     for widening in update.widened:
         print(f"expectation range widened: {widening.entry.id}: {widening.sentence(run_id)}")
     stale = expectations.stale()
@@ -142,7 +144,7 @@ def update_expectations(
         )
     print(
         f"expectations updated: {path} ({len(update.cases)} new, {len(update.closed)} ranges closed, "
-        f"{len(update.widened)} widened, {len(stale)} not seen and kept)"
+        f"{len(update.started)} moved up, {len(update.widened)} widened, {len(stale)} not seen and kept)"
     )
 
 

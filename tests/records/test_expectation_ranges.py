@@ -225,7 +225,7 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
         "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
         "expectation kept as it was: first showed on no release of this run, so none dates its end",
         "expectation kept as it was: last showed on no release of this run, so none dates its end",
-        f"expectations updated: {path} (0 new, 1 ranges closed, 0 widened, 2 not seen and kept)",
+        f"expectations updated: {path} (0 new, 1 ranges closed, 0 moved up, 0 widened, 2 not seen and kept)",
     ]
     assert [entry.id for entry in load_expectations(path).entries] == ["first", "crash", "last"]
 
@@ -270,3 +270,15 @@ def test_a_divergence_next_to_an_entry_s_range_widens_it_and_one_further_off_is_
     assert widened.note == "The server panics. Shown from 2.8.3 on (run r2)."
     assert update.widened == [Widening(CRASH, "2.8.3", "")]
     assert (new.min_version, new.max_version) == ("2.2.0", "2.2.0")
+
+
+def test_an_entry_first_shown_on_a_newer_release_than_its_range_says_starts_there() -> None:
+    """Listed from 2.9.0; the run checked 2.9.0 and 2.9.25 without it, and shows it from 2.10.27."""
+    known = Expectations((CRASH,))
+    for version in ("2.9.0", "2.9.25"):
+        judged(known, replace(AGREEING, server_version=version))
+    judged(known, CRASHING)
+    update = updated_entries(known, [], run_id="r3")
+    (moved,) = update.entries
+    assert (moved.min_version, moved.max_version) == ("2.10.27", "")
+    assert moved.note == "The server panics. Starts at 2.10.27: not shown up to 2.9.25 (run r3)."
