@@ -41,6 +41,8 @@ from reports.load import load_records
 from suites.expectations_export import add_export_action
 
 COLUMNS = ("implementation", "server_version", "feature", "functions", "verdict", "expectation", "difference")
+JUDGED = ("diverge", "expected")
+"""The verdicts of a case that differed from the reference, which an entry may explain."""
 SPAN = 3
 """Consecutive tested releases from which a list of releases is written as `FIRST to LAST`."""
 
@@ -93,30 +95,23 @@ def divergences_in(parts: Sequence[Path]) -> list[Case]:
     return [case_of(row) for row in rows]
 
 
-def mismatches(entries: Iterable[Expectation], seen: Sequence[Seen]) -> list[Mismatch]:
-    """Every contradiction of an entry's range by `seen` (see the module)."""
+def mismatches(entries: Sequence[Expectation], seen: Sequence[Seen]) -> list[Mismatch]:
+    """Every contradiction of an entry's range by `seen` (see the module), the runs' divergences judged
+    again by the entries as they stand (`evidence_of`), so that a corrected file is checked against the
+    records judged before the correction."""
+    known = evidence_of(entries, seen)
+    unexplained = [row for row in seen if row.verdict in JUDGED and _entry(known, row) is None]
     found = []
     for entry in entries:
-        mine = [row for row in seen if fnmatchcase(row.implementation, entry.implementation)]
-        tested = {
-            row.server_version
-            for row in mine
-            if row.verdict != "unknown"
-            and entry.covers(row.implementation, row.server_version)
-            and entry.concerns(row.feature, row.functions)
-        }
-        shown = {
-            row.server_version for row in mine if row.verdict == "expected" and row.expectation == entry.id
-        }
+        missing = known.tested(entry) - known.shown(entry)
+        if missing and not entry.intermittent:
+            found.append(Mismatch(entry, "listed but not seen on", frozenset(missing)))
         outside = {
             row.server_version
-            for row in mine
-            if row.verdict == "diverge"
-            and not entry.covers(row.implementation, row.server_version)
+            for row in unexplained
+            if fnmatchcase(row.implementation, entry.implementation)
             and entry.explains(row.feature, row.functions, row.difference)
         }
-        if tested - shown and not entry.intermittent:
-            found.append(Mismatch(entry, "listed but not seen on", frozenset(tested - shown)))
         if outside:
             found.append(Mismatch(entry, "seen outside its range on", frozenset(outside)))
     return found
@@ -149,23 +144,29 @@ def update_expectations(
 
 
 def evidence_of(entries: Sequence[Expectation], seen: Sequence[Seen]) -> Expectations:
-    """The evidence a campaign gathers (`Expectations`), read back from records: the releases each entry
-    was covered and tested on (every judged case), and those it was confirmed on (its expected cases)."""
+    """The evidence a campaign gathers (`Expectations`), read back from records and judged by `entries`
+    as they stand: the releases each entry was covered and tested on (every judged case), and those it
+    was confirmed on (the diverging and expected cases it explains there)."""
     known = Expectations(tuple(entries))
     for row in seen:
         if row.verdict == "unknown":
             continue
         known.note_run(row.implementation, row.server_version)
         known.note_feature(row.server_version, row.feature, row.functions)
-        if row.verdict == "expected":
-            known.classify(
-                row.implementation,
-                row.server_version,
-                feature=row.feature,
-                functions=row.functions,
-                difference=row.difference,
-            )
+        if row.verdict in JUDGED:
+            _entry(known, row)
     return known
+
+
+def _entry(known: Expectations, row: Seen | Case) -> Expectation | None:
+    """The entry explaining a kind of case that differed, as the entries stand (`classify`)."""
+    return known.classify(
+        row.implementation,
+        row.server_version,
+        feature=row.feature,
+        functions=row.functions,
+        difference=row.difference,
+    )
 
 
 def releases_text(chosen: Iterable[str], tested: Sequence[str]) -> str:
@@ -203,7 +204,9 @@ def expectations_check(arguments: argparse.Namespace) -> int:
     if arguments.update:
         target = Path(arguments.expectations) if arguments.expectations else default_to_update()
         runs = ", ".join(run.run_id for run in records.runs)
-        update_expectations(target, evidence_of(entries, seen), divergences_in(records.parts), runs)
+        known = evidence_of(entries, seen)
+        new = [case for case in divergences_in(records.parts) if _entry(known, case) is None]
+        update_expectations(target, known, new, runs)
         return 0
     return exit_status(diverged=bool(found), unknown=None)
 

@@ -143,3 +143,16 @@ def test_update_lists_a_divergence_no_entry_explains_with_its_range_and_known_ca
         "2.10.27",
     )
     assert (Path(listed).parent / new.case).is_file()
+
+
+def test_a_corrected_file_is_checked_against_records_judged_before_the_correction(
+    tmp_path: Path, listed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The records of 2.8.4 say `diverge` (the file's range started at 2.9.0 when they were judged);
+    once the range starts at 2.8.4 the same records agree with it."""
+    older = replace(CASE, server_version="2.8.4", verdict="diverge", expectation="")
+    runs = run(tmp_path, "r1", [older, replace(CASE, server_version="2.9.25")])
+    assert nats_conformance.main(["expectations", "check", runs, "--expectations", listed]) == 1
+    assert "crash: seen outside its range on 2.8.4" in capsys.readouterr().out
+    write_expectations(Path(listed), [replace(CRASH, min_version="2.8.4"), NOW_AND_THEN])
+    assert nats_conformance.main(["expectations", "check", runs, "--expectations", listed]) == 0
