@@ -10,6 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from records.writer import CASES
+from reference import profiles
+from reference.versions import Version
 from suites.__main__ import main
 
 pytestmark = pytest.mark.live
@@ -28,8 +30,13 @@ def manifest_of(out: Path) -> dict[str, object]:
 
 @pytest.mark.slow
 def test_a_new_patch_is_judged_by_the_nearest_known_release(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """As the day 2.14.6 came out, before the reference had its rules: the rules stop at 2.14.5."""
+    lines = tuple(line for line in profiles.RELEASE_LINES if line.newest < Version(2, 14, 0))
+    lines += (profiles.ReleaseLine(Version(2, 14, 5)),)
+    monkeypatch.setattr(profiles, "RELEASE_LINES", lines)
+    monkeypatch.setattr(profiles, "_LINES", {line.name: line for line in lines})
     status = campaign(tmp_path, "--target", "2.14.6")
     stderr = capsys.readouterr().err
     assert status == 0, stderr
@@ -48,7 +55,7 @@ def test_a_new_patch_is_judged_by_the_nearest_known_release(
 def test_profile_names_the_rules_a_server_is_judged_by(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = campaign(tmp_path, "--target", "2.14", "--profile", "2.12")
+    status = campaign(tmp_path, "--target", "2.14.5", "--profile", "2.12")
     stderr = capsys.readouterr().err
     assert status == 0, stderr
     assert "process-2.14.5: nats-server 2.14.5 judged by the rules of 2.12.15 (--profile)\n" in stderr
