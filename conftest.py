@@ -4,17 +4,13 @@ deprecated aliases, and use the plugin's `nats_*` fixtures under the short names
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from typing import Literal
 
 import pytest
 
-from fixtures.options import RunConfig, Target
+from fixtures.options import Target
 from fixtures.plugin import add_deprecated_options
-from fixtures.servers.base import Backend
-from fixtures.servers.operator import OperatorBackend
-from records.expectations import Expectations
-from records.writer import RecordWriter
-from suites.differential import RunContext
 
 pytest_plugins = ["fixtures.plugin", "pytester"]
 
@@ -28,41 +24,25 @@ def target(nats_target: Target) -> Target:
     return nats_target
 
 
-@pytest.fixture(scope="session")
-def run_config(nats_run_config: RunConfig) -> RunConfig:
-    return nats_run_config
+def _alias(name: str, scope: Literal["session", "function"] = "session") -> object:
+    """A fixture `name` that is the plugin's `nats_<name>`, depending on it by name (so that a
+    parametrized server's parameters reach the tests that use the alias)."""
+    source = f"nats_{name}"
+
+    def alias(**fixtures: object) -> object:
+        return fixtures[source]
+
+    alias.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(source, inspect.Parameter.KEYWORD_ONLY)]
+    )
+    return pytest.fixture(name=name, scope=scope)(alias)
 
 
-@pytest.fixture(scope="session")
-def recorder(nats_recorder: RecordWriter) -> RecordWriter:
-    return nats_recorder
-
-
-@pytest.fixture(scope="session")
-def expectations(nats_expectations: Expectations) -> Expectations:
-    return nats_expectations
-
-
-@pytest.fixture(scope="session")
-def server(nats_server: Backend) -> Backend:
-    return nats_server
-
-
-@pytest.fixture(scope="session")
-def context(nats_context: RunContext) -> RunContext:
-    return nats_context
-
-
-@pytest.fixture(scope="session")
-def operator_server(nats_operator_server: OperatorBackend) -> OperatorBackend:
-    return nats_operator_server
-
-
-@pytest.fixture(scope="session")
-def operator_context(nats_operator_context: RunContext) -> RunContext:
-    return nats_operator_context
-
-
-@pytest.fixture
-def server_factory(nats_server_factory: Callable[[], Backend]) -> Callable[[], Backend]:
-    return nats_server_factory
+run_config = _alias("run_config")
+recorder = _alias("recorder")
+expectations = _alias("expectations")
+server = _alias("server")
+context = _alias("context")
+operator_server = _alias("operator_server")
+operator_context = _alias("operator_context")
+server_factory = _alias("server_factory", scope="function")

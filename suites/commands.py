@@ -19,7 +19,7 @@ from pathlib import Path
 from fixtures.clients.wire import ClientAuth
 from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError, TargetLostError
-from fixtures.options import OptionError, build_run_config, client_auth
+from fixtures.options import OptionError, RunConfig, build_run_config, client_auth
 from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
 from fixtures.releases import ReleaseSelection, known_releases
 from fixtures.servers.streaming import NATS_NETWORK_LINE
@@ -325,15 +325,7 @@ def replay(arguments: argparse.Namespace) -> int:
     if arguments.file or targets.adapters:
         return replay_question(arguments, targets)
     versions = [arguments.server_version] if arguments.server_version else []
-    backends = [arguments.backend] if arguments.backend else []
-    run = build_run_config(
-        versions,
-        backends,
-        arguments.server_url,
-        arguments.apply_command,
-        profile=arguments.profile,
-        auth=auth_of(arguments),
-    )
+    run = replay_config(arguments, versions, arguments.server_url)
     cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
     return _show(cases, arguments.max_unknown)
 
@@ -385,6 +377,19 @@ def add_strict_errors(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="an adapter's rejection agrees only when it names the reference's error kind "
         "(after the error_kinds of its hello)",
+    )
+
+
+def replay_config(arguments: argparse.Namespace, versions: list[str], server_url: str | None) -> RunConfig:
+    """The servers a replay runs on: `versions` (or the server at `server_url`) on `--backend`."""
+    backends = [arguments.backend] if arguments.backend else []
+    return build_run_config(
+        versions,
+        backends,
+        server_url,
+        arguments.apply_command,
+        profile=arguments.profile,
+        auth=auth_of(arguments),
     )
 
 
@@ -440,15 +445,7 @@ def replay_case(
             else case.found_on.get("server_version") or case.server_version
         ]
     if versions or targets.server_url:
-        backends = [arguments.backend] if arguments.backend else []
-        run = build_run_config(
-            versions,
-            backends,
-            targets.server_url,
-            arguments.apply_command,
-            profile=arguments.profile,
-            auth=auth_of(arguments),
-        )
+        run = replay_config(arguments, versions, targets.server_url)
         cases += replay_file_on_server(case, run, operator=arguments.operator, expectations=expectations)
     return cases
 
