@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.docker import DockerDaemon, DockerUnavailableError, ensure_docker
+
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
@@ -24,3 +26,14 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture(scope="session")
+def docker_daemon() -> Iterator[DockerDaemon]:
+    """A Docker daemon for the session; one started here is stopped at the end."""
+    try:
+        daemon = ensure_docker()
+    except DockerUnavailableError as error:
+        pytest.fail(str(error), pytrace=False)
+    with daemon:
+        yield daemon

@@ -10,14 +10,12 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fixtures.docker import DockerDaemon, ensure_docker, ensure_image
-from fixtures.errors import DockerUnavailableError
+from fixtures.docker import DockerDaemon, ensure_image
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import free_port
 
@@ -30,17 +28,6 @@ RECIPE = REPO / "examples" / "ci" / "nats-conformance.yml"
 RELEASE = "2.14.5"
 
 
-@pytest.fixture(scope="module")
-def docker() -> Iterator[DockerDaemon]:
-    """A Docker daemon; one started here is stopped at the end."""
-    try:
-        daemon = ensure_docker()
-    except DockerUnavailableError as error:
-        pytest.fail(str(error), pytrace=False)
-    with daemon:
-        yield daemon
-
-
 def job_steps() -> tuple[dict[str, str], list[dict[str, Any]]]:
     """The conformance job's environment (the workflow's, then the job's) and its steps."""
     workflow = yaml.safe_load(RECIPE.read_text())
@@ -49,10 +36,10 @@ def job_steps() -> tuple[dict[str, str], list[dict[str, Any]]]:
 
 
 def test_the_recipe_steps_pass_against_a_container_and_write_junit_xml(
-    tmp_path: Path, docker: DockerDaemon
+    tmp_path: Path, docker_daemon: DockerDaemon
 ) -> None:
     binary = resolve_binary(parse_version_spec(RELEASE))
-    image = ensure_image(RELEASE, binary, docker_host=docker.docker_host, try_pull=False)
+    image = ensure_image(RELEASE, binary, docker_host=docker_daemon.docker_host, try_pull=False)
     shim = tmp_path / "bin"
     shim.mkdir()
     (shim / "nats-conformance").write_text(f'#!/bin/sh\nexec {sys.executable} -m nats_conformance "$@"\n')
@@ -71,7 +58,7 @@ def test_the_recipe_steps_pass_against_a_container_and_write_junit_xml(
         "NATS_PORT": str(free_port()),
         "GITHUB_WORKSPACE": str(workspace),
         "RUNNER_TEMP": str(runner_temp),
-        "DOCKER_HOST": docker.docker_host,
+        "DOCKER_HOST": docker_daemon.docker_host,
         "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": str(REPO),
     }
