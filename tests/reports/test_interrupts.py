@@ -79,11 +79,17 @@ INT = (signal.SIGINT, (130, "interrupted"))
 TERM = (signal.SIGTERM, (143, "terminated"))
 
 
+RACES_THE_JVM = pytest.mark.nightly
+"""A signal while Spark starts races the JVM's own start: on a loaded machine the JVM once outlived the
+command by a minute (a CI-style run beside a campaign), so these run in the scheduled workflow, not in
+every change's run, until the race is closed."""
+
+
 @pytest.mark.parametrize(
     ("where", "number", "ending"),
     [
-        ("starting", *INT),
-        ("starting", *TERM),
+        pytest.param("starting", *INT, marks=RACES_THE_JVM),
+        pytest.param("starting", *TERM, marks=RACES_THE_JVM),
         ("main thread", *INT),
         ("main thread", *TERM),
         ("worker thread", *INT),

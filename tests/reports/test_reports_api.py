@@ -6,16 +6,17 @@ import inspect
 import subprocess
 import sys
 
+import pytest
+
 import reports
 
 
 def test_all_lists_exactly_the_public_names() -> None:
-    public = {
-        name
-        for name, value in vars(reports).items()
-        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
-    }
-    assert set(reports.__all__) == public
+    """They are imported on first use (the package's `__getattr__`), each from its own module."""
+    assert set(reports.__all__) == set(reports._HOMES)
+    assert not any(inspect.ismodule(getattr(reports, name)) for name in reports.__all__)
+    with pytest.raises(AttributeError):
+        _ = reports.nothing_of_that_name
 
 
 def test_importing_reports_loads_no_heavy_dependency() -> None:

@@ -26,7 +26,7 @@ def test_an_exported_copy_runs_a_campaign_with_its_known_cases(
     assert exported.read_text() == DEFAULT_PATH.read_text()
     shipped = load_expectations()
     assert sorted(p.name for p in (copy / "known-cases").iterdir()) == sorted(
-        Path(entry.case).name for entry in shipped.entries if entry.case
+        {Path(entry.case).name for entry in shipped.entries if entry.case}  # two entries may share one
     )
     runs = {
         name: campaign_cases(tmp_path / name, ["--expectations", str(path)], capsys)
