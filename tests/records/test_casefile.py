@@ -10,26 +10,18 @@ from pathlib import Path
 import pytest
 
 from records.casefile import CaseFile, CaseFileError, read_case_file
-from records.schema import Case
 from records.writer import RecordWriter
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
+from tests.records.samples import CRASHING
 
-BASE = Case(
+BASE = replace(
+    CRASHING,
     run_id="r",
-    case_id=0,
-    implementation="nats-server",
-    server_version="2.10.27",
-    backend="process",
-    feature="partition",
-    functions="partition",
-    source="a.*",
     destination="b.{{partition(0,1)}}",
     subject="a.xyz",
     expected="b.0",
-    observed="",
     verdict="expected",
-    difference="server-crash",
 )
 
 
