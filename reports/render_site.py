@@ -86,10 +86,12 @@ def moves_html(run: SiteRun) -> str:
         if any(move.kind == kind for move in moves)
     )
     against = f'against <a href="#run-{slug(run.previous or "")}">{escape(run.previous or "")}</a>'
+    verdict = "<span class=bad>gate failed</span>" if run.moves.failed else "gate passed"
     if not moves:
-        return f"no class moved ({against})"
+        return f"{verdict}: no class moved ({against})"
     items = "".join(f"<li>{escape(move.line())}</li>" for move in moves)
-    return f"<details><summary>{escape(counted)} ({against})</summary><ul class=moves>{items}</ul></details>"
+    summary = f"{verdict}: {escape(counted)} ({against})"
+    return f"<details><summary>{summary}</summary><ul class=moves>{items}</ul></details>"
 
 
 def index_page(site: Site) -> str:
