@@ -197,3 +197,18 @@ def test_no_output_names_the_build_machine_s_directories(built: Path, hand_run: 
     for name in ("report.html", "report.md", "summary.json"):
         assert str(hand_run.parent) not in (built / name).read_text(), name
     assert [run["path"] for run in summary_of(built / "summary.json")["runs"]] == ["run-1"]
+
+
+def test_report_md_renders_every_cell_with_a_gfm_renderer(built: Path) -> None:
+    """Rendered by markdown-it's GitHub-flavoured preset (tables as GitHub draws them: the cells of a row
+    beyond its header's are dropped), every table of report.md keeps each of its cells."""
+    from markdown_it import MarkdownIt
+
+    source = (built / "report.md").read_text()
+    rendered = MarkdownIt("gfm-like", {"linkify": False}).parse(source)
+    heads = sum(token.type == "th_open" for token in rendered)
+    data = sum(token.type == "td_open" for token in rendered)
+    tables = markdown_tables(source)
+    assert sum(token.type == "table_open" for token in rendered) == len(tables) >= 6
+    assert heads == sum(len(cells(table[0])) for table in tables)
+    assert data == sum(len(cells(line)) for table in tables for line in table[2:])
