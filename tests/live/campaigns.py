@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from fixtures.docker import process_daemon
+from fixtures.options import RunConfig, Target
 from fixtures.servers.container import LABEL_OWNER
+from reference.versions import Version
 
 
 def containers_of(owner: str) -> list[Any]:
@@ -25,3 +27,10 @@ def arguments(pid: int) -> list[str]:
         return [part.decode() for part in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if part]
     except OSError:
         return []
+
+
+def newest_of_session(target: Target, run_config: RunConfig) -> bool:
+    """Whether `target` runs the newest release among the session's targets: the one release the costly
+    fault tests run on, whichever releases a session pins."""
+    newest = max(run_config.versions, key=lambda spec: Version.search(spec.label) or Version(0, 0, 0))
+    return target.spec.label == newest.label
