@@ -4,7 +4,7 @@ types, and the exit statuses of a run (README, "Exit statuses").
 0: every case agrees or is expected; 1: unexpected divergences (or a gate regression); 2: usage or
 setup error, one ``nats-conformance: error: ...`` line; 3: more unknown cases than ``--max-unknown``
 allows; 4: a campaign judged by a release's engine (``--judge-by engine``) whose every divergence is
-one that release shares, "conforms to nats-server R" (``suites.judgement``). Divergences outrank
+one that release shares, "conforms to nats-server R" (``records.judgement``). Divergences outrank
 unknown cases, as Jepsen's invalid outranks unknown, and unknown cases outrank conformance.
 """
 
