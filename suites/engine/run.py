@@ -36,7 +36,8 @@ class Progress:
     counts: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     shown: float = 0.0
-    stream: TextIO = sys.stderr
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+    """Standard error as it is when the display is made (not when this module was first imported)."""
 
     def add(self, verdicts: Counter[str]) -> None:
         self.counts.update(verdicts)
