@@ -56,6 +56,7 @@ class ReleaseCoverage:
     run_id: str
     release: str
     counter_files: int
+    engine: bool
     statements: int
     covered: int
     files: tuple[Figure, ...]
@@ -90,6 +91,7 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
             run_id=_value(data, "run_id", str),
             release=_value(data, "release", str),
             counter_files=_value(data, "counter_files", int),
+            engine=_value(data, "engine", bool),
             statements=_value(data, "statements", int),
             covered=_value(data, "covered", int),
             files=tuple(
@@ -171,5 +173,6 @@ def headline(item: ReleaseCoverage) -> str:
     return (
         f"Run {item.run_id} on nats-server {item.release}: {item.covered:,} of {item.statements:,} "
         f"statements of the mapping surface ({item.percent}), {len(item.unreached):,} blocks unreached; "
-        f"{item.counter_files} server process(es) wrote counters"
+        f"{item.counter_files} process(es) wrote counters (the servers"
+        + (" and the engine oracle)" if item.engine else ")")
     )

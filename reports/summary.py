@@ -131,6 +131,7 @@ def coverage(item: ReleaseCoverage) -> dict[str, Any]:
         "run_id": item.run_id,
         "release": item.release,
         "counter_files": item.counter_files,
+        "engine": item.engine,
         "statements": item.statements,
         "covered": item.covered,
         "files": [asdict(figure) for figure in item.files],

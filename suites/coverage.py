@@ -21,6 +21,7 @@ from fixtures.cover import (
     cover_release,
     function_lines,
     merge_counters,
+    module_source,
     resolve_cover_binary,
 )
 from fixtures.options import OptionError
@@ -28,6 +29,7 @@ from fixtures.provision import NATS_SERVER, VersionSpec, parse_version_spec, rep
 from records.coverage import (
     COVERAGE_FILE,
     MAPPING_SURFACE,
+    Surface,
     coverage_document,
     functions_of,
     parse_profile,
@@ -73,19 +75,29 @@ def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
     status = run(arguments, run_dir=run_dir, coverage_dir=run_dir / COUNTERS)
     if not run_dir.is_dir():
         return status  # the campaign recorded nothing (and said why)
-    document = measure(run_dir, release)
+    document = measure(run_dir, release, engine=bool(arguments.oracle))
     print(summary_line(document))
     print(f"coverage: {run_dir / COVERAGE_FILE}")
     return status
 
 
 def measure(
-    run_dir: Path, release: str, *, progress: Callable[[str], None] = report_to_stderr
+    run_dir: Path,
+    release: str,
+    *,
+    engine: bool = False,
+    source: Path | None = None,
+    module: str = NATS_SERVER.module,
+    surface: Surface = MAPPING_SURFACE,
+    progress: Callable[[str], None] = report_to_stderr,
 ) -> dict[str, Any]:
-    """Merge the run's counters and write its coverage file; returns the file's content."""
+    """Merge the run's counters (`COUNTERS`) and write its coverage file; returns the file's content.
+    `source` is the release's module source (default the one the Go module proxy serves), `engine`
+    whether an engine oracle wrote counters too."""
     counters, profile = run_dir / COUNTERS, run_dir / PROFILE
-    source = merge_counters(counters, release, profile, progress=progress)
-    module = NATS_SERVER.module
+    if source is None:
+        source = module_source(release, progress=progress)
+    merge_counters(counters, source, profile, module=module, progress=progress)
     cache: dict[str, list[str]] = {}
 
     def read_source(path: str) -> list[str]:
@@ -101,7 +113,8 @@ def measure(
         functions=functions_of(function_lines(profile, source, progress=progress), module),
         read_source=read_source,
         counter_files=len(counter_files(counters)),
-        surface=MAPPING_SURFACE,
+        engine=engine,
+        surface=surface,
     )
     (run_dir / COVERAGE_FILE).write_text(json.dumps(document, indent=1) + "\n")
     return document

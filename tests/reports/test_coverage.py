@@ -4,12 +4,15 @@ document itself built from a coverage profile (records/coverage.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from handmade import case, write_run
 
+from fixtures.cover import COVER_DIR, COVER_PACKAGES
+from fixtures.provision import go_environment
 from records.coverage import (
     COVERAGE_FILE,
     Surface,
@@ -20,6 +23,7 @@ from records.coverage import (
 )
 from reports.build import build_report
 from reports.errors import ReportError
+from suites.coverage import COUNTERS, measure
 
 MODULE = "github.com/nats-io/nats-server/v2"
 PROFILE = f"""mode: set
@@ -159,3 +163,78 @@ def test_a_bad_coverage_file_is_refused_in_one_line(tmp_path: Path, text: str, s
     with pytest.raises(ReportError, match=says) as raised:
         build_report([run_dir], tmp_path / "out", engine="duckdb")
     assert "\n" not in str(raised.value)
+
+
+TINY_MAIN = """package main
+
+import (
+	"fmt"
+	"os"
+
+	"example.com/tiny/server"
+)
+
+func main() { fmt.Println(server.Transform(os.Args[1])) }
+"""
+TINY_TRANSFORM = """package server
+
+// Transform says what kind of subject it is given.
+func Transform(subject string) string {
+	if subject == "" {
+		return "empty"
+	}
+	if len(subject) > 10 {
+		return "long"
+	}
+	return subject
+}
+
+func reverse(subject string) string {
+	out := ""
+	for _, r := range subject {
+		out = string(r) + out
+	}
+	return out
+}
+"""
+
+
+def test_counters_of_a_real_cover_program_merge_into_the_report(tmp_path: Path) -> None:
+    """The merge and the section from real counters, cheaply: a tiny module built with -cover as
+    `fixtures.cover` builds a release (its main package and `./server` counted), run twice into the run
+    directory's GOCOVERDIR (`nats-conformance coverage` on a real release is tests/live/test_coverage.py,
+    nightly)."""
+    tiny = tmp_path / "tiny"
+    (tiny / "server").mkdir(parents=True)
+    (tiny / "go.mod").write_text("module example.com/tiny\n\ngo 1.22\n")
+    (tiny / "main.go").write_text(TINY_MAIN)
+    (tiny / "server" / "subject_transform.go").write_text(TINY_TRANSFORM)
+    binary = tmp_path / "tiny-cover"
+    subprocess.run(
+        ["go", "build", "-cover", f"-coverpkg={COVER_PACKAGES}", "-o", str(binary), "."],
+        cwd=tiny,
+        env=go_environment(),
+        check=True,
+    )
+    run_dir = write_run(tmp_path / "run", [case(server_version="2.14.5")])
+    counters = run_dir / COUNTERS
+    counters.mkdir(parents=True)
+    for subject in ("", "a.b"):
+        subprocess.run([str(binary), subject], env={**go_environment(), COVER_DIR: str(counters)}, check=True)
+    surface = Surface(files=("server/subject_transform.go",), functions=("main", "AddMapping"))
+    found = measure(run_dir, "2.14.5", source=tiny, module="example.com/tiny", surface=surface)
+    assert found["counter_files"] == 2
+    figures = {item["name"]: (item["covered"], item["statements"]) for item in found["functions"]}
+    assert figures == {"main": (1, 1), "Transform": (4, 5), "reverse": (0, 4)}
+    assert found["missing"] == ["AddMapping"]
+    unreached = {(b["function"], b["source"].strip()) for b in found["unreached"]}
+    assert ("Transform", 'if len(subject) > 10 {\n\t\treturn "long"\n\t}') in unreached
+    assert not any("empty" in text for _, text in unreached)
+    assert json.loads((run_dir / COVERAGE_FILE).read_text()) == found
+    build_report([run_dir], tmp_path / "out", engine="duckdb")
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "5 of 10 statements of the mapping surface (50.0 %)" in markdown
+    assert "2 process(es) wrote counters (the servers)" in markdown
+    assert (
+        "https://github.com/nats-io/nats-server/blob/v2.14.5/server/subject_transform.go#L8-L10" in markdown
+    )
