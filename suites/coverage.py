@@ -142,7 +142,7 @@ def add_coverage_command(
     """Register `coverage` with the campaign's `options`; it runs the campaign with `run`."""
     parser = commands.add_parser(
         "coverage",
-        help="run a campaign on a -cover build of a release and measure the mapping code it reaches",
+        help="measure the mapping code of a release that a campaign reaches (a -cover build)",
         description="Builds --server-version R with -cover, runs the campaign (same options) on it and "
         "writes <run>/coverage.json, which the report shows. Exit status: the campaign's; 2 also when "
         "coverage cannot be measured.",
