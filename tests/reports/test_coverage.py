@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from handmade import case, write_run
+from markdown_it import MarkdownIt
 
 from fixtures.cover import COVER_DIR, COVER_PACKAGES
 from fixtures.provision import go_environment
@@ -48,8 +49,12 @@ FUNCTIONS = [
 SURFACE = Surface(files=("server/subject_transform.go",), functions=("AddMapping", "RemoveMapping"))
 
 
+ODD_LINE = "if a || b { return `x|y` }"
+"""Line 12 of every file: pipes and backticks, which a Markdown table cell must keep."""
+
+
 def source(path: str) -> list[str]:
-    return [f"line {number} of {path}" for number in range(1, 40)]
+    return [ODD_LINE if number == 12 else f"line {number} of {path}" for number in range(1, 40)]
 
 
 def document(profile: str = PROFILE) -> dict[str, Any]:
@@ -100,7 +105,8 @@ def test_every_unreached_block_of_the_surface_has_its_source_and_its_link_at_the
         "https://github.com/nats-io/nats-server/blob/v2.14.5/server/subject_transform.go#L12-L14"
     )
     assert unreached[1]["source"].splitlines() == [
-        f"line {n} of server/subject_transform.go" for n in (12, 13, 14)
+        ODD_LINE,
+        *(f"line {n} of server/subject_transform.go" for n in (13, 14)),
     ]
 
 
@@ -133,6 +139,13 @@ def test_the_report_shows_the_coverage_section(tmp_path: Path) -> None:
         "[server/subject_transform.go:20-21](https://github.com/nats-io/nats-server/blob/v2.14.5/"
         "server/subject_transform.go#L20-L21)" in markdown
     )
+    section = markdown.split("### Coverage")[1].split("<details>")[0]
+    rendered = MarkdownIt("gfm-like", {"linkify": False}).parse(section)
+    assert sum(token.type == "table_open" for token in rendered) == 3
+    spans = [
+        child.content for token in rendered for child in token.children or () if child.type == "code_inline"
+    ]
+    assert spans.count(ODD_LINE) == 1
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<h2 id=coverage>" in html
     assert "<pre>line 20 of server/subject_transform.go\n" in html
