@@ -172,12 +172,14 @@ def coverage_document(
     read_source: Callable[[str], list[str]],
     counter_files: int,
     engine: bool = False,
+    restarts: int = 0,
     surface: Surface = MAPPING_SURFACE,
 ) -> dict[str, Any]:
     """The coverage file's content: the surface's figures in total, per file and per function, the
     surface's functions missing at this release, and every unreached block of the surface with its
     source (`read_source(path)`: the file's lines) and link. `counter_files`: the processes that wrote
-    counters; `engine`: whether the release's engine (`--oracle engine`) was one of them."""
+    counters; `engine`: whether the release's engine (`--oracle engine`) was one of them; `restarts`:
+    servers restarted after a fault (the run's journal), whose counters are lost."""
     tag = release_tag(release)
     owned = blocks_by_function(blocks, functions)
     chosen = [function for function in functions if surface.wants(function.path, function.name)]
@@ -235,6 +237,7 @@ def coverage_document(
         "module": module,
         "counter_files": counter_files,
         "engine": engine,
+        "restarts": restarts,
         "surface": {"files": list(surface.files), "functions": list(surface.functions)},
         "statements": statements,
         "covered": covered,

@@ -57,6 +57,8 @@ class ReleaseCoverage:
     release: str
     counter_files: int
     engine: bool
+    restarts: int
+    """Servers restarted after a fault: their counters are lost."""
     statements: int
     covered: int
     files: tuple[Figure, ...]
@@ -92,6 +94,7 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
             release=_value(data, "release", str),
             counter_files=_value(data, "counter_files", int),
             engine=_value(data, "engine", bool),
+            restarts=_value(data, "restarts", int),
             statements=_value(data, "statements", int),
             covered=_value(data, "covered", int),
             files=tuple(
@@ -175,4 +178,9 @@ def headline(item: ReleaseCoverage) -> str:
         f"statements of the mapping surface ({item.percent}), {len(item.unreached):,} blocks unreached; "
         f"{item.counter_files} process(es) wrote counters (the servers"
         + (" and the engine oracle)" if item.engine else ")")
+        + (
+            f"; {item.restarts} server(s) restarted after a fault, whose counters are lost"
+            if item.restarts
+            else ""
+        )
     )

@@ -132,6 +132,7 @@ def coverage(item: ReleaseCoverage) -> dict[str, Any]:
         "release": item.release,
         "counter_files": item.counter_files,
         "engine": item.engine,
+        "restarts": item.restarts,
         "statements": item.statements,
         "covered": item.covered,
         "files": [asdict(figure) for figure in item.files],

@@ -35,7 +35,7 @@ from records.coverage import (
     parse_profile,
     percent,
 )
-from records.writer import new_run_id
+from records.writer import MANIFEST, new_run_id
 from reference.cli import Parser
 from suites.targets import gather_targets
 
@@ -77,6 +77,8 @@ def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
         return status  # the campaign recorded nothing (and said why)
     document = measure(run_dir, release, engine=bool(arguments.oracle))
     print(summary_line(document))
+    if document["restarts"]:
+        print(f"coverage: {document['restarts']} server(s) restarted after a fault; their counters are lost")
     print(f"coverage: {run_dir / COVERAGE_FILE}")
     return status
 
@@ -114,10 +116,20 @@ def measure(
         read_source=read_source,
         counter_files=len(counter_files(counters)),
         engine=engine,
+        restarts=len(read_manifest(run_dir).get("restarts", ())),
         surface=surface,
     )
     (run_dir / COVERAGE_FILE).write_text(json.dumps(document, indent=1) + "\n")
     return document
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's manifest ({} when it has none or it cannot be read: no restarts known)."""
+    try:
+        manifest = json.loads((run_dir / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
 
 
 def summary_line(document: dict[str, Any]) -> str:

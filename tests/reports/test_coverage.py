@@ -251,3 +251,24 @@ def test_counters_of_a_real_cover_program_merge_into_the_report(tmp_path: Path) 
     assert (
         "https://github.com/nats-io/nats-server/blob/v2.14.5/server/subject_transform.go#L8-L10" in markdown
     )
+
+
+def test_servers_restarted_after_a_fault_are_said_to_have_lost_their_counters(tmp_path: Path) -> None:
+    found = coverage_document(
+        run_id="r1",
+        release="2.14.5",
+        module=MODULE,
+        blocks=parse_profile(PROFILE, MODULE),
+        functions=functions_of(FUNCTIONS, MODULE),
+        read_source=source,
+        counter_files=3,
+        restarts=2,
+        surface=SURFACE,
+    )
+    build_report([coverage_run(tmp_path, json.dumps(found))], tmp_path / "out", engine="duckdb")
+    assert (
+        "2 server(s) restarted after a fault, whose counters are lost"
+        in (tmp_path / "out" / "report.md").read_text()
+    )
+    (summary,) = json.loads((tmp_path / "out" / "summary.json").read_text())["coverage"]
+    assert summary["restarts"] == 2
