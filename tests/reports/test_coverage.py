@@ -272,3 +272,22 @@ def test_servers_restarted_after_a_fault_are_said_to_have_lost_their_counters(tm
     )
     (summary,) = json.loads((tmp_path / "out" / "summary.json").read_text())["coverage"]
     assert summary["restarts"] == 2
+
+
+def test_former_names_count_where_a_release_has_them_and_are_never_missing() -> None:
+    former = Surface(
+        files=SURFACE.files, functions=SURFACE.functions, former=("server/accounts.go:Unrelated", "gone")
+    )
+    found = coverage_document(
+        run_id="r1",
+        release="2.9.25",
+        module=MODULE,
+        blocks=parse_profile(PROFILE, MODULE),
+        functions=functions_of(FUNCTIONS, MODULE),
+        read_source=source,
+        counter_files=1,
+        surface=former,
+    )
+    assert ("Unrelated", 5, 0) in [(f["name"], f["statements"], f["covered"]) for f in found["functions"]]
+    assert found["missing"] == ["RemoveMapping"]
+    assert found["unreached"][-1]["url"].startswith("https://github.com/nats-io/nats-server/blob/v2.9.25/")
