@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.docker import DockerDaemon, DockerUnavailableError, ensure_docker
+from tests.wheel import Installed, install_wheel
 
 
 @pytest.fixture
@@ -37,3 +38,9 @@ def docker_daemon() -> Iterator[DockerDaemon]:
         pytest.fail(str(error), pytrace=False)
     with daemon:
         yield daemon
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """This tree's wheel in a fresh virtualenv with its core dependencies alone (tests.wheel)."""
+    return install_wheel(tmp_path_factory.mktemp("wheel"))

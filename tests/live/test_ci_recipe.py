@@ -2,13 +2,12 @@
 runs them (`bash -eo pipefail`, the job's and step's environment), against nats-server 2.14.5 in a
 container imported from the cached binary (no registry here). Its expressions are only in `env:`, given
 here as a pull request's; the steps that need GitHub (`uses:`, the install, a push's `if:`) are left out,
-and the suite comes from this checkout."""
+and the suite is this tree's wheel in a fresh virtualenv, run outside the checkout (tests.wheel)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from fixtures.docker import DockerDaemon, ensure_image
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import free_port
+from tests.wheel import Installed
 
 yaml = pytest.importorskip("yaml")  # PyYAML: with mkdocs, a dev dependency
 
@@ -36,14 +36,10 @@ def job_steps() -> tuple[dict[str, str], list[dict[str, Any]]]:
 
 
 def test_the_recipe_steps_pass_against_a_container_and_write_junit_xml(
-    tmp_path: Path, docker_daemon: DockerDaemon
+    tmp_path: Path, docker_daemon: DockerDaemon, installed: Installed
 ) -> None:
     binary = resolve_binary(parse_version_spec(RELEASE))
     image = ensure_image(RELEASE, binary, docker_host=docker_daemon.docker_host, try_pull=False)
-    shim = tmp_path / "bin"
-    shim.mkdir()
-    (shim / "nats-conformance").write_text(f'#!/bin/sh\nexec {sys.executable} -m nats_conformance "$@"\n')
-    (shim / "nats-conformance").chmod(0o755)
     workspace, runner_temp = tmp_path / "workspace", tmp_path / "runner"
     workspace.mkdir()
     runner_temp.mkdir()
@@ -59,8 +55,7 @@ def test_the_recipe_steps_pass_against_a_container_and_write_junit_xml(
         "GITHUB_WORKSPACE": str(workspace),
         "RUNNER_TEMP": str(runner_temp),
         "DOCKER_HOST": docker_daemon.docker_host,
-        "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": str(REPO),
+        "PATH": f"{installed.scripts}{os.pathsep}{os.environ['PATH']}",
     }
     ran: dict[str, int] = {}
     try:

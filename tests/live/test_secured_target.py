@@ -1,12 +1,15 @@
 """A server at a URL that wants TLS or credentials: `--tls-ca`, `--tls-cert/--tls-key`, `--user/--password`,
-`--token`, `--nkey` and `--creds`, each against a local nats-server 2.14.5 configured to require it (a
-throwaway CA made with the openssl CLI; nkeys from the `nkeys` package; the creds of an operator-mode
-server minted by fixtures.operator). Each runs a small matching campaign and every case is judged."""
+`--token`, `--nkey`, `--creds`, and TLS with creds, each against a local nats-server 2.14.5 configured to
+require it (a throwaway CA made with the openssl CLI; nkeys from the `nkeys` package; the creds of an
+operator-mode server minted by fixtures.operator). Each runs a small matching campaign and every case
+is judged."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
 from fixtures.servers.process import spawn_child, terminate_child
 from suites.__main__ import main
-from tests.live.test_external_target import await_server
+from tests.live.campaigns import await_server
 
 pytestmark = pytest.mark.live
 
@@ -57,9 +60,14 @@ def certificates(folder: Path) -> None:
 
 
 def secured(kind: str, folder: Path, port: int) -> tuple[str, str, list[str]]:
-    """The server's configuration, its URL and the options that reach it, for one `kind` of security."""
+    """The server's configuration, its URL and the options that reach it, for one `kind` of security
+    (`tls+creds`: both, as a hosted NATS service asks)."""
     listen = f'listen: "{HOST}:{port}"\n'
     url = f"nats://{HOST}:{port}"
+    if kind == "tls+creds":
+        creds, _, creds_options = secured("creds", folder, port)
+        tls, url, tls_options = secured("tls", folder, port)
+        return creds + tls.removeprefix(listen), url, [*tls_options, *creds_options]
     if kind in ("tls", "mutual-tls"):
         certificates(folder)
         verify = ", verify: true" if kind == "mutual-tls" else ""
@@ -107,36 +115,28 @@ def secured(kind: str, folder: Path, port: int) -> tuple[str, str, list[str]]:
     )
 
 
-@pytest.mark.parametrize("kind", ["tls", "mutual-tls", "user", "token", "nkey", "creds"])
-def test_a_campaign_reaches_a_server_that_requires_it(kind: str, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def secured_server(kind: str, folder: Path) -> Iterator[tuple[str, list[str]]]:
+    """A 2.14.5 server that requires `kind` of security, answering: its URL and the options that reach it."""
     binary = resolve_binary(parse_version_spec("2.14.5"))
     port = free_port()
-    text, url, options = secured(kind, tmp_path, port)
-    (tmp_path / "server.conf").write_text(text)
-    server = spawn_child(
-        [str(binary), "-c", str(tmp_path / "server.conf")], tmp_path / "server.log", tmp_path
-    )
-    out = tmp_path / "runs"
+    text, url, options = secured(kind, folder, port)
+    (folder / "server.conf").write_text(text)
+    server = spawn_child([str(binary), "-c", str(folder / "server.conf")], folder / "server.log", folder)
     try:
-        await_server(port, tmp_path / "server.log")
-        bare = ["campaign", "--target", url, "--family", "matching", "--budget", "matching=50"]
-        refused = main([*bare, "--out", str(tmp_path / "refused")])
-        status = main(
-            [
-                "campaign",
-                "--target",
-                url,
-                *options,
-                "--family",
-                "matching",
-                "--budget",
-                "matching=50",
-                "--out",
-                str(out),
-            ]
-        )
+        await_server(port, folder / "server.log")
+        yield url, options
     finally:
         terminate_child(server)
+
+
+@pytest.mark.parametrize("kind", ["tls", "mutual-tls", "user", "token", "nkey", "creds", "tls+creds"])
+def test_a_campaign_reaches_a_server_that_requires_it(kind: str, tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    campaign = ["campaign", "--family", "matching", "--budget", "matching=50"]
+    with secured_server(kind, tmp_path) as (url, options):
+        refused = main([*campaign, "--target", url, "--out", str(tmp_path / "refused")])
+        status = main([*campaign, "--target", url, *options, "--out", str(out)])
     assert refused == 3  # without the options every case is unknown: the server would not take one
     (run_dir,) = out.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())

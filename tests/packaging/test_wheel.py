@@ -1,73 +1,32 @@
 """The wheel is a complete install: built from the work tree, installed with its core dependencies alone
-into a fresh virtualenv, it runs a short campaign and its report outside the repository, and pytest
-finds the plugin by its entry point.
-
-Dependencies come from a wheelhouse in the server cache (`<cache>/wheels`), filled from the package
-index the first time (or when pyproject.toml asks for more), so later runs install offline."""
+into a fresh virtualenv (tests.wheel), outside the repository it runs a short campaign and its report,
+pytest finds the plugin by its entry point and an unrelated project keeps its own settings, exported
+expectations serve a campaign, and a server that wants TLS and creds is tested. The CI recipe runs on
+the same install (tests/live/test_ci_recipe.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
-import tomllib
-import venv
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from fixtures.provision import cache_root, resolve_binary
+from fixtures.provision import resolve_binary
 from records.expectations import load_expectations
 from records.writer import MANIFEST
+from tests.live.test_secured_target import secured_server
+from tests.packaging.test_plugin_loading import UNRELATED_CONFTEST, UNRELATED_TESTS
+from tests.wheel import Installed, run
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("reference", "fixtures", "suites", "records", "reports")
-NOT_SOURCES = shutil.ignore_patterns(
-    ".git", ".venv", ".tox", "runs", "out", "build", "dist", "*.egg-info", "__pycache__", ".*_cache"
-)
 
 
-def run(*command: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    assert result.returncode == 0, f"{command}: {result.stdout[-2000:]}{result.stderr[-2000:]}"
-    return result
-
-
-def pip_offline(*arguments: str | Path, cwd: Path, wheelhouse: Path) -> bool:
-    """Run this environment's pip with the wheelhouse as its only index; False when it misses a wheel."""
-    command = [sys.executable, "-m", "pip", *arguments, "-q", "--no-index", "--find-links", wheelhouse]
-    return subprocess.run([str(part) for part in command], cwd=cwd, check=False, timeout=300).returncode == 0
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A fresh virtualenv with the wheel and its core dependencies installed, and the wheel."""
-    work = tmp_path_factory.mktemp("wheel")
-    source = work / "source"
-    shutil.copytree(ROOT, source, symlinks=True, ignore=NOT_SOURCES)
-    wheelhouse = cache_root() / "wheels"
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    needed = [*project["build-system"]["requires"], *project["project"]["dependencies"]]
-    if not pip_offline("download", "--dest", wheelhouse, *needed, cwd=work, wheelhouse=wheelhouse):
-        run(sys.executable, "-m", "pip", "download", "-q", "--dest", wheelhouse, *needed, cwd=work)
-    dist = work / "dist"
-    assert pip_offline("wheel", "--no-deps", "-w", dist, source, cwd=work, wheelhouse=wheelhouse)
-    (wheel,) = dist.glob("nats_conformance-*.whl")
-    environment = work / "venv"
-    venv.create(environment)
-    # pip of this environment installs into the new one; --no-compile saves most of the time.
-    python = environment / "bin" / "python"
-    assert pip_offline("--python", python, "install", "--no-compile", wheel, cwd=work, wheelhouse=wheelhouse)
-    return environment / "bin", wheel
-
-
-def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: tuple[Path, Path]) -> None:
-    _, wheel = installed
+def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: Installed) -> None:
+    wheel = installed.wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {
         path.relative_to(ROOT).as_posix()
@@ -83,10 +42,8 @@ def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: tuple[Pat
     assert {f"fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")} <= names
 
 
-def test_an_installed_copy_runs_a_campaign_and_its_report(
-    installed: tuple[Path, Path], tmp_path: Path
-) -> None:
-    scripts, _ = installed
+def test_an_installed_copy_runs_a_campaign_and_its_report(installed: Installed, tmp_path: Path) -> None:
+    scripts = installed.scripts
     server = resolve_binary("2.14")
     campaign = run(
         *(scripts / "nats-conformance", "campaign", "--server-version", server),
@@ -131,8 +88,8 @@ def test_a_server_is_started_for_the_target(nats_server, nats_target):
 """
 
 
-def test_pytest_finds_the_plugin_by_its_entry_point(installed: tuple[Path, Path], tmp_path: Path) -> None:
-    scripts, _ = installed
+def test_pytest_finds_the_plugin_by_its_entry_point(installed: Installed, tmp_path: Path) -> None:
+    scripts = installed.scripts
     assert "--nats-server-version" in run(scripts / "pytest", "--help", cwd=tmp_path).stdout
     (tmp_path / "test_user.py").write_text(USER_TEST)
     result = run(
@@ -143,10 +100,8 @@ def test_pytest_finds_the_plugin_by_its_entry_point(installed: tuple[Path, Path]
     assert "1 passed" in result.stdout
 
 
-def test_an_installed_copy_reads_its_shipped_expectations(
-    installed: tuple[Path, Path], tmp_path: Path
-) -> None:
-    scripts, _ = installed
+def test_an_installed_copy_reads_its_shipped_expectations(installed: Installed, tmp_path: Path) -> None:
+    scripts = installed.scripts
     shown = run(
         scripts / "python",
         "-c",
@@ -159,3 +114,53 @@ def test_an_installed_copy_reads_its_shipped_expectations(
     shipped = load_expectations()
     assert int(shown[1]) == len(shipped.entries) > 0
     assert int(shown[2]) == len(shipped.known_cases) > 0
+
+
+def test_an_unrelated_project_keeps_its_settings_and_fixtures(installed: Installed, tmp_path: Path) -> None:
+    """Installed beside another project's tests, the plugin changes nothing of its session."""
+    (tmp_path / "conftest.py").write_text(UNRELATED_CONFTEST)
+    (tmp_path / "test_unrelated.py").write_text(UNRELATED_TESTS.format(profile="default", examples=100))
+    result = run(installed.scripts / "pytest", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert "3 passed" in result.stdout
+    assert "nats-conformance:" not in result.stdout
+
+
+def test_exported_expectations_serve_a_campaign(installed: Installed, tmp_path: Path) -> None:
+    """`expectations export DIR` gives a project its own copy, known cases included, that a campaign
+    then reads with `--expectations`."""
+    command = installed.scripts / "nats-conformance"
+    run(command, "expectations", "export", "conformance", cwd=tmp_path)
+    copy = load_expectations(tmp_path / "conformance" / "expectations.toml")
+    assert len(copy.entries) == len(load_expectations().entries)
+    assert len(copy.known_cases) == len(load_expectations().known_cases) > 0
+    campaign = run(
+        *(command, "campaign", "--server-version", resolve_binary("2.14.5"), "--family", "validation"),
+        *("--budget", "validation=20", "--expectations", "conformance/expectations.toml", "--out", "runs"),
+        cwd=tmp_path,
+    )
+    assert "known cases confirmed" in campaign.stdout + campaign.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["verdicts"]["diverge"] == 0
+    assert manifest["verdicts"]["expected"] > 0
+
+
+def test_a_server_that_wants_tls_and_creds_is_tested(installed: Installed, tmp_path: Path) -> None:
+    """From the installed command: a server requiring TLS and a user's `.creds` (operator mode)."""
+    with secured_server("tls+creds", tmp_path) as (url, options):
+        campaign = subprocess.run(
+            [
+                *(installed.scripts / "nats-conformance", "campaign", "--target", url, *options),
+                *("--family", "matching", "--budget", "matching=50", "--out", "runs"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert campaign.returncode == 0, campaign.stderr[-2000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["verdicts"]["agree"] >= 50
+    assert manifest["verdicts"]["unknown"] == 0
