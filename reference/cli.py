@@ -9,9 +9,11 @@ allows. Divergences outrank unknown cases, as Jepsen's invalid outranks unknown.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
+from reference.environment import COLUMN, HEADING
 from reference.errors import UsageError, run_command
 
 PASSED: Final = 0
@@ -20,9 +22,35 @@ TOO_MANY_UNKNOWN: Final = 3
 DEFAULT_MAX_UNKNOWN: Final = 0.05
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that an "environment variables:" epilog (`reference.environment.epilog`) keeps
+    one variable a line, its meaning wrapped under its own column."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if not text.startswith(HEADING):
+            return super()._fill_text(text, width, indent)
+        heading, *lines = text.splitlines()
+        wrapped = [
+            textwrap.fill(
+                line,
+                width,
+                break_on_hyphens=False,
+                initial_indent=indent,
+                subsequent_indent=indent + " " * COLUMN,
+            )
+            for line in lines
+        ]
+        return "\n".join([indent + heading, *wrapped])
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors raise `UsageError` (one line, exit 2 through `run_command`)
-    instead of printing a usage block; its sub-command parsers are of the same class."""
+    instead of printing a usage block; its sub-command parsers are of the same class, with the same
+    `HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
