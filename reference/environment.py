@@ -44,6 +44,11 @@ VARIABLES: Final = (
     ),
     Variable("XDG_CACHE_HOME", "the cache's parent (default ~/.cache)", BUILDS),
     Variable("GOPROXY", "the Go module proxy that lists and serves releases (else `go env GOPROXY`)", BUILDS),
+    Variable(
+        "NATS_CONFORMANCE_PROGRESS_SECONDS",
+        "seconds between two progress lines when stderr is not a terminal (default 30)",
+        ("campaign",),
+    ),
     Variable("DOCKER_HOST", "the Docker daemon of --backend container", SERVERS),
     Variable("PYSPARK_PYTHON", "the Python of Spark's executors (default this one)", ("campaign",)),
     Variable("SPARK_LOCAL_IP", "the address a local Spark binds (default 127.0.0.1)", SPARK),

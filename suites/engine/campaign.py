@@ -30,7 +30,8 @@ from reference.errors import UnknownVersionError, interruption
 from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
 from suites.engine.family import Family, ServerLostError
-from suites.engine.run import Progress, Sink, run_family
+from suites.engine.progress import Progress
+from suites.engine.run import Sink, run_family
 from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
 from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
@@ -80,6 +81,14 @@ class CampaignPlan:
         }
 
 
+def planned_cases(run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[AdapterTarget]) -> int:
+    """The cases the plan asks for: every family's budget on every server target, and the mapping budget
+    per adapter and release profile (what the progress display counts down from)."""
+    families = sum(plan.budget(family) for family in FAMILIES.values())
+    questions = plan.budget(FAMILIES["mapping"]) * sum(len(adapter.profiles) for adapter in adapters)
+    return (len(run.targets) * families if run else 0) + questions
+
+
 def run_campaign(
     run: RunConfig | None,
     plan: CampaignPlan,
@@ -116,6 +125,7 @@ def run_campaign(
     if scale_out is not None:
         settings_record["scale_out"] = scale_out.describe()
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    progress = Progress(total=planned_cases(run, plan, adapters))
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
     try:
@@ -138,11 +148,18 @@ def run_campaign(
                                 writer=writer,
                                 expectations=expectations,
                                 diverged=diverged,
+                                progress=progress,
                             )
             for adapter in adapters:
                 for profile in adapter.profiles:
                     outcomes += run_adapter(
-                        adapter.command, profile, plan, writer, expectations, diverged=diverged
+                        adapter.command,
+                        profile,
+                        plan,
+                        writer,
+                        expectations,
+                        diverged=diverged,
+                        progress=progress,
                     )
         except BaseException as error:
             signal = interruption(error)
@@ -173,11 +190,16 @@ def run_one(
     writer: RecordWriter,
     expectations: Expectations,
     diverged: list[Case],
+    progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
     """One family on a server of `target` started for it (a start that fails is tried again, and each
-    retry journaled as a restart: `Session.started`)."""
+    retry journaled as a restart: `Session.started`), counted on `progress` (the campaign's; by default
+    one of this family's budget)."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
+    progress = progress or Progress(total=plan.budget(family))
+    progress.begin(label, plan.budget(family))
+    skipped = False
     try:
         session = Session.started(
             server,
@@ -188,6 +210,7 @@ def run_one(
         try:
             why = family.unsupported(server.version, server.name)
             if why:
+                skipped = True
                 print(f"{label} skipped: {why}", file=sys.stderr)
                 return [FamilyOutcome(target.id, family.name, skipped=why)]
             context = RunContext.for_server(
@@ -197,7 +220,6 @@ def run_one(
                 next_case_id=writer.next_case_id,
                 oracle=EngineOracle(server.version) if plan.oracle else None,
             )
-            progress = Progress(label=label)
             try:
                 run_family(
                     family,
@@ -217,7 +239,6 @@ def run_one(
                     raise
                 raise TargetLostError(lost_line(server.url, run.apply_command, lost)) from lost
             finally:
-                progress.show(end="\n")
                 if context.oracle is not None:
                     context.oracle.close()
         finally:
@@ -226,6 +247,7 @@ def run_one(
                 writer.note_restart(target.id, family.name, restart)
         return [before.outcome(writer, target.id, family.name)]
     finally:
+        progress.end(skipped=skipped)
         server.cleanup()
 
 
@@ -311,8 +333,11 @@ def run_adapter(
     expectations: Expectations,
     *,
     diverged: list[Case],
+    progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
+    budget = plan.budget(FAMILIES["mapping"])
+    progress = progress or Progress(total=budget)
     before = Tally.of(writer)
     against = AdapterProcess(engine_command(plan.against)) if plan.against else None
     with AdapterProcess(command) as adapter:
@@ -329,21 +354,21 @@ def run_adapter(
         context = RunContext(
             writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id
         )
-        progress = Progress(label=f"{adapter.implementation}@{version}:")
+        progress.begin(f"{adapter.implementation}@{version}:", budget)
         sink = Sink(writer, progress, [])
         try:
             minimal = run_library(
                 adapter,
                 context,
                 sink.record,
-                cases=plan.budget(FAMILIES["mapping"]),
+                cases=budget,
                 seed=plan.seed,
                 strict_errors=plan.strict_errors,
                 against=against,
                 known=expectations.known_cases if plan.known_cases else (),
             )
         finally:
-            progress.show(end="\n")
+            progress.end()
             if against is not None:
                 against.close()
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
