@@ -46,6 +46,7 @@ def parser(width: int | None = None) -> Parser:
     import reference.commands
     import reports.commands
     import suites.commands
+    from fixtures.configfile import COMMANDS, add_config_options
 
     command_line = Parser(
         prog="nats-conformance",
@@ -60,13 +61,18 @@ def parser(width: int | None = None) -> Parser:
     fixtures.commands.add_commands(commands)
     reference.commands.add_commands(commands)
     for name, command in commands.choices.items():
+        if name in COMMANDS:
+            add_config_options(command)
         command.epilog = epilog(name)
     return command_line
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    return run_loaded(parser, argv)
+    """Run the command line (with the settings of its configuration file: `fixtures.configfile`);
+    returns the exit status."""
+    from fixtures.configfile import parse
+
+    return run_loaded(parser, argv, parse)
 
 
 if __name__ == "__main__":

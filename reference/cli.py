@@ -67,13 +67,19 @@ def run_parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     return run_command(command)
 
 
-def run_loaded(load: Callable[[], argparse.ArgumentParser], argv: list[str] | None) -> int:
+def run_loaded(
+    load: Callable[[], argparse.ArgumentParser],
+    argv: list[str] | None,
+    parse: Callable[[argparse.ArgumentParser, list[str] | None], argparse.Namespace] | None = None,
+) -> int:
     """`run_parsed` on the parser `load` returns, called inside `run_command`: an entry point (a
     ``__main__`` module, `nats-conformance`) imports its commands' modules there, so Ctrl-C or SIGTERM
-    while they load (seconds for the suites) ends it with its one line too, not a traceback."""
+    while they load (seconds for the suites) ends it with its one line too, not a traceback. `parse`
+    parses (default `parse_args`; `nats-conformance` reads its configuration file there)."""
 
     def command() -> int:
-        arguments = load().parse_args(argv)
+        parser = load()
+        arguments = parse(parser, argv) if parse else parser.parse_args(argv)
         return int(arguments.handler(arguments))
 
     return run_command(command)
