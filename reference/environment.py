@@ -8,7 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-SERVERS: Final = ("campaign", "replay", "bisect")
+SELECTING: Final = ("campaign", "replay")
+"""The commands whose options choose and reach the servers."""
+SERVERS: Final = (*SELECTING, "bisect")
 """The commands that start or reach servers."""
 BUILDS: Final = (*SERVERS, "engine-check", "provision")
 """The commands that build servers or transform engines (into the cache)."""
@@ -27,11 +29,11 @@ VARIABLES: Final = (
     Variable(
         "NATS_CONFORMANCE_SERVER_VERSION",
         "releases to test when no --target/--server-version is given (comma-separated)",
-        SERVERS,
+        SELECTING,
     ),
-    Variable("NATS_CONFORMANCE_BACKEND", "the backend when no --backend is given", SERVERS),
-    Variable("NATS_CONFORMANCE_PASSWORD", "the --user's password when no --password is given", SERVERS),
-    Variable("NATS_CONFORMANCE_TOKEN", "the token when no --token is given", SERVERS),
+    Variable("NATS_CONFORMANCE_BACKEND", "the backend when no --backend is given", SELECTING),
+    Variable("NATS_CONFORMANCE_PASSWORD", "the --user's password when no --password is given", SELECTING),
+    Variable("NATS_CONFORMANCE_TOKEN", "the token when no --token is given", SELECTING),
     Variable(
         "NATS_CONFORMANCE_DEADLINE",
         "seconds: shortens every wait on a server (a hung one is given up on)",
