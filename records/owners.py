@@ -15,6 +15,20 @@ def _process_start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[-1].split()[19]
 
 
+def children(pid: int | None = None) -> set[int]:
+    """The pids whose parent is `pid` (this process by default), read from /proc (Linux)."""
+    pid = os.getpid() if pid is None else pid
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
 def process_identity(pid: int | None = None) -> str:
     """`PID:START`: names one process for good, even after its pid is reused (Linux)."""
     pid = os.getpid() if pid is None else pid

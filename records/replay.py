@@ -15,6 +15,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Final
 
+from fixtures.config import ServerConfig, render_config
+from fixtures.layouts import PLACES, import_accounts, stream_configs
 from records.schema import Case
 from reference.channels import ServerSpec
 
@@ -87,16 +89,28 @@ def replay_command(case: Case) -> str:
 NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")
 """Features natscli has no command for: `nats server mapping` maps one subject through one destination
 (no weighted list, no subscription, no NATS Streaming layout)."""
+NATSCLI: Final = "0.4.0"
+"""The natscli release whose commands and flags the lines use (github.com/nats-io/natscli, v0.4.0:
+`cli/server_mapping_command.go`, `cli/stream_command.go` and `cli/pub_command.go`)."""
+IMPORTS: Final = ("stream-import", "service-import")
+"""Features natscli cannot configure (account imports live in the server's configuration or an account
+JWT): their cases get the server configuration instead (`server_config`)."""
+NO_IMPORTS_NOTE: Final = "natscli cannot configure account imports; run nats-server -c FILE with FILE:"
 
 
 def nats_cli_command(case: Case) -> str:
     """The equivalent nats CLI invocation, for people who have it, or '' where natscli cannot express
-    the case. `nats server mapping` runs the transform engine natscli was built with, not the case's
-    release, as the line's comment says. A republish case is the stream with the option (`nats stream
-    add`), which natscli sets only with both `--republish-source` and `--republish-destination`
-    (natscli's cli/stream_command.go), so an option without one of them has no line."""
-    if case.feature in NO_CLI_COUNTERPART or case.functions == "partition-op":
+    the case (`NO_CLI_COUNTERPART`, `IMPORTS`). `nats server mapping` runs the transform engine natscli
+    was built with, not the case's release, as the line's comment says. A republish case is the stream
+    with the option (`nats stream add`), which natscli sets only with both `--republish-source` and
+    `--republish-destination`, so an option without one of them has no line. A stream transform is the
+    stream's `--transform-source`/`--transform-destination`; a source's or a mirror's is not a flag, so
+    its stream is added from its JSON configuration (`--config FILE`, the configuration the family
+    creates, `fixtures.layouts`). A case with a subject publishes it and reads the stored message back."""
+    if case.feature in (*NO_CLI_COUNTERPART, *IMPORTS) or case.functions == "partition-op":
         return ""
+    if case.feature in TRANSFORM_PLACES:
+        return _stream_transform_line(case)
     if case.feature != "republish":
         parts = ["nats", "server", "mapping", case.source, case.destination]
         line = shlex.join([*parts, case.subject] if case.subject else parts)
@@ -110,3 +124,49 @@ def nats_cli_command(case: Case) -> str:
         parts.append("--republish-headers")
     parts += ["--republish-source", case.source, "--republish-destination", case.destination]
     return shlex.join(parts)
+
+
+TRANSFORM_PLACES: Final = {f"{place}-transform": place for place in PLACES}
+
+
+def _stream_transform_line(case: Case) -> str:
+    """`nats stream add` of a stream transform case's streams, then its subject published and read back."""
+    origin, *taking = stream_configs(TRANSFORM_PLACES[case.feature], case.source, case.destination)
+    add = ["nats", "stream", "add", origin["name"], "--storage", "memory", "--defaults"]
+    add += ["--subjects", ",".join(origin["subjects"])]
+    if not taking:
+        transform = origin["subject_transform"]
+        add += ["--transform-source", transform["src"], "--transform-destination", transform["dest"]]
+    lines = [shlex.join(add)]
+    stored = origin["name"]
+    for config in taking:
+        stored = config["name"]
+        file = f"{stored}.json"
+        lines.append(f"printf '%s\\n' {shlex.quote(json.dumps(config))} > {file}")
+        lines.append(shlex.join(["nats", "stream", "add", "--config", file]))
+    if case.subject:
+        lines.append(shlex.join(["nats", "pub", case.subject, ""]))
+        lines += ["sleep 1"] if taking else []  # a source or mirror copies asynchronously
+        lines.append(shlex.join(["nats", "stream", "get", stored, "1"]))
+    return " && ".join(lines)
+
+
+def server_config(case: Case) -> str:
+    """For a case natscli cannot configure (an account import), the nats-server configuration the case
+    ran with (`fixtures.layouts`), after a comment line saying so; '' for any other case."""
+    if case.feature not in IMPORTS:
+        return ""
+    kind = case.feature.removesuffix("-import")
+    importer, exporter = import_accounts(kind, case.source, case.destination)
+    config = render_config(ServerConfig(accounts=(importer, exporter)))
+    user, password = exporter.credentials
+    as_exporter = ["nats", "--user", user, "--password", password]
+    if kind == "stream":  # published in the exporter, seen mapped by a subscriber in the importer
+        steps = [shlex.join(["nats", "sub", ">"]), shlex.join([*as_exporter, "pub", case.subject or ">", ""])]
+    else:  # requested in the importer, seen mapped by a responder in the exporter
+        steps = [
+            shlex.join([*as_exporter, "reply", ">", "ok"]),
+            shlex.join(["nats", "req", case.subject or ">", ""]),
+        ]
+    then = f"# then, each in its own shell: {' ; '.join(steps)}\n" if case.subject else ""
+    return f"# {NO_IMPORTS_NOTE}\n{config}{then}"

@@ -227,6 +227,8 @@ class RecordWriter:
         """Servers restarted during the run: target, family and why."""
         self.tasks: list[dict[str, Any]] = []
         """How each task of a scaled-out run ended (the driver's writer)."""
+        self.judgements: list[dict[str, Any]] = []
+        """Each adapter target judged by a release's engine (`--judge-by engine`, `suites.judgement`)."""
         self._shards: dict[str, dict[str, Any]] = {}
         """The latest journal of each shard writer of this run (the driver's writer)."""
         self._journal = threading.Lock()
@@ -344,6 +346,11 @@ class RecordWriter:
         """Journal that `family`'s server of `target` was restarted, and why."""
         with self._journal:
             self.restarts.append({"target": target, "family": family, "reason": reason})
+
+    def note_judgement(self, judgement: dict[str, Any]) -> None:
+        """Journal an adapter target's verdict judged by a release's engine (`suites.judgement`)."""
+        with self._journal:
+            self.judgements.append(judgement)
 
     def extend(self, cases: list[Case]) -> None:
         for case in cases:
@@ -475,6 +482,7 @@ class RecordWriter:
             "settings": self.settings,
             "restarts": self.restarts + [restart for journal in shards for restart in journal["restarts"]],
             "tasks": self.tasks,
+            "judgements": self.judgements,
             "cases": sum(settled.values()),
             "written": self.written + sum(journal["written"] for journal in shards),
             "unwritten": self.unwritten + sum(journal["unwritten"] for journal in shards),

@@ -3,7 +3,9 @@ types, and the exit statuses of a run (README, "Exit statuses").
 
 0: every case agrees or is expected; 1: unexpected divergences (or a gate regression); 2: usage or
 setup error, one ``nats-conformance: error: ...`` line; 3: more unknown cases than ``--max-unknown``
-allows. Divergences outrank unknown cases, as Jepsen's invalid outranks unknown.
+allows; 4: a campaign judged by a release's engine (``--judge-by engine``) whose every divergence is
+one that release shares, "conforms to nats-server R" (``records.judgement``). Divergences outrank
+unknown cases, as Jepsen's invalid outranks unknown, and unknown cases outrank conformance.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from reference.errors import UsageError, run_command
 PASSED: Final = 0
 DIVERGED: Final = 1
 TOO_MANY_UNKNOWN: Final = 3
+CONFORMS_TO_ENGINE: Final = 4
 DEFAULT_MAX_UNKNOWN: Final = 0.05
 
 
@@ -131,8 +134,11 @@ def too_many_unknown(verdicts: Mapping[str, int], max_unknown: float) -> str | N
     return f"{unknown} of {total} cases unknown ({share}), above --max-unknown {percent(max_unknown)}%"
 
 
-def exit_status(*, diverged: bool, unknown: str | None) -> int:
-    """The run's exit status: divergences, then too many unknown cases, else passed."""
+def exit_status(*, diverged: bool, unknown: str | None, conforms: bool = False) -> int:
+    """The run's exit status: divergences, then too many unknown cases, then conformance to a release's
+    engine (every divergence one the release shares), else passed."""
     if diverged:
         return DIVERGED
-    return TOO_MANY_UNKNOWN if unknown else PASSED
+    if unknown:
+        return TOO_MANY_UNKNOWN
+    return CONFORMS_TO_ENGINE if conforms else PASSED

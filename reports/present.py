@@ -68,6 +68,13 @@ def differ_text(tally: Tally) -> str:
 
 BANNER_COLOURS: Final = {True: "#1e7b34", False: "#b00020"}
 """The verdict banner's background: green when it passed (``Report.passed``), else red."""
+CONFORMS_COLOUR: Final = "#1f5fa8"
+"""The banner's background when the report conforms to a nats-server release (``Report.conforms_to``)."""
+JUDGED_INTRO: Final = (
+    "Adapter targets judged by the transform engine of a nats-server release (--judge-by engine): one "
+    "whose every divergence the release's engine shares (both differ from the documents) conforms to that "
+    "release. The classes where the release and the documents differ, with their cases:"
+)
 
 
 def count(value: int) -> str:

@@ -17,6 +17,8 @@ from reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
+    CONFORMS_COLOUR,
+    JUDGED_INTRO,
     STATE_COLOURS,
     TABLE_ROWS,
     count,
@@ -103,7 +105,7 @@ def matrix_html(item: Matrix, link: CellLink = lambda row, release: ("", "")) ->
 
 def banner_html(report: Report) -> str:
     """The verdict banner: green when the report passed, else red (``Report.banner``)."""
-    colour = BANNER_COLOURS[report.passed]
+    colour = CONFORMS_COLOUR if report.conforms_to else BANNER_COLOURS[report.passed]
     return f'<p class=banner style="background:{colour}">{escape(report.banner())}</p>'
 
 
@@ -164,6 +166,7 @@ def render_html(report: Report) -> str:
             "of the records on disk</p>"
         )
     parts += [f"<p class=warn>{escape(r.judged_by_text())}</p>" for r in report.runs if r.judged_by]
+    parts.append(judgements_html(report))
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "
@@ -322,6 +325,21 @@ def changes_html(report: Report) -> str:
     out.append(table_html(list(CHANGES_HEADERS), rows))
     out.append(_more(len(report.changes), TABLE_ROWS))
     return "\n".join(out)
+
+
+def judgements_html(report: Report) -> str:
+    """Each adapter target judged by a release's engine: its verdict and where the release and the
+    documents differ (none: nothing)."""
+    if not report.judgements:
+        return ""
+    out = [f"<h2 id=judged>Judged by a nats-server release</h2><p>{escape(JUDGED_INTRO)}</p>"]
+    for item in report.judgements:
+        out.append(f"<p><b>{escape(item.target)}</b>: {escape(item.verdict)}</p>")
+        rows = [[f"<code>{escape(name)}</code>", count(cases)] for name, cases in sorted(item.shared.items())]
+        if rows:
+            header = f"where nats-server {escape(item.release)} and the documents differ"
+            out.append(table_html([header, "cases"], rows, numeric={1}))
+    return "".join(out)
 
 
 def diagnoses_html(report: Report) -> str:

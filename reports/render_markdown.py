@@ -17,6 +17,7 @@ from reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
+    JUDGED_INTRO,
     STATE_SYMBOLS,
     count,
     expectation_links,
@@ -57,7 +58,7 @@ def render_markdown(report: Report) -> str:
     lines = [
         "## nats-conformance report",
         "",
-        f"**{'✅' if report.passed else '❌'} {report.banner()}**",
+        f"**{'✅' if report.passed else '🟦' if report.conforms_to else '❌'} {report.banner()}**",
         "",
         f"{count(report.rows)} case records of {len(report.runs)} run(s) across {len(report.releases)} "
         f"release(s), generated {generated}: "
@@ -75,6 +76,7 @@ def render_markdown(report: Report) -> str:
     lines += [
         line for run in report.runs if run.judged_by for line in (f"**Rules:** {run.judged_by_text()}.", "")
     ]
+    lines += judgements_markdown(report)
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
     lines += changes_markdown(report)
@@ -169,6 +171,23 @@ def changes_markdown(report: Report) -> list[str]:
     lines += [CHANGES_INTRO, ""]
     lines += table(list(CHANGES_HEADERS), rows)
     return lines + more(len(report.changes), len(shown))
+
+
+def judgements_markdown(report: Report) -> list[str]:
+    """Each adapter target judged by a release's engine: its verdict and where the release and the
+    documents differ (none: no section)."""
+    if not report.judgements:
+        return []
+    lines = ["### Judged by a nats-server release", "", JUDGED_INTRO, ""]
+    for item in report.judgements:
+        lines += [f"**{cell(item.target)}**: {item.verdict}", ""]
+        rows = [[code(name), count(cases)] for name, cases in sorted(item.shared.items())]
+        lines += (
+            table([f"where nats-server {item.release} and the documents differ", "cases"], rows)
+            if rows
+            else []
+        )
+    return lines
 
 
 def diagnoses_markdown(report: Report) -> list[str]:

@@ -11,7 +11,7 @@ import time
 from html import escape
 from typing import Final
 
-from records.replay import nats_cli_command
+from records.replay import nats_cli_command, server_config
 from records.schema import VERDICTS
 from reports.matrix import MatrixRow
 from reports.present import CHANGES_HEADERS, STATE_COLOURS, count, differ_text, expectation_links
@@ -218,6 +218,9 @@ def finding_page(site: Site, item: Divergence) -> str:
     cli = nats_cli_command(item.smallest)
     if cli:
         body.append(f"<p>With the nats CLI:</p><pre class=natscli>{escape(cli)}</pre>")
+    config = server_config(item.smallest)
+    if config:
+        body.append(f"<p>The server configuration:</p><pre class=natscli>{escape(config)}</pre>")
     body.append("<h2>Releases</h2>")
     body.append(
         table_html(

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from records.judgement import EngineJudgement, judgements
 from records.replay import replay_command
 from records.schema import VERDICTS, Case
 from reports.bisection import ReleaseBisection
@@ -48,6 +49,9 @@ class RunSummary:
     judged_by: tuple[tuple[str, str], ...] = ()
     """(server version, release whose rules judged it) for each server judged by another release's rules
     (the manifest's ``settings.profiles``): one newer than every rule set, or ``--profile``."""
+    judgements: tuple[EngineJudgement, ...] = ()
+    """Its adapter targets judged by a release's engine (``--judge-by engine``, the manifest's
+    ``judgements``): each one's verdict and the classes where that release and the documents differ."""
 
     def judged_by_text(self) -> str:
         """One sentence naming the servers judged by another release's rules, '' when none was."""
@@ -155,6 +159,20 @@ class Report:
         """No unexpected divergence and every run complete: the banner is green."""
         return not self.verdicts.get("diverge", 0) and self.complete
 
+    @property
+    def judgements(self) -> tuple[EngineJudgement, ...]:
+        return tuple(item for run in self.runs for item in run.judgements)
+
+    @property
+    def conforms_to(self) -> tuple[str, ...]:
+        """The releases every unexpected divergence belongs to an adapter conforming to (each one its
+        engine shares, ``records.judgement``), with every run complete; () otherwise."""
+        diverge = self.verdicts.get("diverge", 0)
+        conforming = [item for item in self.judgements if item.conforms]
+        if not (diverge and self.complete) or sum(item.diverge for item in conforming) != diverge:
+            return ()
+        return tuple(sorted({item.release for item in conforming}))
+
     def cell_classes(self, kind: str, name: str, release: Release) -> list[Divergence]:
         """The divergence classes behind one matrix cell, in report order."""
         return [item for item in self.divergences if release in item.shown and item.in_row(kind, name)]
@@ -164,6 +182,12 @@ class Report:
         diverge, expected, unknown = (self.verdicts.get(v, 0) for v in ("diverge", "expected", "unknown"))
         plural = "" if diverge == 1 else "s"
         state = "complete" if self.complete else "incomplete"
+        if self.conforms_to:
+            releases = " and ".join(f"nats-server {release}" for release in self.conforms_to)
+            return (
+                f"conforms to {releases}: {diverge:,} divergence{plural} from the documents, all the "
+                f"release's own, {expected:,} listed, {unknown:,} unknown - {state}"
+            )
         return (
             f"{diverge:,} unexpected divergence{plural}, {expected:,} listed, {unknown:,} unknown - {state}"
         )
@@ -244,6 +268,7 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
                 int(run.manifest.get("unwritten", 0) or 0),
                 run.status,
                 judged_by(run.manifest),
+                judgements(run.manifest),
             )
             for run in records.runs
         ),

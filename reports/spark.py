@@ -23,6 +23,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from records.owners import children
 from records.schema import ARROW_TYPES, COLUMNS
 from reference.errors import interruption
 from reports.errors import ReportError
@@ -166,9 +167,9 @@ def _start(builder: Any, master: str, jvm_log: Path) -> SparkSession:
     from pyspark import SparkContext
     from pyspark.errors import PySparkException
 
-    started: list[Any] = []
+    before = children()
     try:
-        with warnings.catch_warnings(), _keeping_sigint(), _stderr_to(jvm_log), _noting_jvm(started):
+        with warnings.catch_warnings(), _keeping_sigint(), _stderr_to(jvm_log):
             warnings.filterwarnings("ignore", PANDAS_WARNING, FutureWarning)
             session: SparkSession = builder.getOrCreate()
     except (PySparkException, OSError) as error:
@@ -180,43 +181,24 @@ def _start(builder: Any, master: str, jvm_log: Path) -> SparkSession:
         ) from error
     except BaseException as error:
         if interruption(error):
-            _kill_gateway(SparkContext, started)
+            _kill_gateway(SparkContext, children() - before)
         raise
     session.sparkContext.setLogLevel("FATAL")
     return session
 
 
-def _kill_gateway(context: Any, started: list[Any]) -> None:
-    """Kill the JVMs `started` and forget the SparkContext's gateway: a JVM interrupted while it
-    starts runs on after this process, for good when its main thread fails on the connection file
-    pyspark removed (its gateway thread keeps it up, and it reads its standard input, which ends with
-    this process, only later)."""
-    for process in started:
-        process.kill()
-        process.wait()
+def _kill_gateway(context: Any, started: set[int]) -> None:
+    """Kill the processes `started` (the JVM pyspark's gateway launched: this process's children that
+    were not there before) and forget the SparkContext's gateway: a JVM interrupted while it starts runs
+    on after this process, for good when its main thread fails on the connection file pyspark removed
+    (its gateway thread keeps it up, and it reads its standard input, which ends with this process, only
+    later)."""
+    for pid in started:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with suppress(ChildProcessError):
+            os.waitpid(pid, 0)
     context._gateway = context._jvm = None
-
-
-@contextmanager
-def _noting_jvm(started: list[Any]) -> Iterator[None]:
-    """Note in `started` the process (the JVM) pyspark's `launch_gateway` starts in the block."""
-    from pyspark import java_gateway
-
-    popen = getattr(java_gateway, "Popen", None)
-    if popen is None:  # another pyspark: its JVM is not known, nor killed
-        yield
-        return
-
-    def noted(*args: Any, **kwargs: Any) -> Any:
-        process = popen(*args, **kwargs)
-        started.append(process)
-        return process
-
-    java_gateway.Popen = noted  # type: ignore[assignment,attr-defined]
-    try:
-        yield
-    finally:
-        java_gateway.Popen = popen  # type: ignore[attr-defined]
 
 
 def _lines(path: Path) -> list[str]:

@@ -1,7 +1,10 @@
 """``summary.json``: the report for machines. Infinite or undefined numbers are written as null.
 
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
-``runs``, ``complete``, ``banner`` (``Report.banner``), ``rows``, ``releases``, ``verdicts`` (totals),
+``runs`` (each with its ``judgements``: adapter targets judged by a release's engine,
+``records.judgement``), ``complete``, ``banner`` (``Report.banner``), ``conforms_to`` (the releases the
+report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, ``releases``,
+``verdicts`` (totals),
 ``verdict_counts`` (per release, feature, function combination and verdict), ``divergence_classes``,
 ``partition``, ``weighted``, ``matrix`` and ``bisections`` (the release bisections of runs written by
 ``python -m suites bisect``) and ``changes`` (classes that appeared, disappeared or changed verdict
@@ -182,9 +185,12 @@ def summary(report: Report) -> dict[str, Any]:
         "format": FORMAT,
         "records_schema": SCHEMA_VERSION,
         "generated": report.generated,
-        "runs": [asdict(run) for run in report.runs],
+        "runs": [
+            {**asdict(run), "judgements": [item.describe() for item in run.judgements]} for run in report.runs
+        ],
         "complete": report.complete,
         "banner": report.banner(),
+        "conforms_to": list(report.conforms_to),
         "rows": report.rows,
         "releases": [release.label for release in report.releases],
         "verdicts": report.verdicts,

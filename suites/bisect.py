@@ -5,8 +5,9 @@ server provisioned on demand) gives a case of the file's class with the verdict 
 `expected`. The search starts from the release the file was found on, which must show it, and
 binary-searches downward for the first release and upward for the last, **assuming the releases where
 it occurs are contiguous** (a divergence that comes, goes and comes back is reported as one range). A
-release whose probe cannot tell (the server does not build or start, or the reference has no profile)
-is `unknown`: the search skips it and goes on with its neighbours, and the result lists it.
+release whose probe cannot tell (the server does not build or start) is `unknown`: the search skips it
+and goes on with its neighbours, and the result lists it. A release newer than every rule set of the
+reference is judged by the nearest rules, as a campaign judges it, and the command says so.
 
 `python -m suites bisect FILE` considers the stable releases the Go module proxy serves
 (`fixtures.releases`; `--since`, default 2.2.0, the oldest line of `reference.profiles`) or
@@ -46,8 +47,8 @@ from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import Case
 from records.writer import RecordWriter, new_run_id
 from reference.cli import Parser
-from reference.errors import ConformanceError, InvalidVersionError
-from reference.profiles import RELEASE_LINES, has_profile
+from reference.errors import ConformanceError, InvalidVersionError, UnknownVersionError
+from reference.profiles import RELEASE_LINES, has_profile, nearest_profile
 from reference.versions import Version
 from suites.library import replay_on_adapter
 from suites.replay import replay_file_on_server
@@ -135,11 +136,27 @@ def bisect_releases(releases: Iterable[str], found: str, probe: Callable[[str], 
 
 
 def select_releases(listed: Iterable[str], since: str = OLDEST) -> tuple[list[str], list[str]]:
-    """(releases at or after `since` that the reference has a profile for, the ones left out for want
-    of a profile), both in numeric order."""
+    """(releases at or after `since` that some rules judge, the ones left out as older than every rule
+    set), both in numeric order. A release newer than every rule set is judged by the nearest rules, as a
+    campaign judges it (`reference.profiles.nearest_profile`)."""
     bound = release_key(since)
     recent = sorted((r for r in set(listed) if release_key(r) >= bound), key=release_key)
-    return [r for r in recent if has_profile(r)], [r for r in recent if not has_profile(r)]
+    judged = [r for r in recent if _judgeable(r)]
+    return judged, [r for r in recent if r not in judged]
+
+
+def _judgeable(release: str) -> bool:
+    try:
+        nearest_profile(release)
+    except UnknownVersionError:
+        return False
+    return True
+
+
+def judged_by_nearer(releases: Iterable[str]) -> dict[str, str]:
+    """The releases among `releases` that no rule set of their own covers, each with the release whose
+    rules judge it."""
+    return {r: nearest_profile(r).name for r in releases if not has_profile(r)}
 
 
 def parse_releases(texts: Sequence[str]) -> list[str]:
@@ -296,7 +313,9 @@ def bisect_command(arguments: argparse.Namespace) -> int:
         releases, left_out = select_releases(map(str, served), since)
         print(f"{len(releases)} releases from the Go module proxy since {since}")
     if left_out:
-        print(f"left out (no reference profile to judge them): {', '.join(left_out)}")
+        print(f"left out (older than every rule set of the reference): {', '.join(left_out)}")
+    for release, rules in judged_by_nearer(releases).items():
+        print(f"nats-server {release} judged by the rules of {rules} (the nearest known release)")
     if not releases:
         raise BisectError("no release to bisect over")
     run_id = new_run_id()

@@ -2,7 +2,8 @@
 
 Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
 status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
-`--max-unknown` of its cases are unknown (or a server at a URL stopped answering for good), else 0
+`--max-unknown` of its cases are unknown (or a server at a URL stopped answering for good), else 4
+when every divergence is one the release of `--judge-by engine` shares (records.judgement), else 0
 (reference.cli).
 """
 
@@ -30,6 +31,7 @@ from records.expectations import (
     default_to_update,
     load_expectations,
 )
+from records.judgement import JUDGE_BY, judgements, run_conforms
 from records.schema import NOT_SUPPORTED, Case
 from records.tally import case_tally, run_tally
 from records.writer import new_run_id
@@ -131,6 +133,17 @@ def against_engine(text: str) -> str:
     return release
 
 
+def judge_by(chosen: str | None, against: str | None, adapters: bool) -> str:
+    """`--judge-by`: as given, else `engine` when `--against engine:RELEASE` names an engine (a third
+    party following nats-server is judged by it), else `documents`. `engine` needs `--against` and an
+    adapter target; anything else is a usage error."""
+    if chosen == "engine" and not against:
+        raise OptionError("--judge-by engine needs --against engine:RELEASE, the release to judge by")
+    if chosen == "engine" and not adapters:
+        raise OptionError("--judge-by engine judges adapter targets (--target adapter:COMMAND); name one")
+    return chosen or ("engine" if against else "documents")
+
+
 def family_option(text: str) -> str:
     """A registered family's name."""
     if text not in FAMILIES:
@@ -175,6 +188,7 @@ def campaign(arguments: argparse.Namespace) -> int:
         seed=arguments.seed,
         oracle=arguments.oracle or "",
         against=arguments.against or "",
+        judge_by=judge_by(arguments.judge_by, arguments.against, bool(adapters)),
         strict_errors=arguments.strict_errors,
         known_cases=not arguments.no_known_cases,
     )
@@ -229,8 +243,13 @@ def campaign(arguments: argparse.Namespace) -> int:
     unknown = too_many_unknown(tally, arguments.max_unknown)
     if unknown:
         print(unknown)
+    for judgement in judgements(manifest):
+        print("\n".join(judgement.lines()))
+    conforms = run_conforms(manifest)
     return exit_status(
-        diverged=bool(manifest["verdicts"]["diverge"] or (arguments.strict and stale)), unknown=unknown
+        diverged=bool((manifest["verdicts"]["diverge"] and not conforms) or (arguments.strict and stale)),
+        unknown=unknown,
+        conforms=conforms,
     )
 
 
@@ -272,6 +291,7 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
             "seed": plan["seed"],
             "oracle": plan["oracle"] or None,
             "against": plan["against"] or None,
+            "judge_by": plan.get("judge_by"),
             "strict_errors": plan["strict_errors"],
             "no_known_cases": not plan["known_cases"],
             "master": arguments.master or spread["master"],
@@ -456,7 +476,8 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         "campaign",
         help="run many generated cases and record them",
         description="Exit status: 0 every case agrees or is expected, 1 unexpected divergences, 2 usage or "
-        "setup error, 3 more unknown cases than --max-unknown.",
+        "setup error, 3 more unknown cases than --max-unknown, 4 conforms to nats-server RELEASE (with "
+        "--judge-by engine: every divergence of the adapters is one the engine of --against shares).",
     )
     add_target_options(run, many=True)
     run.add_argument(
@@ -509,6 +530,15 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         type=against_engine,
         help="also ask the transform engine of RELEASE every question put to an adapter target, and record "
         "which of reference, adapter and engine agree",
+    )
+    run.add_argument(
+        "--judge-by",
+        choices=JUDGE_BY,
+        help="engine: an adapter whose every divergence the engine of --against shares (both differ from "
+        "the documents) conforms to nats-server RELEASE, exit 4, the classes listed as where the release "
+        "and the documents differ; documents: every divergence counts, exit 1 (default engine with "
+        "--against, as a third party following nats-server is judged by the release it follows; else "
+        "documents)",
     )
     run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
     run.add_argument(

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from records.expectations import (
     DEFAULT_PATH,
@@ -39,6 +40,9 @@ from reports.aggregate import RECORDS
 from reports.duckdb_sql import open_records
 from reports.load import load_records
 from suites.expectations_export import add_export_action
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 COLUMNS = ("implementation", "server_version", "feature", "functions", "verdict", "expectation", "difference")
 JUDGED = ("diverge", "expected")
@@ -69,40 +73,31 @@ class Mismatch:
     releases: frozenset[str]
 
 
-def seen_in(parts: Sequence[Path]) -> list[Seen]:
-    """The distinct kinds of case of these part files, read by DuckDB."""
-    import duckdb
-
-    with duckdb.connect() as connection:
-        open_records(connection, [str(part) for part in parts])
-        rows = connection.sql(f"SELECT DISTINCT {', '.join(COLUMNS)} FROM {RECORDS}").fetchall()
+def seen_in(connection: DuckDBPyConnection) -> list[Seen]:
+    """The distinct kinds of case of the records open on `connection` (`open_records`)."""
+    rows = connection.sql(f"SELECT DISTINCT {', '.join(COLUMNS)} FROM {RECORDS}").fetchall()
     return [Seen(*(str(value or "") for value in row)) for row in rows]
 
 
-def divergences_in(parts: Sequence[Path]) -> list[Case]:
-    """The smallest diverging case (shortest subject) of each class on each release of these part files,
-    read by DuckDB: what `--update` lists as new entries."""
-    import duckdb
-
+def divergences_in(connection: DuckDBPyConnection) -> list[Case]:
+    """The smallest diverging case (shortest subject) of each class on each release of the records open
+    on `connection`: what `--update` lists as new entries."""
     key = "implementation, server_version, feature, functions, difference"
-    with duckdb.connect() as connection:
-        open_records(connection, [str(part) for part in parts])
-        relation = connection.sql(
-            f"SELECT * FROM {RECORDS} WHERE verdict = 'diverge' QUALIFY row_number() OVER "
-            f"(PARTITION BY {key} ORDER BY length(subject), case_id) = 1"
-        )
-        rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
+    relation = connection.sql(
+        f"SELECT * FROM {RECORDS} WHERE verdict = 'diverge' QUALIFY row_number() OVER "
+        f"(PARTITION BY {key} ORDER BY length(subject), case_id) = 1"
+    )
+    rows = [dict(zip(relation.columns, row, strict=True)) for row in relation.fetchall()]
     return [case_of(row) for row in rows]
 
 
-def mismatches(entries: Sequence[Expectation], seen: Sequence[Seen]) -> list[Mismatch]:
+def mismatches(known: Expectations, seen: Sequence[Seen]) -> list[Mismatch]:
     """Every contradiction of an entry's range by `seen` (see the module), the runs' divergences judged
-    again by the entries as they stand (`evidence_of`), so that a corrected file is checked against the
-    records judged before the correction."""
-    known = evidence_of(entries, seen)
+    again by the entries as they stand (`known`, from `evidence_of`), so that a corrected file is checked
+    against the records judged before the correction."""
     unexplained = [row for row in seen if row.verdict in JUDGED and _entry(known, row) is None]
     found = []
-    for entry in entries:
+    for entry in known.entries:
         missing = known.tested(entry) - known.shown(entry)
         if missing and not entry.intermittent:
             found.append(Mismatch(entry, "listed but not seen on", frozenset(missing)))
@@ -191,9 +186,19 @@ def expectations_check(arguments: argparse.Namespace) -> int:
     records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
     if not arguments.allow_incomplete:
         records.check_complete()
-    seen = seen_in(records.parts)
+    import duckdb
+
+    with duckdb.connect() as connection:
+        open_records(connection, [str(part) for part in records.parts])
+        seen = seen_in(connection)
+        known = evidence_of(entries, seen)
+        new = (
+            [case for case in divergences_in(connection) if _entry(known, case) is None]
+            if arguments.update
+            else []
+        )
     tested = sorted({row.server_version for row in seen}, key=version_key)
-    found = mismatches(entries, seen)
+    found = mismatches(known, seen)
     for mismatch in found:
         print(f"{mismatch.entry.id}: {mismatch.how} {releases_text(mismatch.releases, tested)}")
     contradicted = len({mismatch.entry.id for mismatch in found})
@@ -204,8 +209,6 @@ def expectations_check(arguments: argparse.Namespace) -> int:
     if arguments.update:
         target = Path(arguments.expectations) if arguments.expectations else default_to_update()
         runs = ", ".join(run.run_id for run in records.runs)
-        known = evidence_of(entries, seen)
-        new = [case for case in divergences_in(records.parts) if _entry(known, case) is None]
         update_expectations(target, known, new, runs)
         return 0
     return exit_status(diverged=bool(found), unknown=None)

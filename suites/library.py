@@ -80,6 +80,7 @@ BACKEND = "adapter"
 Judged = Sequence[Case | CaseBlock]
 """What a run records: single cases, and blocks of agreeing cases that share a structure."""
 
+INTERNAL_ERROR = "internal-error"
 RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
 """The answer field that carries each operation's result."""
 
@@ -191,7 +192,7 @@ def difference(
     if observed is None:
         return "unknown"
     wanted, got = expected.get("error"), observed.get("error")
-    if got == "internal-error":
+    if got == INTERNAL_ERROR:
         return "target-internal-error"
     if got and error_kinds:
         got = error_kinds.get(got, got)
@@ -317,7 +318,8 @@ class LibraryRun:
     """Two rejections agree only when their error kinds do (the adapter's renamed as its hello says)."""
     against: AdapterProcess | None = None
     """A second target (`--against engine:RELEASE`) asked every question too; each case then records
-    which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`)."""
+    which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`; an adapter that
+    fails with `internal-error` where the engine does too agrees with it)."""
     pending: tuple[Sequence[Sequence[Request]], Asked, int] | None = None
     """The families `ask_families` sent last, with the seed they are recorded with, not judged yet."""
 
@@ -390,9 +392,12 @@ class LibraryRun:
             judged = self._judge(request, expected, observed, supported=ok)
             oracle = ""
             if ok and self.against is not None:
-                other = self._outcome(next(compared))
+                answer = next(compared)
+                other = self._outcome(answer)
                 mine = self._outcome(expected)
                 theirs = self._outcome(observed, self.adapter.error_kinds)
+                if _failed(observed) and _failed(answer):  # both fail alike: the adapter follows the engine
+                    theirs = other = INTERNAL_ERROR
                 if mine is not None and theirs is not None:
                     oracle = three_way(mine, theirs, other)
             result.append((judged, ok and observed is None, oracle))
@@ -421,7 +426,7 @@ class LibraryRun:
     def _outcome(self, answer: Answer | None, kinds: Mapping[str, str] | None = None) -> str | None:
         """An answer as the three-way comparison sees it: the result, or a rejection (with its kind under
         --strict-errors, renamed by `kinds`); None: no answer."""
-        if answer is None or answer.get("error") == "internal-error":
+        if answer is None or answer.get("error") == INTERNAL_ERROR:
             return None
         if "error" in answer:
             kind = str(answer["error"])
@@ -501,6 +506,11 @@ class LibraryRun:
             request = min(request, seen, key=_size)
             minimal.extend(case for case in self.ask([request]) if case.case_class == case_class)
         return minimal
+
+
+def _failed(answer: Answer | None) -> bool:
+    """Whether an answer is the target's own failure (`internal-error`, docs/adapter-protocol.md)."""
+    return answer is not None and answer.get("error") == INTERNAL_ERROR
 
 
 def _size(request: Request) -> int:

@@ -1,12 +1,13 @@
-"""How a divergence is shown: the case, its replay command and the `nats server mapping` line (both derived
-from the record by records.replay)."""
+"""How a divergence is shown: the case, its replay command and its `nats` CLI line, or the server
+configuration where natscli cannot configure it (an account import); all derived from the record by
+records.replay."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
 
-from records.replay import nats_cli_command, replay_command
+from records.replay import nats_cli_command, replay_command, server_config
 from records.schema import Case
 from records.writer import printable
 
@@ -32,6 +33,10 @@ def describe_case(case: Case) -> str:
     cli = nats_cli_command(case)
     if cli:
         lines.append(f"  nats CLI:    {cli}")
+    config = server_config(case)
+    if config:
+        lines.append("  server config:")
+        lines += [f"    {line}" for line in config.splitlines()]
     return printable("\n".join(lines))
 
 

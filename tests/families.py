@@ -50,6 +50,10 @@ def run_agreeing(
     finally:
         writer.close()
     verdicts = writer.manifest()["verdicts"]
+    rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
     assert done >= budget
-    assert verdicts["diverge"] == verdicts["unknown"] == 0, sink.diverged[:3]
-    return pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
+    unknown = {
+        (row["source"], row["destination"], row["detail"]) for row in rows if row["verdict"] == "unknown"
+    }
+    assert verdicts["diverge"] == verdicts["unknown"] == 0, (sink.diverged[:3], sorted(unknown)[:3])
+    return rows

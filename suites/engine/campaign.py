@@ -24,6 +24,7 @@ from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
 from fixtures.session import Session
 from records.expectations import Expectations
+from records.judgement import DivergenceTally
 from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.errors import UnknownVersionError, interruption
@@ -34,7 +35,7 @@ from suites.engine.progress import Progress
 from suites.engine.run import Sink, run_family
 from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
-from suites.library import BACKEND, run_library, unanswered_operations, unsupported_functions
+from suites.library import BACKEND, Judged, run_library, unanswered_operations, unsupported_functions
 from suites.oracle import EngineOracle
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class CampaignPlan:
     """`engine`: each server target's own transform engine is asked too (`suites.oracle`)."""
     against: str = ""
     """A release whose transform engine is asked every adapter question too (`--against engine:R`)."""
+    judge_by: str = "documents"
+    """`engine`: an adapter whose every divergence `against`'s engine shares conforms to that release
+    (`records.judgement`); `documents`: every divergence counts."""
     strict_errors: bool = False
     known_cases: bool = True
     """Run the expectations' known cases first on each target (`records.expectations`); False draws
@@ -76,6 +80,7 @@ class CampaignPlan:
             "seed": self.seed,
             "oracle": self.oracle,
             "against": self.against,
+            "judge_by": self.judge_by,
             "strict_errors": self.strict_errors,
             "known_cases": self.known_cases,
         }
@@ -335,7 +340,8 @@ def run_adapter(
     diverged: list[Case],
     progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
-    """The mapping budget of questions to one adapter under one release's rules, then its minimal cases."""
+    """The mapping budget of questions to one adapter under one release's rules, then its minimal cases;
+    judged by `plan.against`'s engine (`plan.judge_by`), its verdict is journaled (`records.judgement`)."""
     budget = plan.budget(FAMILIES["mapping"])
     progress = progress or Progress(total=budget)
     before = Tally.of(writer)
@@ -356,11 +362,17 @@ def run_adapter(
         )
         progress.begin(f"{adapter.implementation}@{version}:", budget)
         sink = Sink(writer, progress, [])
+        tally = DivergenceTally()
+
+        def record(judged: Judged) -> tuple[int, int]:
+            tally.add(judged)
+            return sink.record(judged)
+
         try:
             minimal = run_library(
                 adapter,
                 context,
-                sink.record,
+                record,
                 cases=budget,
                 seed=plan.seed,
                 strict_errors=plan.strict_errors,
@@ -371,5 +383,9 @@ def run_adapter(
             progress.end()
             if against is not None:
                 against.close()
+        if against is not None and plan.judge_by == "engine":
+            release = str(against.hello.get("server_version") or plan.against)
+            judgement = tally.judgement(f"{adapter.implementation}@{version}", release)
+            writer.note_judgement(judgement.describe())
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
         return [before.outcome(writer, f"{adapter.implementation}@{version}", "library")]

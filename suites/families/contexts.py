@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from fixtures.clients.jetstream import jetstream_config
 from fixtures.config import Account, ServerConfig
+from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, NAMESPACE
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -36,10 +37,10 @@ from reference.republish import RePublish
 from reference.subjects import is_valid_subject
 from suites.differential import RunContext
 from suites.engine.family import Family, Judged, TargetServer
-from suites.families.imports import EXPORTER, EXPORTS, IMPORTER, ImportFamily, ImportRun
+from suites.families.imports import ImportFamily, ImportRun
 from suites.families.mapping import MappingFamily, token_pool
 from suites.families.republish import Publish, RepublishFamily, RepublishScenario
-from suites.families.streams import NAMESPACE, StreamTransformFamily, TransformRun
+from suites.families.streams import StreamTransformFamily, TransformRun
 from suites.families.validation import ValidationFamily
 from suites.strategies import MappingBatch, bulk_subjects, destination_templates, sources, swarms
 

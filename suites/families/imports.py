@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fixtures.clients.wire import WireConnection, WireError
-from fixtures.config import Account, Export, Import, ServerConfig
+from fixtures.config import Account, Import, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -43,11 +44,6 @@ from suites.families.mapping import token_pool
 from suites.strategies import INTEGER_EDGES, bulk_subjects, destination_templates, mostly, sources, swarms
 from suites.subscriptions import observe_subscriptions
 
-KINDS = ("stream", "service")
-EXPORTS = tuple(Export(kind, ">") for kind in KINDS)
-"""The exporter's exports: every subject, as a stream and as a service."""
-IMPORTER = "IMP"
-EXPORTER = "EXP"
 NAMESPACE = "e"
 SUBJECTS = 8
 INBOX = "_INBOX.nc"

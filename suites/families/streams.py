@@ -28,6 +28,8 @@ from hypothesis import strategies as st
 from fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error, jetstream_config
 from fixtures.config import ServerConfig
 from fixtures.errors import ServerError
+from fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
+from fixtures.layouts import stream_configs as layout_configs
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -42,12 +44,6 @@ from suites.engine.family import Judged, TargetServer
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, sources, swarms
 
-PLACES = ("stream", "source", "mirror")
-NAMESPACE = "t"
-ORIGIN = "ORIGIN"
-TARGET = "TARGET"
-"""The origin stream stores `t.>`; a stream place transforms there, a source or mirror place in the
-stream `TARGET` that takes its messages from the origin."""
 SUBJECTS = 6
 ARRIVAL = 2.0
 """Seconds a source or mirror has to hold every message the origin stored."""
@@ -100,15 +96,8 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
 
 
 def stream_configs(run: TransformRun) -> list[JsonObject]:
-    """The streams of a unit, origin first."""
-    transform = {"src": run.source, "dest": run.destination}
-    origin: JsonObject = {"name": ORIGIN, "subjects": [f"{NAMESPACE}.>"], "storage": "memory"}
-    if run.place == "stream":
-        return [{**origin, "subject_transform": transform}]
-    taken = {"name": ORIGIN, "subject_transforms": [transform]}
-    if run.place == "source":
-        return [origin, {"name": TARGET, "storage": "memory", "sources": [taken]}]
-    return [origin, {"name": TARGET, "storage": "memory", "mirror": taken}]
+    """The streams of a unit, origin first (`fixtures.layouts`)."""
+    return layout_configs(run.place, run.source, run.destination)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fixtures.clients.wire import WireError, read_info
 from fixtures.docker import process_daemon
+from fixtures.options import RunConfig, Target
+from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.container import LABEL_OWNER
+from fixtures.servers.local import HOST, free_port
+from fixtures.servers.process import spawn_child, terminate_child
+from reference.versions import Version
 
 
 def containers_of(owner: str) -> list[Any]:
@@ -25,3 +37,53 @@ def arguments(pid: int) -> list[str]:
         return [part.decode() for part in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if part]
     except OSError:
         return []
+
+
+def newest_of_session(target: Target, run_config: RunConfig) -> bool:
+    """Whether `target` runs the newest release among the session's targets: the one release the costly
+    fault tests run on, whichever releases a session pins."""
+    newest = max(run_config.versions, key=lambda spec: Version.search(spec.label) or Version(0, 0, 0))
+    return target.spec.label == newest.label
+
+
+def await_server(port: int, log: Path) -> None:
+    """Return once a server answers on `port` (10 seconds at most)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            read_info(HOST, port)
+            return
+        except (WireError, OSError):
+            assert time.monotonic() < deadline, log.read_text() if log.exists() else "no log"
+            time.sleep(0.05)
+
+
+@dataclass(frozen=True)
+class HandStarted:
+    """A server started as a user would, outside the product: its binary, port, config file and process."""
+
+    binary: Path
+    port: int
+    config: Path
+    process: subprocess.Popen[bytes]
+
+    def apply_command(self) -> str:
+        """The recipe's apply command for this server: test the new file with the server's own binary (a
+        refused file is then a clear rejection, not a reload that never takes effect), install it, SIGHUP."""
+        check = f"{shlex.quote(str(self.binary))} -t -c {{config}}"
+        return f"{check} && cp {{config}} {shlex.quote(str(self.config))} && kill -HUP {self.process.pid}"
+
+
+@contextlib.contextmanager
+def hand_started_server(directory: Path, release: str = "2.14.5") -> Iterator[HandStarted]:
+    """A server of `release` on a free loopback port, answering before this yields, stopped after."""
+    binary = resolve_binary(parse_version_spec(release))
+    port = free_port()
+    config, log = directory / "server.conf", directory / "server.log"
+    config.write_text(f'listen: "{HOST}:{port}"\n')
+    process = spawn_child([str(binary), "-c", str(config)], log, directory)
+    try:
+        await_server(port, log)
+        yield HandStarted(binary, port, config, process)
+    finally:
+        terminate_child(process)

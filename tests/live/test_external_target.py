@@ -18,42 +18,31 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.clients.wire import WireError, read_info
 from fixtures.deadlines import DEADLINE_ENV
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
-from fixtures.servers.process import spawn_child, terminate_child
 from records.schema import CRASH_UNCONFIRMED
 from records.writer import CASES
 from suites.__main__ import main
+from tests.live.campaigns import await_server, hand_started_server
 
 pytestmark = pytest.mark.live
 
 
 def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path) -> None:
-    binary = resolve_binary(parse_version_spec("2.14.5"))
-    port = free_port()
-    config = tmp_path / "server.conf"
-    config.write_text(f'listen: "{HOST}:{port}"\n')
-    server = spawn_child([str(binary), "-c", str(config)], tmp_path / "server.log", tmp_path)
-    try:
-        await_server(port, tmp_path / "server.log")
-        # As in the recipe: the server's own binary tests the file first (`-t`), so that a refused
-        # configuration is a clear rejection instead of a reload that never takes effect.
-        check = f"{shlex.quote(str(binary))} -t -c {{config}}"
-        apply = f"{check} && cp {{config}} {shlex.quote(str(config))} && kill -HUP {server.pid}"
-        out = tmp_path / "runs"
+    out = tmp_path / "runs"
+    with hand_started_server(tmp_path) as server:
+        apply = server.apply_command()
         status = main(
             [
-                *("campaign", "--target", f"nats://{HOST}:{port}", "--apply-command", apply),
+                *("campaign", "--target", f"nats://{HOST}:{server.port}", "--apply-command", apply),
                 *("--family", "mapping", "--family", "validation", "--family", "matching"),
                 *("--family", "partition", "--cases", "2000", "--budget", "validation=10"),
                 *("--budget", "matching=1000", "--budget", "partition=1000", "--out", str(out)),
             ]
         )
-        assert server.poll() is None, "the server under test must still run"
-    finally:
-        terminate_child(server)
+        assert server.process.poll() is None, "the server under test must still run"
+    port = server.port
     (run_dir,) = out.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert status == 0, manifest
@@ -64,18 +53,6 @@ def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path)
     # listed divergence): its validation case is recorded, its subjects cannot be published.
     unknown = pq.read_table(run_dir / CASES, filters=[("verdict", "=", "unknown")]).column("detail")
     assert all(detail.startswith("mapping rejected by the server") for detail in unknown.to_pylist())
-
-
-def await_server(port: int, log: Path) -> None:
-    """Return once a server answers on `port` (10 seconds at most)."""
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            read_info(HOST, port)
-            return
-        except (WireError, OSError):
-            assert time.monotonic() < deadline, log.read_text() if log.exists() else "no log"
-            time.sleep(0.05)
 
 
 CRASHING = ("--family", "validation", "--budget", "validation=12", "--seed", "8")
@@ -136,24 +113,16 @@ def test_a_server_the_apply_command_cannot_bring_back_stops_the_run_with_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv(DEADLINE_ENV, "3")  # the bound on a restart: no need to wait 30 seconds here
-    binary = resolve_binary(parse_version_spec("2.14.5"))
-    port = free_port()
-    config = tmp_path / "server.conf"
-    config.write_text(f'listen: "{HOST}:{port}"\n')
-    server = spawn_child([str(binary), "-c", str(config)], tmp_path / "server.log", tmp_path)
     out = tmp_path / "runs"
-    try:
-        await_server(port, tmp_path / "server.log")
-        check = f"{shlex.quote(str(binary))} -t -c {{config}}"
-        apply = f"{check} && cp {{config}} {shlex.quote(str(config))} && kill -HUP {server.pid}"
+    with hand_started_server(tmp_path) as server:
+        apply = server.apply_command()
         status = main(
             [
-                *("campaign", "--target", f"nats://{HOST}:{port}", "--apply-command", apply),
+                *("campaign", "--target", f"nats://{HOST}:{server.port}", "--apply-command", apply),
                 *(*CRASHING, "--out", str(out)),
             ]
         )
-    finally:
-        terminate_child(server)
+    port = server.port
     (run_dir,) = out.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert status == 3

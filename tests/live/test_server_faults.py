@@ -29,16 +29,15 @@ import pytest
 
 from fixtures.deadlines import DEADLINE_ENV
 from fixtures.docker import process_daemon
-from fixtures.options import Target
+from fixtures.options import RunConfig, Target
 from fixtures.provision import resolve_binary
 from fixtures.servers.container import CONFIG_DIR
 from fixtures.session import RESTARTED
 from records.owners import process_identity
 from records.writer import CASES
-from reference.profiles import NEWEST, for_version
 from suites.differential import is_deliverable
 from suites.engine.progress import SECONDS_ENV
-from tests.live.campaigns import arguments, containers_of
+from tests.live.campaigns import arguments, containers_of, newest_of_session
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,12 +184,12 @@ NIGHTLY_SEEDS = [pytest.param(seed, marks=pytest.mark.nightly) for seed in range
 @pytest.mark.parametrize("seed", [1, *NIGHTLY_SEEDS])
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_campaign_goes_on_after_its_server_hangs_dies_restarts_or_drops_connections(
-    target: Target, tmp_path: Path, fault: str, seed: int
+    target: Target, run_config: RunConfig, tmp_path: Path, fault: str, seed: int
 ) -> None:
     if target.backend not in ("process", "container"):
         pytest.skip("the nemesis acts on a server the campaign starts")
-    if for_version(target.spec.text) != NEWEST:
-        pytest.skip(f"the nemesis runs on the newest release only ({NEWEST.name}), to keep CI short")
+    if not newest_of_session(target, run_config):
+        pytest.skip("the nemesis runs on the session's newest release only, to keep CI short")
     if fault == "drop" and os.geteuid() != 0:
         pytest.skip("dropping a server's connections (ss -K) needs root")
     rng = random.Random(f"{fault}-{target.backend}-{seed}")
@@ -271,10 +270,10 @@ START_DEADLINE = 3.0
 
 @pytest.mark.parametrize("first_start", list(FIRST_START))
 def test_a_server_that_dies_or_hangs_in_its_first_start_is_started_again(
-    target: Target, tmp_path: Path, first_start: str
+    target: Target, run_config: RunConfig, tmp_path: Path, first_start: str
 ) -> None:
-    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
-        pytest.skip(f"a wrapper of the binary runs on the process backend, newest release ({NEWEST.name})")
+    if target.backend != "process" or not newest_of_session(target, run_config):
+        pytest.skip("a wrapper of the binary runs on the process backend, the session's newest release")
     binary = resolve_binary(target.spec)
     out = tmp_path / "runs"
     finished = _short_campaign(_wrapper(tmp_path, binary, FIRST_START[first_start]), out)
@@ -290,9 +289,11 @@ def test_a_server_that_dies_or_hangs_in_its_first_start_is_started_again(
     assert f"mapping: {restart['reason']}" in finished.stderr
 
 
-def test_a_release_that_cannot_start_is_one_line_and_exit_2(target: Target, tmp_path: Path) -> None:
-    if target.backend != "process" or for_version(target.spec.text) != NEWEST:
-        pytest.skip(f"a broken binary is tried on the process backend once ({NEWEST.name})")
+def test_a_release_that_cannot_start_is_one_line_and_exit_2(
+    target: Target, run_config: RunConfig, tmp_path: Path
+) -> None:
+    if target.backend != "process" or not newest_of_session(target, run_config):
+        pytest.skip("a broken binary is tried on the process backend once, the session's newest release")
     broken = tmp_path / "bin" / "nats-server"
     broken.parent.mkdir()
     broken.write_text("#!/bin/sh\necho 'nats-server: broken build' >&2\nexit 1\n")

@@ -11,13 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.provision import CACHE_ENV, cache_root
+
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
 ROOT = Path(__file__).resolve().parents[2]
+SERVERS = cache_root()
+"""The server cache, read before pytester gives each run a HOME of its own (where nothing is built)."""
 
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv(CACHE_ENV, str(SERVERS))
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     return pytester

@@ -44,6 +44,20 @@ def case(**fields: Any) -> Case:
     return replace(BASE, **fields)
 
 
+def wrong_split(version: str) -> Case:
+    """A mapping case of ``splitFromLeft`` that maps to the wrong subject (no expectation lists it)."""
+    return case(
+        server_version=version,
+        functions="splitFromLeft",
+        destination="n.{{splitFromLeft(1,1)}}",
+        subject="m.ab",
+        expected="n.a.b",
+        observed="n.ab",
+        verdict="diverge",
+        difference="wrong-subject",
+    )
+
+
 def hand_cases() -> list[Case]:
     """Small records whose aggregates the tests work out by hand (see each test for the sums).
 
@@ -96,16 +110,7 @@ def hand_cases() -> list[Case]:
     cases += [
         *(case(server_version=later, subject=f"m.{i}") for i in range(2)),
         case(server_version=later, subject="m.u", observed="", verdict="unknown", detail="connection lost"),
-        case(
-            server_version=later,
-            functions="splitFromLeft",
-            destination="n.{{splitFromLeft(1,1)}}",
-            subject="m.ab",
-            expected="n.a.b",
-            observed="n.ab",
-            verdict="diverge",
-            difference="wrong-subject",
-        ),
+        wrong_split(later),
         case(
             server_version=later,
             feature="validation",

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from handmade import case, cells, markdown_tables
+from handmade import case, cells, markdown_tables, wrong_split
 
 from records.schema import Case
 from reports.build import build_report
@@ -38,20 +38,6 @@ def left(version: str, verdict: str, **fields: object) -> Case:
     )
 
 
-def split(version: str) -> Case:
-    """A mapping case of ``splitFromLeft`` that maps to the wrong subject (no expectation lists it)."""
-    return case(
-        server_version=version,
-        functions="splitFromLeft",
-        destination="n.{{splitFromLeft(1,1)}}",
-        subject="m.ab",
-        expected="n.a.b",
-        observed="n.ab",
-        verdict="diverge",
-        difference="wrong-subject",
-    )
-
-
 def partition(version: str, verdict: str) -> Case:
     fields = {"feature": "partition", "functions": "partition", "destination": "p.{{partition(3)}}"}
     if verdict == "agree":
@@ -77,7 +63,7 @@ def releases(run_of: RunOf) -> list[Path]:
         run_of(
             [
                 left("2.14.6", "agree"),
-                split("2.14.6"),
+                wrong_split("2.14.6"),
                 left("1.0.0", "diverge", implementation="adapter:python planted.py"),
             ]
         ),
@@ -85,7 +71,7 @@ def releases(run_of: RunOf) -> list[Path]:
             [
                 left("2.14.7", "diverge"),
                 left("2.14.7", "diverge"),
-                split("2.14.7"),
+                wrong_split("2.14.7"),
                 partition("2.14.7", "agree"),
             ]
         ),

@@ -18,6 +18,7 @@ from suites.bisect import (
     BisectError,
     NotOccurringError,
     bisect_releases,
+    judged_by_nearer,
     parse_releases,
     parse_since,
     select_releases,
@@ -135,9 +136,12 @@ LISTED = ["2.1.2", "2.5.0", "2.9.25", "2.10.7", "2.10.19", "2.10.27", "2.11.0", 
 
 
 def test_releases_since_a_bound_that_the_reference_can_judge() -> None:
-    kept, left_out = select_releases([*LISTED, "2.15.9"], "2.2.0")
-    assert kept == ["2.5.0", "2.9.25", "2.10.7", "2.10.19", "2.10.27", "2.11.0", "2.12.8", "2.14.5", "2.14.6"]
-    assert left_out == ["2.15.9"]  # newer than the reference's profiles
+    kept, left_out = select_releases([*LISTED, "2.15.9", "2.16.0"], "2.2.0")
+    assert kept == [*LISTED[1:], "2.15.9", "2.16.0"]
+    assert left_out == []
+    assert judged_by_nearer(kept) == {"2.15.9": "2.15.2", "2.16.0": "2.15.2"}  # newer than every rule set
+    kept, left_out = select_releases(LISTED, "2.1.0")
+    assert left_out == ["2.1.2"]  # older than every rule set
     kept, _ = select_releases(LISTED, parse_since("2.10"))
     assert kept[0] == "2.10.7"
 
