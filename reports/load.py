@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
 from reports.bisection import ReleaseBisection, read_bisection
+from reports.coverage import ReleaseCoverage, read_coverage
 from reports.errors import ReportError
 
 SCHEMA_KEY = b"nats_conformance_schema"
@@ -37,6 +38,8 @@ class Run:
     rows: int
     manifest: dict[str, Any] = field(default_factory=dict)
     bisection: ReleaseBisection | None = None
+    coverage: ReleaseCoverage | None = None
+    """Its coverage of nats-server's mapping code (``coverage.json``, from ``nats-conformance coverage``)."""
 
     @property
     def run_id(self) -> str:
@@ -154,7 +157,7 @@ def load_run(run_dir: Path) -> Run:
             "(a campaign that failed before its first case? remove the directory)"
         )
     rows = sum(check_part(part) for part in parts)
-    return Run(run_dir, parts, rows, read_manifest(run_dir), read_bisection(run_dir))
+    return Run(run_dir, parts, rows, read_manifest(run_dir), read_bisection(run_dir), read_coverage(run_dir))
 
 
 def load_records(paths: list[Path]) -> Records:

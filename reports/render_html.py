@@ -10,6 +10,8 @@ from typing import Final
 from records.schema import VERDICTS
 from records.significance import ALPHA
 from reports.bisection import probe_text
+from reports.coverage import INTRO as COVERAGE_INTRO
+from reports.coverage import first_line, headline
 from reports.figures import PANELS, partition_histograms, weighted_plots
 from reports.matrix import STATES, Matrix, MatrixRow
 from reports.present import (
@@ -131,6 +133,7 @@ def render_html(report: Report) -> str:
         "<a href=#partition>partition</a>"
         "<a href=#weighted>weighted</a>"
         + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
+        + ("<a href=#coverage>coverage</a>" if report.coverages else "")
         + "</nav>",
     ]
     parts.append(
@@ -196,6 +199,7 @@ def render_html(report: Report) -> str:
     parts.append(divergences_html(report))
     parts.append(changes_html(report))
     parts.append(bisections_html(report))
+    parts.append(coverage_html(report))
     parts.append(partitions_html(report))
     parts.append(weighted_html(report))
     parts.append("</body></html>")
@@ -527,4 +531,66 @@ def weighted_html(report: Report) -> str:
         )
     )
     out.append(_more(len(ranked), TABLE_ROWS))
+    return "\n".join(out)
+
+
+def coverage_html(report: Report) -> str:
+    """The runs' coverage of nats-server's mapping code (none: no section); every unreached block with
+    its link and, unfolded, its source."""
+    if not report.coverages:
+        return ""
+    out = ["<h2 id=coverage>Coverage of nats-server's mapping code</h2>", f"<p>{escape(COVERAGE_INTRO)}</p>"]
+    for item in report.coverages:
+        out.append(f"<h3>{escape(headline(item))}</h3>")
+        if item.missing:
+            names = ", ".join(f"<code>{escape(name)}</code>" for name in item.missing)
+            out.append(f"<p class=muted>Not in this release: {names}.</p>")
+        out.append(
+            table_html(
+                ["file", "counted", "statements", "covered", "%"],
+                [
+                    [
+                        f"<code>{escape(f.path)}</code>",
+                        "whole file" if f.whole else "surface functions",
+                        count(f.statements),
+                        count(f.covered),
+                        escape(f.percent),
+                    ]
+                    for f in item.files
+                ],
+                numeric={2, 3, 4},
+            )
+        )
+        out.append(
+            table_html(
+                ["function", "file", "statements", "covered", "%"],
+                [
+                    [
+                        f"<code>{escape(f.name)}</code>",
+                        f"<code>{escape(f.path)}:{f.line}</code>",
+                        count(f.statements),
+                        count(f.covered),
+                        escape(f.percent),
+                    ]
+                    for f in item.functions
+                ],
+                numeric={2, 3, 4},
+            )
+        )
+        out.append(
+            table_html(
+                ["unreached block", "function", "statements", "source"],
+                [
+                    [
+                        f'<a href="{escape(b.url)}">{escape(b.path)}:{b.start}-{b.end}</a>',
+                        f"<code>{escape(b.function)}</code>",
+                        count(b.statements),
+                        f"<details><summary><code>{escape(first_line(b))}</code></summary>"
+                        f"<pre>{escape(b.source)}</pre></details>",
+                    ]
+                    for b in item.unreached
+                ],
+                numeric={2},
+            )
+        )
     return "\n".join(out)

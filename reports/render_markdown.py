@@ -12,6 +12,8 @@ from typing import Final
 
 from records.schema import VERDICTS
 from reports.bisection import probe_text
+from reports.coverage import INTRO as COVERAGE_INTRO
+from reports.coverage import first_line, headline
 from reports.matrix import STATES, Matrix
 from reports.present import (
     CHANGES_HEADERS,
@@ -82,6 +84,7 @@ def render_markdown(report: Report) -> str:
     lines += changes_markdown(report)
     lines += diagnoses_markdown(report)
     lines += bisections_markdown(report)
+    lines += coverage_markdown(report)
     lines += verdicts_markdown(report)
     lines += partitions_markdown(report)
     lines += weighted_markdown(report)
@@ -333,3 +336,49 @@ def weighted_markdown(report: Report) -> list[str]:
         rows,
     )
     return lines + more(len(ranked), len(shown))
+
+
+def coverage_markdown(report: Report) -> list[str]:
+    """The runs' coverage of nats-server's mapping code (none: no section)."""
+    if not report.coverages:
+        return []
+    lines = ["### Coverage of nats-server's mapping code", "", COVERAGE_INTRO, ""]
+    for item in report.coverages:
+        lines += [f"**{headline(item)}.**", ""]
+        if item.missing:
+            lines += [f"Not in this release: {', '.join(code(name) for name in item.missing)}.", ""]
+        lines += table(
+            ["file", "counted", "statements", "covered", "%"],
+            [
+                [
+                    code(f.path),
+                    "whole file" if f.whole else "surface functions",
+                    count(f.statements),
+                    count(f.covered),
+                    f.percent,
+                ]
+                for f in item.files
+            ],
+        )
+        lines += table(
+            ["function", "file", "statements", "covered", "%"],
+            [
+                [code(f.name), code(f"{f.path}:{f.line}"), count(f.statements), count(f.covered), f.percent]
+                for f in item.functions
+            ],
+        )
+        shown = item.unreached[:MARKDOWN_ROWS]
+        lines += table(
+            ["unreached block", "function", "statements", "first line"],
+            [
+                [
+                    f"[{b.path}:{b.start}-{b.end}]({b.url})",
+                    code(b.function),
+                    count(b.statements),
+                    code(first_line(b)),
+                ]
+                for b in shown
+            ],
+        )
+        lines += more(len(item.unreached), len(shown))
+    return lines

@@ -18,6 +18,7 @@ from records.replay import replay_command
 from records.schema import VERDICTS, Case
 from reports.bisection import ReleaseBisection
 from reports.changes import Change, Showing, changelog, showings
+from reports.coverage import ReleaseCoverage
 from reports.distributions import (
     PartitionDistribution,
     WeightedShares,
@@ -149,6 +150,8 @@ class Report:
     """Each expectation's `link` (a public page, then its section), by id."""
     changes: tuple[Change, ...] = ()
     """Classes that appeared, disappeared or changed verdict between consecutive releases."""
+    coverages: tuple[ReleaseCoverage, ...] = ()
+    """The runs' coverage of nats-server's mapping code (runs of `nats-conformance coverage`)."""
 
     @property
     def complete(self) -> bool:
@@ -284,4 +287,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         bisections=tuple(run.bisection for run in records.runs if run.bisection),
         contexts=tuple(context_matrices(aggregates.verdicts)),
         changes=tuple(changelog(aggregates.classes, aggregates.verdicts)),
+        coverages=tuple(run.coverage for run in records.runs if run.coverage),
     )

@@ -7,8 +7,9 @@ report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, `
 ``verdicts`` (totals),
 ``verdict_counts`` (per release, feature, function combination and verdict), ``divergence_classes``,
 ``partition``, ``weighted``, ``matrix`` and ``bisections`` (the release bisections of runs written by
-``python -m suites bisect``) and ``changes`` (classes that appeared, disappeared or changed verdict
-between consecutive releases, ``reports.changes``).
+``python -m suites bisect``), ``changes`` (classes that appeared, disappeared or changed verdict
+between consecutive releases, ``reports.changes``) and ``coverage`` (each run's coverage of nats-server's
+mapping code, from ``nats-conformance coverage``: figures per file and function, unreached blocks).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Final
 from records.schema import SCHEMA_VERSION
 from reports.bisection import ReleaseBisection
 from reports.changes import Change, Showing
+from reports.coverage import ReleaseCoverage
 from reports.distributions import PartitionDistribution, WeightedShares
 from reports.matrix import Matrix
 from reports.releases import Release
@@ -125,6 +127,27 @@ def matrix(item: Matrix) -> dict[str, Any]:
     }
 
 
+def coverage(item: ReleaseCoverage) -> dict[str, Any]:
+    """A run's coverage as its file has it, each unreached block without its source (which the file
+    and the HTML report keep)."""
+    return {
+        "run_id": item.run_id,
+        "release": item.release,
+        "counter_files": item.counter_files,
+        "engine": item.engine,
+        "restarts": item.restarts,
+        "statements": item.statements,
+        "covered": item.covered,
+        "files": [asdict(figure) for figure in item.files],
+        "functions": [asdict(figure) for figure in item.functions],
+        "missing": list(item.missing),
+        "unreached": [
+            {key: value for key, value in asdict(block).items() if key != "source"}
+            for block in item.unreached
+        ],
+    }
+
+
 def bisection(item: ReleaseBisection) -> dict[str, Any]:
     result = item.result
     return {
@@ -212,6 +235,7 @@ def summary(report: Report) -> dict[str, Any]:
         "contexts": [matrix(item) for item in report.contexts],
         "bisections": [bisection(item) for item in report.bisections],
         "changes": [change(item) for item in report.changes],
+        "coverage": [coverage(item) for item in report.coverages],
     }
 
 

@@ -46,6 +46,7 @@ from reference.cli import (
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
 from suites.bisect import add_bisect_command
+from suites.coverage import add_coverage_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.plans import PLANS
 from suites.engine.scaleout import scale_out
@@ -151,7 +152,11 @@ def family_option(text: str) -> str:
     return text
 
 
-def campaign(arguments: argparse.Namespace) -> int:
+def campaign(
+    arguments: argparse.Namespace, *, run_dir: Path | None = None, coverage_dir: Path | None = None
+) -> int:
+    """Run a campaign into `run_dir` (default a new run directory under `--out`); with `coverage_dir`
+    its servers are -cover builds writing their counters there (`suites.coverage`)."""
     if arguments.resume:
         arguments = resumed(arguments)
     if arguments.expectations:
@@ -173,6 +178,8 @@ def campaign(arguments: argparse.Namespace) -> int:
             default=newest_releases,
             auth=auth_of(arguments),
         )
+    if run is not None and coverage_dir is not None:
+        run = replace(run, coverage_dir=coverage_dir)
     chosen = [for_version(spec).name for spec in arguments.profile]
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
     for text in targets.engines:
@@ -199,7 +206,8 @@ def campaign(arguments: argparse.Namespace) -> int:
             "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
             "run without it"
         )
-    run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
+    if run_dir is None:
+        run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
     master, shards = sweep_scheduling(arguments)
     try:
@@ -470,15 +478,8 @@ def replay_case(
     return cases
 
 
-def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register campaign, replay, bisect, engine-check and expectations (here and in `nats-conformance`)."""
-    run = commands.add_parser(
-        "campaign",
-        help="run many generated cases and record them",
-        description="Exit status: 0 every case agrees or is expected, 1 unexpected divergences, 2 usage or "
-        "setup error, 3 more unknown cases than --max-unknown, 4 conforms to nats-server RELEASE (with "
-        "--judge-by engine: every divergence of the adapters is one the engine of --against shares).",
-    )
+def add_campaign_options(run: argparse.ArgumentParser) -> None:
+    """The options of a campaign (also those of `coverage`, which runs one)."""
     add_target_options(run, many=True)
     run.add_argument(
         "--budget",
@@ -586,6 +587,19 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     add_strict_errors(run)
     add_max_unknown(run)
+
+
+def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register campaign, replay, coverage, bisect, engine-check and expectations (here and in
+    `nats-conformance`)."""
+    run = commands.add_parser(
+        "campaign",
+        help="run many generated cases and record them",
+        description="Exit status: 0 every case agrees or is expected, 1 unexpected divergences, 2 usage or "
+        "setup error, 3 more unknown cases than --max-unknown, 4 conforms to nats-server RELEASE (with "
+        "--judge-by engine: every divergence of the adapters is one the engine of --against shares).",
+    )
+    add_campaign_options(run)
     run.set_defaults(handler=campaign)
     again = commands.add_parser(
         "replay",
@@ -623,6 +637,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     add_max_unknown(again)
     again.set_defaults(handler=replay)
+    add_coverage_command(commands, options=add_campaign_options, run=campaign)
     add_bisect_command(commands)
     add_engine_check_command(commands)
     add_expectations_command(commands)

@@ -21,9 +21,11 @@ A case whose server side is unknown has no `oracle` value.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
 from fixtures.clients.adapter import AdapterProcess, Answer, Request
+from fixtures.cover import COVER_DIR, STOP_GRACE
 from fixtures.engine import engine_command
 from reference.matching import matching_subject
 
@@ -53,9 +55,19 @@ def three_way(reference: str, server: str, engine: str | None) -> str:
 class EngineOracle:
     """The engine of one release, asked in account mode; answers are kept per question."""
 
-    def __init__(self, release: str) -> None:
+    def __init__(self, release: str, *, coverage_dir: Path | None = None) -> None:
+        """With `coverage_dir`, the engine is the release's -cover build writing its counters there when
+        it exits at `close` (GOCOVERDIR)."""
         self.release = release
-        self._adapter = AdapterProcess(engine_command(release))
+        if coverage_dir is None:
+            self._adapter = AdapterProcess(engine_command(release))
+        else:
+            coverage_dir.mkdir(parents=True, exist_ok=True)
+            self._adapter = AdapterProcess(
+                engine_command(release, cover=True),
+                environment={COVER_DIR: str(coverage_dir)},
+                close_grace=STOP_GRACE,
+            )
         self._accepts: dict[tuple[str, str], bool | None] = {}
 
     def close(self) -> None:

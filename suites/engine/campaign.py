@@ -223,7 +223,7 @@ def run_one(
                 run_id=writer.run_id,
                 expectations=expectations,
                 next_case_id=writer.next_case_id,
-                oracle=EngineOracle(server.version) if plan.oracle else None,
+                oracle=EngineOracle(server.version, coverage_dir=run.coverage_dir) if plan.oracle else None,
             )
             try:
                 run_family(

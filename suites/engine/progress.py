@@ -49,6 +49,7 @@ class Progress:
 
     total: int = 0
     stream: TextIO = field(default_factory=lambda: sys.stderr)
+    """Standard error as it is when the display is made (not when this module was first imported)."""
     label: str = ""
     counts: Counter[str] = field(default_factory=Counter)
     """The verdicts of the current share."""
