@@ -10,7 +10,9 @@ from typing import Final
 
 SELECTING: Final = ("campaign", "replay")
 """The commands whose options choose and reach the servers."""
-SERVERS: Final = (*SELECTING, "bisect")
+CONTAINERS: Final = (*SELECTING, "bisect")
+"""The commands that can run servers in containers."""
+SERVERS: Final = (*CONTAINERS, "coverage")
 """The commands that start or reach servers."""
 BUILDS: Final = (*SERVERS, "engine-check", "provision")
 """The commands that build servers or transform engines (into the cache)."""
@@ -49,9 +51,9 @@ VARIABLES: Final = (
     Variable(
         "NATS_CONFORMANCE_PROGRESS_SECONDS",
         "seconds between two progress lines when stderr is not a terminal (default 30)",
-        ("campaign",),
+        ("campaign", "coverage"),
     ),
-    Variable("DOCKER_HOST", "the Docker daemon of --backend container", SERVERS),
+    Variable("DOCKER_HOST", "the Docker daemon of --backend container", CONTAINERS),
     Variable("PYSPARK_PYTHON", "the Python of Spark's executors (default this one)", ("campaign",)),
     Variable("SPARK_LOCAL_IP", "the address a local Spark binds (default 127.0.0.1)", SPARK),
     Variable("CI", "the pytest plugin's default Hypothesis profile is `ci` when set, else `dev`", ()),
