@@ -12,10 +12,11 @@ from functools import partial
 from importlib import metadata
 from pathlib import Path
 
-from reference.cli import Parser, run_loaded
+from reference.cli import HelpFormatter, Parser, run_loaded
+from reference.environment import epilog
 
 
-class _Formatter(argparse.HelpFormatter):
+class _Formatter(HelpFormatter):
     """One line per command: aligns help after the commands' indentation (Python 3.11 leaves it out)."""
 
     def add_argument(self, action: argparse.Action) -> None:
@@ -45,11 +46,13 @@ def parser(width: int | None = None) -> Parser:
     import reference.commands
     import reports.commands
     import suites.commands
+    from fixtures.configfile import COMMANDS, add_config_options
 
     command_line = Parser(
         prog="nats-conformance",
         description="Conformance of NATS subject mapping: run cases against servers, report, gate.",
         formatter_class=partial(_Formatter, width=width or max(shutil.get_terminal_size().columns, 100)),
+        epilog=epilog(),
     )
     command_line.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
     commands = command_line.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -57,12 +60,19 @@ def parser(width: int | None = None) -> Parser:
     reports.commands.add_commands(commands, build_name="report")
     fixtures.commands.add_commands(commands)
     reference.commands.add_commands(commands)
+    for name, command in commands.choices.items():
+        if name in COMMANDS:
+            add_config_options(command)
+        command.epilog = epilog(name)
     return command_line
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    return run_loaded(parser, argv)
+    """Run the command line (with the settings of its configuration file: `fixtures.configfile`);
+    returns the exit status."""
+    from fixtures.configfile import parse
+
+    return run_loaded(parser, argv, parse)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ unknown cases, as Jepsen's invalid outranks unknown, and unknown cases outrank c
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
+from reference.environment import COLUMN, HEADING
 from reference.errors import UsageError, run_command
 
 PASSED: Final = 0
@@ -23,9 +25,35 @@ CONFORMS_TO_ENGINE: Final = 4
 DEFAULT_MAX_UNKNOWN: Final = 0.05
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's, except that an "environment variables:" epilog (`reference.environment.epilog`) keeps
+    one variable a line, its meaning wrapped under its own column."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if not text.startswith(HEADING):
+            return super()._fill_text(text, width, indent)
+        heading, *lines = text.splitlines()
+        wrapped = [
+            textwrap.fill(
+                line,
+                width,
+                break_on_hyphens=False,
+                initial_indent=indent,
+                subsequent_indent=indent + " " * COLUMN,
+            )
+            for line in lines
+        ]
+        return "\n".join([indent + heading, *wrapped])
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors raise `UsageError` (one line, exit 2 through `run_command`)
-    instead of printing a usage block; its sub-command parsers are of the same class."""
+    instead of printing a usage block; its sub-command parsers are of the same class, with the same
+    `HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -42,13 +70,19 @@ def run_parsed(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     return run_command(command)
 
 
-def run_loaded(load: Callable[[], argparse.ArgumentParser], argv: list[str] | None) -> int:
+def run_loaded(
+    load: Callable[[], argparse.ArgumentParser],
+    argv: list[str] | None,
+    parse: Callable[[argparse.ArgumentParser, list[str] | None], argparse.Namespace] | None = None,
+) -> int:
     """`run_parsed` on the parser `load` returns, called inside `run_command`: an entry point (a
     ``__main__`` module, `nats-conformance`) imports its commands' modules there, so Ctrl-C or SIGTERM
-    while they load (seconds for the suites) ends it with its one line too, not a traceback."""
+    while they load (seconds for the suites) ends it with its one line too, not a traceback. `parse`
+    parses (default `parse_args`; `nats-conformance` reads its configuration file there)."""
 
     def command() -> int:
-        arguments = load().parse_args(argv)
+        parser = load()
+        arguments = parse(parser, argv) if parse else parser.parse_args(argv)
         return int(arguments.handler(arguments))
 
     return run_command(command)

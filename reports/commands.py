@@ -35,6 +35,7 @@ from reports.baseline import (
     write_details,
 )
 from reports.build import ENGINES, build_report, default_engine
+from reports.figures import EXTRA, plotting
 from reports.load import Records, load_records
 from reports.serve import serve
 from reports.site import build_site
@@ -51,6 +52,8 @@ def build(arguments: argparse.Namespace) -> int:
         engine = default_engine()
         if engine == "duckdb":
             progress("engine duckdb (pyspark is not importable; choose with --engine)")
+    if not plotting():
+        progress(f"no plots: matplotlib is not installed (pip install 'nats-conformance[{EXTRA}]')")
     built = build_report(
         [Path(path) for path in arguments.run_dirs],
         Path(arguments.out),

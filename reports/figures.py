@@ -1,5 +1,8 @@
 """The report's plots as inline SVG text (matplotlib, Agg; no external assets).
 
+matplotlib is the `figures` extra: without it (a core install) each set of plots is one paragraph saying
+how to get them, and the report's tables and numbers are whole.
+
 Partition histograms show keys per partition with the equal-share expectation as a dashed line;
 weighted plots show how far each outcome's observed share lies from its exact expected share (the
 dashed zero line), with its 99.9 % Wilson interval. Both are small multiples of at most ``PANELS``
@@ -8,12 +11,20 @@ panels, in the order the caller gives.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 from collections.abc import Sequence
 from typing import Any, Final
 
 from reports.distributions import PartitionDistribution, WeightedShares
+
+EXTRA: Final = "figures"
+MISSING: Final = (
+    "<p>Plots need matplotlib: <code>pip install 'nats-conformance[figures]'</code>; "
+    "the table below has every number.</p>"
+)
+"""What stands for a set of plots where matplotlib is not installed."""
 
 PANELS: Final = 12
 COLUMNS: Final = 3
@@ -30,6 +41,11 @@ ALARM_COLOUR: Final = "#d35400"
 
 def shorten(text: str, limit: int = 46) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plotting() -> bool:
+    """Whether matplotlib can be imported (the `figures` extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def _pyplot() -> Any:
@@ -84,6 +100,8 @@ def partition_histograms(distributions: Sequence[PartitionDistribution]) -> str:
     shown = [d for d in distributions if 1 <= d.partitions <= DRAWABLE_PARTITIONS][:PANELS]
     if not shown:
         return ""
+    if not plotting():
+        return MISSING
     figure, axes = _grid(len(shown), 2.6, 0.45)
     ticker = _ticker()
     for number, (axis, item) in enumerate(zip(axes, shown, strict=True), 1):
@@ -111,6 +129,8 @@ def weighted_plots(lists: Sequence[WeightedShares]) -> str:
     shown = [item for item in lists if item.shares][:PANELS]
     if not shown:
         return ""
+    if not plotting():
+        return MISSING
     figure, axes = _grid(len(shown), 2.9, 0.65)
     for number, (axis, item) in enumerate(zip(axes, shown, strict=True), 1):
         positions = list(range(len(item.shares)))

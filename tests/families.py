@@ -16,7 +16,8 @@ from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter
 from suites.differential import RunContext
-from suites.engine.run import Progress, Sink, run_family
+from suites.engine.progress import Progress
+from suites.engine.run import Sink, run_family
 from suites.families import FAMILIES
 
 

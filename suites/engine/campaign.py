@@ -31,7 +31,8 @@ from reference.errors import UnknownVersionError, interruption
 from reference.profiles import ReleaseProfile, for_version, nearest_profile
 from suites.differential import RunContext
 from suites.engine.family import Family, ServerLostError
-from suites.engine.run import Progress, Sink, run_family
+from suites.engine.progress import Progress
+from suites.engine.run import Sink, run_family
 from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
 from suites.library import BACKEND, Judged, run_library, unanswered_operations, unsupported_functions
@@ -85,6 +86,14 @@ class CampaignPlan:
         }
 
 
+def planned_cases(run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[AdapterTarget]) -> int:
+    """The cases the plan asks for: every family's budget on every server target, and the mapping budget
+    per adapter and release profile (what the progress display counts down from)."""
+    families = sum(plan.budget(family) for family in FAMILIES.values())
+    questions = plan.budget(FAMILIES["mapping"]) * sum(len(adapter.profiles) for adapter in adapters)
+    return (len(run.targets) * families if run else 0) + questions
+
+
 def run_campaign(
     run: RunConfig | None,
     plan: CampaignPlan,
@@ -121,6 +130,7 @@ def run_campaign(
     if scale_out is not None:
         settings_record["scale_out"] = scale_out.describe()
     writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    progress = Progress(total=planned_cases(run, plan, adapters))
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
     try:
@@ -143,11 +153,18 @@ def run_campaign(
                                 writer=writer,
                                 expectations=expectations,
                                 diverged=diverged,
+                                progress=progress,
                             )
             for adapter in adapters:
                 for profile in adapter.profiles:
                     outcomes += run_adapter(
-                        adapter.command, profile, plan, writer, expectations, diverged=diverged
+                        adapter.command,
+                        profile,
+                        plan,
+                        writer,
+                        expectations,
+                        diverged=diverged,
+                        progress=progress,
                     )
         except BaseException as error:
             signal = interruption(error)
@@ -178,11 +195,16 @@ def run_one(
     writer: RecordWriter,
     expectations: Expectations,
     diverged: list[Case],
+    progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
     """One family on a server of `target` started for it (a start that fails is tried again, and each
-    retry journaled as a restart: `Session.started`)."""
+    retry journaled as a restart: `Session.started`), counted on `progress` (the campaign's; by default
+    one of this family's budget)."""
     server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
+    progress = progress or Progress(total=plan.budget(family))
+    progress.begin(label, plan.budget(family))
+    skipped = False
     try:
         session = Session.started(
             server,
@@ -193,6 +215,7 @@ def run_one(
         try:
             why = family.unsupported(server.version, server.name)
             if why:
+                skipped = True
                 print(f"{label} skipped: {why}", file=sys.stderr)
                 return [FamilyOutcome(target.id, family.name, skipped=why)]
             context = RunContext.for_server(
@@ -202,7 +225,6 @@ def run_one(
                 next_case_id=writer.next_case_id,
                 oracle=EngineOracle(server.version, coverage_dir=run.coverage_dir) if plan.oracle else None,
             )
-            progress = Progress(label=label)
             try:
                 run_family(
                     family,
@@ -222,7 +244,6 @@ def run_one(
                     raise
                 raise TargetLostError(lost_line(server.url, run.apply_command, lost)) from lost
             finally:
-                progress.show(end="\n")
                 if context.oracle is not None:
                     context.oracle.close()
         finally:
@@ -231,6 +252,7 @@ def run_one(
                 writer.note_restart(target.id, family.name, restart)
         return [before.outcome(writer, target.id, family.name)]
     finally:
+        progress.end(skipped=skipped)
         server.cleanup()
 
 
@@ -316,9 +338,12 @@ def run_adapter(
     expectations: Expectations,
     *,
     diverged: list[Case],
+    progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
     """The mapping budget of questions to one adapter under one release's rules, then its minimal cases;
     judged by `plan.against`'s engine (`plan.judge_by`), its verdict is journaled (`records.judgement`)."""
+    budget = plan.budget(FAMILIES["mapping"])
+    progress = progress or Progress(total=budget)
     before = Tally.of(writer)
     against = AdapterProcess(engine_command(plan.against)) if plan.against else None
     with AdapterProcess(command) as adapter:
@@ -335,7 +360,7 @@ def run_adapter(
         context = RunContext(
             writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id
         )
-        progress = Progress(label=f"{adapter.implementation}@{version}:")
+        progress.begin(f"{adapter.implementation}@{version}:", budget)
         sink = Sink(writer, progress, [])
         tally = DivergenceTally()
 
@@ -348,14 +373,14 @@ def run_adapter(
                 adapter,
                 context,
                 record,
-                cases=plan.budget(FAMILIES["mapping"]),
+                cases=budget,
                 seed=plan.seed,
                 strict_errors=plan.strict_errors,
                 against=against,
                 known=expectations.known_cases if plan.known_cases else (),
             )
         finally:
-            progress.show(end="\n")
+            progress.end()
             if against is not None:
                 against.close()
         if against is not None and plan.judge_by == "engine":

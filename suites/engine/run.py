@@ -1,18 +1,16 @@
 """Run one family on one target until its budget of cases is spent, recording every case.
 
 Hypothesis draws each unit (`Family.units`) without shrinking: a campaign records, it never fails. A
-unit's cases go to the run's records and the progress line as soon as it is judged.
+unit's cases go to the run's records and the progress display (`suites.engine.progress`) as soon as it is
+judged.
 """
 
 from __future__ import annotations
 
 import random
-import sys
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -22,42 +20,11 @@ from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
 from suites.differential import RunContext
 from suites.engine.family import Family, Judged, ServerLostError, check, record, verdicts
+from suites.engine.progress import Progress
 from suites.strategies import Enough, run_batches
 
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
-
-
-@dataclass(slots=True)
-class Progress:
-    """A one-line progress display on stderr (cases, rate, verdicts), refreshed a few times a second."""
-
-    label: str = ""
-    counts: Counter[str] = field(default_factory=Counter)
-    started: float = field(default_factory=time.monotonic)
-    shown: float = 0.0
-    stream: TextIO = field(default_factory=lambda: sys.stderr)
-    """Standard error as it is when the display is made (not when this module was first imported)."""
-
-    def add(self, verdicts: Counter[str]) -> None:
-        self.counts.update(verdicts)
-        now = time.monotonic()
-        if now - self.shown > 0.25:
-            self.shown = now
-            self.show()
-
-    def show(self, end: str = "") -> None:
-        total = sum(self.counts.values())
-        rate = total / max(time.monotonic() - self.started, 1e-9)
-        verdicts = " ".join(
-            f"{name}={self.counts[name]}" for name in ("agree", "diverge", "expected", "unknown")
-        )
-        print(
-            f"\r{self.label} {total} cases, {rate:,.0f}/s, {verdicts}   ",
-            end=end,
-            file=self.stream,
-            flush=True,
-        )
 
 
 @dataclass(frozen=True, slots=True)

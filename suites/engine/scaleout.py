@@ -42,7 +42,8 @@ from reference.errors import ConformanceError, Terminated, forget_interrupts, in
 from reports.errors import ReportError
 from reports.spark import check_master, spark_errors, spark_session
 from suites.engine.campaign import CampaignPlan, run_one
-from suites.engine.run import KEPT_DIVERGENCES, Progress
+from suites.engine.progress import Progress
+from suites.engine.run import KEPT_DIVERGENCES
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome
 
@@ -254,7 +255,9 @@ class ScaleOut:
             flush=True,
         )
         job = Job(self.spark, pending, run, writer.run_dir, expectations, total=len(tasks))
-        progress = Progress(label=f"{self.master}:")
+        planned = sum(task.plan.budget(FAMILIES[task.family]) for task in tasks)
+        progress = Progress(total=planned)
+        progress.begin(f"{self.master}:", planned)
         results: list[TaskResult] = []
         try:
             results = job.wait(writer, progress)
@@ -264,7 +267,8 @@ class ScaleOut:
                 job.stop(cause, writer)
             raise
         finally:
-            job.show(writer, progress, end="\n")
+            job.show(writer, progress)
+            progress.end()
             note_tasks(writer, tasks, results)
         failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
@@ -378,13 +382,11 @@ class Job:
             raise self.error
         return self.results
 
-    def show(self, writer: RecordWriter, progress: Progress, end: str = "") -> None:
-        """Journal the tasks' counts (`sweep`) and show them on the progress line."""
+    def show(self, writer: RecordWriter, progress: Progress) -> None:
+        """Journal the tasks' counts (`sweep`) and show them on the progress display."""
         ended = sweep(writer)
         progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
-        progress.counts.clear()
-        progress.counts.update(writer.manifest()["verdicts"])
-        progress.show(end=end)
+        progress.set(writer.manifest()["verdicts"])
 
     def stop(self, cause: str, writer: RecordWriter) -> None:
         """Ask every task to stop at its next unit and wait (at most `STOP_GRACE_SECONDS`) for them to

@@ -36,6 +36,7 @@ from fixtures.session import RESTARTED
 from records.owners import process_identity
 from records.writer import CASES
 from suites.differential import is_deliverable
+from suites.engine.progress import SECONDS_ENV
 from tests.live.campaigns import arguments, containers_of, newest_of_session
 
 pytestmark = pytest.mark.live
@@ -106,7 +107,8 @@ def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
         sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
         "--backend", target.backend, "--family", "mapping", "--cases", str(CASES_RUN), "--out", str(out),
     ]  # fmt: skip
-    environment = {**os.environ, DEADLINE_ENV: str(DEADLINE)}
+    # progress lines every 0.2 s (the pipe's are otherwise 30 s apart), for `_recording` to count cases
+    environment = {**os.environ, DEADLINE_ENV: str(DEADLINE), SECONDS_ENV: "0.2"}
     return subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

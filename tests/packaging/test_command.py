@@ -43,8 +43,10 @@ def test_help_lists_every_command_on_one_line() -> None:
         env={**os.environ, "COLUMNS": "80"},
     )
     assert result.returncode == 0
-    listed = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("    ")}
+    commands, environment = result.stdout.split("\nenvironment variables:\n")
+    listed = {line.split()[0]: line for line in commands.splitlines() if line.startswith("    ")}
     assert set(listed) == set(COMMANDS)
+    assert "NATS_CONFORMANCE_CACHE" in environment
     assert all(len(line.split()) > 2 for line in listed.values())
 
 

@@ -57,6 +57,10 @@ def test_an_installed_copy_runs_a_campaign_and_its_report(installed: Installed, 
     # Without pyspark (a core install) the report's default engine is DuckDB, and a line says so.
     report = run(*(scripts / "nats-conformance", "report", run_dir, "--out", "report"), cwd=tmp_path)
     assert "reports: engine duckdb (pyspark is not importable; choose with --engine)" in report.stderr
+    # matplotlib is the `figures` extra: a core install's report says how to get the plots
+    assert "reports: no plots: matplotlib is not installed (pip install 'nats-conformance[figures]')" in (
+        report.stderr
+    )
     without_spark = subprocess.run(
         [scripts / "nats-conformance", "report", run_dir, "--out", "spark-report", "--engine", "spark"],
         cwd=tmp_path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from handmade import PARTITION_DESTINATION, cells, markdown_tables
 
 from reports.__main__ import main
 from reports.build import build_report
+from reports.figures import MISSING
 from reports.present import BANNER_COLOURS, STATE_COLOURS
 
 
@@ -212,3 +214,16 @@ def test_report_md_renders_every_cell_with_a_gfm_renderer(built: Path) -> None:
     assert sum(token.type == "table_open" for token in rendered) == len(tables) >= 6
     assert heads == sum(len(cells(table[0])) for table in tables)
     assert data == sum(len(cells(line)) for table in tables for line in table[2:])
+
+
+def test_without_matplotlib_the_report_keeps_its_tables_and_says_how_to_get_the_plots(
+    hand_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # a core install: the `figures` extra is absent
+    assert main(["build", str(hand_run), "--out", str(tmp_path / "out"), "--engine", "duckdb"]) == 0
+    err = capsys.readouterr().err
+    assert "reports: no plots: matplotlib is not installed (pip install 'nats-conformance[figures]')" in err
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "<svg" not in html
+    assert html.count(MISSING) == 2  # in place of the partition histograms and the weighted plots
+    assert f"<code>{PARTITION_DESTINATION}</code>" in html  # the partition table is whole
