@@ -17,6 +17,7 @@ from typing import Final
 
 from fixtures.config import ServerConfig, render_config
 from fixtures.layouts import PLACES, import_accounts, stream_configs
+from fixtures.provision import NATSCLI_VERSION
 from records.schema import Case
 from reference.channels import ServerSpec
 
@@ -89,9 +90,12 @@ def replay_command(case: Case) -> str:
 NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")
 """Features natscli has no command for: `nats server mapping` maps one subject through one destination
 (no weighted list, no subscription, no NATS Streaming layout)."""
-NATSCLI: Final = "0.4.0"
-"""The natscli release whose commands and flags the lines use (github.com/nats-io/natscli, v0.4.0:
-`cli/server_mapping_command.go`, `cli/stream_command.go` and `cli/pub_command.go`)."""
+NATSCLI: Final = NATSCLI_VERSION
+"""The natscli release whose commands and flags the lines use and are run with (github.com/nats-io/natscli,
+v0.5.0: `cli/server_mapping_command.go`, `cli/stream_command.go` and `cli/pub_command.go`; its
+`nats server mapping` runs the transform engine of nats-server v2.15.0, which it is built with).
+`tests/live/test_natscli_lines.py` runs the lines with this release, provisioned like the servers
+(`fixtures.provision.NATSCLI`)."""
 IMPORTS: Final = ("stream-import", "service-import")
 """Features natscli cannot configure (account imports live in the server's configuration or an account
 JWT): their cases get the server configuration instead (`server_config`)."""
@@ -106,14 +110,18 @@ def nats_cli_command(case: Case) -> str:
     `--republish-destination`, so an option without one of them has no line. A stream transform is the
     stream's `--transform-source`/`--transform-destination`; a source's or a mirror's is not a flag, so
     its stream is added from its JSON configuration (`--config FILE`, the configuration the family
-    creates, `fixtures.layouts`). A case with a subject publishes it and reads the stored message back."""
+    creates, `fixtures.layouts`). A case with a subject publishes it and reads the stored message back;
+    a republish case with a subject ends in a comment naming the `nats sub`/`nats pub` commands that show
+    the republished message. `nats server mapping` without a subject prompts for one (and fails without a
+    terminal), so a case without one (validation) maps a subject of its source (`subject_of`): the line
+    exits 0 when natscli's engine takes the mapping, 1 with its error when it refuses it."""
     if case.feature in (*NO_CLI_COUNTERPART, *IMPORTS) or case.functions == "partition-op":
         return ""
     if case.feature in TRANSFORM_PLACES:
         return _stream_transform_line(case)
     if case.feature != "republish":
         parts = ["nats", "server", "mapping", case.source, case.destination]
-        line = shlex.join([*parts, case.subject] if case.subject else parts)
+        line = shlex.join([*parts, case.subject or subject_of(case.source)])
         engine = f"{case.implementation} {case.server_version}"
         return f"{line}  # natscli's own bundled transform engine, not {engine}"
     if not (case.source and case.destination):
@@ -123,7 +131,15 @@ def nats_cli_command(case: Case) -> str:
     if case.headers_only:
         parts.append("--republish-headers")
     parts += ["--republish-source", case.source, "--republish-destination", case.destination]
-    return shlex.join(parts)
+    if not case.subject:
+        return shlex.join(parts)
+    steps = [shlex.join(["nats", "sub", ">"]), shlex.join(["nats", "pub", case.subject, ""])]
+    return f"{shlex.join(parts)}  # then, each in its own shell: {' ; '.join(steps)}"
+
+
+def subject_of(source: str) -> str:
+    """A subject the source pattern matches: each wildcard token (`*`, `>`) as `x`."""
+    return ".".join("x" if token in ("*", ">") else token for token in source.split("."))
 
 
 TRANSFORM_PLACES: Final = {f"{place}-transform": place for place in PLACES}

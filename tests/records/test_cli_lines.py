@@ -1,4 +1,4 @@
-"""The `nats` CLI lines printed beside a case: natscli's own flags (v0.4.0), the server configuration
+"""The `nats` CLI lines printed beside a case: natscli's own flags (v0.5.0), the server configuration
 where natscli cannot configure the case (account imports), or none where it cannot say it."""
 
 from __future__ import annotations
@@ -53,10 +53,23 @@ def test_a_mapping_line_says_natscli_runs_its_own_engine() -> None:
     )
 
 
+def test_a_mapping_line_without_a_subject_maps_one_of_its_source() -> None:
+    """`nats server mapping` prompts for a subject it is not given (and fails without a terminal)."""
+    validation = replace(MAPPING, feature="validation", source="m.*.b.>", subject="")
+    assert nats_cli_command(validation).startswith(
+        "nats server mapping 'm.*.b.>' 'n.{{wildcard(1)}}' m.x.b.x  #"
+    )
+
+
 def test_republish_takes_natscli_s_source_and_destination_flags() -> None:
-    assert nats_cli_command(REPUBLISH) == (
+    add = (
         "nats stream add REPLAY --storage memory --defaults --subjects 'one.>,four.>' --republish-headers "
         "--republish-source 'one.>' --republish-destination 'uno.>'"
+    )
+    assert nats_cli_command(replace(REPUBLISH, subject="")) == add
+    assert (
+        nats_cli_command(REPUBLISH)
+        == f"{add}  # then, each in its own shell: nats sub '>' ; nats pub one.x ''"
     )
 
 
@@ -78,7 +91,7 @@ def test_no_line_where_natscli_cannot_express_the_case() -> None:
     assert "  nats CLI:    nats server mapping 'm.*' " in describe_case(MAPPING)
 
 
-# natscli v0.4.0 (records.replay.NATSCLI): each command the lines use and the flags it takes there
+# natscli v0.5.0 (records.replay.NATSCLI): each command the lines use and the flags it takes there
 # (github.com/nats-io/natscli: cli/server_mapping_command.go, cli/stream_command.go, cli/pub_command.go;
 # the global --user/--password in nats/main.go).
 NATSCLI_FLAGS = {
