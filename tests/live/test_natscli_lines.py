@@ -156,11 +156,13 @@ def test_a_mapping_line_prints_the_subject_the_server_mapped(
     shell: Shell, feature: str, source: str, destination: str, subject: str
 ) -> None:
     """`nats server mapping` maps the subject with natscli's own engine (nats-server v2.15.0's) and prints
-    it, then an empty line."""
+    it, then an empty line (`python -m reference map` prints the subject alone): the server's subject,
+    which is the reference's (the case agrees)."""
     case = observed_case(feature, source, destination, subject)
     line = nats_cli_command(case)
     assert line.startswith("nats server mapping ")
     assert shell.run(line).splitlines() == [case.observed, ""]
+    assert case.observed == case.expected
 
 
 def test_a_validation_line_exits_0_when_accepted_and_1_with_the_error_when_refused(shell: Shell) -> None:
