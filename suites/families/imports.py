@@ -37,8 +37,15 @@ from records.casefile import CaseFile
 from reference.contexts import compile_in, local_pattern, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
-from reference.transform import Transform
-from suites.differential import RunContext, crash_of, functions_named, make_case, refusal_suffix
+from reference.transform import NOT_DELIVERED, Transform
+from suites.differential import (
+    NOT_A_SUBJECT,
+    RunContext,
+    crash_of,
+    functions_named,
+    make_case,
+    refusal_suffix,
+)
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
 from suites.strategies import INTEGER_EDGES, bulk_subjects, destination_templates, mostly, sources, swarms
@@ -281,10 +288,13 @@ def delivery(
     kind: str, transform: Transform, subject: str, arrived: list[str], replied: bool
 ) -> tuple[str, str]:
     """Where the publication on `subject` had to arrive, and what differed ('' when nothing): a stream
-    import's message on the transform's subject, a service import's request on the one exporter subject
+    import's message on the transform's subject (nowhere when the transform writes no subject,
+    `Transform.delivers`), a service import's request on the one exporter subject
     the transform maps to `subject`, with its reply back."""
     if kind == "stream":
-        expected = transform.apply(subject)
+        expected = transform.delivers(subject)
+        if expected == NOT_DELIVERED:  # the transform writes no subject: no subscriber receives it
+            return expected, NOT_A_SUBJECT if arrived else ""
         right = len(arrived) == 1 and transform.accepts(subject, arrived[0])
     else:
         expected = requested(transform, subject)
