@@ -48,7 +48,16 @@ from suites.differential import (
 )
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
-from suites.strategies import INTEGER_EDGES, bulk_subjects, destination_templates, mostly, sources, swarms
+from suites.strategies import (
+    INTEGER_EDGES,
+    bulk_subjects,
+    destination_templates,
+    function_tokens,
+    malformed_function_tokens,
+    mostly,
+    sources,
+    swarms,
+)
 from suites.subscriptions import observe_subscriptions
 
 NAMESPACE = "e"
@@ -131,13 +140,36 @@ def reversible_destinations(draw: st.DrawFn, source: str) -> str:
 
 
 @st.composite
+def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
+    """A reversible `to` with one of its tokens replaced by a token of another kind: a function of any
+    name (which a strict, reversible transform cannot take), a malformed call, a `*` (the older form of
+    an import's wildcard), a `>` out of place, or a literal; or with one `*` of the source left unnamed.
+    These reach the strict transform of imports and its reverse at their edges."""
+    tokens = draw(reversible_destinations(source)).split(".")
+    body = tokens[:-1] if tokens[-1] == ">" else tokens
+    kind = st.one_of(
+        function_tokens(source, profile),
+        malformed_function_tokens(source),
+        st.sampled_from(("*", ">", "x", "$0")),
+    )
+    if body and draw(st.booleans()):
+        del body[draw(st.integers(0, len(body) - 1))]
+        body = body or ["x"]
+    else:
+        body.insert(draw(st.integers(0, len(body))), draw(kind))
+    return ".".join(body + ([">"] if tokens[-1] == ">" else []))
+
+
+@st.composite
 def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
-    one in four a destination a service import can reverse."""
+    one in eight a destination a service import can reverse, and one in eight such a destination with
+    a token of another kind (`every_token_kind`)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
-    destination = draw(mostly(templates, reversible_destinations(source), one_in=4))
+    reversible = mostly(reversible_destinations(source), every_token_kind(source, profile), one_in=2)
+    destination = draw(mostly(templates, reversible, one_in=4))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     return ImportRun(kind, source, destination, tuple(subjects), seed)
