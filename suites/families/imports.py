@@ -152,7 +152,8 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
         malformed_function_tokens(source),
         st.sampled_from(("*", ">", "x", "$0")),
     )
-    if body and draw(st.booleans()):
+    drop: bool = draw(st.booleans())
+    if body and drop:
         del body[draw(st.integers(0, len(body) - 1))]
         body = body or ["x"]
     else:
