@@ -146,7 +146,8 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
     an import's wildcard), a `>` out of place, or a literal; or with one `*` of the source left unnamed.
     These reach the strict transform of imports and its reverse at their edges."""
     tokens = draw(reversible_destinations(source)).split(".")
-    body = tokens[:-1] if tokens[-1] == ">" else tokens
+    tail = [">"] if tokens[-1] == ">" else []
+    body = tokens[: len(tokens) - len(tail)]
     kind = st.one_of(
         function_tokens(source, profile),
         malformed_function_tokens(source),
@@ -158,7 +159,7 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
         body = body or ["x"]
     else:
         body.insert(draw(st.integers(0, len(body))), draw(kind))
-    return ".".join(body + ([">"] if tokens[-1] == ">" else []))
+    return ".".join(body + tail)
 
 
 @st.composite
