@@ -106,6 +106,21 @@ def is_pedantic_valid(subject: str) -> bool:
     return all(token and token not in _WILDCARDS for token in subject.split(SEPARATOR))
 
 
+def is_message_subject(subject: str) -> bool:
+    """True iff a message can travel on ``subject``: it is a subject ("a subject is one or more tokens
+    separated by ``.``", so no token is empty and the subject is not empty) with no wildcard token
+    ("Publishers will always use a fully specified subject, without the wildcard"), "Subject-Based
+    Messaging", https://docs.nats.io/nats-concepts/subjects.
+
+    This is the rule for what a transform *writes* (``Transform.delivers``): a mapping that produces an
+    empty token (a ``split`` of a token that is all separators, ``-a`` split on ``-`` gives ``.a``) has
+    produced no subject, and no subscriber can receive it, since every subscription is a subject. The
+    characters inside the tokens are those of the mapping's destination and of the published subject,
+    already checked when the mapping is compiled and when the subject is published.
+    """
+    return all(token and token not in _WILDCARDS for token in subject.split(SEPARATOR))
+
+
 def has_wildcards(subject: str) -> bool:
     """True iff some token of ``subject`` is exactly ``*`` or ``>`` ("Subject-Based Messaging" - "Wildcards", https://docs.nats.io/nats-concepts/subjects#wildcards)."""
     return any(token in _WILDCARDS for token in subject.split(SEPARATOR))

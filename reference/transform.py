@@ -32,6 +32,7 @@ from reference.subjects import (
     FULL_WILDCARD,
     PARTIAL_WILDCARD,
     is_engine_valid_subject,
+    is_message_subject,
     is_server_valid_subject,
 )
 from reference.templates import (
@@ -44,7 +45,11 @@ from reference.templates import (
     unknown_function_error,
 )
 
-__all__ = ["Transform", "compile_transform"]
+__all__ = ["NOT_DELIVERED", "Transform", "compile_transform"]
+
+NOT_DELIVERED: Final = ""
+"""What a subscriber receives of a message whose mapped subject is not a subject (``Transform.delivers``):
+nothing."""
 
 Part = Callable[[list[str]], str]
 _WHITESPACE: Final = frozenset(" \t\n\r\f")
@@ -120,6 +125,25 @@ class Transform:
             SubjectMismatchError: ``subject`` does not match the source (a ``ValueError``).
         """
         return self._apply(subject, rng)
+
+    def delivers(self, subject: str) -> str:
+        """The subject a message published on ``subject`` reaches subscribers on: :meth:`apply`'s output
+        when it is a subject, else :data:`NOT_DELIVERED` (no subscriber receives the message).
+
+        The documents say what each function writes ("Subject Mapping and Partitioning",
+        https://docs.nats.io/nats-concepts/subject_mapping) and that a subject is non-empty tokens
+        separated by dots with no wildcard token in a publication ("Subject-Based Messaging",
+        https://docs.nats.io/nats-concepts/subjects); a transform whose output is not one, such as a
+        ``split`` that leaves an empty token (``--a`` -> ``.a``), has written no subject, and since every
+        subscription is a subject no subscriber's matches it (:func:`~reference.subjects.is_message_subject`).
+        The documents do not say whether the server then drops the message or answers an error to the
+        publisher; only the subscribers' side is stated, and judged.
+
+        Raises:
+            SubjectMismatchError: ``subject`` does not match the source.
+        """
+        written = self._apply(subject, None)
+        return written if is_message_subject(written) else NOT_DELIVERED
 
     def apply_all(self, subjects: Sequence[str]) -> list[str]:
         """:meth:`apply` of every subject, in order (the fast path for volume runs)."""

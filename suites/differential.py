@@ -28,7 +28,7 @@ from reference.channels import ServerSpec
 from reference.errors import MappingError
 from reference.functions import LEGACY_WILDCARD, canonical_functions
 from reference.profiles import ReleaseProfile
-from reference.transform import Transform, compile_transform
+from reference.transform import NOT_DELIVERED, Transform, compile_transform
 from reference.weighted import WeightedDestination
 from suites.expected import FUNCTION_NAME, ExpectedSubjects, bucket_of, partition_position
 from suites.harness import Observation, publish_and_observe
@@ -333,7 +333,7 @@ def _undelivered(
         source=transform.source,
         destination=transform.destination,
         subject=subject,
-        expected=transform.apply(subject),
+        expected=transform.delivers(subject),
         observed="",
         difference=difference,
         detail=detail,
@@ -448,9 +448,13 @@ def is_literal(source: str) -> bool:
     return not any(token in ("*", ">") for token in source.split("."))
 
 
-def is_deliverable(subject: str) -> bool:
-    """True iff a subscription could receive `subject`: it has no empty token."""
-    return all(subject.split("."))
+NOT_A_SUBJECT = "delivered-not-a-subject"
+"""The difference of a message that arrived although the reference's transform writes no subject."""
+
+
+def not_a_subject_note(written: str) -> str:
+    """The detail of a case whose transform writes `written`, which is not a subject."""
+    return f"the transform writes {written!r}, not a subject: the reference delivers it to no subscriber"
 
 
 def judge_delivery(
@@ -465,26 +469,34 @@ def judge_delivery(
     engine: str | None = None,
 ) -> Case:
     """The verdict for one published subject given the subjects it arrived on (and, with an engine
-    oracle, the subject the engine maps it to: `engine`)."""
-    expected = transform.apply(subject)
+    oracle, the subject the engine maps it to: `engine`). Where the transform writes no subject
+    (`Transform.delivers` is `NOT_DELIVERED`), the reference's outcome is that no subscriber receives
+    the message: the case agrees when nothing arrived and the publication did not fail, and an arrival
+    is a divergence (`NOT_A_SUBJECT`)."""
+    written = transform.apply(subject)
+    expected = transform.delivers(subject)
     observed = "|".join(arrived)
     if engine is not None and transform.is_random and transform.accepts(subject, engine):
-        engine = expected  # another draw of the same random token
-    if len(arrived) == 1 and (arrived[0] == expected or transform.accepts(subject, arrived[0])):
-        difference = ""
-    elif not arrived and not is_deliverable(expected):
-        # A mapped subject with an empty token (e.g. `split` of a token that is all separator) is not a
-        # valid subject ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects): no
-        # subscription can match it, so nothing can be observed.
+        engine = written  # another draw of the same random token
+    if expected == NOT_DELIVERED:
+        agreed = not arrived and not failure
+    else:
+        agreed = len(arrived) == 1 and transform.accepts(subject, arrived[0])
+    if agreed:
         difference = ""
     elif not arrived and failure:
         difference = "unknown"
     elif not arrived:
         difference = "not-delivered"
+    elif expected == NOT_DELIVERED:
+        difference = NOT_A_SUBJECT
     elif len(arrived) > 1:
         difference = "duplicated"
     else:
         difference = wrong_subject(transform.source, transform.destination)
+    detail = failure if difference == "unknown" else ""
+    if expected == NOT_DELIVERED and difference != "unknown":
+        detail = not_a_subject_note(written)
     feature = feature_of(transform)
     partitions, bucket = 0, -1
     if feature == "partition":
@@ -500,14 +512,14 @@ def judge_delivery(
         expected=expected,
         observed=observed,
         difference=difference,
-        detail=failure if difference == "unknown" else "",
+        detail=detail,
         seed=seed,
         duration_us=duration_us,
         partitions=partitions,
         bucket=bucket,
         oracle=""
         if context.oracle is None or difference == "unknown"
-        else three_way(expected, observed if difference else expected, engine),
+        else three_way(written, observed if difference else written, engine),
     )
 
 

@@ -60,7 +60,47 @@ INTEGER_EDGES = (0, 1, -1, -7, 2**31 - 1, 2**31, -(2**31), 2**32 - 1, 2**32, 2**
 (``2**32 + 3`` cut to 32 bits is 3, a count that still partitions), and one past 64 bits."""
 
 SEPARATORS = ("-", "_", "--", "x", "ab", "0")
-ODD_SEPARATORS = (".", " ", "$", "{{", "*", ">", "é", "\t")
+ODD_SEPARATORS = (
+    ".",
+    " ",
+    "$",
+    "{{",
+    "*",
+    ">",
+    "é",
+    "\t",
+    "",
+    "a b",
+    "-.",
+    "..",
+    "*>",
+    "->-",
+    "}}",
+    "$1",
+    "\x01",
+)
+"""Split separators of every character class: the forbidden subject characters (dot, space, `*`, `>`),
+other whitespace and control characters, template characters, UTF-8, none at all, and several
+characters, some holding a dot or a space inside (the reference says which the server takes)."""
+
+MALFORMED_ARGUMENTS = ("", " ", "a", "x1", "1.5", "1e3", "0x10", "+2", " 2 ", "1 1", "-0", "\u0663")
+"""Arguments that are not plain integers (empty, blank, letters, a decimal point, an exponent, a hex
+prefix, a sign, inner space, a non-ASCII digit) or are spaced; with `INTEGER_EDGES` (negative, past 32
+and 64 bits) they make the malformed calls of `malformed_function_tokens`."""
+
+CALLED = (
+    "wildcard",
+    "partition",
+    "split",
+    "splitFromLeft",
+    "splitFromRight",
+    "sliceFromLeft",
+    "sliceFromRight",
+    "left",
+    "right",
+    "random",
+)
+"""Every `{{function(...)}}` a destination may call, as the document spells them."""
 
 ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}", "a-", "a--", "-", "é")
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
@@ -156,7 +196,8 @@ PARTITION_ARGUMENTS = mostly(st.sampled_from(PARTITION_COUNTS), st.sampled_from(
 the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32 bits, are where
 releases differ."""
 SPLIT_SEPARATORS = mostly(st.sampled_from(SEPARATORS), st.sampled_from(ODD_SEPARATORS), one_in=8)
-RANDOM_ARGUMENTS = edged(st.integers(1, 10))
+RANDOM_ARGUMENTS = mostly(edged(st.integers(1, 10)), st.just(0), one_in=10)
+"""Random counts; one in ten `random(0)`, whose output the reference gives (always ``0``)."""
 WIDTHS = edged(st.integers(1, 6))
 
 
@@ -182,7 +223,33 @@ def _function_tokens(count: int, profile: ReleaseProfile, names: tuple[str, ...]
         for name in ["wildcard", "$", *known]
         if not wanted or name.lower() in wanted or (name == "$" and "$n" in wanted)
     ]
-    return _function_token(st.sampled_from(choices or ["wildcard"]), index)
+    drawn = _function_token(st.sampled_from(choices or ["wildcard"]), index)
+    called = [name for name in CALLED if name in choices] or ["wildcard"]
+    return mostly(drawn, _malformed_call(st.sampled_from(called), index), one_in=12)
+
+
+@st.composite
+def _malformed_call(draw: st.DrawFn, functions: st.SearchStrategy[str], index: st.SearchStrategy[int]) -> str:
+    """A call of a function with zero to four arguments, each an index, an integer edge, a malformed
+    argument (`MALFORMED_ARGUMENTS`) or a separator: too few, too many, non-integer, negative and huge
+    arguments of every function (``{{wildcard()}}``, ``{{split(1)}}``, ``{{left(1,a)}}``,
+    ``{{partition(2147483648,1)}}``); most of them the reference rejects."""
+    name = draw(functions)
+    argument = st.one_of(
+        index.map(str),
+        st.sampled_from(MALFORMED_ARGUMENTS),
+        st.sampled_from(INTEGER_EDGES).map(str),
+        st.sampled_from(SEPARATORS + ODD_SEPARATORS),
+    )
+    arguments = draw(st.lists(argument, max_size=4))
+    return "{{" + _named(name, draw(CASINGS)) + "(" + ",".join(arguments) + ")}}"
+
+
+def malformed_function_tokens(source: str) -> st.SearchStrategy[str]:
+    """Malformed calls of every function for `source` (`_malformed_call`)."""
+    count = wildcard_count(source)
+    index = st.sampled_from((1, max(count, 1), count + 1, 0, -1))
+    return _malformed_call(st.sampled_from(CALLED), index)
 
 
 @st.composite
@@ -256,6 +323,37 @@ def _destination_template(
     if tail and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)
+
+
+ODD_SOURCES = ("", "v..a", "v.a.", ".v", "v.>.a", "v.*.>", "v.**", "v.>>")
+"""Mapping sources of the validation family that are no subjects or hold odd wildcards: empty, an empty
+token, `>` not last, wildcard characters inside a token. (A source of `>` alone would also map the reload
+probe's subject, which every configuration holds, so no family that installs mappings draws it.)"""
+
+
+@st.composite
+def odd_destinations(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
+    """Destinations at the edges of the destination rules for `source`: `>` alone, a `*` token, `>`
+    where the source has none or missing where it has one, an empty token, a malformed call alone or
+    among literal tokens, and an out-of-range `{{wildcard(n)}}`."""
+    count = wildcard_count(source)
+    tail = source.endswith(">")
+    malformed = draw(malformed_function_tokens(source))
+    template = draw(destination_templates(source, profile))
+    body = template.removesuffix(".>") if template.endswith(".>") else template
+    shapes = (
+        ">",
+        "*",
+        f"{body}.*",
+        f"{body}.>" if not tail else body,
+        f"{body}..x",
+        malformed,
+        f"x.{malformed}" + (".>" if tail else ""),
+        "{{wildcard(" + str(count + 1) + ")}}" + (".>" if tail else ""),
+        "{{ wildcard() }}",
+        "{{random(0)}}" + (".>" if tail else ""),
+    )
+    return draw(st.sampled_from(shapes))
 
 
 def bulk_subjects(source: str, rng: random.Random, count: int, *, pool: Sequence[str]) -> list[str]:

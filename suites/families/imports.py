@@ -37,11 +37,27 @@ from records.casefile import CaseFile
 from reference.contexts import compile_in, local_pattern, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
-from reference.transform import Transform
-from suites.differential import RunContext, crash_of, functions_named, make_case, refusal_suffix
+from reference.transform import NOT_DELIVERED, Transform
+from suites.differential import (
+    NOT_A_SUBJECT,
+    RunContext,
+    crash_of,
+    functions_named,
+    make_case,
+    refusal_suffix,
+)
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.families.mapping import token_pool
-from suites.strategies import INTEGER_EDGES, bulk_subjects, destination_templates, mostly, sources, swarms
+from suites.strategies import (
+    INTEGER_EDGES,
+    bulk_subjects,
+    destination_templates,
+    function_tokens,
+    malformed_function_tokens,
+    mostly,
+    sources,
+    swarms,
+)
 from suites.subscriptions import observe_subscriptions
 
 NAMESPACE = "e"
@@ -124,13 +140,38 @@ def reversible_destinations(draw: st.DrawFn, source: str) -> str:
 
 
 @st.composite
+def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> str:
+    """A reversible `to` with one of its tokens replaced by a token of another kind: a function of any
+    name (which a strict, reversible transform cannot take), a malformed call, a `*` (the older form of
+    an import's wildcard), a `>` out of place, or a literal; or with one `*` of the source left unnamed.
+    These reach the strict transform of imports and its reverse at their edges."""
+    tokens = draw(reversible_destinations(source)).split(".")
+    tail = [">"] if tokens[-1] == ">" else []
+    body = tokens[: len(tokens) - len(tail)]
+    kind = st.one_of(
+        function_tokens(source, profile),
+        malformed_function_tokens(source),
+        st.sampled_from(("*", ">", "x", "$0")),
+    )
+    drop: bool = draw(st.booleans())
+    if body and drop:
+        del body[draw(st.integers(0, len(body) - 1))]
+        body = body or ["x"]
+    else:
+        body.insert(draw(st.integers(0, len(body))), draw(kind))
+    return ".".join(body + tail)
+
+
+@st.composite
 def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
-    one in four a destination a service import can reverse."""
+    one in eight a destination a service import can reverse, and one in eight such a destination with
+    a token of another kind (`every_token_kind`)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
-    destination = draw(mostly(templates, reversible_destinations(source), one_in=4))
+    reversible = mostly(reversible_destinations(source), every_token_kind(source, profile), one_in=2)
+    destination = draw(mostly(templates, reversible, one_in=4))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     return ImportRun(kind, source, destination, tuple(subjects), seed)
@@ -281,10 +322,13 @@ def delivery(
     kind: str, transform: Transform, subject: str, arrived: list[str], replied: bool
 ) -> tuple[str, str]:
     """Where the publication on `subject` had to arrive, and what differed ('' when nothing): a stream
-    import's message on the transform's subject, a service import's request on the one exporter subject
+    import's message on the transform's subject (nowhere when the transform writes no subject,
+    `Transform.delivers`), a service import's request on the one exporter subject
     the transform maps to `subject`, with its reply back."""
     if kind == "stream":
-        expected = transform.apply(subject)
+        expected = transform.delivers(subject)
+        if expected == NOT_DELIVERED:  # the transform writes no subject: no subscriber receives it
+            return expected, NOT_A_SUBJECT if arrived else ""
         right = len(arrived) == 1 and transform.accepts(subject, arrived[0])
     else:
         expected = requested(transform, subject)

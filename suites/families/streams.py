@@ -42,7 +42,7 @@ from reference.versions import Version
 from suites.differential import RunContext, crash_of, functions_named, make_case
 from suites.engine.family import Judged, TargetServer
 from suites.families.mapping import token_pool
-from suites.strategies import bulk_subjects, destination_templates, sources, swarms
+from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
 
 SUBJECTS = 6
 ARRIVAL = 2.0
@@ -83,13 +83,15 @@ def feature_of(place: str) -> str:
 @st.composite
 def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     """A place, a transform for it (a source under `t.`, a destination of a swarm of functions from the
-    mapping strategies) and subjects its source matches (plus, in the stream place, one it does not)."""
+    mapping strategies) and subjects its source matches (plus, in the stream place, one it does not); one
+    transform in twenty is `>` to `>` (every subject kept; the origin's subjects are under `t.`)."""
     place = draw(st.sampled_from(PLACES))
-    source = draw(sources(namespace=NAMESPACE))
-    destination = draw(destination_templates(source, profile, draw(swarms())))
+    source = draw(mostly(sources(namespace=NAMESPACE), st.just(">"), one_in=20))
+    destination = ">" if source == ">" else draw(destination_templates(source, profile, draw(swarms())))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
-    subjects = bulk_subjects(source, rng, SUBJECTS, pool=token_pool(rng)[:40])
+    pattern = f"{NAMESPACE}.>" if source == ">" else source
+    subjects = bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])
     if place == "stream":
         subjects.append(f"{NAMESPACE}.unmatched.by.{len(source)}.tokens.x.y")
     return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed)

@@ -15,7 +15,7 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from suites.differential import RunContext, Verdict, execute_validation, judge_validation
 from suites.engine.family import Judged, TargetServer
-from suites.strategies import destination_templates, mostly, sources, swarms
+from suites.strategies import ODD_SOURCES, destination_templates, mostly, odd_destinations, sources, swarms
 
 Pair = tuple[str, str]
 
@@ -31,10 +31,12 @@ class ValidationFamily(TargetServer):
         def pair(draw: st.DrawFn) -> Pair:
             """A source and a destination for it, of a swarm of one to three functions (so that each
             function is drawn in depth, its edges included); one destination in ten is empty (required
-            by the document)."""
-            source = draw(sources(namespace="v"))
+            by the document), one in eight at the edges of the rules (`odd_destinations`: `>` alone,
+            `*`, malformed calls); one source in thirty is no subject or an odd one (`ODD_SOURCES`)."""
+            source = draw(mostly(sources(namespace="v"), st.sampled_from(ODD_SOURCES), one_in=30))
             templates = destination_templates(source, profile, draw(swarms()))
-            return source, draw(mostly(templates, st.just(""), one_in=10))
+            edges = mostly(templates, odd_destinations(source, profile), one_in=8)
+            return source, draw(mostly(edges, st.just(""), one_in=10))
 
         return pair()
 

@@ -20,6 +20,7 @@ from reference import (
 )
 from reference import functions as fn
 from reference.partition import fnv1a32
+from reference.transform import NOT_DELIVERED
 
 REFERENCE = settings(max_examples=300, deadline=None)
 """These laws are cheap to check: 300 examples each (the loaded profile's other settings kept)."""
@@ -125,10 +126,14 @@ def test_valid_transform_keeps_valid_ascii_subjects_valid(
 @given(st.text("ab-", min_size=1, max_size=8))
 def test_split_may_yield_empty_tokens_only_from_leading_or_all_separators(token: str) -> None:
     """The one documented-rule exception: split output with an empty token (observed, undeliverable)."""
-    out = compile_transform("s.*", "d.{{split(1,-)}}.e").apply("s." + token)
+    transform = compile_transform("s.*", "d.{{split(1,-)}}.e")
+    out = transform.apply("s." + token)
     if not is_valid_publish_subject(out):
         stripped = token.strip("-")
         assert stripped == "" or token.startswith("--")
+        assert transform.delivers("s." + token) == NOT_DELIVERED  # no subject written: delivered nowhere
+    else:
+        assert transform.delivers("s." + token) == out
 
 
 @REFERENCE

@@ -11,7 +11,7 @@ import pytest
 from records.expectations import Expectations
 from records.schema import CaseBlock, text_array
 from reference.profiles import nearest_profile
-from reference.transform import compile_transform
+from reference.transform import NOT_DELIVERED, compile_transform
 from suites.differential import MappingObservation, RunContext, judge_delivery, judge_mapping_batch
 from suites.expected import ExpectedSubjects, bucket_of, buckets_of
 from suites.harness import Observation
@@ -33,7 +33,8 @@ def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() 
     subjects = ("m.a-b.c", "m.--.c", "m.\udcff.c", "m.d.e", "m.f.g", "m.h.i", "m.é-x.y")
     expected = transform.apply_all(subjects)
     arrivals = [(index, subject) for index, subject in enumerate(expected) if index not in (1, 3, 4)]
-    # 1 is not deliverable (agrees on its own), 3 not delivered, 4 on a wrong subject, 5 twice
+    # 1 maps to no subject (delivered nowhere: agrees on its own), 3 not delivered, 4 on a wrong
+    # subject, 5 twice
     arrivals += [(4, "o.9.f"), (5, expected[5])]
     observation = Observation.of(
         len(subjects),
@@ -52,6 +53,9 @@ def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() 
         "m.f.g": ("diverge", "wrong-subject"),
         "m.h.i": ("diverge", "duplicated"),
     }
+    (nowhere,) = [case for case in result.cases if case.subject == "m.--.c"]
+    assert (nowhere.expected, nowhere.observed) == (NOT_DELIVERED, "")
+    assert repr(transform.apply("m.--.c")) in nowhere.detail
     (block,) = result.blocks
     assert isinstance(block, CaseBlock)
     agreed = block.cases()
@@ -74,3 +78,27 @@ def test_only_cases_that_arrived_once_where_the_reference_says_join_the_block() 
             alone.bucket,
         )
     assert sorted(case.case_id for case in [*result.cases, *agreed]) == list(range(len(subjects)))
+
+
+@pytest.mark.parametrize(
+    ("arrived", "failure", "verdict", "difference"),
+    [
+        ([], "", "agree", ""),
+        (["o.x"], "", "diverge", "delivered-not-a-subject"),
+        ([], "connection reset", "unknown", "unknown"),
+    ],
+)
+def test_a_subject_mapped_to_no_subject_is_judged_by_the_reference_outcome(
+    arrived: list[str], failure: str, verdict: str, difference: str
+) -> None:
+    """`split` of a token that is all separator writes ``o.`` (an empty token): the reference's outcome
+    is that no subscriber receives it; nothing arriving agrees only when the publication went through."""
+    transform = compile_transform("m.*", "o.{{split(1,-)}}", nearest_profile("2.14.5"))
+    assert transform.apply("m.--") == "o."
+    assert transform.delivers("m.--") == NOT_DELIVERED
+    ids = itertools.count()
+    context = RunContext("r", "nats-server", "2.14.5", "process", Expectations(), lambda: next(ids))
+    case = judge_delivery(
+        context, transform=transform, subject="m.--", arrived=arrived, failure=failure, seed=0, duration_us=0
+    )
+    assert (case.verdict, case.difference, case.expected) == (verdict, difference, NOT_DELIVERED)
