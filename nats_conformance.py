@@ -67,12 +67,17 @@ def parser(width: int | None = None) -> Parser:
     return command_line
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line (with the settings of its configuration file: `fixtures.configfile`);
-    returns the exit status."""
+def parse_configured(command_line: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`argv` with the settings of its configuration file (`fixtures.configfile`), imported only once
+    `run_loaded` handles signals, as every command module is."""
     from fixtures.configfile import parse
 
-    return run_loaded(parser, argv, parse)
+    return parse(command_line, argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line (with the settings of its configuration file); returns the exit status."""
+    return run_loaded(parser, argv, parse_configured)
 
 
 if __name__ == "__main__":
