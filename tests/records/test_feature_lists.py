@@ -1,0 +1,33 @@
+"""The lists of features and families agree with the family registry (suites.families): the schema's
+`FEATURES`, the record schema document, and the campaigns guide's table of families."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from records.schema import FEATURES, SCHEMA_VERSION
+from suites.families import FAMILIES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_schema_features_are_those_the_families_record() -> None:
+    recorded = {feature for family in FAMILIES.values() for feature in family.features}
+    assert set(FEATURES) == recorded
+    assert len(FEATURES) == len(set(FEATURES))
+
+
+def test_the_schema_document_names_its_version_and_every_feature() -> None:
+    text = (ROOT / "docs" / "record-schema.md").read_text()
+    assert text.startswith(f"# Case records (schema version {SCHEMA_VERSION})\n")
+    (row,) = [line for line in text.splitlines() if line.startswith("| feature | string |")]
+    assert re.findall(r"`([a-z-]+)`", row) == list(FEATURES)
+
+
+def test_the_campaigns_guide_has_a_row_per_family() -> None:
+    text = (ROOT / "docs" / "guide" / "campaigns.md").read_text()
+    start = text.index("| family | unit | default budget per release |")
+    table = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    names = [row.split("|")[1].strip() for row in table]
+    assert sorted(names) == sorted(FAMILIES)
