@@ -215,8 +215,8 @@ func reverse(subject string) string {
 def test_counters_of_a_real_cover_program_merge_into_the_report(tmp_path: Path) -> None:
     """The merge and the section from real counters, cheaply: a tiny module built with -cover as
     `fixtures.cover` builds a release (its main package and `./server` counted), run twice into the run
-    directory's GOCOVERDIR (`nats-conformance coverage` on a real release is tests/live/test_coverage.py,
-    nightly)."""
+    directory's GOCOVERDIR (`nats-conformance coverage` on a real release is
+    tests/live/test_coverage_campaign.py, nightly)."""
     tiny = tmp_path / "tiny"
     (tiny / "server").mkdir(parents=True)
     (tiny / "go.mod").write_text("module example.com/tiny\n\ngo 1.22\n")
