@@ -68,6 +68,10 @@ class StreamingFamily(TargetServer):
     features: tuple[str, ...] = ("streaming",)
     budget: int = 250
     release: str = "0.25"
+    side_by_side: int = 4
+    """Layouts run at once on the target's NATS server: each has a cluster ID, work directory and
+    processes of its own, and a layout's time is spent waiting (a partitioned server waits a second for
+    conflict replies, a probe for answers), so four layouts take little longer than one."""
 
     def unsupported(self, version: str, backend: str) -> str:
         """Streaming servers are local processes joining a nats-server 2 on 127.0.0.1 (the `process`
