@@ -139,12 +139,14 @@ def worker(arguments: argparse.Namespace) -> None:
         began = time.perf_counter()
         writer, _ = run_campaign(run, plan, run_dir, load_expectations())
         wall = time.perf_counter() - began
-        rows = sum(run_tally(run_dir).values())
+        tally = run_tally(run_dir)
+        rows = sum(tally.values())
     result = {
         "wall": wall,
         "cases": writer.total,
         "rows": rows,
         "units": timers.units,
+        "verdicts": dict(tally),
         "setup": {category: timers.seconds[category] for category in CATEGORIES},
     }
     print(json.dumps(result))
@@ -237,7 +239,8 @@ def main() -> None:
                 results[name][family].append(result)
                 print(
                     f"repeat {repeat + 1} {name} {family}: {result['wall']:.2f} s, {result['cases']} cases, "
-                    f"{result['units']} units, setup {sum(result['setup'].values()) / result['wall']:.0%}",
+                    f"{result['units']} units, setup {sum(result['setup'].values()) / result['wall']:.0%}, "
+                    f"{result.get('verdicts')}",
                     flush=True,
                 )
     if arguments.json:
