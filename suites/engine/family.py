@@ -55,11 +55,6 @@ class Family(Protocol, Generic[Unit, Observed]):
         unit is another's), and spend their time waiting, sets more (`check_many`)."""
         ...
 
-    def slot(self, session: Session, index: int) -> Session:
-        """The session the `index`-th of units running side by side uses (its own account's user where
-        units would otherwise share subjects or streams; the session itself where they share nothing)."""
-        ...
-
     def server_for(self, server: Backend) -> Backend:
         """The server the family runs on, made from a target's unstarted backend (most families run on
         the backend itself)."""
@@ -101,9 +96,6 @@ class TargetServer:
     __slots__ = ()
     features: tuple[str, ...]
     side_by_side = 1
-
-    def slot(self, session: Session, index: int) -> Session:
-        return session
 
     def server_for(self, server: Backend) -> Backend:
         return server
@@ -171,22 +163,21 @@ def check_many(
     family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
     """`check` of several units whose executions run side by side on the session's server (one thread
-    each, the `index`-th on `family.slot(session, index)`), judged one after the other in their order. A
-    unit whose execution the server cut short is never judged from a shared run: once every execution
-    has ended, a server that stopped is restarted (`Session.recover`, journaled) and each such unit runs
-    again alone through `check`, so that a crash is isolated to the unit that causes it and every unit's
-    cases end in exactly one verdict."""
+    each), judged one after the other in their order. A unit whose execution the server cut short is
+    never judged from a shared run: once every execution has ended, a server that stopped is restarted
+    (`Session.recover`, journaled) and each such unit runs again alone through `check`, so that a crash
+    is isolated to the unit that causes it and every unit's cases end in exactly one verdict."""
     if len(units) < 2:
         return [check(family, session, context, unit) for unit in units]
 
-    def attempt(index: int, unit: Unit) -> Observed | ServerError:
+    def attempt(unit: Unit) -> Observed | ServerError:
         try:
-            return family.execute(family.slot(session, index), unit)
+            return family.execute(session, unit)
         except ServerError as error:
             return error
 
     with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
-        outcomes = list(pool.map(attempt, range(len(units)), units))
+        outcomes = list(pool.map(attempt, units))
     cut = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
     judged: list[Judged] = []
 

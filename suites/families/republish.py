@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
 from fixtures.clients.wire import Message
-from fixtures.config import Account, ServerConfig
+from fixtures.config import ServerConfig
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -195,10 +195,6 @@ class RepublishFamily(TargetServer):
     name: str = "republish"
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 1_500
-    side_by_side: int = 4
-    """Scenarios run at once, each in a JetStream account of its own (`slot`): the same stream name and
-    subjects in another account are another stream, and republished messages stay in their account. A
-    scenario's time is mostly round trips and quiet waits for late republished messages, which overlap."""
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -209,18 +205,7 @@ class RepublishFamily(TargetServer):
         return ""
 
     def base_config(self, server: Backend) -> ServerConfig:
-        """JetStream, and on a server this suite starts one JetStream account per scenario running side
-        by side (the first is the default user's, so a scenario run alone, as replay does, uses it)."""
-        config = jetstream_config(server)
-        if server.name == "external":
-            return config
-        accounts = tuple(Account(f"rp{index}", jetstream=True) for index in range(self.side_by_side))
-        return replace(config, accounts=accounts)
-
-    def slot(self, session: Session, index: int) -> Session:
-        """The `index`-th account's user (`base_config`), or the session itself without such accounts."""
-        accounts = session.base.accounts
-        return session.as_user(accounts[index].credentials) if index < len(accounts) else session
+        return jetstream_config(server)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[RepublishScenario]:
         return scenarios(profile)
