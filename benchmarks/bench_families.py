@@ -8,7 +8,8 @@ NATS Streaming layouts) against the rest (drawing, publishing, judging, recordin
 Each family runs as a campaign of that family alone (`run_campaign`, its known cases first, then drawn
 units up to its budget: the plan's, times `--scale`) in a fresh process, into a scratch run directory
 whose Parquet rows are counted and must equal the cases the writer counted. The setup is measured, not
-guessed: the worker wraps the setup calls with timers (the outermost call counts when one calls another):
+guessed: the worker wraps the setup calls with timers (the outermost call counts when one calls another,
+and calls of threads running side by side count the wall time they cover, once):
 
 - `start`: a server's start and stop (`ProcessBackend`, `OperatorBackend`), restarts included;
 - `reload`: a configuration applied to a running server, an account JWT pushed;
@@ -32,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,27 +71,41 @@ the same worker measures a baseline commit and this one."""
 
 
 class Timers:
-    """Seconds per category of the outermost timed calls, and the units checked."""
+    """Per category, the wall time covered by the outermost timed calls of any thread (the union of their
+    intervals, so that setups running side by side count once), and the units checked."""
 
     def __init__(self) -> None:
-        self.seconds: dict[str, float] = dict.fromkeys(CATEGORIES, 0.0)
+        self.intervals: dict[str, list[tuple[float, float]]] = {category: [] for category in CATEGORIES}
         self.units = 0
-        self._depth = 0
+        self._local = threading.local()
+        self._lock = threading.Lock()
 
     def wrap(self, category: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            if self._depth:
+            depth = getattr(self._local, "depth", 0)
+            if depth:
                 return method(*args, **kwargs)
-            self._depth += 1
+            self._local.depth = 1
             began = time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
-                self.seconds[category] += time.perf_counter() - began
-                self._depth -= 1
+                ended = time.perf_counter()
+                self._local.depth = 0
+                with self._lock:
+                    self.intervals[category].append((began, ended))
 
         return timed
+
+    def seconds(self, category: str) -> float:
+        """The length of the union of the category's intervals."""
+        total, reach = 0.0, float("-inf")
+        for began, ended in sorted(self.intervals[category]):
+            if ended > reach:
+                total += ended - max(began, reach)
+                reach = ended
+        return total
 
     def install(self) -> None:
         import importlib
@@ -147,7 +163,7 @@ def worker(arguments: argparse.Namespace) -> None:
         "rows": rows,
         "units": timers.units,
         "verdicts": dict(tally),
-        "setup": {category: timers.seconds[category] for category in CATEGORIES},
+        "setup": {category: timers.seconds(category) for category in CATEGORIES},
     }
     print(json.dumps(result))
 
