@@ -61,8 +61,8 @@ class StreamingObservation:
 class StreamingFamily(TargetServer):
     """Layouts on the build of nats-streaming-server `release` (a release line or version); the
     campaign never builds it (`unsupported` says how). A unit starts 2-4 servers (a partitioned one
-    waits a second for conflict replies) and records about 20 cases: 250 cases took about 35 s on two
-    cores."""
+    waits a second for conflict replies) and records about 20 cases; four units run at once
+    (`side_by_side`). Figures: docs/benchmarks.md, Families."""
 
     name: str = "streaming"
     features: tuple[str, ...] = ("streaming",)
