@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -46,6 +47,13 @@ class Family(Protocol, Generic[Unit, Observed]):
 
     @property
     def budget(self) -> int: ...
+
+    @property
+    def side_by_side(self) -> int:
+        """How many units run at once on the family's server (1: one after the other). A family whose
+        units share nothing on the server but the server itself (no subject, stream or account of one
+        unit is another's), and spend their time waiting, sets more (`check_many`)."""
+        ...
 
     def server_for(self, server: Backend) -> Backend:
         """The server the family runs on, made from a target's unstarted backend (most families run on
@@ -87,6 +95,7 @@ class TargetServer:
 
     __slots__ = ()
     features: tuple[str, ...]
+    side_by_side = 1
 
     def server_for(self, server: Backend) -> Backend:
         return server
@@ -148,6 +157,60 @@ def check(family: Family[Unit, Observed], session: Session, context: RunContext,
             raise ServerLostError(str(failed), _unconfirmed(judged, error)) from failed
         return _unconfirmed(family.unknown(context, session.profile, unit, reason), error)
     return family.judge(context, session.profile, unit, observed)
+
+
+def check_many(
+    family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
+) -> list[Judged]:
+    """`check` of several units whose executions run side by side on the session's server (one thread
+    each), judged one after the other in their order. A unit whose execution the server cut short is
+    never judged from a shared run: once every execution has ended, a server that stopped is restarted
+    (`Session.recover`, journaled) and each such unit runs again alone through `check`, so that a crash
+    is isolated to the unit that causes it and every unit's cases end in exactly one verdict."""
+    if len(units) < 2:
+        return [check(family, session, context, unit) for unit in units]
+
+    def attempt(unit: Unit) -> Observed | ServerError:
+        try:
+            return family.execute(session, unit)
+        except ServerError as error:
+            return error
+
+    with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
+        outcomes = list(pool.map(attempt, units))
+    cut = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
+    judged: list[Judged] = []
+
+    def lost(failed: ServerStartError, error: ServerError, cases: Judged) -> ServerLostError:
+        """The error that ends the run, holding every case of the batch: those judged so far, `cases`,
+        and the rest judged from their shared run when it ended well, else `unknown`."""
+        rest: list[Case | CaseBlock] = [item for items in judged for item in items]
+        rest += _unconfirmed(cases, error)
+        for unit, outcome in zip(units[len(judged) + 1 :], outcomes[len(judged) + 1 :], strict=True):
+            if isinstance(outcome, ServerError):
+                reason = session.restarts[-1]
+                rest += _unconfirmed(family.unknown(context, session.profile, unit, reason), outcome)
+            else:
+                rest += family.judge(context, session.profile, unit, outcome)
+        return ServerLostError(str(failed), rest)
+
+    if cut and not session.server.is_running():
+        try:
+            session.recover(cut[0])
+        except ServerStartError as failed:
+            first = family.unknown(context, session.profile, units[0], session.restarts[-1])
+            if not isinstance(outcomes[0], ServerError):
+                first = family.judge(context, session.profile, units[0], outcomes[0])
+            raise lost(failed, cut[0], first) from failed
+    for unit, outcome in zip(units, outcomes, strict=True):
+        if isinstance(outcome, ServerError):
+            try:
+                judged.append(check(family, session, context, unit))
+            except ServerLostError as again:
+                raise lost(again, outcome, again.judged) from again
+        else:
+            judged.append(family.judge(context, session.profile, unit, outcome))
+    return judged
 
 
 def _unconfirmed(judged: Judged, error: ServerError) -> Judged:

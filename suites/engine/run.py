@@ -19,7 +19,7 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
 from suites.differential import RunContext
-from suites.engine.family import Family, Judged, ServerLostError, check, record, verdicts
+from suites.engine.family import Family, Judged, ServerLostError, check_many, record, verdicts
 from suites.engine.progress import Progress
 from suites.strategies import Enough, run_batches
 
@@ -72,35 +72,45 @@ def run_family(
     units = 0
     seen: set[object] = set()
 
-    def run_unit(unit: object, context: RunContext = context) -> float:
+    width = max(1, family.side_by_side)
+
+    def run_units(drawn: Sequence[object], context: RunContext = context) -> float:
+        """Check the units not run before (side by side, as the family allows), recording each unit's
+        cases in order; returns the distinct unexpected divergence classes they found."""
         nonlocal done, units
-        if unit in seen:  # Hypothesis draws some units again (mutations of earlier ones): run each once
+        fresh = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
+        units += len(fresh)
+        seen.update(fresh)
+        if not fresh:  # Hypothesis draws some units again (mutations of earlier ones): run each once
             return 0.0
-        units += 1
-        seen.add(unit)
         try:
-            judged = check(family, session, context, unit)
+            judged_units = check_many(family, session, context, fresh)
         except ServerLostError as lost:
             sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
             raise
-        cases, classes = sink.record(judged)
-        done += cases
-        return float(classes)
+        found = 0
+        for judged in judged_units:
+            cases, classes = sink.record(judged)
+            done += cases
+            found += classes
+        return float(found)
 
-    def on_unit(unit: object) -> float:
+    def on_units(drawn: Sequence[object]) -> float:
         if done >= budget or units >= budget:
             raise Enough
-        return run_unit(unit)
+        return run_units(drawn)
 
     if known:
         with context.expectations.known_part() as part:
             judged_apart = replace(context, expectations=part)
-            for unit in known:
-                run_unit(unit, judged_apart)
-    draw: Callable[[st.DataObject], object] = lambda data: data.draw(strategy)  # noqa: E731
+            for start in range(0, len(known), width):
+                run_units(known[start : start + width], judged_apart)
+    draw: Callable[[st.DataObject], Sequence[object]] = lambda data: [  # noqa: E731
+        data.draw(strategy) for _ in range(width)
+    ]
     while done < budget and units < budget:
         before = units
-        run_batches(draw, budget - units, rng.randrange(2**32), on_unit)
+        run_batches(draw, budget - units, rng.randrange(2**32), on_units)
         if units == before:
             break
     return done

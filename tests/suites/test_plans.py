@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from records.expectations import load_expectations
 from suites.__main__ import main
 from suites.commands import sweep_scheduling
 from suites.engine.plans import FLOOR, PLANS
-from suites.families import FAMILIES
+from suites.families import FAMILIES, family_of_case
 
 
 def test_every_plan_budgets_every_family_in_proportion() -> None:
@@ -24,6 +25,15 @@ def test_every_plan_budgets_every_family_in_proportion() -> None:
         assert FLOOR <= quick[name] <= default[name] < deep[name]
     assert quick["streaming"] == FLOOR  # 250 * 0.04 is below one layout's cases
     assert quick["mapping"] == 800
+
+
+def test_the_quick_plan_runs_every_family_and_so_every_known_case() -> None:
+    """A campaign runs a family's known cases first whenever its budget is not 0 (`run_one`)."""
+    quick = PLANS["quick"].budgets()
+    known = load_expectations().known_cases
+    assert known
+    assert all(quick[name] > 0 for name in FAMILIES)
+    assert all(quick[family_of_case(case).name] > 0 for case in known)
 
 
 def test_a_plan_s_budgets_reach_the_manifest_and_budget_overrides_them(

@@ -1,0 +1,127 @@
+"""Units run side by side on one server (`check_many`): each is judged in order from its own execution; a
+unit the server cut short runs again alone after a restart, so every unit ends in exactly one judged set
+of cases. No live server: a scripted family and backend stand in."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from fixtures.errors import ServerDiedError
+from fixtures.session import RESTARTED, Session
+from records.casefile import CaseFile
+from records.expectations import Expectations
+from records.schema import Case
+from reference.profiles import ReleaseProfile, for_version
+from suites.differential import RunContext, make_case
+from suites.engine.family import TargetServer, cases_of, check_many
+
+
+class Backend:
+    name = "process"
+    url = "nats://127.0.0.1:1"
+    version = "2.14.5"
+
+    def __init__(self) -> None:
+        self.running = True
+        self.starts = 0
+
+    def start(self, config: object) -> None:
+        self.starts += 1
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+
+    def is_running(self) -> bool:
+        return self.running
+
+    def logs(self) -> str:
+        return ""
+
+
+@dataclass
+class Family(TargetServer):
+    """Executes a unit (an int) by waiting a little; unit `crash` kills the server on its first run."""
+
+    crash: int = -1
+    side_by_side: int = 4
+    name: str = "scripted"
+    budget: int = 10
+    features: tuple[str, ...] = ("mapping",)
+    runs: list[tuple[int, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[int]:
+        return st.integers(0, 9)
+
+    def unit_of(self, case: CaseFile) -> int:
+        return int(case.subject)
+
+    def execute(self, session: Session, unit: int) -> str:
+        with self.lock:
+            self.runs.append((unit, threading.current_thread().name))
+            first = [run for run, _ in self.runs].count(unit) == 1
+        time.sleep(0.05)
+        if unit == self.crash and first:
+            session.server.stop()
+            raise ServerDiedError("nats-server on port 1 is not running")
+        return f"seen {unit}"
+
+    def judge(self, context: RunContext, profile: ReleaseProfile, unit: int, observed: str) -> list[Case]:
+        return [_case(context, str(unit), observed, "")]
+
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: int, reason: str) -> list[Case]:
+        return [_case(context, str(unit), "", reason)]
+
+
+def _case(context: RunContext, subject: str, observed: str, reason: str) -> Case:
+    return make_case(
+        context,
+        feature="mapping",
+        functions=(),
+        source="",
+        destination="",
+        subject=subject,
+        expected=f"seen {subject}",
+        observed=observed,
+        difference="unknown" if reason else "",
+        detail=reason,
+    )
+
+
+def _run(family: Family, units: list[int]) -> tuple[list[Case], Session, Backend]:
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+    backend = Backend()
+    session = Session(backend, for_version("2.14.5"))  # type: ignore[arg-type]
+    judged = check_many(family, session, context, units)
+    assert len(judged) == len(units)
+    return [case for unit in judged for case in cases_of(unit)], session, backend
+
+
+def test_units_run_at_once_and_are_judged_in_their_order() -> None:
+    family = Family()
+    began = time.monotonic()
+    cases, _, backend = _run(family, [3, 1, 2, 0])
+    assert time.monotonic() - began < 0.15  # four waits of 0.05 s overlapped
+    assert [case.subject for case in cases] == ["3", "1", "2", "0"]
+    assert {case.verdict for case in cases} == {"agree"}
+    assert len({thread for _, thread in family.runs}) == 4
+    assert backend.starts == 0
+
+
+def test_a_unit_that_stops_the_server_runs_again_alone_after_a_restart() -> None:
+    family = Family(crash=2)
+    cases, session, backend = _run(family, [1, 2, 3])
+    assert [case.subject for case in cases] == ["1", "2", "3"]
+    assert [case.verdict for case in cases] == ["agree", "agree", "agree"]
+    assert [unit for unit, _ in family.runs].count(2) == 2  # once side by side, once alone
+    assert backend.starts == 1
+    assert backend.running
+    assert len(session.restarts) == 1
+    assert session.restarts[0].startswith(RESTARTED)
