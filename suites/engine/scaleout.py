@@ -379,8 +379,13 @@ class Job:
         return self.results
 
     def show(self, writer: RecordWriter, progress: Progress, end: str = "") -> None:
-        """Journal the tasks' counts (`sweep`) and show them on the progress line."""
-        ended = sweep(writer)
+        """Journal the tasks' counts (`sweep`) and show them on the progress line; a journal that cannot
+        be written (a full disk) still ends the line with `end`, so that the error's line is its own."""
+        try:
+            ended = sweep(writer)
+        except BaseException:
+            print(end=end, file=progress.stream, flush=True)
+            raise
         progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
         progress.counts.clear()
         progress.counts.update(writer.manifest()["verdicts"])
