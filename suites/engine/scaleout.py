@@ -123,8 +123,13 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
     """Run one task where Spark put it (the output goes to `tasks/NAME.log`); never raises, so that a
     failing task leaves the others running: its result says how it ended."""
     directory = Path(run_dir)
-    for part in (directory / CASES).glob(f"part-{task.name}-*.parquet"):
-        part.unlink()  # an earlier attempt's: this attempt records the shard again
+    earlier = [
+        *(directory / CASES).glob(f"part-{task.name}-*.parquet"),
+        *(directory / CASES).glob(f".part-{task.name}-*.parquet.tmp"),  # a killed attempt's, half written
+        *(directory / TASKS).glob(f"{task.name}.json.tmp"),
+    ]
+    for path in earlier:
+        path.unlink(missing_ok=True)  # an earlier attempt's: this attempt records the shard again
     result = TaskResult(task)
     started = time.monotonic()
     writer = RecordWriter(
