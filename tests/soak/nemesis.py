@@ -32,6 +32,8 @@ FAULTS: dict[str, int] = {
     "kill-task": 1,
 }
 """Each fault's weight in the nemesis's draw."""
+MISS_SECONDS = 0.3
+"""How soon the nemesis draws again when the fault it drew found nothing to hit."""
 FILLER = ".nemesis-fill"
 CHUNK = 1 << 20
 RESTART_MARGIN = 10.0
@@ -172,10 +174,12 @@ class Nemesis:
             if now >= next_fault:
                 fault = self._rng.choices(names, weights)[0]
                 try:
-                    getattr(self, "_" + fault.replace("-", "_"))()
+                    made = getattr(self, "_" + fault.replace("-", "_"))() is not False
                 except OSError as error:  # a fault that could not be made is logged, never fatal
                     self.note("nothing", wanted=fault, why=str(error))
-                next_fault = now + self._rng.uniform(*self.interval)
+                    made = True
+                # nothing to hit yet (no server or task running): another draw soon
+                next_fault = now + (self._rng.uniform(*self.interval) if made else MISS_SECONDS)
 
     def _later_by(self, seconds: float, what: str, action: Callable[[], None]) -> None:
         self._later.append((time.monotonic() + seconds, what, action))
@@ -183,15 +187,14 @@ class Nemesis:
     def _pick(self, pids: list[int]) -> int | None:
         return self._rng.choice(pids) if pids else None
 
-    def _kill_server(self) -> None:
+    def _kill_server(self) -> bool:
         pid = self._pick(processes("nats-server", self.watched))
         if pid is None:
-            self.note("nothing", wanted="kill-server", why="no server running")
-            return
+            return False
         worker = _parent(pid)
         with pinned(pid, self.watched) as descriptor:
             if descriptor is None:
-                return
+                return False
             signal.pidfd_send_signal(descriptor, signal.SIGKILL)
         task = running_tasks(self.watched.run_dir).get(worker)
         kill: dict[str, Any] = {"pid": pid, "worker": worker, "task": task[0] if task else ""}
@@ -206,21 +209,22 @@ class Nemesis:
                     kill["cases_after"] = int(journal.get("cases", 0))
 
             self._later_by(RESTART_MARGIN, "snapshot", snapshot)
+        return True
 
-    def _stop_server(self) -> None:
+    def _stop_server(self) -> bool:
         pid = self._pick(processes("nats-server", self.watched))
         if pid is None:
-            self.note("nothing", wanted="stop-server", why="no server running")
-            return
+            return False
         descriptor = os.pidfd_open(pid)
         if not is_ours(pid, self.watched):
             os.close(descriptor)
-            return
+            return False
         signal.pidfd_send_signal(descriptor, signal.SIGSTOP)
         self._stopped[pid] = descriptor
         seconds = round(self._rng.uniform(0.5, 8.0), 2)
         self.note("stop-server", pid=pid, seconds=seconds)
         self._later_by(seconds, "cont", lambda: self._cont(pid))
+        return True
 
     def _cont(self, pid: int) -> None:
         descriptor = self._stopped.pop(pid, None)
@@ -231,17 +235,17 @@ class Nemesis:
         os.close(descriptor)
         self.note("cont-server", pid=pid)
 
-    def _kill_task(self) -> None:
+    def _kill_task(self) -> bool:
         tasks = running_tasks(self.watched.run_dir)
         pid = self._pick([pid for pid in sorted(tasks) if _comm(pid).startswith("python")])
         if pid is None:
-            self.note("nothing", wanted="kill-task", why="no task running")
-            return
+            return False
         with pinned(pid, self.watched) as descriptor:
             if descriptor is None:
-                return
+                return False
             signal.pidfd_send_signal(descriptor, signal.SIGKILL)
         self.note("kill-task", pid=pid, task=tasks[pid][0])
+        return True
 
     def _fill_disk(self) -> None:
         if self._filled:
