@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr
+from contextlib import contextmanager, redirect_stderr, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
 from records.schema import Case, case_of
-from records.writer import CASES, TASKS, RecordWriter
+from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
 from reports.spark import check_master, spark_errors, spark_session
@@ -269,7 +269,8 @@ class ScaleOut:
                 job.stop(cause, writer)
             raise
         finally:
-            job.show(writer, progress, end="\n")
+            with suppress(RecordsError):  # closing the writer journals the run from its reserved room
+                job.show(writer, progress, end="\n")
             note_tasks(writer, tasks, results)
         failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
@@ -378,7 +379,8 @@ class Job:
     def wait(self, writer: RecordWriter, progress: Progress) -> list[TaskResult]:
         """The tasks' results once all ended, journaling their counts every `POLL_SECONDS` meanwhile."""
         while not self.ended.wait(POLL_SECONDS):
-            self.show(writer, progress)
+            with suppress(RecordsError):  # a full disk: journaled again at the next poll, and at the end
+                self.show(writer, progress)  # from the room the writer holds for its final manifest
         if self.error is not None:
             raise self.error
         return self.results

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 FAULTS: dict[str, int] = {
     "kill-server": 4,
     "stop-server": 3,
-    "fill-disk": 2,
+    "fill-disk": 1,
     "netem": 2,
     "kill-task": 1,
 }

@@ -582,10 +582,18 @@ def main(argv: list[str] | None = None) -> int:
         cycle=arguments.cycle,
         disk_mb=arguments.disk_mb,
     )
+
+    def terminated(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminated)  # clean up as after Ctrl-C: campaign, tmpfs, namespace
     try:
         summary = run_soak(config)
     except SoakUnavailable as error:
         print(f"soak: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("soak: interrupted", file=sys.stderr)
+        return 130
     sys.stdout.write(describe(summary))
     return 0 if summary["ok"] else 1
