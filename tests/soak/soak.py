@@ -114,6 +114,22 @@ def run_command(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), capture_output=True, text=True, check=False)
 
 
+def remove_stale_namespaces() -> list[str]:
+    """Remove the namespaces of soaks that were killed (`ncsoak-PID-*` whose PID is gone), with what
+    still runs in them (only a soak's campaign runs there); their names."""
+    removed = []
+    for line in run_command("ip", "netns", "list").stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        owner = name.split("-")[1] if name.startswith("ncsoak-") and name.count("-") == 2 else ""
+        if owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            for pid in run_command("ip", "netns", "pids", name).stdout.split():
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+            run_command("ip", "netns", "del", name)
+            removed.append(name)
+    return removed
+
+
 @dataclass
 class Sandbox:
     """The namespace, the tmpfs and the temporary directory of one soak, removed on exit."""
@@ -138,6 +154,7 @@ class Sandbox:
         for program in ("ip", "tc", "mount", "umount"):
             if shutil.which(program) is None:
                 raise SoakUnavailable(f"the soak needs {program}, which is not installed")
+        remove_stale_namespaces()
         with contextlib.ExitStack() as stack:
             added = run_command("ip", "netns", "add", self.netns)
             if added.returncode:
