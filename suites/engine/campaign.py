@@ -115,7 +115,12 @@ def run_campaign(
     }
     if scale_out is not None:
         settings_record["scale_out"] = scale_out.describe()
-    writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    try:
+        writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    except BaseException:
+        if not resume:  # its first journal could not be written (a full disk): no empty run is left
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
     try:

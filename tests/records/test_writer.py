@@ -11,8 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from records.expectations import Expectations
 from records.schema import SCHEMA, Case, CaseBlock, text_array, texts_of
 from records.writer import RecordsError, RecordWriter, run_status
+from suites.engine.campaign import CampaignPlan, run_campaign
 
 
 def shared_case(**changes: object) -> Case:
@@ -213,3 +215,16 @@ def test_a_run_the_full_disk_ended_leaves_its_final_manifest_with_every_count(ti
     assert manifest["cases"] == manifest["written"] + manifest["unwritten"] == 60_001
     assert manifest["unwritten"] > 0
     assert [path.name for path in run_dir.iterdir() if path.name.startswith(".")] == []
+
+
+def test_a_campaign_whose_first_journal_cannot_be_written_leaves_no_run_directory(tiny_disk: Path) -> None:
+    """A disk already full when a campaign starts: one line (exit 2 from the command) and no empty run
+    directory left under --out, as for any campaign that ends before its first case."""
+    filler = tiny_disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as file:
+        while True:
+            file.write(bytes(4096))
+    run_dir = tiny_disk / "run"
+    with pytest.raises(RecordsError, match="No space left on device"):
+        run_campaign(None, CampaignPlan(), run_dir, Expectations())
+    assert not run_dir.exists()

@@ -529,6 +529,10 @@ def run_soak(config: SoakConfig) -> dict[str, Any]:
         left = sandbox.left_processes(grace=LEFT_GRACE)
         if left:
             problems.append(f"processes left in the namespace: {', '.join(left[:5])}")
+        kept = soak.run_dir.name if soak.run_dir is not None else ""
+        extra = sorted(path.name for path in sandbox.disk.iterdir() if path.name != kept)
+        if extra:
+            problems.append(f"left under the campaign's --out: {', '.join(extra[:5])}")
         stray = sorted(path.name for path in sandbox.tmp.iterdir())
         if stray:
             problems.append(f"left in the campaign's temporary directory: {', '.join(stray[:5])}")
