@@ -163,6 +163,7 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
                 writer.close(result.status, signal=result.error if result.status == "interrupted" else "")
             except ConformanceError as error:
                 result.status, result.error = "crashed", str(error)
+                print(f"{task.describe()}: crashed: {error}", file=sys.stderr)
     result.seconds = time.monotonic() - started
     result.smallest = list(writer.smallest.values())
     result.expectations = expectations
@@ -299,7 +300,7 @@ def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str
     finished = set()
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         journal = json.loads(path.read_text())
-        if journal.get("status") == "completed":
+        if journal.get("status") == "completed" and not journal.get("unwritten"):  # else: run again
             finished.add(path.stem)
             expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
             writer.keep_smallest(divergences_in(sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*"))))

@@ -228,3 +228,18 @@ def test_a_campaign_whose_first_journal_cannot_be_written_leaves_no_run_director
     with pytest.raises(RecordsError, match="No space left on device"):
         run_campaign(None, CampaignPlan(), run_dir, Expectations())
     assert not run_dir.exists()
+
+
+def test_a_writer_that_lost_records_is_never_journaled_completed(tiny_disk: Path) -> None:
+    """Closed as `completed` after a part could not be written, the journal says `crashed` (a resumed
+    sweep keeps a completed task's records as they are, and would keep the loss with them)."""
+    writer = RecordWriter(tiny_disk / "run", part_rows=50_000)
+    subjects = [f"m.{index:07d}-{index * 7919 % 1000003}" for index in range(60_000)]
+    writer.add_block(
+        CaseBlock(shared_case(), [writer.next_case_id() for _ in subjects], subjects, subjects, subjects)
+    )
+    with pytest.raises(RecordsError):
+        writer.close()
+    manifest = json.loads((tiny_disk / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "crashed"
+    assert manifest["unwritten"] > 0

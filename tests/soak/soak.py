@@ -432,17 +432,25 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
         on_disk[(feature, verdict)] += n
     if any(verdict not in VERDICTS for _, verdict in on_disk):
         problems.append("a row with no verdict of the four")
-    if features(manifest) != on_disk:
-        problems.append(f"the manifest counts {manifest['cases']} cases, the disk holds {len(ids)} rows")
-    if not manifest["cases"] == manifest["written"] == len(ids):
-        problems.append(f"manifest cases {manifest['cases']}, written {manifest['written']}, rows {len(ids)}")
+    # the journal counts every case run: those on disk (`written`) and those whose write failed
+    lost = manifest["unwritten"]
+    if manifest["cases"] != manifest["written"] + lost or manifest["written"] != len(ids):
+        problems.append(
+            f"the manifest counts {manifest['cases']} cases ({manifest['written']} written, {lost} lost), "
+            f"the disk holds {len(ids)} rows"
+        )
+    if (features(manifest) != on_disk) if not lost else (features(manifest) - on_disk).total() != lost:
+        problems.append("the manifest's counts by feature and verdict are not those of the rows on disk")
+    if lost and manifest["status"] == "completed":
+        problems.append(f"a run journaled completed with {lost} cases lost")
     journals = {
         path.stem: json.loads(path.read_text()) for path in sorted((run_dir / "tasks").glob("t*.json"))
     }
     restarts = 0
     for task, journal in journals.items():
         mine = Counter({(f, v): n for (t, f, v), n in rows.items() if t == task})
-        if features(journal) != mine:
+        wrong = journal["written"] != mine.total() or (not journal["unwritten"] and features(journal) != mine)
+        if wrong:
             problems.append(
                 f"{task}'s journal ({journal['status']}) counts {journal['cases']}, "
                 f"its parts hold {mine.total()}"

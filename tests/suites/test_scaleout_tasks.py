@@ -141,3 +141,21 @@ def test_a_known_case_that_crashed_its_server_is_not_run_on_a_server_at_a_url() 
     everything = set(known_units(family, known, restartable=True))
     assert crash & everything
     assert set(known_units(family, known, restartable=False)) == everything - crash
+
+
+def test_a_resume_runs_again_a_task_journaled_completed_with_lost_records(tmp_path: Path) -> None:
+    """Only a task whose journal says completed with nothing lost is kept by `--resume`."""
+    writer = RecordWriter(tmp_path / "run", run_id="run")
+    tasks = tmp_path / "run" / TASKS
+    tasks.mkdir()
+    for name, unwritten in (("t0000", 0), ("t0001", 3)):
+        journal = {
+            "status": "completed",
+            "unwritten": unwritten,
+            "written": 0,
+            "restarts": [],
+            "settings": {},
+        }
+        (tasks / f"{name}.json").write_text(json.dumps(journal))
+    assert scaleout.completed_tasks(writer, Expectations()) == {"t0000"}
+    writer.close()
