@@ -40,6 +40,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from records.owners import is_process_alive
 from records.schema import VERDICTS
 from records.tally import run_tally
 from reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
@@ -456,8 +457,8 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
                 f"its parts hold {mine.total()}"
             )
         restarts += len(journal.get("restarts", []))
-        if journal.get("status") == "running":
-            problems.append(f"{task}'s journal still says running")
+        if journal.get("status") == "running" and is_process_alive(str(journal.get("owner", ""))):
+            problems.append(f"{task}'s journal says running and its process still runs")
     numbers = {int(task[1:]) for task, _, _ in rows}
     if not all(int(i) // TASK_IDS in numbers for i in ids):
         problems.append("a case id outside every task's range")
@@ -501,7 +502,12 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
         "lost": manifest["unwritten"],
         "lost_reasons": lost_reasons,
         "duplicated_case_ids": duplicated,
-        "tasks": Counter(t["status"] for t in tasks),
+        # a journal still `running` whose process is gone: an attempt that could not close it (killed,
+        # or the disk was full); it counts its parts all the same, and a resume runs the task again
+        "tasks": Counter(
+            "killed" if t["status"] == "running" else t["status"]
+            for t in (journals.get(task["task"], task) for task in tasks)
+        ),
         "server_restarts": len(manifest["restarts"]),
         "kills_checked_for_a_restart": sum(needed.values()),
         "kills_undecided": undecided,
