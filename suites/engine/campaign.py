@@ -155,8 +155,9 @@ def run_campaign(
             raise
         writer.close()
     except RecordsError as error:
+        journal = writer.manifest()  # a scaled-out run's tasks' records too
         raise RecordsError(
-            f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
+            f"{error} ({writer.total} cases run: {journal['written']} recorded, {journal['unwritten']} lost)"
         ) from error
     except TargetLostError as error:
         raise TargetLostError(

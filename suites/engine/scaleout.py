@@ -304,7 +304,8 @@ def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str
             finished.add(path.stem)
             expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
             writer.keep_smallest(divergences_in(sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*"))))
-    sweep(writer)
+    with suppress(RecordsError):  # a full disk: the journal is written again at the job's next poll
+        sweep(writer)
     return finished
 
 
@@ -406,7 +407,8 @@ class Job:
         (self.run_dir / TASKS / STOP).write_text(cause)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         while not self.ended.wait(POLL_SECONDS) and time.monotonic() < deadline:
-            sweep(writer)
+            with suppress(RecordsError):  # a full disk: the run's final journal has room of its own
+                sweep(writer)
         if not self.ended.is_set():
             self.spark.sparkContext.cancelAllJobs()
             self.ended.wait(STOP_GRACE_SECONDS)
