@@ -404,9 +404,17 @@ class Job:
         """Ask every task to stop at its next unit and wait (at most `STOP_GRACE_SECONDS`) for them to
         end; then cancel what is left."""
         print(f"\nstopping {self.count} tasks ({cause})", file=sys.stderr, flush=True)
-        (self.run_dir / TASKS / STOP).write_text(cause)
+        asked = False
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        while not self.ended.wait(POLL_SECONDS) and time.monotonic() < deadline:
+        while True:
+            if not asked:
+                try:
+                    (self.run_dir / TASKS / STOP).write_text(cause)
+                    asked = True
+                except OSError:  # a full disk: asked again at the next poll
+                    (self.run_dir / TASKS / STOP).unlink(missing_ok=True)
+            if self.ended.wait(POLL_SECONDS) or time.monotonic() >= deadline:
+                break
             with suppress(RecordsError):  # a full disk: the run's final journal has room of its own
                 sweep(writer)
         if not self.ended.is_set():
