@@ -16,7 +16,7 @@ import pytest
 from tests.soak.soak import SoakConfig, SoakUnavailable, run_soak
 
 pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.slow]
-DURATION = 150.0
+DURATION = 140.0
 """The soak's own schedule: faults for 55% of it, then healed and resumed, SIGTERM at 30 s before the
 end; its set-up and checks take a few seconds more."""
 
