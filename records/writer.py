@@ -19,6 +19,7 @@ writer, which owns `manifest.json`, counts each task's latest journal (`note_sha
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -355,7 +356,7 @@ class RecordWriter:
         with self._journal:
             self._shards.update(journals)
             if self.status == "running":
-                self._write_manifest()
+                self.hold_room(4 * self._write_manifest())
 
     def note_task(self, outcome: dict[str, Any]) -> None:
         """Journal how a task of a scaled-out run ended."""
@@ -556,6 +557,19 @@ class RecordWriter:
                 reserve.write(bytes(size))
         except OSError:
             self._reserve.unlink(missing_ok=True)
+
+    def hold_room(self, size: int) -> None:
+        """Hold at least `size` bytes for the final manifest (grown, never shrunk; a reserve that cannot
+        grow keeps what it held): the journal of a scaled-out run grows by an entry per task at its end."""
+        held = self._reserve.stat().st_size if self._reserve.exists() else 0
+        if size <= held:
+            return
+        try:
+            with self._reserve.open("ab") as reserve:
+                reserve.write(bytes(size - held))
+        except OSError:
+            with contextlib.suppress(OSError), self._reserve.open("r+b") as reserve:
+                reserve.truncate(held)  # what it held before: blocks of a partial write are given back
 
 
 def run_status(manifest: dict[str, Any]) -> str:

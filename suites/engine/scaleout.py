@@ -35,12 +35,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fixtures.options import OptionError, RunConfig, Target
+from fixtures.workdirs import remove_leftover_workdirs
 from records.expectations import Expectations
 from records.schema import Case, case_of
 from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
-from reports.spark import check_master, spark_errors, spark_session
+from reports.spark import check_master, is_local, spark_errors, spark_session
 from suites.engine.campaign import CampaignPlan, run_one
 from suites.engine.run import KEPT_DIVERGENCES, Progress
 from suites.families import FAMILIES
@@ -57,6 +58,9 @@ POLL_SECONDS = 1.0
 STOP_GRACE_SECONDS = 60.0
 """How long an interrupted driver waits for its tasks to close their journals before cancelling them."""
 APP = "nats-conformance-campaign"
+TASK_ENTRY_BYTES = 1024
+"""Room held per task for the run's final journal (an entry of `note_tasks` and the task's counts and
+restarts, with room to spare)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +255,7 @@ class ScaleOut:
             ConformanceError: a task failed (after the others ended), or the Spark job did.
         """
         tasks = plan_tasks(run, plan, self.shards)
+        writer.hold_room(TASK_ENTRY_BYTES * len(tasks))  # the final journal lists every task
         finished = completed_tasks(writer, expectations) if resume else set()
         pending = [task for task in tasks if task.name not in finished]
         print(
@@ -273,6 +278,8 @@ class ScaleOut:
             with suppress(RecordsError):  # closing the writer journals the run from its reserved room
                 job.show(writer, progress, end="\n")
             note_tasks(writer, tasks, results)
+            if is_local(self.master):  # what the workers Spark lost (killed) left in this machine's tmp
+                remove_leftover_workdirs()
         failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
         for result in results:

@@ -243,3 +243,23 @@ def test_a_writer_that_lost_records_is_never_journaled_completed(tiny_disk: Path
     manifest = json.loads((tiny_disk / "run" / "manifest.json").read_text())
     assert manifest["status"] == "crashed"
     assert manifest["unwritten"] > 0
+
+
+def test_a_final_journal_larger_than_the_first_lands_on_a_full_disk_from_the_room_held(
+    tiny_disk: Path,
+) -> None:
+    """A scaled-out run's final journal lists every task, several times the size of its first: the room
+    held for it grows (`hold_room`), and the final journal lands on a disk filled up meanwhile."""
+    run_dir = tiny_disk / "run"
+    writer = RecordWriter(run_dir)
+    writer.hold_room(40_000)
+    filler = tiny_disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as fill:
+        while True:
+            fill.write(bytes(1024))
+    for number in range(100):
+        writer.note_task({"task": f"t{number:04d}", "status": "interrupted", "error": "SIGTERM" * 20})
+    writer.close("interrupted", signal="SIGTERM")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["status"], len(manifest["tasks"])) == ("interrupted", 100)
+    assert len((run_dir / "manifest.json").read_bytes()) > 16 * 1024
