@@ -20,8 +20,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -35,7 +37,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fixtures.options import OptionError, RunConfig, Target
-from fixtures.workdirs import remove_leftover_workdirs
 from records.expectations import Expectations
 from records.schema import Case, case_of
 from records.writer import CASES, TASKS, RecordsError, RecordWriter
@@ -278,8 +279,6 @@ class ScaleOut:
             with suppress(RecordsError):  # closing the writer journals the run from its reserved room
                 job.show(writer, progress, end="\n")
             note_tasks(writer, tasks, results)
-            if is_local(self.master):  # what the workers Spark lost (killed) left in this machine's tmp
-                remove_leftover_workdirs()
         failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
         for result in results:
@@ -486,5 +485,23 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
         raise OptionError(str(error)) from error
     check_reachable(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    with spark_session(master, app=APP) as spark:  # Ctrl-C stays ours: Spark's would cancel the tasks
-        yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))
+    # On a local master the tasks' temporary files (their servers' work directories) go under one
+    # directory of the run's, removed once Spark has stopped: a worker Spark kills (a task cancelled
+    # after the grace of an interrupt, a lost attempt) cannot remove its own.
+    scratch = Path(tempfile.mkdtemp(prefix="nats-conformance-tasks-")) if is_local(master) else None
+    environment = {"TMPDIR": str(scratch)} if scratch is not None else {}
+    try:
+        with spark_session(master, app=APP, executor_env=environment) as spark:  # Ctrl-C stays ours
+            yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))
+    finally:
+        if scratch is not None:
+            remove_scratch(scratch)
+
+
+def remove_scratch(scratch: Path, *, attempts: int = 20) -> None:
+    """Remove `scratch`, again while workers that are still ending write in it (for up to 10 s)."""
+    for _ in range(attempts):
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not scratch.exists():
+            return
+        time.sleep(0.5)
