@@ -19,6 +19,7 @@ writer, which owns `manifest.json`, counts each task's latest journal (`note_sha
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -362,7 +363,7 @@ class RecordWriter:
         with self._journal:
             self._shards.update(journals)
             if self.status == "running":
-                self._write_manifest()
+                self.hold_room(4 * self._write_manifest())
 
     def note_task(self, outcome: dict[str, Any]) -> None:
         """Journal how a task of a scaled-out run ended."""
@@ -499,17 +500,25 @@ class RecordWriter:
             return
         self._closing.set()
         self._timer.join()
+        failed = True
         try:
             self.flush()
+            failed = False
         finally:
             try:
                 self.settle()
+            except BaseException:
+                failed = True
+                raise
             finally:
                 self._writer.shutdown()
                 with self._journal:
-                    self.status, self.signal = status, signal
-                    self._reserve.unlink(missing_ok=True)
-                    self._write_manifest()
+                    # records that could not be written: never journaled `completed` (a resumed sweep
+                    # would keep the task as it is, its lost cases with it)
+                    lost = failed or self.unwritten
+                    self.status = "crashed" if lost and status == "completed" else status
+                    self.signal = signal
+                    self._write_manifest(room=self._reserve)
                 if not self.shard:
                     self._write_case_files()
 
@@ -523,13 +532,24 @@ class RecordWriter:
     def _manifest_path(self) -> Path:
         return self.run_dir / TASKS / f"{self.shard}.json" if self.shard else self.run_dir / MANIFEST
 
-    def _write_manifest(self) -> int:
+    def _write_manifest(self, room: Path | None = None) -> int:
         """Replace the manifest in one step (a run killed meanwhile leaves the previous one whole);
-        returns its size."""
+        returns its size. With `room` (the reserve) the text is written over that file's own blocks,
+        which then replaces the manifest: a full disk, whose freed room another writer could take
+        first, still takes the final manifest."""
         text = json.dumps(self.manifest(), indent=2, sort_keys=True) + "\n"
         path = self._manifest_path()
         staged = path.with_suffix(".json.tmp")
+        data = text.encode()
         try:
+            if room is not None and room.exists() and room.stat().st_size >= len(data):
+                with room.open("r+b") as file:
+                    file.write(data)
+                    file.truncate()
+                os.replace(room, path)
+                return len(data)
+            if room is not None:
+                room.unlink(missing_ok=True)
             staged.write_text(text)
             os.replace(staged, path)
         except OSError as error:
@@ -545,6 +565,19 @@ class RecordWriter:
                 reserve.write(bytes(size))
         except OSError:
             self._reserve.unlink(missing_ok=True)
+
+    def hold_room(self, size: int) -> None:
+        """Hold at least `size` bytes for the final manifest (grown, never shrunk; a reserve that cannot
+        grow keeps what it held): the journal of a scaled-out run grows by an entry per task at its end."""
+        held = self._reserve.stat().st_size if self._reserve.exists() else 0
+        if size <= held:
+            return
+        try:
+            with self._reserve.open("ab") as reserve:
+                reserve.write(bytes(size - held))
+        except OSError:
+            with contextlib.suppress(OSError), self._reserve.open("r+b") as reserve:
+                reserve.truncate(held)  # what it held before: blocks of a partial write are given back
 
 
 def run_status(manifest: dict[str, Any]) -> str:

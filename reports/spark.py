@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,9 +100,12 @@ def is_local(master: str) -> bool:
 
 
 @contextmanager
-def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Iterator[SparkSession]:
+def spark_session(
+    master: str = DEFAULT_MASTER, *, app: str = APP_NAME, executor_env: Mapping[str, str] | None = None
+) -> Iterator[SparkSession]:
     """A started session for ``master`` named ``app``, stopped on exit; a session already active in
     this process (started by someone else, e.g. a test fixture) is used as it is and left running.
+    ``executor_env`` is set in the environment of its Python workers (``spark.executorEnv.*``).
 
     Raises:
         ReportError: pyspark is not installed, or Spark (Java) cannot start.
@@ -134,7 +137,11 @@ def spark_session(master: str = DEFAULT_MASTER, *, app: str = APP_NAME) -> Itera
                 f"-Dlog4j2.configurationFile={log4j.as_uri()} {JAVA_OPTIONS}",
             )
             .config("spark.local.dir", scratch)
-            .config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold", str(HASH_AGGREGATE_GROUPS))
+        )
+        for name, value in (executor_env or {}).items():
+            builder = builder.config(f"spark.executorEnv.{name}", value)
+        builder = builder.config(
+            "spark.sql.objectHashAggregate.sortBased.fallbackThreshold", str(HASH_AGGREGATE_GROUPS)
         )
         if is_local(master):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

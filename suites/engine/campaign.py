@@ -129,7 +129,12 @@ def run_campaign(
     }
     if scale_out is not None:
         settings_record["scale_out"] = scale_out.describe()
-    writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    try:
+        writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
+    except BaseException:
+        if not resume:  # its first journal could not be written (a full disk): no empty run is left
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     progress = Progress(total=planned_cases(run, plan, adapters))
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
@@ -172,8 +177,9 @@ def run_campaign(
             raise
         writer.close()
     except RecordsError as error:
+        journal = writer.manifest()  # a scaled-out run's tasks' records too
         raise RecordsError(
-            f"{error} ({writer.total} cases run: {writer.written} recorded, {writer.unwritten} lost)"
+            f"{error} ({writer.total} cases run: {journal['written']} recorded, {journal['unwritten']} lost)"
         ) from error
     except TargetLostError as error:
         raise TargetLostError(

@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr
+from contextlib import contextmanager, redirect_stderr, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -37,10 +39,10 @@ import pyarrow.parquet as pq
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
 from records.schema import Case, case_of
-from records.writer import CASES, TASKS, RecordWriter
+from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
-from reports.spark import check_master, spark_errors, spark_session
+from reports.spark import check_master, is_local, spark_errors, spark_session
 from suites.engine.campaign import CampaignPlan, run_one
 from suites.engine.progress import Progress
 from suites.engine.run import KEPT_DIVERGENCES
@@ -58,6 +60,9 @@ POLL_SECONDS = 1.0
 STOP_GRACE_SECONDS = 60.0
 """How long an interrupted driver waits for its tasks to close their journals before cancelling them."""
 APP = "nats-conformance-campaign"
+TASK_ENTRY_BYTES = 1024
+"""Room held per task for the run's final journal (an entry of `note_tasks` and the task's counts and
+restarts, with room to spare)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +129,13 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
     """Run one task where Spark put it (the output goes to `tasks/NAME.log`); never raises, so that a
     failing task leaves the others running: its result says how it ended."""
     directory = Path(run_dir)
-    for part in (directory / CASES).glob(f"part-{task.name}-*.parquet"):
-        part.unlink()  # an earlier attempt's: this attempt records the shard again
+    earlier = [
+        *(directory / CASES).glob(f"part-{task.name}-*.parquet"),
+        *(directory / CASES).glob(f".part-{task.name}-*.parquet.tmp"),  # a killed attempt's, half written
+        *(directory / TASKS).glob(f"{task.name}.json.tmp"),
+    ]
+    for path in earlier:
+        path.unlink(missing_ok=True)  # an earlier attempt's: this attempt records the shard again
     result = TaskResult(task)
     started = time.monotonic()
     writer = RecordWriter(
@@ -159,6 +169,7 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
                 writer.close(result.status, signal=result.error if result.status == "interrupted" else "")
             except ConformanceError as error:
                 result.status, result.error = "crashed", str(error)
+                print(f"{task.describe()}: crashed: {error}", file=sys.stderr)
     result.seconds = time.monotonic() - started
     result.smallest = list(writer.smallest.values())
     result.expectations = expectations
@@ -246,6 +257,7 @@ class ScaleOut:
             ConformanceError: a task failed (after the others ended), or the Spark job did.
         """
         tasks = plan_tasks(run, plan, self.shards)
+        writer.hold_room(TASK_ENTRY_BYTES * len(tasks))  # the final journal lists every task
         finished = completed_tasks(writer, expectations) if resume else set()
         pending = [task for task in tasks if task.name not in finished]
         print(
@@ -267,8 +279,11 @@ class ScaleOut:
                 job.stop(cause, writer)
             raise
         finally:
-            job.show(writer, progress)
-            progress.end()
+            try:
+                with suppress(RecordsError):  # closing the writer journals the run from its reserved room
+                    job.show(writer, progress)
+            finally:
+                progress.end()  # the line ends, so that an error's line is its own
             note_tasks(writer, tasks, results)
         failed = [result for result in results if result.status != "completed"]
         shares: list[FamilyOutcome] = []
@@ -297,11 +312,12 @@ def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str
     finished = set()
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         journal = json.loads(path.read_text())
-        if journal.get("status") == "completed":
+        if journal.get("status") == "completed" and not journal.get("unwritten"):  # else: run again
             finished.add(path.stem)
             expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
             writer.keep_smallest(divergences_in(sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*"))))
-    sweep(writer)
+    with suppress(RecordsError):  # a full disk: the journal is written again at the job's next poll
+        sweep(writer)
     return finished
 
 
@@ -377,7 +393,8 @@ class Job:
     def wait(self, writer: RecordWriter, progress: Progress) -> list[TaskResult]:
         """The tasks' results once all ended, journaling their counts every `POLL_SECONDS` meanwhile."""
         while not self.ended.wait(POLL_SECONDS):
-            self.show(writer, progress)
+            with suppress(RecordsError):  # a full disk: journaled again at the next poll, and at the end
+                self.show(writer, progress)  # from the room the writer holds for its final manifest
         if self.error is not None:
             raise self.error
         return self.results
@@ -392,10 +409,19 @@ class Job:
         """Ask every task to stop at its next unit and wait (at most `STOP_GRACE_SECONDS`) for them to
         end; then cancel what is left."""
         print(f"\nstopping {self.count} tasks ({cause})", file=sys.stderr, flush=True)
-        (self.run_dir / TASKS / STOP).write_text(cause)
+        asked = False
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        while not self.ended.wait(POLL_SECONDS) and time.monotonic() < deadline:
-            sweep(writer)
+        while True:
+            if not asked:
+                try:
+                    (self.run_dir / TASKS / STOP).write_text(cause)
+                    asked = True
+                except OSError:  # a full disk: asked again at the next poll
+                    (self.run_dir / TASKS / STOP).unlink(missing_ok=True)
+            if self.ended.wait(POLL_SECONDS) or time.monotonic() >= deadline:
+                break
+            with suppress(RecordsError):  # a full disk: the run's final journal has room of its own
+                sweep(writer)
         if not self.ended.is_set():
             self.spark.sparkContext.cancelAllJobs()
             self.ended.wait(STOP_GRACE_SECONDS)
@@ -458,5 +484,23 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
         raise OptionError(str(error)) from error
     check_reachable(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    with spark_session(master, app=APP) as spark:  # Ctrl-C stays ours: Spark's would cancel the tasks
-        yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))
+    # On a local master the tasks' temporary files (their servers' work directories) go under one
+    # directory of the run's, removed once Spark has stopped: a worker Spark kills (a task cancelled
+    # after the grace of an interrupt, a lost attempt) cannot remove its own.
+    scratch = Path(tempfile.mkdtemp(prefix="nats-conformance-tasks-")) if is_local(master) else None
+    environment = {"TMPDIR": str(scratch)} if scratch is not None else {}
+    try:
+        with spark_session(master, app=APP, executor_env=environment) as spark:  # Ctrl-C stays ours
+            yield ScaleOut(spark, master, shards or max(1, spark.sparkContext.defaultParallelism))
+    finally:
+        if scratch is not None:
+            remove_scratch(scratch)
+
+
+def remove_scratch(scratch: Path, *, attempts: int = 20) -> None:
+    """Remove `scratch`, again while workers that are still ending write in it (for up to 10 s)."""
+    for _ in range(attempts):
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not scratch.exists():
+            return
+        time.sleep(0.5)

@@ -22,10 +22,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.docker import DockerDaemon, is_answering, process_daemon
+from fixtures.docker import DockerDaemon, docker_client, ensure_docker, is_answering, process_daemon
 from fixtures.options import Target
 from fixtures.provision import CACHE_ENV, cache_root
-from fixtures.servers.container import CONFIG_DIR
+from fixtures.servers.container import CONFIG_DIR, LABEL
 from records.owners import is_process_alive, process_identity
 from records.writer import CASES, MANIFEST, run_status
 from reports.__main__ import main as reports_main
@@ -200,8 +200,17 @@ def test_what_a_killed_campaign_left_is_removed_by_the_next_run(target: Target, 
         workdir = Path(config.decode()).parent
     os.kill(process.pid, signal.SIGKILL)
     process.communicate(timeout=30)
-    assert workdir.is_dir()  # a SIGKILL leaves them (a container runs on)
-    assert [c.id for c in containers_of(owner)] == ([container.id] if target.backend == "container" else [])
+    if target.backend == "container":
+        # its reaper (fixtures.reaper) removes the container and the work directory at once
+        deadline = time.monotonic() + 60
+        while (containers_of(owner) or workdir.exists()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert containers_of(owner) == []
+        assert not workdir.exists()
+        assert not reapers_of(owner)
+        workdir.mkdir()  # as a reaper that could not run would leave it: the next run removes it
+        (workdir / ".owner").write_text(owner)
+    assert workdir.is_dir()  # a SIGKILL leaves it
     command = [
         *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
         *("--backend", target.backend, "--family", "matching", "--budget", "matching=50"),
@@ -242,3 +251,53 @@ def test_ctrl_c_just_after_a_server_starts_is_one_line_and_leaves_nothing(
     for run_dir in tmp_path.iterdir():  # none when nothing was recorded yet
         manifest = json.loads((run_dir / MANIFEST).read_text())
         assert (manifest["status"], manifest["cases"]) == ("interrupted", rows_on_disk(run_dir))
+
+
+def reapers_of(owner: str, wait: float = 30.0) -> list[int]:
+    """The reapers (`fixtures.reaper`) watching `owner` still running after up to `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = subprocess.run(
+            ["pgrep", "-f", f"fixtures.reaper --owner {owner} "], capture_output=True, text=True, check=False
+        )
+        pids = [int(pid) for pid in found.stdout.split() if running(int(pid))]
+        if not pids or time.monotonic() > deadline:
+            return pids
+        time.sleep(0.2)
+
+
+def test_a_killed_container_campaign_leaves_no_container_and_stops_the_dockerd_it_started(
+    target: Target, own_docker: dict[str, str]
+) -> None:
+    """SIGKILL of a campaign that started its own dockerd: its reaper removes its container, then stops
+    that dockerd (and unmounts its network namespace); a daemon started again on the same state
+    directory holds no container with the product's labels."""
+    if target.backend != "container":
+        pytest.skip("a dockerd is started by a campaign on the container backend")
+    home = Path(own_docker["XDG_CACHE_HOME"])
+    process, _ = started_campaign(target, home / "runs", own_docker)
+    owner = process_identity(process.pid)
+    state = home / "nats-conformance" / "docker"
+    host = f"unix://{state / 'docker.sock'}"
+    dockerd = process_identity(int((state / "docker.pid").read_text()))
+
+    def labelled() -> int:
+        client = docker_client(host)
+        try:
+            return len(client.containers.list(all=True, filters={"label": LABEL}))
+        finally:
+            client.close()
+
+    assert labelled() == 1  # the campaign's server
+    assert len(reapers_of(owner, wait=0)) == 1
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate(timeout=30)
+    deadline = time.monotonic() + 60
+    while is_process_alive(dockerd) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not is_process_alive(dockerd)
+    assert not os.path.ismount(state / "exec" / "netns" / "default")
+    assert not reapers_of(owner)
+    with ensure_docker(docker_host=host, state_dir=state) as again:
+        assert again.owned
+        assert labelled() == 0

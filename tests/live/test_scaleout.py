@@ -6,7 +6,9 @@ its seed draws, the report's `--master` reads the run on the same cluster, and S
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import pytest
 from records.writer import CASES, MANIFEST, TASKS
 from suites.__main__ import main
 from suites.engine.scaleout import TASK_IDS, shard_seed
+from tests.live.campaigns import arguments
 from tests.live.spark_cluster import Cluster, running, standalone_cluster
 
 pytestmark = [pytest.mark.live, pytest.mark.spark, pytest.mark.slow]
@@ -268,3 +271,65 @@ def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_cas
     assert manifest["cases"] == len(ids) == len(set(ids))
     assert counted(manifest["features"]) == verdicts_on_disk(parts)
     assert {key: n for key, n in counted(manifest["features"]).items() if key[0] == "matching"}
+
+
+def test_a_task_whose_worker_is_killed_is_retried_and_every_case_is_counted_once(tmp_path: Path) -> None:
+    """SIGKILL of the Python worker running a task (found by its journal's owner, a process of this
+    campaign's session) while it records: Spark runs the task again (`local[2,4]`: up to four attempts),
+    the new attempt removes what the killed one wrote, and the run completes with every case id once,
+    each task's journal counting its own parts and the manifest the rows on disk."""
+    command = [
+        *campaign_command(tmp_path, "local[2,4]", "--shards", "1", "--seed", str(SEED)),
+        *("--family", "mapping", "--family", "matching", "--budget", "mapping=6000"),
+        *("--budget", "matching=6000"),
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    killed: tuple[str, str] | None = None
+    while killed is None and time.monotonic() < deadline and process.poll() is None:
+        begun = sorted(tmp_path.glob(f"*/{TASKS}/t*.json"))
+        for path in begun if len(begun) == 2 else []:  # both tasks begun: a journal begun later is a retry
+            with contextlib.suppress(OSError, ValueError):
+                journal = json.loads(path.read_text())
+                if journal["status"] == "running" and journal["cases"] > 0:
+                    killed = (path.stem, journal["owner"])
+                    break
+        time.sleep(0.1)
+    if killed is None:
+        process.kill()
+        pytest.fail(f"no task recorded in 240 s: {process.communicate()[1][-2000:]}")
+    task, owner = killed
+    worker = int(owner.partition(":")[0])
+    assert os.getsid(worker) == process.pid  # a process of this campaign
+    assert "pyspark.daemon" in " ".join(arguments(worker))
+    killed_at = time.time()
+    os.kill(worker, signal.SIGKILL)
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-3000:]
+    assert "Traceback" not in stderr
+    (run_dir,) = tmp_path.iterdir()
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    assert manifest["status"] == "completed"
+    assert {t["status"] for t in manifest["tasks"]} == {"completed"}
+    assert len(manifest["tasks"]) == 2
+    journals = [json.loads(path.read_text()) for path in (run_dir / TASKS).glob("t*.json")]
+    # the attempt the kill ended was run again (the worker may have just finished `task` and taken the
+    # other one: a task's journal begun after the kill is a later attempt, both tasks having begun before)
+    assert [journal for journal in journals if journal["started"] > killed_at], task
+    assert [path.name for path in (run_dir / CASES).iterdir() if path.name.startswith(".")] == []
+    parts = sorted((run_dir / CASES).glob("*.parquet"))
+    for name in (t["task"] for t in manifest["tasks"]):
+        journal = json.loads((run_dir / TASKS / f"{name}.json").read_text())
+        mine = [part for part in parts if part.name.startswith(f"part-{name}-")]
+        assert counted(journal["features"]) == verdicts_on_disk(mine)
+    ids = [i for part in parts for i in pq.read_table(part, columns=["case_id"])["case_id"].to_pylist()]
+    assert manifest["cases"] == manifest["written"] == len(ids) == len(set(ids)) > 0
+    assert counted(manifest["features"]) == verdicts_on_disk(parts)

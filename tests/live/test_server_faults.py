@@ -304,3 +304,73 @@ def test_a_release_that_cannot_start_is_one_line_and_exit_2(
     assert finished.stderr.endswith("nats-server: broken build (3 starts failed)\n")
     assert finished.stderr.count("\n") == 1
     assert not out.exists() or not list(out.iterdir())
+
+
+KILLED_FAMILIES = [
+    "matching",
+    *(
+        pytest.param(family, marks=pytest.mark.nightly)
+        for family in ("weighted", "partition", "import", "contexts", "validation", "republish")
+    ),
+]
+
+
+@pytest.mark.parametrize("family", KILLED_FAMILIES)
+def test_a_server_killed_during_a_family_is_restarted_and_journaled(
+    target: Target, tmp_path: Path, family: str
+) -> None:
+    """SIGKILL of the server a family runs on: the campaign starts another (before, the matching family
+    went on recording every later case `unknown`, unable to connect) and journals the restart."""
+    if target.backend != "process":
+        pytest.skip("the server is killed as a child process of the campaign")
+    command = [
+        *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
+        *("--backend", "process", "--family", family, "--budget", f"{family}=100000000"),
+        *("--out", str(tmp_path)),
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, DEADLINE_ENV: str(DEADLINE)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def servers() -> set[int]:
+        found = subprocess.run(
+            ["pgrep", "-x", "-P", str(process.pid), "nats-server"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return {int(pid) for pid in found.stdout.split()}
+
+    try:
+        deadline = time.monotonic() + 120
+        while not (recorded := _recorded(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert recorded, "the campaign recorded nothing in 120 s"
+        while len(running := servers()) != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (killed,) = running
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not servers() - {killed} and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert servers() - {killed}, "no server was started again"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr[-2000:]
+    (run_dir,) = tmp_path.iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [restart["family"] for restart in manifest["restarts"]] == [family]
+    assert manifest["restarts"][0]["reason"].startswith(RESTARTED)
+
+
+def _recorded(out: Path) -> int:
+    for manifest in out.glob("*/manifest.json"):
+        with contextlib.suppress(OSError, ValueError):
+            return int(json.loads(manifest.read_text())["cases"])
+    return 0

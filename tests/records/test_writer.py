@@ -11,8 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from records.expectations import Expectations
 from records.schema import SCHEMA, Case, CaseBlock, text_array, texts_of
 from records.writer import RecordsError, RecordWriter, run_status
+from suites.engine.campaign import CampaignPlan, run_campaign
 
 
 def shared_case(**changes: object) -> Case:
@@ -213,3 +215,51 @@ def test_a_run_the_full_disk_ended_leaves_its_final_manifest_with_every_count(ti
     assert manifest["cases"] == manifest["written"] + manifest["unwritten"] == 60_001
     assert manifest["unwritten"] > 0
     assert [path.name for path in run_dir.iterdir() if path.name.startswith(".")] == []
+
+
+def test_a_campaign_whose_first_journal_cannot_be_written_leaves_no_run_directory(tiny_disk: Path) -> None:
+    """A disk already full when a campaign starts: one line (exit 2 from the command) and no empty run
+    directory left under --out, as for any campaign that ends before its first case."""
+    filler = tiny_disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as file:
+        while True:
+            file.write(bytes(4096))
+    run_dir = tiny_disk / "run"
+    with pytest.raises(RecordsError, match="No space left on device"):
+        run_campaign(None, CampaignPlan(), run_dir, Expectations())
+    assert not run_dir.exists()
+
+
+def test_a_writer_that_lost_records_is_never_journaled_completed(tiny_disk: Path) -> None:
+    """Closed as `completed` after a part could not be written, the journal says `crashed` (a resumed
+    sweep keeps a completed task's records as they are, and would keep the loss with them)."""
+    writer = RecordWriter(tiny_disk / "run", part_rows=50_000)
+    subjects = [f"m.{index:07d}-{index * 7919 % 1000003}" for index in range(60_000)]
+    writer.add_block(
+        CaseBlock(shared_case(), [writer.next_case_id() for _ in subjects], subjects, subjects, subjects)
+    )
+    with pytest.raises(RecordsError):
+        writer.close()
+    manifest = json.loads((tiny_disk / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "crashed"
+    assert manifest["unwritten"] > 0
+
+
+def test_a_final_journal_larger_than_the_first_lands_on_a_full_disk_from_the_room_held(
+    tiny_disk: Path,
+) -> None:
+    """A scaled-out run's final journal lists every task, several times the size of its first: the room
+    held for it grows (`hold_room`), and the final journal lands on a disk filled up meanwhile."""
+    run_dir = tiny_disk / "run"
+    writer = RecordWriter(run_dir)
+    writer.hold_room(40_000)
+    filler = tiny_disk / "filler"
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as fill:
+        while True:
+            fill.write(bytes(1024))
+    for number in range(100):
+        writer.note_task({"task": f"t{number:04d}", "status": "interrupted", "error": "SIGTERM" * 20})
+    writer.close("interrupted", signal="SIGTERM")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["status"], len(manifest["tasks"])) == ("interrupted", 100)
+    assert len((run_dir / "manifest.json").read_bytes()) > 16 * 1024

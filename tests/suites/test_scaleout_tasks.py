@@ -5,8 +5,10 @@ in its result and journal, which count exactly what it recorded."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import threading
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,10 +18,11 @@ from fixtures.errors import ProvisionError
 from fixtures.options import RunConfig, Target
 from fixtures.provision import parse_version_spec
 from records.expectations import Expectations, load_expectations
-from records.writer import CASES, TASKS, RecordWriter
+from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from suites.__main__ import main
 from suites.engine import scaleout
 from suites.engine.campaign import CampaignPlan, known_units
+from suites.engine.run import Progress
 from suites.engine.scaleout import TASK_IDS, Task
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome
@@ -64,6 +67,8 @@ def test_a_failing_task_ends_crashed_counting_what_it_recorded_and_nothing_of_an
     write_run(tmp_path / "earlier", [case(case_id=1)])
     stale.parent.mkdir(parents=True)
     (tmp_path / "earlier" / CASES / "part-00000.parquet").rename(stale)
+    half_written = run_dir / CASES / ".part-t0003-00001.parquet.tmp"  # a killed attempt's staged part
+    half_written.write_bytes(b"PAR1")
 
     def failing(*_: object, writer: RecordWriter, **__: object) -> list[FamilyOutcome]:
         for _ in range(3):
@@ -84,6 +89,35 @@ def test_a_failing_task_ends_crashed_counting_what_it_recorded_and_nothing_of_an
     ids = pq.read_table(part, columns=["case_id"])["case_id"].to_pylist()
     assert ids == [3 * TASK_IDS, 3 * TASK_IDS + 1, 3 * TASK_IDS + 2]
     assert "crashed: ProvisionError" in (run_dir / TASKS / "t0003.log").read_text()
+    assert not half_written.exists()
+
+
+def test_a_full_disk_while_the_driver_journals_does_not_end_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's journal is rewritten every second while the tasks run; one that cannot be written
+    (the disk is full for a while) is written at the next poll, and the job goes on to its results
+    (a task's own part that cannot be written ends that task, counted as lost)."""
+    writer = RecordWriter(tmp_path / "run", run_id="run")
+    polls: list[int] = []
+
+    def full_disk(_: RecordWriter) -> int:
+        polls.append(1)
+        if len(polls) <= 2:
+            raise RecordsError("cannot write run/manifest.json: No space left on device")
+        return 0
+
+    monkeypatch.setattr(scaleout, "sweep", full_disk)
+    monkeypatch.setattr(scaleout, "POLL_SECONDS", 0.05)
+    job = scaleout.Job.__new__(scaleout.Job)
+    job.run_dir, job.count, job.results, job.error = writer.run_dir, 1, ["done"], None  # type: ignore[list-item]
+    job.ended = threading.Event()
+    threading.Timer(0.5, job.ended.set).start()
+    stream = io.StringIO()
+    assert job.wait(writer, Progress(stream=stream)) == ["done"]
+    assert len(polls) > 2
+    writer.close()
+    assert json.loads((writer.run_dir / "manifest.json").read_text())["status"] == "completed"
 
 
 def test_shard_zero_alone_runs_the_known_cases() -> None:
@@ -107,3 +141,21 @@ def test_a_known_case_that_crashed_its_server_is_not_run_on_a_server_at_a_url() 
     everything = set(known_units(family, known, restartable=True))
     assert crash & everything
     assert set(known_units(family, known, restartable=False)) == everything - crash
+
+
+def test_a_resume_runs_again_a_task_journaled_completed_with_lost_records(tmp_path: Path) -> None:
+    """Only a task whose journal says completed with nothing lost is kept by `--resume`."""
+    writer = RecordWriter(tmp_path / "run", run_id="run")
+    tasks = tmp_path / "run" / TASKS
+    tasks.mkdir()
+    for name, unwritten in (("t0000", 0), ("t0001", 3)):
+        journal = {
+            "status": "completed",
+            "unwritten": unwritten,
+            "written": 0,
+            "restarts": [],
+            "settings": {},
+        }
+        (tasks / f"{name}.json").write_text(json.dumps(journal))
+    assert scaleout.completed_tasks(writer, Expectations()) == {"t0000"}
+    writer.close()
