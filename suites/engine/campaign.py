@@ -212,11 +212,15 @@ def run_one(
     progress.begin(label, plan.budget(family))
     skipped = False
     try:
-        session = Session.started(
-            server,
-            family.base_config(server),
-            rules=lambda version: judging_profile(target, run, version, writer),
-        )
+        try:
+            session = Session.started(
+                server,
+                family.base_config(server),
+                rules=lambda version: judging_profile(target, run, version, writer),
+            )
+        except BaseException:
+            skipped = True  # no server, no case: the error's one line says why
+            raise
         before = Tally.of(writer)
         try:
             why = family.unsupported(server.version, server.name)
