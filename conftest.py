@@ -10,13 +10,33 @@ from typing import Literal
 import pytest
 
 from fixtures.options import Target
-from fixtures.plugin import add_deprecated_options
+from fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
+from tests.live.campaigns import newest_of_session
 
 pytest_plugins = ["fixtures.plugin", "pytester"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_deprecated_options(parser)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With both backends in the session, the container backend runs on the session's newest release
+    only: it runs the same binaries as the process backend, which runs every release, and what it adds
+    (a server's life in a container) does not depend on the release. This keeps CI short."""
+    if not active(config):
+        return
+    run = config.stash[RUN_CONFIG]
+    if not {"process", "container"} <= set(run.backends):
+        return
+    skip = pytest.mark.skip(reason="the container backend runs on the session's newest release")
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        target = callspec.params.get("nats_target") if callspec is not None else None
+        if not isinstance(target, Target) or target.backend != "container":
+            continue
+        if not newest_of_session(target, run):
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

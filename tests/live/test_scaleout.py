@@ -212,6 +212,7 @@ def test_sigterm_ends_the_run_interrupted_with_the_rows_on_disk_and_no_server_le
     assert not [pid for pid in servers if running(pid)]
 
 
+@pytest.mark.nightly  # every change's run resumes Spark campaigns under SIGTERM in the soak (tests/soak)
 def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_case_once(
     cluster: Cluster, tmp_path: Path
 ) -> None:
