@@ -22,7 +22,7 @@ from hypothesis.internal.conjecture import providers as hypothesis_providers
 from hypothesis.internal.constants_ast import Constants
 
 from fixtures.config import PROBE_SOURCE
-from reference.functions import canonical_name
+from reference.functions import FUNCTIONS, LEGACY_WILDCARD, canonical_name
 from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 
 
@@ -88,18 +88,7 @@ MALFORMED_ARGUMENTS = ("", " ", "a", "x1", "1.5", "1e3", "0x10", "+2", " 2 ", "1
 prefix, a sign, inner space, a non-ASCII digit) or are spaced; with `INTEGER_EDGES` (negative, past 32
 and 64 bits) they make the malformed calls of `malformed_function_tokens`."""
 
-CALLED = (
-    "wildcard",
-    "partition",
-    "split",
-    "splitFromLeft",
-    "splitFromRight",
-    "sliceFromLeft",
-    "sliceFromRight",
-    "left",
-    "right",
-    "random",
-)
+CALLED = tuple(name for name in FUNCTIONS if name != LEGACY_WILDCARD)
 """Every `{{function(...)}}` a destination may call, as the document spells them."""
 
 ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}", "a-", "a--", "-", "é")
