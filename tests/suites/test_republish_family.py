@@ -8,13 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import find
 
+from fixtures.clients.jetstream import JetStreamClient, api_error
 from fixtures.options import Target, build_run_config
 from fixtures.servers.base import Backend
+from fixtures.session import Session
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
 from suites.families import FAMILIES, family_of_feature
+from suites.families.republish import STREAM
 from suites.replay import replay_file_on_server
 from tests.families import run_agreeing
 
@@ -49,3 +53,24 @@ def test_republish_family_records_agreeing_cases_that_replay(
     # A replay judges without the expectations: the message shows the recorded difference again.
     assert replayed[0].subject == ""  # the stream's creation first
     assert (message["subject"], message["difference"]) in {(c.subject, c.difference) for c in replayed}
+
+
+def test_a_stream_the_server_kept_does_not_refuse_the_next_unit(
+    server_factory: Callable[[], Backend],
+) -> None:
+    """A unit cut short by a killed server leaves its stream in the restarted server's store; the next
+    unit's stream is created as on a server without it (it was a refused create, a false divergence,
+    in the soak)."""
+    family = FAMILIES["republish"]
+    sessions = []
+    for _ in range(2):
+        server = family.server_for(server_factory())
+        server.start(family.base_config(server))
+        sessions.append(Session.of(server, server.config))
+    kept = sessions[0]
+    with JetStreamClient(kept.url) as js:
+        left = js.create_stream({"name": STREAM, "subjects": ["left.over"], "storage": "file"})
+    assert api_error(left) is None
+    unit = find(family.units(kept.profile), lambda unit: bool(unit.operations))
+    created = [family.execute(session, unit).created for session in sessions]
+    assert api_error(created[0]) == api_error(created[1])
