@@ -77,6 +77,17 @@ FAILURE_KINDS = (
 channel entry the subject rules forbid but the configuration parser lets through (a space) fails when
 the server subscribes to its publish subject."""
 
+NATS_LOST = ("no servers available", "connection refused", "connection closed", "i/o timeout")
+"""Signs, in a failed start's last words, that the NATS server under the streaming server was gone (a
+fault of the run, such as a killed server, not the layout's): such a start is `unknown`."""
+
+
+def lost_nats(message: str) -> bool:
+    """Whether a streaming server's failure says it lost (or never reached) its NATS server."""
+    said = message.lower()
+    return any(sign in said for sign in NATS_LOST)
+
+
 REQUEST_TIMEOUT = 1.0
 """Seconds without an answer after which a publish or subscription counts as timed out."""
 SETTLE = 0.25
@@ -234,7 +245,7 @@ def _startup_case(
     observed = STARTED if kind == STARTED else f"failed: {kind}"
     before = "+".join(str(other) for other, _ in running) or "none"
     detail = f"running before: {before}; {result.message or 'ready'}"
-    if result.state == "unknown":
+    if result.state == "unknown" or (kind == "failed" and lost_nats(result.message)):
         difference = "unknown"
         detail = result.message
     elif not expected.allows(kind):

@@ -5,19 +5,22 @@ the nats-streaming-server build the family says in one line how to provision it.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fixtures.options import Target, build_run_config
-from fixtures.provision import CACHE_ENV
+from fixtures.provision import CACHE_ENV, NATS_STREAMING_SERVER, resolve_binary
 from fixtures.servers.base import Backend
+from fixtures.servers.local import HOST
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
 from suites.families import FAMILIES, family_of_feature
 from suites.replay import replay_file_on_server
+from suites.streaming.partitions import FAILURE_KINDS, lost_nats
 from tests.families import run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
@@ -71,3 +74,20 @@ def test_a_target_that_cannot_host_streaming_servers_is_named() -> None:
     assert (
         family.unsupported("1.4.1", "process") == "nats-streaming-server joins a nats-server 2.x (not 1.4.1)"
     )
+
+
+def test_a_start_that_lost_its_nats_server_is_a_fault_not_a_refusal(tmp_path: Path) -> None:
+    """A streaming server whose NATS server is gone (killed by a fault) fails with words that say so;
+    such a start is `unknown`, never a divergence of the layout. Its refusals say otherwise."""
+    binary = resolve_binary("0.25", NATS_STREAMING_SERVER)
+    done = subprocess.run(
+        [str(binary), "-ns", f"nats://{HOST}:1", "-cid", "lost", "-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    last = (done.stdout + done.stderr).strip().splitlines()[-1]
+    assert done.returncode != 0
+    assert lost_nats(last), last
+    assert not any(lost_nats(sign) for sign, _ in FAILURE_KINDS)
