@@ -72,7 +72,8 @@ def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
     binary = resolve_cover_binary(VersionSpec(release, release=release))
     report_to_stderr(f"coverage: running the campaign on {binary}")
     run_dir = Path(arguments.out) / new_run_id()
-    status = run(arguments, run_dir=run_dir, coverage_dir=run_dir / COUNTERS)
+    # Absolute: each server runs in a work directory of its own, where a relative GOCOVERDIR is lost.
+    status = run(arguments, run_dir=run_dir, coverage_dir=(run_dir / COUNTERS).absolute())
     if not run_dir.is_dir():
         return status  # the campaign recorded nothing (and said why)
     document = measure(run_dir, release, engine=bool(arguments.oracle))
