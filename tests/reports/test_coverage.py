@@ -212,7 +212,9 @@ func reverse(subject string) string {
 """
 
 
-def test_counters_of_a_real_cover_program_merge_into_the_report(tmp_path: Path) -> None:
+def test_counters_of_a_real_cover_program_merge_into_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The merge and the section from real counters, cheaply: a tiny module built with -cover as
     `fixtures.cover` builds a release (its main package and `./server` counted), run twice into the run
     directory's GOCOVERDIR (`nats-conformance coverage` on a real release is
@@ -235,7 +237,9 @@ def test_counters_of_a_real_cover_program_merge_into_the_report(tmp_path: Path) 
     for subject in ("", "a.b"):
         subprocess.run([str(binary), subject], env={**go_environment(), COVER_DIR: str(counters)}, check=True)
     surface = Surface(files=("server/subject_transform.go",), functions=("main", "AddMapping"))
-    found = measure(run_dir, "2.14.5", source=tiny, module="example.com/tiny", surface=surface)
+    monkeypatch.chdir(tmp_path)  # a run directory given relative (`--out runs`), as users give it
+    relative = run_dir.relative_to(tmp_path)
+    found = measure(relative, "2.14.5", source=tiny, module="example.com/tiny", surface=surface)
     assert found["counter_files"] == 2
     figures = {item["name"]: (item["covered"], item["statements"]) for item in found["functions"]}
     assert figures == {"main": (1, 1), "Transform": (4, 5), "reverse": (0, 4)}
