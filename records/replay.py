@@ -15,10 +15,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Final
 
-from fixtures.config import ServerConfig, render_config
-from fixtures.layouts import PLACES, import_accounts, stream_configs
-from fixtures.provision import NATSCLI_VERSION
-from records.schema import Case
+from records.schema import FEATURES, Case
 from reference.channels import ServerSpec
 
 COMMAND_DETAIL: Final = "adapter command: "
@@ -90,12 +87,10 @@ def replay_command(case: Case) -> str:
 NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")
 """Features natscli has no command for: `nats server mapping` maps one subject through one destination
 (no weighted list, no subscription, no NATS Streaming layout)."""
-NATSCLI: Final = NATSCLI_VERSION
-"""The natscli release whose commands and flags the lines use and are run with (github.com/nats-io/natscli,
-v0.5.0: `cli/server_mapping_command.go`, `cli/stream_command.go` and `cli/pub_command.go`; its
-`nats server mapping` runs the transform engine of nats-server v2.15.0, which it is built with).
-`tests/live/test_natscli_lines.py` runs the lines with this release, provisioned like the servers
-(`fixtures.provision.NATSCLI`)."""
+# The nats CLI lines use the commands and flags of natscli v0.5.0 (github.com/nats-io/natscli:
+# `cli/server_mapping_command.go`, `cli/stream_command.go`, `cli/pub_command.go`; its `nats server mapping`
+# runs the transform engine of nats-server v2.15.0, which it is built with). tests/live/test_natscli_lines.py
+# runs them with that release (`fixtures.provision.NATSCLI_VERSION`), provisioned like the servers.
 IMPORTS: Final = ("stream-import", "service-import")
 """Features natscli cannot configure (account imports live in the server's configuration or an account
 JWT): their cases get the server configuration instead (`server_config`)."""
@@ -142,11 +137,16 @@ def subject_of(source: str) -> str:
     return ".".join("x" if token in ("*", ">") else token for token in source.split("."))
 
 
-TRANSFORM_PLACES: Final = {f"{place}-transform": place for place in PLACES}
+TRANSFORM_PLACES: Final = {
+    feature: feature.removesuffix("-transform") for feature in FEATURES if feature.endswith("-transform")
+}
+"""The stream-transform features and the place of each (`fixtures.layouts.PLACES`)."""
 
 
 def _stream_transform_line(case: Case) -> str:
     """`nats stream add` of a stream transform case's streams, then its subject published and read back."""
+    from fixtures.layouts import stream_configs  # here: the reports import this module, never the fixtures
+
     origin, *taking = stream_configs(TRANSFORM_PLACES[case.feature], case.source, case.destination)
     add = ["nats", "stream", "add", origin["name"], "--storage", "memory", "--defaults"]
     add += ["--subjects", ",".join(origin["subjects"])]
@@ -172,6 +172,9 @@ def server_config(case: Case) -> str:
     ran with (`fixtures.layouts`), after a comment line saying so; '' for any other case."""
     if case.feature not in IMPORTS:
         return ""
+    from fixtures.config import ServerConfig, render_config  # here: as in `_stream_transform_line`
+    from fixtures.layouts import import_accounts
+
     kind = case.feature.removesuffix("-import")
     importer, exporter = import_accounts(kind, case.source, case.destination)
     config = render_config(ServerConfig(accounts=(importer, exporter)))

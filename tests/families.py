@@ -31,7 +31,7 @@ def run_agreeing(
 ) -> list[dict[str, Any]]:
     """The registered family `name` for `budget` cases on a fresh server (the family's server and
     configuration), asserting that the budget was spent and no case diverged or was left unknown, save
-    the publications of a unit whose server crash is a listed divergence (its server died under them);
+    the subjects of a mapping whose crash or refusal is a listed divergence (nothing went through it);
     skips a target the family says it cannot run on."""
     family = FAMILIES[name]
     server = family.server_for(server_factory())
@@ -53,15 +53,18 @@ def run_agreeing(
     verdicts = writer.manifest()["verdicts"]
     rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
     assert done >= budget
-    crashed = {
+    # A listed crash or refusal of a mapping (an `expected` case) leaves its subjects unknown: nothing
+    # was delivered through it. Any other unknown case fails the run.
+    listed = {
         (row["source"], row["destination"])
         for row in rows
-        if row["verdict"] == "expected" and row["difference"].startswith("server-crash")
+        if row["verdict"] == "expected"
+        and (row["difference"].startswith("server-crash") or "server-reject" in row["difference"])
     }
     unknown = {
         (row["source"], row["destination"], row["detail"])
         for row in rows
-        if row["verdict"] == "unknown" and (row["source"], row["destination"]) not in crashed
+        if row["verdict"] == "unknown" and (row["source"], row["destination"]) not in listed
     }
     assert verdicts["diverge"] == len(unknown) == 0, (sink.diverged[:3], sorted(unknown)[:3])
     return rows

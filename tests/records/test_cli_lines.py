@@ -91,7 +91,7 @@ def test_no_line_where_natscli_cannot_express_the_case() -> None:
     assert "  nats CLI:    nats server mapping 'm.*' " in describe_case(MAPPING)
 
 
-# natscli v0.5.0 (records.replay.NATSCLI): each command the lines use and the flags it takes there
+# natscli v0.5.0 (fixtures.provision.NATSCLI_VERSION): each command the lines use and the flags it takes there
 # (github.com/nats-io/natscli: cli/server_mapping_command.go, cli/stream_command.go, cli/pub_command.go;
 # the global --user/--password in nats/main.go).
 NATSCLI_FLAGS = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from fixtures.layouts import PLACES
+from records.replay import TRANSFORM_PLACES
 from records.schema import FEATURES, SCHEMA_VERSION
 from suites.families import FAMILIES
 
@@ -31,3 +33,7 @@ def test_the_campaigns_guide_has_a_row_per_family() -> None:
     table = text[start:].split("\n\n", 1)[0].splitlines()[2:]
     names = [row.split("|")[1].strip() for row in table]
     assert sorted(names) == sorted(FAMILIES)
+
+
+def test_the_replay_lines_know_every_stream_transform_place() -> None:
+    assert set(TRANSFORM_PLACES.values()) == set(PLACES)
