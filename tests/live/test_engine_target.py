@@ -3,6 +3,7 @@ document (docs.nats.io, "Subject Mapping and Partitioning"), and a small determi
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -183,7 +184,8 @@ def test_engine_check_exits_1_on_a_class_the_expectations_do_not_list(tmp_path: 
     command = [sys.executable, "-m", "suites", "engine-check", "--releases", RELEASE, "--questions", "5000"]
     known = subprocess.run([*command, "--no-minimise"], capture_output=True, text=True, cwd=ROOT, check=False)
     assert known.returncode == 0, known.stdout
-    assert "(expected: partition-count-below-one)" in known.stdout
+    listed = re.findall(r"^\s+\d+\s+(\S+)\s+\(expected: [a-z0-9-]+\)$", known.stdout, re.MULTILINE)
+    assert listed, known.stdout  # the drawn questions show known findings of 2.14.5's engine
     assert ", 0 unexpected diverging classes" in known.stdout
     unlisted = subprocess.run(
         [*command, "--no-minimise", "--expectations", str(empty)],
@@ -193,7 +195,8 @@ def test_engine_check_exits_1_on_a_class_the_expectations_do_not_list(tmp_path: 
         check=False,
     )
     assert unlisted.returncode == 1, unlisted.stdout
-    assert "validation:partition:reference-reject-invalid-argument-target-accept" in unlisted.stdout
+    assert all(name in unlisted.stdout for name in listed)
+    assert "(expected:" not in unlisted.stdout
 
 
 def test_engine_check_without_releases_asks_every_pinned_release() -> None:
