@@ -1,6 +1,6 @@
 """The `nats` CLI lines printed beside a case (`records.replay.nats_cli_command`, `server_config`) run as
-printed with a real natscli, the release the lines are written for (`records.replay.NATSCLI`, built from
-the Go module proxy like the servers, `fixtures.provision.NATSCLI`), against a real nats-server.
+printed with a real natscli, the release the lines are written for (`fixtures.provision.NATSCLI_VERSION`,
+built from the Go module proxy like the servers, `fixtures.provision.NATSCLI`), against a real nats-server.
 
 Each case is a real one: its question replayed on nats-server 2.14.5 (`suites.replay`), which observed the
 subject. Its line is run with bash, with nothing substituted: the lines name no server, so the server's
@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 
 from fixtures.options import build_run_config
-from fixtures.provision import NATSCLI, parse_version_spec, resolve_binary
+from fixtures.provision import NATSCLI, NATSCLI_VERSION, parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
 from fixtures.servers.process import spawn_child, terminate_child
 from records.casefile import CaseFile
-from records.replay import NATSCLI as NATSCLI_RELEASE
 from records.replay import nats_cli_command, server_config
 from records.schema import Case
 from suites.replay import replay_on_server
@@ -41,7 +40,7 @@ RELEASE = "2.14.5"
 @pytest.fixture(scope="module")
 def natscli() -> Path:
     """The natscli of the lines, built once into the cache when it lacks it."""
-    return resolve_binary(NATSCLI_RELEASE, NATSCLI)
+    return resolve_binary(NATSCLI_VERSION, NATSCLI)
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def observed_case(
 def test_the_lines_name_the_natscli_that_runs_them(natscli: Path) -> None:
     """The build is the release the lines are written for, and it takes every flag they use."""
     version = subprocess.run([str(natscli), "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.strip() == f"v{NATSCLI_RELEASE}"
+    assert version.stdout.strip() == f"v{NATSCLI_VERSION}"
     for verb, flags in NATSCLI_FLAGS.items():
         shown = subprocess.run(
             [str(natscli), *verb, "--help"], capture_output=True, text=True, timeout=30, check=True
