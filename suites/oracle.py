@@ -65,7 +65,7 @@ class EngineOracle:
             coverage_dir.mkdir(parents=True, exist_ok=True)
             self._adapter = AdapterProcess(
                 engine_command(release, cover=True),
-                environment={COVER_DIR: str(coverage_dir.absolute())},
+                environment={COVER_DIR: str(coverage_dir)},
                 close_grace=STOP_GRACE,
             )
         self._accepts: dict[tuple[str, str], bool | None] = {}
