@@ -14,6 +14,7 @@ import pytest
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
+from records.schema import REFUSED
 from records.writer import RecordWriter
 from suites.differential import RunContext
 from suites.engine.progress import Progress
@@ -53,18 +54,24 @@ def run_agreeing(
     verdicts = writer.manifest()["verdicts"]
     rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
     assert done >= budget
-    # A listed crash or refusal of a mapping (an `expected` case) leaves its subjects unknown: nothing
-    # was delivered through it. Any other unknown case fails the run.
-    listed = {
+
+    # A listed crash of a mapping (an `expected` case) leaves its subjects unknown, and a listed refusal
+    # leaves them `mapping-refused`: nothing went through it. Any other unknown case fails the run.
+    expected = [row for row in rows if row["verdict"] == "expected"]
+    crashed = {
         (row["source"], row["destination"])
-        for row in rows
-        if row["verdict"] == "expected"
-        and (row["difference"].startswith("server-crash") or "server-reject" in row["difference"])
+        for row in expected
+        if row["difference"].startswith("server-crash")
+    }
+    refused = {
+        (row["source"], row["destination"]) for row in expected if "server-reject" in row["difference"]
     }
     unknown = {
         (row["source"], row["destination"], row["detail"])
         for row in rows
-        if row["verdict"] == "unknown" and (row["source"], row["destination"]) not in listed
+        if row["verdict"] == "unknown"
+        and (row["source"], row["destination"]) not in crashed
+        and not (row["difference"] == REFUSED and (row["source"], row["destination"]) in refused)
     }
     assert verdicts["diverge"] == len(unknown) == 0, (sink.diverged[:3], sorted(unknown)[:3])
     return rows
