@@ -296,8 +296,8 @@ def test_a_killed_container_campaign_leaves_no_container_and_stops_the_dockerd_i
     while is_process_alive(dockerd) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not is_process_alive(dockerd)
+    assert not reapers_of(owner)  # the reaper unmounts the namespace after dockerd has exited
     assert not os.path.ismount(state / "exec" / "netns" / "default")
-    assert not reapers_of(owner)
     with ensure_docker(docker_host=host, state_dir=state) as again:
         assert again.owned
         assert labelled() == 0
