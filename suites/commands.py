@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixtures.clients.wire import ClientAuth
+from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
 from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError, TargetLostError
 from fixtures.options import OptionError, RunConfig, build_run_config, client_auth
@@ -156,7 +157,7 @@ def campaign(
     arguments: argparse.Namespace, *, run_dir: Path | None = None, coverage_dir: Path | None = None
 ) -> int:
     """Run a campaign into `run_dir` (default a new run directory under `--out`); with `coverage_dir`
-    its servers are -cover builds writing their counters there (`suites.coverage`)."""
+    its servers and engines are -cover builds writing their counters there (`suites.coverage`)."""
     if arguments.resume:
         arguments = resumed(arguments)
     if arguments.expectations:
@@ -184,7 +185,18 @@ def campaign(
     adapters = [AdapterTarget(command, chosen or [NEWEST.name]) for command in targets.adapters]
     for text in targets.engines:
         release = engine_release(text)
-        adapters.append(AdapterTarget(engine_command(release), chosen or [for_version(release).name]))
+        profiles = chosen or [for_version(release).name]
+        if coverage_dir is None:
+            adapters.append(AdapterTarget(engine_command(release), profiles))
+        else:
+            adapters.append(
+                AdapterTarget(
+                    engine_command(release, cover=True),
+                    profiles,
+                    environment={COVER_DIR: str(engine_counters(coverage_dir))},
+                    close_grace=STOP_GRACE,
+                )
+            )
     budgets = {**PLANS[arguments.plan].budgets(), **dict(arguments.budget)}
     if arguments.cases is not None:
         budgets["mapping"] = arguments.cases
@@ -198,6 +210,7 @@ def campaign(
         judge_by=judge_by(arguments.judge_by, arguments.against, bool(adapters)),
         strict_errors=arguments.strict_errors,
         known_cases=not arguments.no_known_cases,
+        guided=not arguments.unguided,
     )
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
@@ -302,6 +315,7 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
             "judge_by": plan.get("judge_by"),
             "strict_errors": plan["strict_errors"],
             "no_known_cases": not plan["known_cases"],
+            "unguided": not plan.get("guided", True),
             "master": arguments.master or spread["master"],
             "shards": spread["shards"],
         }
@@ -579,6 +593,12 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not run the expectations' known cases first: every unit is drawn (what the generators "
         "find on their own)",
+    )
+    run.add_argument(
+        "--unguided",
+        action="store_true",
+        help="draw an adapter's questions as for any adapter even when it answers coverage (a -cover "
+        "engine under `coverage`): the baseline of coverage-guided drawing",
     )
     run.add_argument(
         "--junit-xml",

@@ -24,6 +24,7 @@ from fixtures.cover import (
     module_source,
     resolve_cover_binary,
 )
+from fixtures.engine import engine_release, resolve_engine
 from fixtures.options import OptionError
 from fixtures.provision import NATS_SERVER, VersionSpec, parse_version_spec, report_to_stderr
 from records.coverage import (
@@ -45,11 +46,17 @@ SHOWN_FILE = "server/subject_transform.go"
 """The file whose figure the command prints beside the whole surface's."""
 
 
-def coverage_release(arguments: argparse.Namespace) -> str:
-    """The one release a coverage run builds with -cover (one-line errors for what it cannot run)."""
+def coverage_release(arguments: argparse.Namespace) -> tuple[str, bool]:
+    """The one release a coverage run builds with -cover, and whether it is an `engine:` target's (its
+    transform engine alone, asked in coverage-guided draws) rather than a server's (one-line errors for
+    what it cannot run)."""
     targets = gather_targets(arguments.target, arguments.server_version, arguments.server_url)
+    if targets.engines:
+        if len(targets.engines) > 1 or targets.versions or targets.adapters or targets.server_url:
+            raise OptionError("coverage takes one target: --target engine:R or --server-version R")
+        return engine_release(targets.engines[0]), True
     refused = {
-        "--target adapter:/engine:": targets.adapters or targets.engines,
+        "--target adapter:": targets.adapters,
         "a server at a URL": targets.server_url,
         "--releases/--since": arguments.releases or arguments.since,
         "--master/--resume": arguments.master or arguments.resume,
@@ -63,20 +70,24 @@ def coverage_release(arguments: argparse.Namespace) -> str:
             )
     if len(targets.versions) != 1:
         raise OptionError("coverage takes one release: --server-version R (such as 2.14.9)")
-    return targets.versions[0]
+    return targets.versions[0], False
 
 
 def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
     """Build, run the campaign (`run`, `suites.commands.campaign`), measure; the campaign's status."""
-    release = cover_release(parse_version_spec(coverage_release(arguments)))
-    binary = resolve_cover_binary(VersionSpec(release, release=release))
+    text, engine_target = coverage_release(arguments)
+    release = cover_release(parse_version_spec(text))
+    if engine_target:
+        binary = resolve_engine(release, cover=True)
+    else:
+        binary = resolve_cover_binary(VersionSpec(release, release=release))
     report_to_stderr(f"coverage: running the campaign on {binary}")
     run_dir = Path(arguments.out) / new_run_id()
     # Absolute: each server runs in a work directory of its own, where a relative GOCOVERDIR is lost.
     status = run(arguments, run_dir=run_dir, coverage_dir=(run_dir / COUNTERS).absolute())
     if not run_dir.is_dir():
         return status  # the campaign recorded nothing (and said why)
-    document = measure(run_dir, release, engine=bool(arguments.oracle))
+    document = measure(run_dir, release, engine=engine_target or bool(arguments.oracle))
     print(summary_line(document))
     if document["restarts"]:
         print(f"coverage: {document['restarts']} server(s) restarted after a fault; their counters are lost")

@@ -28,7 +28,16 @@ from fixtures.clients.adapter import PIPE_SIZE, Request
 from reference.errors import ConformanceError
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import ReleaseProfile, for_version
-from suites.strategies import Enough, bulk_subjects, destination_templates, patterns, run_batches, sources
+from suites.strategies import (
+    ODD_SOURCES,
+    Enough,
+    bulk_subjects,
+    destination_templates,
+    odd_destinations,
+    patterns,
+    run_batches,
+    sources,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,12 +71,19 @@ FOCUS = ("wildcard", *(f.name for f in MAPPING_FUNCTIONS if f.name not in ("wild
 not ``random``, whose output no answer can be compared with. ``wildcard`` comes first, as it always
 has, so that a seed still draws the questions it drew before."""
 
+EDGES = ("edges",)
+"""The focus of transform families at the edges of the mapping rules: sources that are no subjects or
+hold odd wildcards (`ODD_SOURCES`), destinations with malformed calls, `>` alone, empty tokens
+(`odd_destinations`); each mapping is asked of a few subjects, as most are refused."""
+EDGE_FAMILY = 5
+
 STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
     *(("transform", (name,), 1) for name in FOCUS),
     ("transform", (), 2),
     ("partition", (), 2),
     ("match", (), 3),
     ("valid_subject", (), 2),
+    ("transform", EDGES, 1),
 )
 """How a run's families are shared out: (kind of question, functions in focus, share). Each stratum is
 its own Hypothesis run, so every kind and every function gets its share of a short run (within one run,
@@ -139,6 +155,9 @@ def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequenc
     """The structure of a family of questions of kind `op` (a mapping's functions are those of `focus`
     when given)."""
     seed = draw(st.integers(0, 2**32 - 1))
+    if op == "transform" and tuple(focus) == EDGES:
+        source = draw(st.sampled_from(ODD_SOURCES) | wildcard_sources())
+        return seed, (source, draw(odd_destinations(source, profile).filter(no_random)))
     if op == "transform":
         source = draw(wildcard_sources())
         return seed, (source, draw(without_random(destination_templates(source, profile, focus))))
@@ -159,8 +178,11 @@ def _patterns() -> st.SearchStrategy[str]:
     return patterns(max_tokens=4)
 
 
-def family_size(op: str, cases: int) -> int:
-    """The questions of a family of kind `op` in a run of `cases` questions (`FAMILY`)."""
+def family_size(op: str, cases: int, focus: Sequence[str] = ()) -> int:
+    """The questions of a family of kind `op` in a run of `cases` questions (`FAMILY`; `EDGE_FAMILY`
+    at the edges of the rules)."""
+    if tuple(focus) == EDGES:
+        return EDGE_FAMILY
     return min(max(cases // 800, FAMILY[0]), FAMILY[1]) * FAMILY_SCALE[op]
 
 
@@ -211,33 +233,67 @@ def draw_families(
     seed: int,
     engine_only: bool,
     emit: Callable[[list[list[Request]]], None],
+    *,
+    reward: Callable[[], float] | None = None,
 ) -> None:
     """`cases` questions under `profile`'s rules, in families drawn stratum by stratum (`STRATA`), handed
-    to `emit` in batches of at least `BATCH` questions (the last one fewer)."""
+    to `emit` in batches of at least `BATCH` questions (the last one fewer). With `reward`, coverage-
+    guided drawing: each family is handed over alone, then `reward()` scores it with the blocks of code
+    it ran that none before had, and Hypothesis's target phase mutates the structures that scored best
+    (as HypoFuzz rewards new coverage)."""
     pending: list[list[Request]] = []
     queued = [0]
-    for (op, focus, _share), share in zip(STRATA, _shares(cases), strict=True):
-        left = [share]
 
-        def collect(structure: Structure, op: str = op, left: list[int] = left) -> float:
-            """Queue the family of a drawn structure, cut to the stratum's share (asked in batches, so
-            no score to target: 0)."""
-            if left[0] <= 0:
-                raise Enough
-            family = family_of(op, structure, profile, family_size(op, cases), engine_only)[: left[0]]
-            left[0] -= len(family)
-            pending.append(family)
-            queued[0] += len(family)
-            if queued[0] >= BATCH:
-                emit(pending[:])
-                pending.clear()
-                queued[0] = 0
-            return 0.0
+    def batched(family: list[Request]) -> float:
+        pending.append(family)
+        queued[0] += len(family)
+        if queued[0] >= BATCH:
+            emit(pending[:])
+            pending.clear()
+            queued[0] = 0
+        return 0.0  # asked in batches: no score to target
 
-        if share:
-            run_batches(functools.partial(_draw, structures(profile, op, focus)), share, seed, collect)
+    ask: Callable[[list[Request]], float] = batched
+    if reward is not None:
+        reward()  # what answering any question runs is no family's finding
+        ask = functools.partial(_guided, emit, reward)
+    for stratum, share in zip(STRATA, _shares(cases), strict=True):
+        draw_stratum(profile, stratum, share, cases=cases, seed=seed, engine_only=engine_only, ask=ask)
     if pending:
         emit(pending)
+
+
+def _guided(
+    emit: Callable[[list[list[Request]]], None], reward: Callable[[], float], family: list[Request]
+) -> float:
+    emit([family])
+    return reward()
+
+
+def draw_stratum(
+    profile: ReleaseProfile,
+    stratum: tuple[str, tuple[str, ...], int],
+    questions: int,
+    *,
+    cases: int,
+    seed: int,
+    engine_only: bool,
+    ask: Callable[[list[Request]], float],
+) -> None:
+    """Up to `questions` questions of one stratum, family by family (the families of a run of `cases`),
+    each handed to `ask`, whose score Hypothesis's target phase climbs."""
+    op, focus, _share = stratum
+    left = [questions]
+
+    def collect(structure: Structure) -> float:
+        if left[0] <= 0:
+            raise Enough
+        family = family_of(op, structure, profile, family_size(op, cases, focus), engine_only)[: left[0]]
+        left[0] -= len(family)
+        return ask(family)
+
+    if questions:
+        run_batches(functools.partial(_draw, structures(profile, op, focus)), questions, seed, collect)
 
 
 class DrawingError(ConformanceError):

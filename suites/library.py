@@ -57,6 +57,7 @@ from suites.drawing import (
     SPECIAL_TOKENS,
     STRATA,
     boundary,
+    draw_families,
     families_drawn,
     match_request,
     partition_request,
@@ -530,9 +531,30 @@ def unsupported_functions(adapter: AdapterProcess) -> list[str]:
     return [name for name in FOCUS if name != LEGACY_WILDCARD and name not in adapter.functions]
 
 
-def ask_questions(run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0) -> None:
+COVERAGE_OP = "coverage"
+"""The optional operation of an adapter that reports the code its last questions ran
+(docs/adapter-protocol.md, "coverage"): `new`, the blocks none before had run."""
+
+
+def ask_questions(
+    run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0, guided: bool = True
+) -> None:
     """`cases` generated questions under `profile`'s rules, drawn by a process of their own and asked in
-    batches of families (those the adapter does not support are recorded as such, not asked)."""
+    batches of families (those the adapter does not support are recorded as such, not asked). An
+    adapter that answers `coverage` is asked, `guided`, family by family in this process: each family
+    scores the blocks of code it ran first (Hypothesis `target()`, as HypoFuzz rewards new coverage)."""
+    if guided and COVERAGE_OP in run.adapter.ops:
+
+        def emit(families: list[list[Request]]) -> None:
+            run.ask_families(families, seed)
+            run.settle()
+
+        def reward() -> float:
+            (answer,) = run.adapter.ask([{"op": COVERAGE_OP}])
+            return float(answer.get("new", 0)) if answer is not None and "error" not in answer else 0.0
+
+        draw_families(profile, cases, seed, run.engine_only, emit, reward=reward)
+        return
     with families_drawn(profile, cases, seed, run.engine_only) as batches:
         for families in batches:
             run.ask_families(families, seed)
@@ -549,6 +571,7 @@ def run_library(
     strict_errors: bool = False,
     against: AdapterProcess | None = None,
     known: Sequence[CaseFile] = (),
+    guided: bool = True,
 ) -> list[Case]:
     """The questions of the `known` case files first, then `cases` generated questions for the
     context's release, in the mode the adapter's hello declares (each also asked of `against`, when
@@ -571,7 +594,7 @@ def run_library(
                 asked_as(request, adapter, context.server_version) for request in known_requests(known)
             ]
             asked = replace(run, context=replace(context, expectations=part), found={}).ask(requests)
-    ask_questions(run, profile, cases=cases, seed=seed)
+    ask_questions(run, profile, cases=cases, seed=seed, guided=guided)
     return [*(case for case in asked if case.verdict == "diverge"), *run.minimise(profile)]
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from fixtures.clients.adapter import AdapterProcess, Answer, Request
-from fixtures.cover import COVER_DIR, STOP_GRACE
+from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
 from fixtures.engine import engine_command
 from reference.matching import matching_subject
 
@@ -56,16 +56,15 @@ class EngineOracle:
     """The engine of one release, asked in account mode; answers are kept per question."""
 
     def __init__(self, release: str, *, coverage_dir: Path | None = None) -> None:
-        """With `coverage_dir`, the engine is the release's -cover build writing its counters there when
-        it exits at `close` (GOCOVERDIR)."""
+        """With `coverage_dir`, the engine is the release's -cover build writing its counters into its
+        `ENGINE_COUNTERS` when it exits at `close` (GOCOVERDIR)."""
         self.release = release
         if coverage_dir is None:
             self._adapter = AdapterProcess(engine_command(release))
         else:
-            coverage_dir.mkdir(parents=True, exist_ok=True)
             self._adapter = AdapterProcess(
                 engine_command(release, cover=True),
-                environment={COVER_DIR: str(coverage_dir)},
+                environment={COVER_DIR: str(engine_counters(coverage_dir))},
                 close_grace=STOP_GRACE,
             )
         self._accepts: dict[tuple[str, str], bool | None] = {}

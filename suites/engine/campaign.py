@@ -49,6 +49,11 @@ class AdapterTarget:
 
     command: str
     profiles: Sequence[str]
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """Added to the adapter's environment (a -cover engine's GOCOVERDIR)."""
+    close_grace: float = 0.0
+    """Seconds the adapter is given to exit once its input is closed (a -cover engine writes its
+    counters then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,9 @@ class CampaignPlan:
     known_cases: bool = True
     """Run the expectations' known cases first on each target (`records.expectations`); False draws
     every unit, to measure what the generators find on their own."""
+    guided: bool = True
+    """An adapter that answers `coverage` (a -cover engine) is asked in coverage-guided draws
+    (`suites.library.ask_questions`); False draws as for any adapter, the baseline of guidance."""
 
     def budget(self, family: Family[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
@@ -83,6 +91,7 @@ class CampaignPlan:
             "judge_by": self.judge_by,
             "strict_errors": self.strict_errors,
             "known_cases": self.known_cases,
+            "guided": self.guided,
         }
 
 
@@ -163,7 +172,7 @@ def run_campaign(
             for adapter in adapters:
                 for profile in adapter.profiles:
                     outcomes += run_adapter(
-                        adapter.command,
+                        adapter,
                         profile,
                         plan,
                         writer,
@@ -341,7 +350,7 @@ def judging_profile(target: Target, run: RunConfig, version: str, writer: Record
 
 
 def run_adapter(
-    command: str,
+    target: AdapterTarget,
     profile: str,
     plan: CampaignPlan,
     writer: RecordWriter,
@@ -356,7 +365,9 @@ def run_adapter(
     progress = progress or Progress(total=budget)
     before = Tally.of(writer)
     against = AdapterProcess(engine_command(plan.against)) if plan.against else None
-    with AdapterProcess(command) as adapter:
+    with AdapterProcess(
+        target.command, environment=target.environment, close_grace=target.close_grace
+    ) as adapter:
         version = for_version(profile).name
         functions = [f"{{{{{name}}}}}" for name in unsupported_functions(adapter)]
         unsupported = [*unanswered_operations(adapter), *functions]
@@ -388,6 +399,7 @@ def run_adapter(
                 strict_errors=plan.strict_errors,
                 against=against,
                 known=expectations.known_cases if plan.known_cases else (),
+                guided=plan.guided,
             )
         finally:
             progress.end()

@@ -1,7 +1,8 @@
 """`nats-conformance coverage` on the pinned 2.14.5: its -cover build (cached beside the ordinary build),
 a small campaign of the mapping family whose servers write their counters when stopped with SIGTERM,
 the merge with `go tool covdata`, and the report's section read from the run directory; with `--oracle
-engine`, the release's -cover engine too, asked to exit so that it writes its counters.
+engine`, the release's -cover engine too, asked to exit so that it writes its counters; an `engine:`
+target's coverage, its questions drawn guided by the engine's `coverage` answers.
 
 Nightly: a cold -cover build of a release took 75 s to 2 min on the shared 2 cores (35 s of CPU), more
 than a change's CI can spend; CI checks the merge and the section with a tiny -cover program
@@ -16,11 +17,21 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.cover import cover_binary, module_source
+from fixtures.clients.adapter import AdapterProcess
+from fixtures.cover import (
+    COVER_DIR,
+    ENGINE_COUNTERS,
+    STOP_GRACE,
+    cover_binary,
+    merge_counters,
+    module_source,
+)
+from fixtures.engine import engine_command
 from fixtures.provision import cached_binary, go_environment
 from records.coverage import SOURCE_LINES
 from reports.build import build_report
 from suites.__main__ import main
+from suites.library import COVERAGE_OP
 
 pytestmark = [pytest.mark.live, pytest.mark.nightly]
 
@@ -124,7 +135,9 @@ def test_the_engine_oracle_writes_counters_merged_with_the_servers(tmp_path: Pat
     )
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert status == 0
-    assert len(list((run_dir / "coverage" / "counters").glob("covmeta.*"))) == 2  # the server and the engine
+    counters = run_dir / "coverage" / "counters"
+    assert len(list(counters.glob("covmeta.*"))) == 1  # the server's (set mode)
+    assert len(list((counters / ENGINE_COUNTERS).glob("covmeta.*"))) == 1  # the engine's (atomic)
     document = json.loads((run_dir / "coverage.json").read_text())
     assert document["engine"]
     assert document["counter_files"] >= 2
@@ -132,3 +145,54 @@ def test_the_engine_oracle_writes_counters_merged_with_the_servers(tmp_path: Pat
     assert all(line.startswith(("mode:", "github.com/nats-io/nats-server/v2/")) for line in profile)
     build_report([run_dir], tmp_path / "out", engine="duckdb")
     assert "(the servers and the engine oracle)" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_cover_engine_answers_the_blocks_its_questions_ran_and_keeps_its_counters(tmp_path: Path) -> None:
+    """`coverage` of a -cover engine: a question's blocks are new once, asked again they run but are not
+    new, another function's are; the counters it writes at exit still hold every question's blocks (the
+    operation never clears them)."""
+    question = {"op": "transform", "source": "a.*", "destination": "b.$1", "subject": "a.x"}
+    split = {**question, "destination": "b.{{split(1,-)}}", "subject": "a.x-y"}
+    counters = tmp_path / "counters"
+    counters.mkdir()
+    with AdapterProcess(
+        engine_command(RELEASE, cover=True), environment={COVER_DIR: str(counters)}, close_grace=STOP_GRACE
+    ) as engine:
+        assert COVERAGE_OP in engine.ops
+        engine.ask([{"op": COVERAGE_OP}])
+        # asked a second time, the engine takes the transform from its cache: the third asking runs
+        # what the second did
+        first, second, again, other = (
+            engine.ask([asked, {"op": COVERAGE_OP}])[1] for asked in (question, question, question, split)
+        )
+    assert first is not None
+    assert second is not None
+    assert again is not None
+    assert other is not None
+    assert first["new"] > 0
+    assert again["new"] == 0 < again["blocks"]
+    assert other["new"] > 0
+    assert other["reached"] == first["reached"] + second["new"] + other["new"]
+    profile = tmp_path / "profile.txt"
+    merge_counters(counters, module_source(RELEASE), profile)
+    lines = profile.read_text().splitlines()
+    once = [line for line in lines if "subject_transform.go" in line and line.endswith(" 1")]
+    assert once  # blocks run once (by the split question) are counted at exit: nothing was cleared
+
+
+@pytest.mark.parametrize("guided", [True, False])
+def test_coverage_of_an_engine_target_draws_guided_unless_told(guided: bool, tmp_path: Path) -> None:
+    status = main(
+        [
+            *("coverage", "--target", f"engine:{RELEASE}", "--cases", "600", "--out", str(tmp_path / "runs")),
+            *(() if guided else ("--unguided",)),
+        ]
+    )
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert status == 0
+    document = json.loads((run_dir / "coverage.json").read_text())
+    assert document["engine"]
+    (shown,) = (item for item in document["files"] if item["path"] == "server/subject_transform.go")
+    assert shown["covered"] > shown["statements"] // 2
+    settings = json.loads((run_dir / "manifest.json").read_text())["settings"]
+    assert settings["plan"]["guided"] is guided

@@ -12,7 +12,7 @@ import pytest
 from handmade import case, write_run
 from markdown_it import MarkdownIt
 
-from fixtures.cover import COVER_DIR, COVER_PACKAGES
+from fixtures.cover import COVER_DIR, COVER_PACKAGES, engine_counters
 from fixtures.provision import go_environment
 from records.coverage import (
     COVERAGE_FILE,
@@ -212,6 +212,45 @@ func reverse(subject string) string {
 """
 
 
+def tiny_build(tmp_path: Path, *flags: str) -> tuple[Path, Path]:
+    """The tiny module's source folder and its -cover build (with `flags`: another build of it)."""
+    tiny = tmp_path / "tiny"
+    if not tiny.is_dir():
+        (tiny / "server").mkdir(parents=True)
+        (tiny / "go.mod").write_text("module example.com/tiny\n\ngo 1.22\n")
+        (tiny / "main.go").write_text(TINY_MAIN)
+        (tiny / "server" / "subject_transform.go").write_text(TINY_TRANSFORM)
+    binary = tmp_path / ("tiny-cover" + "".join(flags))
+    subprocess.run(
+        ["go", "build", "-cover", *flags, f"-coverpkg={COVER_PACKAGES}", "-o", str(binary), "."],
+        cwd=tiny,
+        env=go_environment(),
+        check=True,
+    )
+    return tiny, binary
+
+
+def test_counters_of_an_atomic_engine_merge_with_the_servers(tmp_path: Path) -> None:
+    """A -cover engine counts in atomic mode, which `go tool covdata` refuses to merge with set-mode
+    counters: it writes into its own folder of the run's counters (`engine_counters`) and each folder is
+    merged on its own, a block reached when either folder reached it."""
+    tiny, server = tiny_build(tmp_path)
+    _, engine = tiny_build(tmp_path, "-covermode=atomic")
+    run_dir = write_run(tmp_path / "run", [case(server_version="2.14.5")])
+    counters = run_dir / COUNTERS
+    counters.mkdir(parents=True)
+    subprocess.run([str(server), ""], env={**go_environment(), COVER_DIR: str(counters)}, check=True)
+    long = "a.b.c.d.e.f"
+    environment = {**go_environment(), COVER_DIR: str(engine_counters(counters))}
+    subprocess.run([str(engine), long], env=environment, check=True)
+    surface = Surface(files=("server/subject_transform.go",), functions=("main",))
+    found = measure(run_dir, "2.14.5", engine=True, source=tiny, module="example.com/tiny", surface=surface)
+    assert found["counter_files"] == 2
+    figures = {item["name"]: (item["covered"], item["statements"]) for item in found["functions"]}
+    assert figures == {"main": (1, 1), "Transform": (4, 5), "reverse": (0, 4)}  # "empty" and "long"
+    assert all(b["function"] != "Transform" or "return subject" in b["source"] for b in found["unreached"])
+
+
 def test_counters_of_a_real_cover_program_merge_into_the_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,18 +258,7 @@ def test_counters_of_a_real_cover_program_merge_into_the_report(
     `fixtures.cover` builds a release (its main package and `./server` counted), run twice into the run
     directory's GOCOVERDIR (`nats-conformance coverage` on a real release is
     tests/live/test_coverage_campaign.py, nightly)."""
-    tiny = tmp_path / "tiny"
-    (tiny / "server").mkdir(parents=True)
-    (tiny / "go.mod").write_text("module example.com/tiny\n\ngo 1.22\n")
-    (tiny / "main.go").write_text(TINY_MAIN)
-    (tiny / "server" / "subject_transform.go").write_text(TINY_TRANSFORM)
-    binary = tmp_path / "tiny-cover"
-    subprocess.run(
-        ["go", "build", "-cover", f"-coverpkg={COVER_PACKAGES}", "-o", str(binary), "."],
-        cwd=tiny,
-        env=go_environment(),
-        check=True,
-    )
+    tiny, binary = tiny_build(tmp_path)
     run_dir = write_run(tmp_path / "run", [case(server_version="2.14.5")])
     counters = run_dir / COUNTERS
     counters.mkdir(parents=True)
