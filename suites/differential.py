@@ -83,11 +83,15 @@ PARTITION_COUNT = re.compile(r"\{\{\s*partition\s*\(\s*(-?\d+)", re.IGNORECASE)
 
 def wrong_subject(source: str, destination: str) -> str:
     """The difference of a subject mapped to the wrong subject, set apart where releases differ for a
-    reason of their own: a source without wildcards (the server builds no transform), and a partition
-    count past 32 bits (cut to 32 bits). A server's families and an adapter's questions name it alike,
-    so one expectation covers a server and its transform engine."""
+    reason of their own: a source without wildcards (the server builds no transform), a source token
+    that begins with `*` without being one (`*a`, a literal token to the reference; nats-server's
+    transform matching looks at its first character), and a partition count past 32 bits (cut to 32
+    bits). A server's families and an adapter's questions name it alike, so one expectation covers a
+    server and its transform engine."""
     if is_literal(source):
         return "wrong-subject-literal-source"
+    if any(len(token) > 1 and token.startswith("*") for token in source.split(".")):
+        return "wrong-subject-star-prefixed-token"
     if any(int(count) > MAX_UINT32 for count in PARTITION_COUNT.findall(destination)):
         return "wrong-subject-count-beyond-32-bits"
     return "wrong-subject"

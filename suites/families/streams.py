@@ -39,7 +39,7 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
-from suites.differential import RunContext, crash_of, functions_named, make_case
+from suites.differential import RunContext, crash_of, functions_named, make_case, wrong_subject
 from suites.engine.family import Judged, TargetServer
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
@@ -226,7 +226,7 @@ class StreamTransformFamily(TargetServer):
             elif transform.accepts(subject, stored) if matched else stored == subject:
                 difference = ""
             else:
-                difference = "wrong-subject"
+                difference = wrong_subject(unit.source, unit.destination)
             case = make_case(
                 context,
                 feature=feature,

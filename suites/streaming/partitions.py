@@ -77,15 +77,22 @@ FAILURE_KINDS = (
 channel entry the subject rules forbid but the configuration parser lets through (a space) fails when
 the server subscribes to its publish subject."""
 
-NATS_LOST = ("no servers available", "connection refused", "connection closed", "i/o timeout")
+NATS_LOST = (
+    "no servers available",
+    "connection refused",
+    "connection closed",
+    "connection reset by peer",
+    "i/o timeout",
+)
 """Signs, in a failed start's last words, that the NATS server under the streaming server was gone (a
-fault of the run, such as a killed server, not the layout's): such a start is `unknown`."""
+fault of the run, such as a killed server, not the layout's): such a start is `unknown`. So is a start
+whose last word is `EOF`: its connection ended while it read (0.25.6 says `Failed to start: EOF`)."""
 
 
 def lost_nats(message: str) -> bool:
     """Whether a streaming server's failure says it lost (or never reached) its NATS server."""
-    said = message.lower()
-    return any(sign in said for sign in NATS_LOST)
+    said = message.lower().strip()
+    return any(sign in said for sign in NATS_LOST) or said == "eof" or said.endswith((": eof", " eof"))
 
 
 REQUEST_TIMEOUT = 1.0

@@ -13,6 +13,7 @@ import pytest
 
 import records.expectations
 import suites.__main__
+import suites.commands
 import suites.expectations_check
 from records.expectations import (
     Ending,
@@ -200,6 +201,9 @@ def test_update_expectations_refuses_to_write_into_an_installed_copy(
     shipped.parent.mkdir(parents=True)
     shipped.write_text(FILE)
     monkeypatch.setattr(records.expectations, "DEFAULT_PATH", shipped)
+    # the command's module holds its own name for the file (imported here first, so that the patch is
+    # undone for later tests: a first import during the patch would keep the temporary file)
+    monkeypatch.setattr(suites.commands, "DEFAULT_PATH", shipped)
     with pytest.raises(ExpectationsError, match="name the file to rewrite with --expectations PATH"):
         default_to_update()
     status = suites.__main__.main(["campaign", "--update-expectations", "--out", str(tmp_path / "runs")])

@@ -5,7 +5,11 @@ the nats-streaming-server build the family says in one line how to provision it.
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,3 +95,40 @@ def test_a_start_that_lost_its_nats_server_is_a_fault_not_a_refusal(tmp_path: Pa
     assert done.returncode != 0
     assert lost_nats(last), last
     assert not any(lost_nats(sign) for sign, _ in FAILURE_KINDS)
+
+
+@pytest.mark.parametrize(("greets", "resets"), [(False, True), (False, False), (True, True), (True, False)])
+def test_a_start_whose_nats_connection_ends_is_a_fault(greets: bool, resets: bool, tmp_path: Path) -> None:
+    """A NATS server killed while a streaming server connects: the peer closes the connection, at once
+    or after its INFO, with a reset or an end of file; the streaming server's last words say so."""
+    peer = socket.create_server((HOST, 0))
+    port = peer.getsockname()[1]
+
+    def close_each() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = peer.accept()
+                if greets:
+                    connection.sendall(
+                        f'INFO {{"server_id":"gone","port":{port},"max_payload":1024}}\r\n'.encode()
+                    )
+                    connection.recv(4096)
+                if resets:
+                    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                connection.close()
+
+    threading.Thread(target=close_each, daemon=True).start()
+    binary = resolve_binary("0.25", NATS_STREAMING_SERVER)
+    try:
+        done = subprocess.run(
+            [str(binary), "-ns", f"nats://{HOST}:{port}", "-cid", "lost", "-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        peer.close()
+    last = (done.stdout + done.stderr).strip().splitlines()[-1]
+    assert done.returncode != 0
+    assert lost_nats(last.split("Failed to start: ")[-1]), last
