@@ -196,3 +196,21 @@ def test_coverage_of_an_engine_target_draws_guided_unless_told(guided: bool, tmp
     assert shown["covered"] > shown["statements"] // 2
     settings = json.loads((run_dir / "manifest.json").read_text())["settings"]
     assert settings["plan"]["guided"] is guided
+
+
+def test_the_validation_servers_counters_survive_the_probes_that_crash_them(tmp_path: Path) -> None:
+    """On 2.10 and later a message through an empty destination kills the server, and a server that panics
+    writes no counters: before each probe a -cover server is stopped with SIGTERM and started again, so
+    every accepted unit's process wrote its counters (the known cases alone crash it)."""
+    status = main(
+        [
+            *("coverage", "--server-version", RELEASE, "--family", "validation"),
+            *("--budget", "validation=40", "--out", str(tmp_path / "runs")),
+        ]
+    )
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert status == 0
+    document = json.loads((run_dir / "coverage.json").read_text())
+    assert document["counter_files"] > 10
+    (shown,) = (item for item in document["files"] if item["path"] == "server/subject_transform.go")
+    assert shown["covered"] > 100
