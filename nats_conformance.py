@@ -1,35 +1,30 @@
 """`nats-conformance COMMAND ...`: every `python -m suites|reports|fixtures|reference` sub-command under
 one name (`report` is `reports build`), with the same options, exit statuses and one-line errors. The
-commands' modules are imported with the signal handling on (`reference.cli.run_loaded`)."""
+commands' modules are imported with the signal handling on (`reference.cli.run_loaded`); `main` handles
+the signals itself while it imports the reference model that handling is part of, so this module imports
+only the standard library when it loads."""
 
 from __future__ import annotations
 
-import argparse
-import shutil
+import signal
 import sys
-import tomllib
-from functools import partial
-from importlib import metadata
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reference.cli import HelpFormatter, Parser, run_loaded
-from reference.environment import epilog
+if TYPE_CHECKING:
+    import argparse
+    from types import FrameType
 
-
-class _Formatter(HelpFormatter):
-    """One line per command: aligns help after the commands' indentation (Python 3.11 leaves it out)."""
-
-    def add_argument(self, action: argparse.Action) -> None:
-        self._indent()
-        super().add_argument(action)
-        self._dedent()
-
+    from reference.cli import Parser
 
 DISTRIBUTION = "nats-conformance"
 
 
 def version() -> str:
     """The installed distribution's version, else (a checkout run without installing) pyproject.toml's."""
+    import tomllib
+    from importlib import metadata
+    from pathlib import Path
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -42,11 +37,24 @@ def parser(width: int | None = None) -> Parser:
     """The `nats-conformance` argument parser with every sub-command, built without running anything (the
     docs' CLI reference is generated from it, docs/hooks.py); `width` wraps the top-level help (default
     the terminal's width, at least 100)."""
+    import shutil
+    from functools import partial
+
     import fixtures.commands
     import reference.commands
     import reports.commands
     import suites.commands
     from fixtures.configfile import COMMANDS, add_config_options
+    from reference.cli import HelpFormatter, Parser
+    from reference.environment import epilog
+
+    class _Formatter(HelpFormatter):
+        """One line per command: aligns help after the commands' indentation (Python 3.11 leaves it out)."""
+
+        def add_argument(self, action: argparse.Action) -> None:
+            self._indent()
+            super().add_argument(action)
+            self._dedent()
 
     command_line = Parser(
         prog="nats-conformance",
@@ -75,9 +83,40 @@ def parse_configured(command_line: argparse.ArgumentParser, argv: list[str] | No
     return parse(command_line, argv)
 
 
+_LOADING_ENDINGS: dict[int, tuple[int, str]] = {
+    signal.SIGINT: (130, "interrupted"),
+    signal.SIGTERM: (143, "terminated"),
+    signal.SIGHUP: (129, "hung up"),
+}
+"""`reference.errors.ENDINGS` by signal number, for a signal that lands before that module is loaded."""
+
+
+class _EndedWhileLoading(BaseException):
+    """A signal that arrived while `main` imported the command line (args: exit status, line)."""
+
+
+def _end_while_loading(number: int, frame: FrameType | None) -> None:
+    status, line = _LOADING_ENDINGS[number]
+    raise _EndedWhileLoading(status, line)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line (with the settings of its configuration file); returns the exit status."""
-    return run_loaded(parser, argv, parse_configured)
+    """Run the command line (with the settings of its configuration file); returns the exit status.
+
+    Ctrl-C, SIGTERM or SIGHUP while the reference model loads (before `run_loaded` handles signals) ends
+    the command with its one line and exit status too, not a traceback from an import."""
+    previous = {number: signal.signal(number, _end_while_loading) for number in _LOADING_ENDINGS}
+    try:
+        from reference.cli import run_loaded
+
+        return run_loaded(parser, argv, parse_configured)
+    except _EndedWhileLoading as ended:
+        status, line = ended.args
+        print(f"nats-conformance: {line}", file=sys.stderr)
+        return int(status)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 if __name__ == "__main__":

@@ -42,16 +42,24 @@ ENTRIES = [
     ("fixtures", ["provision", "--help"], "fixtures.provision"),
     ("reference", ["map", "--help"], "reference.adapter"),
     ("nats_conformance", ["map", "--help"], "fixtures.provision"),
+    # The reference model the command line itself is built on (`reference/__init__.py` imports all of it).
+    ("nats_conformance", ["map", "--help"], "reference.channels"),
 ]
 """Each entry point, a command it runs and a module it imports before running it."""
 
 
-ENDINGS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+ENDINGS = [
+    (signal.SIGINT, 130, "interrupted"),
+    (signal.SIGTERM, 143, "terminated"),
+    (signal.SIGHUP, 129, "hung up"),
+]
 """A signal, the exit status and the line it ends a command with."""
 
 
-@pytest.mark.parametrize("ending", ENDINGS, ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize(("entry", "argv", "module"), ENTRIES, ids=[entry for entry, _, _ in ENTRIES])
+@pytest.mark.parametrize("ending", ENDINGS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    ("entry", "argv", "module"), ENTRIES, ids=[f"{entry}-{module}" for entry, _, module in ENTRIES]
+)
 def test_a_signal_during_the_imports_ends_the_command_with_one_line(
     entry: str, argv: list[str], module: str, ending: tuple[int, int, str]
 ) -> None:
