@@ -158,7 +158,7 @@ class Transform:
         expected, got = marked.split("."), observed.split(".")
         if len(expected) != len(got):
             return False
-        slots = iter(self._randoms)
+        slots = iter([slot for slot in self._randoms if slot.count])  # random(0) is "0": no draw, no mark
         for want, have in zip(expected, got, strict=True):
             if want == _RANDOM_MARK:
                 count = abs(next(slots).count)

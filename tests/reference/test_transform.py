@@ -278,6 +278,17 @@ def test_random_uses_the_given_rng_and_accepts_every_possible_output() -> None:
         assert not transform.accepts("r.x", wrong)
 
 
+def test_every_output_of_a_random_zero_beside_another_random_is_accepted() -> None:
+    """random(0) gives 0 without a draw: the random tokens after it are checked against their own counts
+    (a 100,000-case campaign judged 0.4 of {{random(0)}}.{{random(5)}} wrong against random(0)'s count)."""
+    transform = compile_transform("r.*", "{{random(0)}}.{{random(5)}}.{{random(2)}}")
+    outputs = {transform.apply("r.x", rng=random.Random(seed)) for seed in range(300)}
+    assert outputs == {f"0.{i}.{j}" for i in range(5) for j in range(2)}
+    assert all(transform.accepts("r.x", o) for o in outputs)
+    for wrong in ["1.0.0", "0.5.0", "0.0.2"]:
+        assert not transform.accepts("r.x", wrong)
+
+
 def test_negative_random_count_draws_below_its_magnitude() -> None:
     transform = compile_transform("r.*", "s.{{random(-5)}}")
     outputs = {transform.apply("r.x", rng=random.Random(seed)) for seed in range(300)}
