@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
+from fixtures.errors import ServerDiedError
 from fixtures.provision import (
     NATS_STREAMING_SERVER,
     binary_version,
@@ -99,12 +100,16 @@ class StreamingFamily(TargetServer):
 
     def execute(self, session: Session, unit: StreamingUnit) -> StreamingObservation:
         """Start the layout's servers on the target's NATS server, probe, and stop them all (the client
-        needs protobuf, hence the import here)."""
+        needs protobuf, hence the import here). A NATS server found gone afterwards raises
+        `ServerDiedError`: the unit is `unknown` and the server is restarted and journaled
+        (`suites.engine.family.check`), so the next layouts do not start on a dead server."""
         from suites.streaming.partitions import observe_layout
 
         binary = resolve_binary(self.release, NATS_STREAMING_SERVER)
         with StreamingServers(session.url, binary) as servers:
             observed = observe_layout(servers, unit.layout, unit.channels)
+        if not session.server.is_running():
+            raise ServerDiedError(f"the NATS server under the streaming layout ({session.url}) is gone")
         return StreamingObservation(binary_version(binary), observed)
 
     def judge(

@@ -6,6 +6,8 @@ the nats-streaming-server build the family says in one line how to provision it.
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import struct
 import subprocess
@@ -19,11 +21,17 @@ from fixtures.options import Target, build_run_config
 from fixtures.provision import CACHE_ENV, NATS_STREAMING_SERVER, resolve_binary
 from fixtures.servers.base import Backend
 from fixtures.servers.local import HOST
+from fixtures.session import Session
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
+from records.writer import RecordWriter
+from suites.differential import RunContext
+from suites.engine.family import check
 from suites.families import FAMILIES, family_of_feature
+from suites.families.streaming import StreamingUnit
 from suites.replay import replay_file_on_server
+from suites.streaming.layouts import Layout
 from suites.streaming.partitions import FAILURE_KINDS, lost_nats
 from tests.families import run_agreeing
 
@@ -132,3 +140,35 @@ def test_a_start_whose_nats_connection_ends_is_a_fault(greets: bool, resets: boo
     last = (done.stdout + done.stderr).strip().splitlines()[-1]
     assert done.returncode != 0
     assert lost_nats(last.split("Failed to start: ")[-1]), last
+
+
+def test_a_layout_whose_nats_server_died_restarts_it_and_is_unknown(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """The target's NATS server killed under a streaming layout (the soak's kill): the unit's cases are
+    `unknown`, the server is restarted and the restart journaled, and the next layout runs on it."""
+    family = FAMILIES["streaming"]
+    server = family.server_for(server_factory())
+    server.start(family.base_config(server))
+    reason = family.unsupported(server.version, server.name)
+    if reason:
+        server.stop()
+        pytest.skip(reason)
+    session = Session.of(server, server.config)
+    writer = RecordWriter(tmp_path / "run", run_id="streaming")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    unit = StreamingUnit(Layout.of(["foo"]), ("foo",), 1)
+    try:
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGKILL)
+        judged = check(family, session, context, unit)
+        assert {case.verdict for case in judged} == {"unknown"}
+        assert len(session.restarts) == 1
+        assert server.is_running()
+        again = check(family, session, context, unit)
+        assert {case.verdict for case in again} == {"agree"}
+    finally:
+        writer.close()
+        server.stop()
