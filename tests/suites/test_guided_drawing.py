@@ -10,7 +10,8 @@ import collections
 from typing import Any
 
 from reference.profiles import NEWEST
-from suites.drawing import EDGES, STRATA, draw_families
+from suites.drawing import EDGE_FAMILY, EDGES, STRATA, draw_families
+from suites.strategies import ODD_SOURCES
 
 Request = dict[str, Any]
 
@@ -57,9 +58,9 @@ def test_the_edge_stratum_draws_few_questions_of_mappings_at_the_rules_edges() -
     assert ("transform", EDGES, 1) in STRATA
     batches, _ = drawn(20_000, 3, score=False)
     families = [family for batch in batches for family in batch]
-    odd = [f for f in families if "{{" not in f[0].get("destination", "{{") or f[0].get("source") == ""]
-    assert odd, "no mapping without a function call or with an empty source was drawn"
-    assert max(len(f) for f in families if f[0].get("source") == "") <= 5
+    odd = [f for f in families if f[0]["op"] == "transform" and f[0]["source"] in ODD_SOURCES]
+    assert odd, "no mapping with a source of ODD_SOURCES was drawn"
+    assert max(len(family) for family in odd) <= EDGE_FAMILY
 
 
 def test_the_target_phase_climbs_the_score() -> None:

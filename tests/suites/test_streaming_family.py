@@ -88,19 +88,24 @@ def test_a_target_that_cannot_host_streaming_servers_is_named() -> None:
     )
 
 
-def test_a_start_that_lost_its_nats_server_is_a_fault_not_a_refusal(tmp_path: Path) -> None:
-    """A streaming server whose NATS server is gone (killed by a fault) fails with words that say so;
-    such a start is `unknown`, never a divergence of the layout. Its refusals say otherwise."""
+def failed_start(port: int, folder: Path) -> tuple[int, str]:
+    """The exit status and last line of a streaming server started against a NATS server on `port`."""
     binary = resolve_binary("0.25", NATS_STREAMING_SERVER)
     done = subprocess.run(
-        [str(binary), "-ns", f"nats://{HOST}:1", "-cid", "lost", "-dir", str(tmp_path)],
+        [str(binary), "-ns", f"nats://{HOST}:{port}", "-cid", "lost", "-dir", str(folder)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    last = (done.stdout + done.stderr).strip().splitlines()[-1]
-    assert done.returncode != 0
+    return done.returncode, (done.stdout + done.stderr).strip().splitlines()[-1]
+
+
+def test_a_start_that_lost_its_nats_server_is_a_fault_not_a_refusal(tmp_path: Path) -> None:
+    """A streaming server whose NATS server is gone (killed by a fault) fails with words that say so;
+    such a start is `unknown`, never a divergence of the layout. Its refusals say otherwise."""
+    status, last = failed_start(1, tmp_path)
+    assert status != 0
     assert lost_nats(last), last
     assert not any(lost_nats(sign) for sign, _ in FAILURE_KINDS)
 
@@ -126,19 +131,11 @@ def test_a_start_whose_nats_connection_ends_is_a_fault(greets: bool, resets: boo
                 connection.close()
 
     threading.Thread(target=close_each, daemon=True).start()
-    binary = resolve_binary("0.25", NATS_STREAMING_SERVER)
     try:
-        done = subprocess.run(
-            [str(binary), "-ns", f"nats://{HOST}:{port}", "-cid", "lost", "-dir", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        status, last = failed_start(port, tmp_path)
     finally:
         peer.close()
-    last = (done.stdout + done.stderr).strip().splitlines()[-1]
-    assert done.returncode != 0
+    assert status != 0
     assert lost_nats(last.split("Failed to start: ")[-1]), last
 
 
