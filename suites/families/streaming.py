@@ -101,8 +101,9 @@ class StreamingFamily(TargetServer):
     def execute(self, session: Session, unit: StreamingUnit) -> StreamingObservation:
         """Start the layout's servers on the target's NATS server, probe, and stop them all (the client
         needs protobuf, hence the import here). A NATS server found gone afterwards raises
-        `ServerDiedError`: the unit is `unknown` and the server is restarted and journaled
-        (`suites.engine.family.check`), so the next layouts do not start on a dead server."""
+        `ServerDiedError`, and one that stalled while the channels were probed `ServerStalledError`:
+        either way the unit is `unknown` and the server is restarted and journaled
+        (`suites.engine.family.check`), so the next layouts do not start on a dead or stopped server."""
         from suites.streaming.partitions import observe_layout
 
         binary = resolve_binary(self.release, NATS_STREAMING_SERVER)

@@ -24,17 +24,21 @@ servers, labelled from 1 in start order):
 Differences are named `reference-<expected>-server-<observed>` (kinds), `wrong-servers` (same kind, other
 servers), `duplicate-acks` (a server acknowledged one publish more than once), `duplicate-deliveries` or
 `missing-deliveries`, and `conflict-names-wrong-server`; a server that neither started nor exited
-in time, or a client that could not connect, makes its cases `unknown`.
+in time, or a client that could not connect, makes its cases `unknown`, and a NATS server that stalled
+while the channels were probed (`STALL`) makes the whole unit `unknown`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from nats.errors import Error as NatsError
 
 from fixtures.clients.streaming import (
     StreamingClient,
@@ -42,6 +46,7 @@ from fixtures.clients.streaming import (
     StreamingRequestError,
     StreamingTimeoutError,
 )
+from fixtures.errors import ServerStalledError
 from fixtures.provision import NATS_STREAMING_SERVER
 from fixtures.servers.streaming import StartResult, StreamingConfig, StreamingServer, StreamingServers
 from records.schema import Case
@@ -99,6 +104,11 @@ REQUEST_TIMEOUT = 1.0
 """Seconds without an answer after which a publish or subscription counts as timed out."""
 SETTLE = 0.25
 """Seconds to keep collecting answers (and deliveries) after the first one."""
+STALL = REQUEST_TIMEOUT / 2
+"""Seconds the NATS server under a layout may take to answer a PING while the channels are probed.
+Longer, and a request may have timed out because that server stalled (stopped, or starved of CPU), not
+because of the layout: `_observe` raises `ServerStalledError`, so the unit is `unknown`."""
+PING_INTERVAL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +372,35 @@ async def _observe(
         deadline = time.monotonic() + 3.0
         while not registered() and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        return list(await asyncio.gather(*(_probe(client, channel) for channel in channels)))
+        probed = asyncio.Event()
+        watch = asyncio.create_task(_longest_ping(client, probed))
+        try:
+            observations = list(await asyncio.gather(*(_probe(client, channel) for channel in channels)))
+        finally:
+            probed.set()
+        longest = await watch
+        if longest > STALL:
+            raise ServerStalledError(
+                f"the NATS server under the layout took {longest:.1f} s to answer a PING while the "
+                f"channels were probed (at most {STALL} s)"
+            )
+        return observations
+
+
+async def _longest_ping(client: StreamingClient, probed: asyncio.Event) -> float:
+    """PING the NATS server every `PING_INTERVAL` until `probed` is set; the longest round trip (a PING
+    that is not answered within ten seconds counts as ten seconds)."""
+    longest = 0.0
+    while not probed.is_set():
+        began = time.monotonic()
+        try:
+            await client.connection.flush(timeout=10)
+        except (TimeoutError, NatsError, OSError):
+            return max(longest, 10.0)
+        longest = max(longest, time.monotonic() - began)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(probed.wait(), PING_INTERVAL)
+    return longest
 
 
 def _describe_observed(kind: str, servers: tuple[int, ...]) -> str:

@@ -12,11 +12,12 @@ import socket
 import struct
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from fixtures.clients.streaming import Replies, StreamingClient
 from fixtures.options import Target, build_run_config
 from fixtures.provision import CACHE_ENV, NATS_STREAMING_SERVER, resolve_binary
 from fixtures.servers.base import Backend
@@ -32,7 +33,7 @@ from suites.families import FAMILIES, family_of_feature
 from suites.families.streaming import StreamingUnit
 from suites.replay import replay_file_on_server
 from suites.streaming.layouts import Layout
-from suites.streaming.partitions import FAILURE_KINDS, lost_nats
+from suites.streaming.partitions import FAILURE_KINDS, REQUEST_TIMEOUT, lost_nats
 from tests.families import run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
@@ -139,11 +140,12 @@ def test_a_start_whose_nats_connection_ends_is_a_fault(greets: bool, resets: boo
     assert lost_nats(last.split("Failed to start: ")[-1]), last
 
 
-def test_a_layout_whose_nats_server_died_restarts_it_and_is_unknown(
+@pytest.fixture
+def streaming_session(
     server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
-) -> None:
-    """The target's NATS server killed under a streaming layout (the soak's kill): the unit's cases are
-    `unknown`, the server is restarted and the restart journaled, and the next layout runs on it."""
+) -> Iterator[tuple[Session, RunContext]]:
+    """A session on a NATS server that hosts streaming layouts, and a run context recording into
+    `tmp_path`; skipped where the target cannot host them."""
     family = FAMILIES["streaming"]
     server = family.server_for(server_factory())
     server.start(family.base_config(server))
@@ -151,21 +153,59 @@ def test_a_layout_whose_nats_server_died_restarts_it_and_is_unknown(
     if reason:
         server.stop()
         pytest.skip(reason)
-    session = Session.of(server, server.config)
     writer = RecordWriter(tmp_path / "run", run_id="streaming")
     context = RunContext.for_server(
         server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
     )
-    unit = StreamingUnit(Layout.of(["foo"]), ("foo",), 1)
     try:
-        assert server.pid is not None
-        os.kill(server.pid, signal.SIGKILL)
-        judged = check(family, session, context, unit)
-        assert {case.verdict for case in judged} == {"unknown"}
-        assert len(session.restarts) == 1
-        assert server.is_running()
-        again = check(family, session, context, unit)
-        assert {case.verdict for case in again} == {"agree"}
+        yield Session.of(server, server.config), context
     finally:
         writer.close()
         server.stop()
+
+
+def test_a_layout_whose_nats_server_died_restarts_it_and_is_unknown(
+    streaming_session: tuple[Session, RunContext],
+) -> None:
+    """The target's NATS server killed under a streaming layout (the soak's kill): the unit's cases are
+    `unknown`, the server is restarted and the restart journaled, and the next layout runs on it."""
+    session, context = streaming_session
+    family, unit = FAMILIES["streaming"], StreamingUnit(Layout.of(["foo"]), ("foo",), 1)
+    assert session.server.pid is not None
+    os.kill(session.server.pid, signal.SIGKILL)
+    judged = check(family, session, context, unit)
+    assert {case.verdict for case in judged} == {"unknown"}
+    assert len(session.restarts) == 1
+    assert session.server.is_running()
+    again = check(family, session, context, unit)
+    assert {case.verdict for case in again} == {"agree"}
+
+
+def test_a_layout_whose_nats_server_stalls_while_probed_is_unknown(
+    streaming_session: tuple[Session, RunContext], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The target's NATS server stopped (SIGSTOP, the soak's stop) for longer than a request's timeout
+    just as a channel is published to, then continued: the publish times out because the server stalled,
+    not because of the layout, so the unit's cases are `unknown` (never a divergence), the server is
+    restarted and journaled, and the next layout agrees."""
+    session, context = streaming_session
+    family, unit = FAMILIES["streaming"], StreamingUnit(Layout.of(["foo"]), ("foo",), 1)
+    publish, stalls = StreamingClient.publish, [2 * REQUEST_TIMEOUT]
+
+    async def publish_stalled(
+        client: StreamingClient, channel: str, data: bytes = b"", **wait: float
+    ) -> Replies:
+        pid = session.server.pid
+        if stalls and pid is not None:
+            os.kill(pid, signal.SIGSTOP)
+            threading.Timer(stalls.pop(), os.kill, (pid, signal.SIGCONT)).start()
+        return await publish(client, channel, data, **wait)
+
+    monkeypatch.setattr(StreamingClient, "publish", publish_stalled)
+    judged = check(family, session, context, unit)
+    assert not stalls
+    assert {case.verdict for case in judged} == {"unknown"}, [case.difference for case in judged]
+    assert len(session.restarts) == 1
+    assert "took" in session.restarts[0]
+    again = check(family, session, context, unit)
+    assert {case.verdict for case in again} == {"agree"}
