@@ -31,11 +31,12 @@ from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from records.expectations import Expectations
 from records.writer import RecordWriter
-from suites import differential
-from suites.differential import RunContext, compile_batch
 from suites.engine.family import check, record, verdicts
+from suites.engine.verdicts import RunContext
 from suites.expected import ExpectedSubjects
 from suites.families import FAMILIES
+from suites.families import mapping as mapping_family
+from suites.families.mapping import compile_batch
 from suites.harness import publish_and_observe
 from suites.strategies import MappingBatch, bulk_subjects
 
@@ -78,7 +79,7 @@ def main() -> None:
             for expected in ready:
                 expected.of(expected.groups[0][0])
             reference_times.append(time.perf_counter() - started)
-            with mock.patch.object(differential, "ExpectedSubjects", side_effect=ready):
+            with mock.patch.object(mapping_family, "ExpectedSubjects", side_effect=ready):
                 elapsed, counts = judged_run(server, batches)
             bound_rates.append(counts.total() / elapsed)
             server.apply(ServerConfig().with_mappings(*(Mapping(s, d) for s, d in MAPPINGS)))

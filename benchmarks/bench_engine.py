@@ -28,9 +28,9 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
-from suites.differential import RunContext
 from suites.drawing import BATCH
 from suites.engine.family import cases_of
+from suites.engine.verdicts import RunContext
 from suites.library import BACKEND, LibraryRun, ask_questions
 
 REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"

@@ -34,7 +34,7 @@ from fixtures.servers.process import ProcessBackend
 from records.expectations import Expectations
 from records.writer import RecordWriter
 from reference.republish import RePublish, StreamModel, rules_for
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.republish import MessageLedger, stream_config
 
 OPTION = RePublish("b.*.*", "rb.{{wildcard(2)}}.{{partition(10,1,2)}}")

@@ -29,7 +29,7 @@ from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.cli import Parser, count
 from reference.profiles import for_version
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.library import BACKEND, Judged, LibraryRun, ask_questions, unanswered_operations
 
 DEFAULT_RELEASES = ",".join(NATS_SERVER.lines.values())

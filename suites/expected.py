@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from records.schema import text_array, texts_of
-from reference.functions import MAPPING_FUNCTIONS, canonical_name
+from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 
@@ -149,3 +149,15 @@ class ExpectedSubjects:
                 for index, (t, subjects) in enumerate(self.groups)
             }
         return self._by_mapping[transform.source, transform.destination]
+
+
+def functions_named(destination: str) -> tuple[str, ...]:
+    """Function names a destination spells, valid or not, as `canonical_functions` gives them (`$n` for
+    a `$` placeholder)."""
+    names = FUNCTION_NAME.findall(destination)
+    return canonical_functions([LEGACY_WILDCARD, *names] if "$" in destination else names)
+
+
+def instance_of(source: str) -> str:
+    """A subject the source matches: each wildcard token as the token ``a``."""
+    return ".".join("a" if token in ("*", ">") else token for token in source.split("."))

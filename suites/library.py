@@ -44,14 +44,6 @@ from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from reference.subjects import is_valid_publish_subject, is_valid_subject
-from suites.differential import (
-    RunContext,
-    case_class_of,
-    functions_named,
-    is_literal,
-    make_case,
-    wrong_subject,
-)
 from suites.drawing import (
     FOCUS,
     SPECIAL_TOKENS,
@@ -66,6 +58,8 @@ from suites.drawing import (
     wildcard_sources,
     without_random,
 )
+from suites.engine.verdicts import RunContext, case_class_of, is_literal, make_case, wrong_subject
+from suites.expected import functions_named
 from suites.oracle import three_way
 from suites.strategies import (
     destination_templates,

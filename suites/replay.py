@@ -16,8 +16,8 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case
 from reference.profiles import for_version
-from suites.differential import RunContext
 from suites.engine.family import Family, cases_of, check
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_case
 
 

@@ -40,7 +40,8 @@ from reference.republish import (
     rules_for,
 )
 from reference.transform import compile_transform
-from suites.differential import RunContext, functions_named, is_literal, make_case
+from suites.engine.verdicts import RunContext, is_literal, make_case
+from suites.expected import functions_named
 
 FEATURE = "republish"
 TAP_IGNORED_PREFIXES = ("$JS.", "_INBOX.", "$SYS.", "_nc_")

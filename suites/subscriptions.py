@@ -28,7 +28,7 @@ from fixtures.deadlines import within
 from fixtures.servers.base import Backend
 from records.schema import Case
 from reference.matching import SubjectIndex
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 
 __all__ = [
     "CHUNK_DELIVERIES",

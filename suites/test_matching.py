@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from fixtures.servers.base import Backend
 from records.writer import RecordWriter
 from reference.matching import matches
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.reproduce import describe_divergences
 from suites.strategies import matching_batches
 from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions

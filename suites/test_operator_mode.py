@@ -30,8 +30,8 @@ from fixtures.session import Session
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
 from reference.versions import Version
-from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences, record
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.reproduce import assert_agrees
 from suites.strategies import destination_templates, mapping_batches, sources

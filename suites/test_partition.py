@@ -28,9 +28,9 @@ from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS
 from reference.profiles import for_version
 from reference.transform import Transform, compile_transform
-from suites.differential import RunContext, judge_delivery, make_case
 from suites.distribution import ALPHA, GoodnessOfFit, uniformity
 from suites.engine.family import cases_of, check, record
+from suites.engine.verdicts import RunContext, judge_delivery, make_case
 from suites.expected import bucket_of, partition_position
 from suites.families import FAMILIES
 from suites.reproduce import describe_divergences

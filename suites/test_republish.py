@@ -53,7 +53,7 @@ from reference.republish import (
     rules_for,
 )
 from reference.versions import Version
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 from suites.reproduce import describe_divergences
 from suites.republish import (
     FEATURE,

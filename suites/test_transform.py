@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.writer import RecordWriter
-from suites.differential import RunContext
 from suites.engine.family import check, divergences, record
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.reproduce import assert_agrees
 from suites.strategies import mapping_batches

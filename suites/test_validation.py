@@ -20,8 +20,8 @@ from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.writer import RecordWriter
 from reference.versions import Version
-from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.reproduce import assert_agrees, describe_divergences
 from suites.strategies import MappingBatch, destination_templates, sources

@@ -22,8 +22,8 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile, for_version
 from reference.weighted import WeightedDestination, compile_weighted
-from suites.differential import RunContext
 from suites.engine.family import cases_of, check, divergences
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.reproduce import assert_agrees, describe_divergences
 from suites.strategies import RECOMMENDED

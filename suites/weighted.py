@@ -32,8 +32,8 @@ from records.schema import Case
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
-from suites.differential import RunContext, make_case, rejection_case
 from suites.distribution import chi_square, sample_size
+from suites.engine.verdicts import RunContext, make_case, rejection_case
 from suites.strategies import RECOMMENDED
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 

@@ -16,9 +16,9 @@ from fixtures.session import Session
 from records.expectations import Expectations
 from records.schema import REFUSED
 from records.writer import RecordWriter
-from suites.differential import RunContext
 from suites.engine.progress import Progress
 from suites.engine.run import Sink, run_family
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 
 

@@ -29,10 +29,10 @@ from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.errors import UnknownVersionError, interruption
 from reference.profiles import ReleaseProfile, for_version, nearest_profile
-from suites.differential import RunContext
 from suites.engine.family import Family, ServerLostError
 from suites.engine.progress import Progress
 from suites.engine.run import Sink, run_family
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_case
 from suites.junit import FamilyOutcome
 from suites.library import BACKEND, Judged, run_library, unanswered_operations, unsupported_functions

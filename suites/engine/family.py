@@ -27,7 +27,7 @@ from records.casefile import CaseFile
 from records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
 from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 
 Unit = TypeVar("Unit")
 Observed = TypeVar("Observed")

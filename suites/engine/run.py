@@ -18,9 +18,9 @@ from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
-from suites.differential import RunContext
 from suites.engine.family import Family, Judged, ServerLostError, check_many, record, verdicts
 from suites.engine.progress import Progress
+from suites.engine.verdicts import RunContext
 from suites.strategies import Enough, run_batches
 
 KEPT_DIVERGENCES = 100

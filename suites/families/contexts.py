@@ -35,8 +35,8 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import RePublish
 from reference.subjects import is_valid_subject
-from suites.differential import RunContext
 from suites.engine.family import Family, Judged, TargetServer
+from suites.engine.verdicts import RunContext
 from suites.families.imports import ImportFamily, ImportRun
 from suites.families.mapping import MappingFamily, token_pool
 from suites.families.republish import Publish, RepublishFamily, RepublishScenario

@@ -38,15 +38,9 @@ from reference.contexts import compile_in, local_pattern, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
-from suites.differential import (
-    NOT_A_SUBJECT,
-    RunContext,
-    crash_of,
-    functions_named,
-    make_case,
-    refusal_suffix,
-)
 from suites.engine.family import Judged, TargetServer, in_operator_mode
+from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, make_case, refusal_suffix
+from suites.expected import functions_named
 from suites.families.mapping import token_pool
 from suites.strategies import (
     INTEGER_EDGES,
@@ -239,7 +233,7 @@ class ImportFamily(TargetServer):
 
     @staticmethod
     def _failed(session: Session, failure: str, *, configured: bool) -> ImportObservation:
-        panic = crash_of(session, failure)
+        panic = session.crash_of(failure)
         if not panic:
             return ImportObservation(configured=configured, failure=failure)
         return ImportObservation(configured=configured, failure=panic, crashed=True)

@@ -9,24 +9,29 @@ subjects drawn from a seeded generator (Hypothesis draws the structure, the gene
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import islice
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import strategies as st
 
+from fixtures.config import Mapping
+from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.schema import REFUSED, Case, CaseBlock, texts_of
+from reference.errors import MappingError
+from reference.functions import canonical_functions
 from reference.profiles import ReleaseProfile
-from suites.differential import (
-    MappingObservation,
-    RunContext,
-    compile_batch,
-    execute_mapping_batch,
-    instance_of,
-    judge_mapping_batch,
-    unknown_batch,
-)
+from reference.transform import Transform, compile_transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
+from suites.engine.verdicts import RunContext, feature_of, judge_delivery, make_case, rejection_case
+from suites.expected import ExpectedSubjects, instance_of, partition_position
+from suites.harness import Observation, publish_and_observe
 from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
@@ -105,3 +110,278 @@ class MappingFamily(TargetServer):
         family's server did not install) publishes a subject of its source."""
         subject = case.subject or instance_of(case.source)
         return MappingBatch(((case.source, case.destination),), ((subject,),))
+
+
+@dataclass(slots=True)
+class BatchResult:
+    """Cases judged one by one (every divergence is one) and blocks of agreeing cases."""
+
+    cases: list[Case] = field(default_factory=list)
+    blocks: list[CaseBlock] = field(default_factory=list)
+
+
+def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
+    """The batch's mappings the reference holds valid, compiled; invalid ones belong to the validation
+    property and never become cases of this batch."""
+    compiled: list[tuple[Transform, tuple[str, ...]]] = []
+    for (source, destination), subjects in zip(batch.mappings, batch.subjects, strict=True):
+        try:
+            transform = compile_transform(source, destination, profile)
+        except MappingError:
+            continue
+        compiled.append((transform, subjects))
+    return compiled
+
+
+@dataclass(slots=True)
+class MappingObservation:
+    """What a server did with a batch: the mappings it refused (with its message), the mappings whose
+    first subject killed it (with the panic line), the mappings it took, and where their subjects
+    arrived (None when none was published)."""
+
+    rejected: list[tuple[Transform, tuple[str, ...], str]] = field(default_factory=list)
+    crashed: list[tuple[Transform, str, str]] = field(default_factory=list)
+    accepted: list[tuple[Transform, tuple[str, ...]]] = field(default_factory=list)
+    deliveries: Observation | None = None
+    duration_us: int = 0
+    expected: ExpectedSubjects | None = None
+    """The reference's subjects of the batch, started before publishing (a worker process computes
+    them on the other core while the main one publishes); the judge reads them."""
+
+
+def execute_mapping_batch(
+    session: Session, compiled: Sequence[tuple[Transform, tuple[str, ...]]]
+) -> MappingObservation:
+    """Apply the mappings, publish every subject, and observe where each arrived.
+
+    A server that dies of the batch (`Session.crash_of`) is restarted, the mappings that crash it are
+    found one by one, and the rest of the batch runs again.
+    """
+    expected = ExpectedSubjects(compiled)
+    observed = _publish(session, list(compiled))
+    observed.expected = expected
+    deliveries = observed.deliveries
+    if not session.crash_of(deliveries.failure if deliveries else ""):
+        return observed
+    survivors = []
+    crashed = []
+    for item in observed.accepted:
+        crash = _crash_probe(session, item)
+        if crash is None:
+            survivors.append(item)
+        else:
+            crashed.append(crash)
+            session.restart()
+    again = _publish(session, survivors) if survivors else MappingObservation()
+    again.rejected[:0] = observed.rejected
+    again.crashed = crashed
+    again.expected = expected
+    session.crash_of(again.deliveries.failure if again.deliveries else "")
+    return again
+
+
+def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed: int) -> BatchResult:
+    """Verdicts for a batch: a refused mapping the reference holds valid is a validation divergence and
+    its subjects are `unknown`; a mapping that killed the server is a `server-crash` divergence; every
+    published subject is judged on where it arrived."""
+    result = BatchResult()
+    for transform, subjects, message in observed.rejected:
+        rejected = rejection_case(
+            context,
+            functions=transform.functions,
+            source=transform.source,
+            destination=transform.destination,
+            server_message=message,
+            seed=seed,
+        )
+        result.cases.append(rejected)
+        reason = f"mapping rejected by the server (case {rejected.case_id}): {message}"
+        result.cases += [
+            _undelivered(context, transform, subject, (REFUSED, reason), seed) for subject in subjects
+        ]
+    for transform, subject, panic in observed.crashed:
+        detail = f"the server died on this publish: {panic}"
+        result.cases.append(_undelivered(context, transform, subject, ("server-crash", detail), seed))
+    deliveries = observed.deliveries
+    if deliveries is None:
+        return result
+    computed = observed.expected or ExpectedSubjects(observed.accepted)
+    offset = 0
+    for transform, group in observed.accepted:
+        _judge_group(
+            context,
+            transform,
+            group,
+            computed.of(transform),
+            offset=offset,
+            observation=deliveries,
+            seed=seed,
+            duration_us=observed.duration_us,
+            result=result,
+        )
+        offset += len(group)
+    return result
+
+
+def unknown_batch(
+    context: RunContext, compiled: Sequence[tuple[Transform, tuple[str, ...]]], reason: str, seed: int
+) -> list[Case]:
+    """Every subject of a batch `unknown`, with `reason`: the batch was cut short before it was observed."""
+    return [
+        _undelivered(context, transform, subject, ("unknown", reason), seed)
+        for transform, subjects in compiled
+        for subject in subjects
+    ]
+
+
+def _undelivered(
+    context: RunContext, transform: Transform, subject: str, why: tuple[str, str], seed: int
+) -> Case:
+    """A published subject that could not arrive: its mapping was refused or killed the server (`why`
+    is the difference and the detail)."""
+    difference, detail = why
+    return make_case(
+        context,
+        feature=feature_of(transform),
+        functions=transform.functions,
+        source=transform.source,
+        destination=transform.destination,
+        subject=subject,
+        expected=transform.delivers(subject),
+        observed="",
+        difference=difference,
+        detail=detail,
+        seed=seed,
+    )
+
+
+def _crash_probe(
+    session: Session, item: tuple[Transform, tuple[str, ...]]
+) -> tuple[Transform, str, str] | None:
+    """Publish the mapping's first subject alone: (transform, subject, panic line) if the server dies."""
+    transform, subjects = item
+    try:
+        session.configure(Mapping(transform.source, transform.destination))
+    except ConfigRejectedError:
+        return None
+    observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
+    if not session.has_died(observation.failure):
+        return None
+    return transform, subjects[0], session.panic_line() or "no panic line in its log"
+
+
+def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
+    observed = MappingObservation()
+    observed.accepted = _apply_bisecting(session, compiled, observed.rejected)
+    subjects = [subject for _, group in observed.accepted for subject in group]
+    if not subjects:
+        return observed
+    began = time.perf_counter()
+    observed.deliveries = publish_and_observe(session.url, subjects)
+    observed.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+    return observed
+
+
+def _judge_group(
+    context: RunContext,
+    transform: Transform,
+    subjects: Sequence[str],
+    columns: tuple[pa.Array, pa.Array, pa.Array | None],
+    *,
+    offset: int,
+    observation: Observation,
+    seed: int,
+    duration_us: int,
+    result: BatchResult,
+) -> None:
+    """Verdicts for one mapping's subjects (case ids `offset`...; `columns` are they and the reference's
+    subjects as `text_array`s): those that arrived once, exactly on the reference's subject, become one
+    agreeing block, found by comparing whole columns; every other one is judged on its own."""
+    count = len(subjects)
+    subject_column, expected, buckets = columns
+    observed = observation.first_subjects(offset, count)
+    arrived = pc.fill_null(pc.equal(expected.cast(pa.binary()), observed), False)
+    odd = {index - offset for index in observation.repeated if offset <= index < offset + count}
+    odd.update(pc.indices_nonzero(pc.invert(arrived)).to_pylist())
+    engine: list[str | None] = [None] * count
+    if context.oracle is not None:
+        engine = context.oracle.maps(transform.source, transform.destination, subjects)
+        wanted = texts_of(expected)
+        for index, (subject, want, got) in enumerate(zip(subjects, wanted, engine, strict=True)):
+            if got is not None and got != want and transform.is_random and transform.accepts(subject, got):
+                engine[index] = want  # another draw of the same random token
+            elif got != want:
+                odd.add(index)
+    for index in sorted(odd):
+        result.cases.append(
+            judge_delivery(
+                context,
+                transform=transform,
+                subject=subjects[index],
+                arrived=observation.subjects_of(offset + index),
+                failure=observation.failure,
+                seed=seed,
+                duration_us=duration_us,
+                engine=engine[index],
+            )
+        )
+    if odd:
+        keep = [True] * count
+        for index in odd:
+            keep[index] = False
+        subject_column, expected = subject_column.filter(keep), expected.filter(keep)
+        buckets = None if buckets is None else buckets.filter(keep)
+    feature = feature_of(transform)
+    context.expectations.note_feature(context.server_version, feature, "+".join(transform.functions))
+    partitions = partition_position(transform)[1] if feature == "partition" else 0
+    shared = Case(
+        run_id=context.run_id,
+        case_id=-1,
+        implementation=context.implementation,
+        server_version=context.server_version,
+        backend=context.backend,
+        feature=feature,
+        functions="+".join(canonical_functions(transform.functions)),
+        source=transform.source,
+        destination=transform.destination,
+        subject="",
+        expected="",
+        observed="",
+        verdict="agree",
+        partitions=partitions,
+        seed=seed,
+        duration_us=duration_us,
+        oracle="" if context.oracle is None else "all-agree",
+    )
+    case_ids = list(islice(iter(context.next_case_id, None), len(expected)))
+    result.blocks.append(CaseBlock(shared, case_ids, subject_column, expected, expected, buckets))
+
+
+def _apply_bisecting(
+    session: Session,
+    compiled: list[tuple[Transform, tuple[str, ...]]],
+    rejected: list[tuple[Transform, tuple[str, ...], str]],
+) -> list[tuple[Transform, tuple[str, ...]]]:
+    """Apply all mappings; if the server refuses, find the refused ones one by one (into `rejected`,
+    with the server's message) and apply the rest."""
+
+    def configure(items: list[tuple[Transform, tuple[str, ...]]]) -> None:
+        session.configure(*(Mapping(t.source, t.destination) for t, _ in items))
+
+    try:
+        configure(compiled)
+        return compiled
+    except ConfigRejectedError:
+        pass
+    accepted: list[tuple[Transform, tuple[str, ...]]] = []
+    for item in compiled:
+        try:
+            configure([item])
+            accepted.append(item)
+        except ConfigRejectedError as error:
+            rejected.append((*item, error.server_message))
+    try:
+        configure(accepted)
+    except ServerError as error:
+        raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
+    return accepted

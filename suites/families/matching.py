@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
-from suites.differential import RunContext, crash_of
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext
 from suites.strategies import matching_batches
 from suites.subscriptions import SubscriptionObservation, judge_matching, observe_subscriptions
 
@@ -53,7 +53,7 @@ class MatchingFamily(TargetServer):
         if deliveries.failure:
             # A server ended from outside (no panic in its log) raises ServerDiedError: the engine
             # restarts it and journals the restart, instead of every later unit failing to connect.
-            crash_of(session, deliveries.failure)
+            session.crash_of(deliveries.failure)
         pairs = max(1, len(unit.patterns) * len(unit.subjects))
         return Observed(deliveries, int((time.perf_counter() - began) * 1e6 / pairs))
 

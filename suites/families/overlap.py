@@ -34,8 +34,8 @@ from reference.errors import MappingError
 from reference.overlap import candidates, matching
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
-from suites.differential import RunContext, make_case, rejection_case
 from suites.engine.family import Judged, TargetServer, in_operator_mode
+from suites.engine.verdicts import RunContext, make_case, rejection_case
 from suites.strategies import bulk_subjects, mostly
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 

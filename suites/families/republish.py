@@ -37,8 +37,8 @@ from reference.republish import (
     rules_for,
 )
 from reference.versions import Version
-from suites.differential import RunContext
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext
 from suites.republish import (
     FEATURE,
     MessageLedger,

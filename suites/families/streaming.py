@@ -30,8 +30,8 @@ from records.casefile import CaseFile
 from reference.errors import InvalidVersionError
 from reference.profiles import ReleaseProfile
 from reference.versions import Version
-from suites.differential import RunContext
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext
 from suites.streaming.layouts import Layout, layout_of
 from suites.streaming.strategies import layouts_with_channels
 

@@ -39,8 +39,9 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
-from suites.differential import RunContext, crash_of, functions_named, make_case, wrong_subject
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext, make_case, wrong_subject
+from suites.expected import functions_named
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
 
@@ -131,7 +132,7 @@ class StreamTransformFamily(TargetServer):
         try:
             return self._execute(session, unit)
         except (ServerError, WireError) as error:
-            panic = crash_of(session, str(error))
+            panic = session.crash_of(str(error))
             if not panic:
                 return TransformObservation({}, failure=str(error))
             return TransformObservation({}, failure=panic, crashed=True)

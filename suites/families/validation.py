@@ -6,15 +6,23 @@ a wildcard rule. One unit is one (source, destination) pair, valid or not.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from fixtures.config import Mapping
+from fixtures.errors import ConfigRejectedError
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.schema import Case
+from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
-from suites.differential import RunContext, Verdict, execute_validation, judge_validation
+from reference.transform import compile_transform
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext, is_literal, make_case, refusal_suffix, validation_oracle
+from suites.expected import functions_named, instance_of
+from suites.harness import publish_and_observe
 from suites.strategies import ODD_SOURCES, destination_templates, mostly, odd_destinations, sources, swarms
 
 Pair = tuple[str, str]
@@ -68,3 +76,82 @@ class ValidationFamily(TargetServer):
 
     def unit_of(self, case: CaseFile) -> Pair:
         return case.source, case.destination
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A server's answer to one configuration: `accept`, `reject` (with its message) or '' when the
+    server could not be asked (with why); `crashed` when an accepted mapping killed the server on the
+    first message published through it (`detail` is then the panic line)."""
+
+    observed: str
+    detail: str = ""
+    duration_us: int = 0
+    crashed: bool = False
+
+
+def execute_validation(session: Session, source: str, destination: str) -> Verdict:
+    """Apply one mapping, note whether the server took it and, if it did, whether one message published
+    through it leaves the server running (a server that dies is restarted)."""
+    began = time.perf_counter()
+    try:
+        session.configure(Mapping(source, destination))
+    except ConfigRejectedError as error:
+        return Verdict("reject", error.server_message, _since(began))
+    session.save_counters()  # the probe may crash the server (an empty destination from 2.10)
+    observation = publish_and_observe(session.url, [instance_of(source)], timeout=5.0)
+    panic = session.crash_of(observation.failure)
+    if not panic:
+        return Verdict("accept", "", _since(began))
+    detail = f"the server died on a message to {instance_of(source)}: {panic}"
+    return Verdict("accept", detail, _since(began), crashed=True)
+
+
+def _since(began: float) -> int:
+    return int((time.perf_counter() - began) * 1e6)
+
+
+def judge_validation(
+    context: RunContext,
+    profile: ReleaseProfile,
+    source: str,
+    destination: str,
+    verdict: Verdict,
+    *,
+    seed: int = 0,
+) -> Case:
+    """The server must accept a mapping iff the reference compiles it for this release, and survive a
+    message through a mapping it accepted. A mapping of a source without wildcards the reference
+    rejects and the server accepts is told apart (``...-server-accept-literal-source``)."""
+    try:
+        compile_transform(source, destination, profile)
+        expected = "accept"
+    except MappingError as error:
+        expected = f"reject:{error.kind}"
+    if verdict.crashed:
+        difference = "server-crash"
+    elif not verdict.observed:
+        difference = "unknown"
+    elif expected.split(":")[0] == verdict.observed:
+        difference = ""
+    else:
+        difference = f"reference-{expected.replace(':', '-')}-server-{verdict.observed}"
+        if verdict.observed == "accept" and is_literal(source):
+            difference += "-literal-source"
+        if verdict.observed == "reject":
+            difference += refusal_suffix(verdict.detail)
+    return make_case(
+        context,
+        feature="validation",
+        functions=functions_named(destination),
+        source=source,
+        destination=destination,
+        subject="",
+        expected=expected,
+        observed=verdict.observed,
+        difference=difference,
+        detail=verdict.detail,
+        seed=seed,
+        duration_us=verdict.duration_us,
+        oracle=validation_oracle(context, source, destination, expected.split(":")[0], verdict.observed),
+    )

@@ -16,8 +16,8 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.weighted import WeightedDestination
-from suites.differential import RunContext
 from suites.engine.family import Judged, TargetServer
+from suites.engine.verdicts import RunContext
 from suites.subscriptions import SubscriptionObservation
 from suites.weighted import (
     WeightedObservation,

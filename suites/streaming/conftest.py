@@ -20,7 +20,7 @@ from fixtures.provision import NATS_STREAMING_SERVER, binary_version
 from fixtures.servers.streaming import StreamingNetwork, has_protobuf, provision_binaries
 from records.expectations import Expectations
 from records.writer import RecordWriter
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 
 if not has_protobuf() and not os.environ.get("CI"):
     # The streaming client needs protobuf: pip install -e '.[streaming]'. Under CI a missing extra is an

@@ -28,7 +28,7 @@ from fixtures.servers.local import HOST, free_port
 from fixtures.servers.streaming import StreamingConfig, StreamingServer, StreamingServers
 from records.expectations import Expectations
 from records.schema import Case
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 from suites.streaming.layouts import Layout
 from suites.streaming.partitions import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
 

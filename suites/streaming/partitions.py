@@ -65,7 +65,7 @@ from reference.channels import (
     subscribe_outcome,
 )
 from reference.errors import InvalidChannelError, NoChannelError, PartitioningWithClusteringError
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 from suites.streaming.layouts import Layout, layout_column
 
 FEATURE = "streaming"

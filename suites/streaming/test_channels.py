@@ -21,7 +21,7 @@ from fixtures.servers.streaming import StreamingConfig, StreamingNetwork
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.channels import DUPLICATE_CHANNEL
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.reproduce import describe_divergences
 from suites.streaming.layouts import Layout
 from suites.streaming.partitions import probe_and_judge, start_layout

@@ -19,7 +19,7 @@ from fixtures.servers.local import HOST, free_port
 from fixtures.servers.process import spawn_child, terminate_child
 from fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
 from records.writer import RecordWriter
-from suites.differential import RunContext, make_case
+from suites.engine.verdicts import RunContext, make_case
 from suites.reproduce import describe_divergences
 from suites.streaming.partitions import FEATURE
 

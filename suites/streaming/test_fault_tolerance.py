@@ -10,7 +10,7 @@ import pytest
 
 from fixtures.servers.streaming import StreamingNetwork
 from records.writer import RecordWriter
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.reproduce import describe_divergences
 from suites.streaming.fault_tolerance import DOCUMENTED_FLAG, PARTITIONS, run_example
 

@@ -21,8 +21,8 @@ from fixtures.servers.local import HOST
 from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter, run_status
-from suites.differential import RunContext
 from suites.engine.family import check, record, verdicts
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.strategies import MappingBatch
 from tests.live.campaigns import newest_of_session

@@ -42,7 +42,7 @@ AGREEING = replace(CRASHING, server_version="2.12.15", observed="0", verdict="ag
 
 
 def judged(known: Expectations, case: Case) -> Case:
-    """The case as a campaign judges it (suites.differential): its release noted, its feature noted,
+    """The case as a campaign judges it (suites.engine.verdicts): its release noted, its feature noted,
     a divergence classified."""
     known.note_run(case.implementation, case.server_version)
     known.note_feature(case.server_version, case.feature, case.functions)

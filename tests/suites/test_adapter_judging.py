@@ -25,8 +25,8 @@ from reference.adapter import handle_request
 from reference.profiles import NEWEST
 from reports.build import build_report
 from suites.__main__ import main
-from suites.differential import RunContext
 from suites.drawing import draw_families
+from suites.engine.verdicts import RunContext
 from suites.library import BACKEND, LibraryRun, _shown, difference, reference_answer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from fixtures.servers.base import Backend
 from records.expectations import Expectations
 from reference.profiles import for_version
 from reference.versions import Version
-from suites.differential import RunContext
 from suites.engine.family import cases_of
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
 from suites.families.contexts import PLACES, ContextsUnit
 from suites.families.imports import ImportRun

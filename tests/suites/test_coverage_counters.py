@@ -17,7 +17,7 @@ from fixtures.cover import COVER_DIR
 from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from reference.profiles import for_version
-from suites import differential
+from suites.families import validation
 from suites.families.validation import EDGE_CALLS, ValidationFamily
 from suites.strategies import Enough, run_batches
 
@@ -64,8 +64,8 @@ def _probe(monkeypatch: pytest.MonkeyPatch, server: RecordingServer) -> list[str
         server.events.append(("probe", None))
         return _Observed()
 
-    monkeypatch.setattr(differential, "publish_and_observe", publish)
-    differential.execute_validation(Session.of(server), "v.*", "")  # type: ignore[arg-type]
+    monkeypatch.setattr(validation, "publish_and_observe", publish)
+    validation.execute_validation(Session.of(server), "v.*", "")  # type: ignore[arg-type]
     return [event for event, _ in server.events]
 
 

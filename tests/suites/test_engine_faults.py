@@ -23,8 +23,8 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
 from reference.weighted import WeightedDestination
-from suites.differential import RunContext, crash_of
 from suites.engine.family import cases_of, check, verdicts
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.imports import ImportRun
 from suites.families.matching import Subscriptions
@@ -167,11 +167,11 @@ class FailingStart(ScriptedServer):
 def test_a_server_dead_of_a_unit_is_a_crash_and_one_killed_from_outside_is_cut_short(last_words: str) -> None:
     server = ScriptedServer(ServerDiedError("unused"), running=False)
     server.log = f"[INF] Server is ready\n{last_words}\n"
-    assert crash_of(Session.of(server), "the server closed the connection") == last_words
+    assert Session.of(server).crash_of("the server closed the connection") == last_words
     assert server.starts == 1
     server.running, server.log = False, "[INF] Server is ready\n"
     with pytest.raises(ServerDiedError, match="no panic in its log"):
-        crash_of(Session.of(server), "the server closed the connection")
+        Session.of(server).crash_of("the server closed the connection")
     assert server.starts == 1
 
 

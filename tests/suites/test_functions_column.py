@@ -8,7 +8,8 @@ from records.expectations import Expectation, Expectations
 from records.schema import Case
 from reference.profiles import for_version
 from reference.transform import compile_transform
-from suites.differential import RunContext, case_class_of, functions_named, make_case
+from suites.engine.verdicts import RunContext, case_class_of, make_case
+from suites.expected import functions_named
 
 
 def context(*entries: Expectation) -> RunContext:

@@ -20,8 +20,8 @@ from records.expectations import Expectations, load_expectations
 from reference.contexts import compile_in, local_pattern, requested
 from reference.profiles import for_version
 from suites.__main__ import main
-from suites.differential import RunContext
 from suites.engine.family import cases_of
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
 from suites.families.imports import ImportObservation, ImportRun, published_subjects, reversible_destinations
 from tests.families import run_agreeing

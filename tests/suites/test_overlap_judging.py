@@ -16,8 +16,8 @@ from records.replay import replay_command
 from reference.overlap import candidates
 from reference.profiles import for_version
 from reference.transform import compile_transform
-from suites.differential import RunContext
 from suites.engine.family import cases_of
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.overlap import OverlapRun, Step, StepObservation, overlap_runs
 from suites.subscriptions import SubscriptionObservation

@@ -13,7 +13,7 @@ from fixtures.clients.wire import Message
 from records.expectations import Expectation, Expectations
 from records.replay import replay_command
 from reference.republish import RePublish, StreamModel, rules_for
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.republish import (
     MessageLedger,
     Window,

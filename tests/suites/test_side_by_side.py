@@ -17,8 +17,8 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case
 from reference.profiles import ReleaseProfile, for_version
-from suites.differential import RunContext, make_case
 from suites.engine.family import TargetServer, cases_of, check_many
+from suites.engine.verdicts import RunContext, make_case
 
 
 class Backend:

@@ -16,8 +16,8 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from reference.profiles import for_version
 from suites.__main__ import main
-from suites.differential import RunContext
 from suites.engine.family import cases_of
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
 from suites.families.streams import TransformObservation, TransformRun
 from tests.families import run_agreeing

@@ -27,8 +27,8 @@ from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
 from records.writer import RecordWriter
-from suites.differential import RunContext
 from suites.engine.family import check
+from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
 from suites.families.streaming import StreamingUnit
 from suites.replay import replay_file_on_server

@@ -9,7 +9,7 @@ import pytest
 from fixtures.clients.wire import WireConnection, WireError
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
-from suites.differential import RunContext
+from suites.engine.verdicts import RunContext
 from suites.subscriptions import (
     SubscriptionObservation,
     clear_mappings,

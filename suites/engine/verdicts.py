@@ -1,0 +1,279 @@
+"""The verdict core every family judges with: who is under test (`RunContext`), how a case gets its
+verdict and its class (`make_case`), and the one judge of a published subject's delivery
+(`judge_delivery`, naming a wrong subject with `wrong_subject`), so that a difference has one name
+wherever it comes from. A case whose difference is empty agrees; one the expectations list is
+`expected`; failures of the server or the network make it `unknown`, with the reason in `detail`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fixtures.servers.base import Backend
+from records.expectations import Expectations
+from records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case
+from records.schema import case_class_of as class_text
+from reference.channels import ServerSpec
+from reference.functions import canonical_functions
+from reference.transform import NOT_DELIVERED, Transform
+from reference.weighted import WeightedDestination
+from suites.expected import bucket_of, partition_position
+from suites.oracle import EngineOracle, three_way
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """Who is being tested, and where verdicts go."""
+
+    run_id: str
+    implementation: str
+    server_version: str
+    backend: str
+    expectations: Expectations
+    next_case_id: Callable[[], int]
+    oracle: EngineOracle | None = None
+    """The engine of the server's release, asked every mapping and validation case too (`--oracle`)."""
+
+    @classmethod
+    def for_server(
+        cls,
+        server: Backend,
+        *,
+        run_id: str,
+        expectations: Expectations,
+        next_case_id: Callable[[], int],
+        implementation: str = "nats-server",
+        oracle: EngineOracle | None = None,
+    ) -> RunContext:
+        """The context of a started server; its release is noted for the staleness of expectations."""
+        expectations.note_run(implementation, server.version)
+        return cls(run_id, implementation, server.version, server.name, expectations, next_case_id, oracle)
+
+
+MAX_UINT32 = 2**32 - 1
+"""A partition count above it cannot be a 32-bit number; the document states no limit, so the reference
+takes it as written, and a wrong subject for such a count gets its own class."""
+
+PARTITION_COUNT = re.compile(r"\{\{\s*partition\s*\(\s*(-?\d+)", re.IGNORECASE)
+
+
+def wrong_subject(source: str, destination: str) -> str:
+    """The difference of a subject mapped to the wrong subject, set apart where releases differ for a
+    reason of their own: a source without wildcards (the server builds no transform), a source token
+    that begins with `*` without being one (`*a`, a literal token to the reference; nats-server's
+    transform matching looks at its first character), and a partition count past 32 bits (cut to 32
+    bits). A server's families and an adapter's questions name it alike, so one expectation covers a
+    server and its transform engine."""
+    if is_literal(source):
+        return "wrong-subject-literal-source"
+    if any(len(token) > 1 and token.startswith("*") for token in source.split(".")):
+        return "wrong-subject-star-prefixed-token"
+    if any(int(count) > MAX_UINT32 for count in PARTITION_COUNT.findall(destination)):
+        return "wrong-subject-count-beyond-32-bits"
+    return "wrong-subject"
+
+
+def is_literal(source: str) -> bool:
+    """True iff a mapping source has no wildcard (an argument shape some releases treat apart)."""
+    return not any(token in ("*", ">") for token in source.split("."))
+
+
+def feature_of(transform: Transform) -> str:
+    return "partition" if "partition" in transform.functions else "mapping"
+
+
+def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
+    """A divergence's class as text (records.schema.case_class_of), the functions as
+    `canonical_functions` gives them."""
+    return class_text(feature, "+".join(canonical_functions(functions)), difference)
+
+
+def make_case(
+    context: RunContext,
+    *,
+    feature: str,
+    functions: Sequence[str],
+    source: str,
+    destination: str,
+    subject: str,
+    expected: str,
+    observed: str,
+    difference: str,
+    detail: str = "",
+    seed: int = 0,
+    duration_us: int = 0,
+    partitions: int = 0,
+    bucket: int = -1,
+    stream_subjects: Sequence[str] = (),
+    headers_only: bool = False,
+    weights: Sequence[WeightedDestination] = (),
+    layout: Sequence[ServerSpec] = (),
+    oracle: str = "",
+) -> Case:
+    """A case with its verdict: `difference` is empty when the server agreed, else what differed
+    (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
+    which of reference, server and engine agree (`suites.oracle`)."""
+    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
+    expectation = ""
+    if not difference:
+        verdict = "agree"
+    elif difference in ("unknown", REFUSED, NOT_SUPPORTED, CRASH_UNCONFIRMED):
+        verdict = "unknown"
+    else:
+        entry = context.expectations.classify(
+            context.implementation,
+            context.server_version,
+            feature=feature,
+            functions="+".join(functions),
+            difference=difference,
+        )
+        verdict = "expected" if entry else "diverge"
+        expectation = entry.id if entry else ""
+    return Case(
+        run_id=context.run_id,
+        case_id=context.next_case_id(),
+        implementation=context.implementation,
+        server_version=context.server_version,
+        backend=context.backend,
+        feature=feature,
+        functions="+".join(canonical_functions(functions)),
+        source=source,
+        destination=destination,
+        subject=subject,
+        expected=expected,
+        observed=observed,
+        verdict=verdict,
+        detail=detail,
+        expectation=expectation,
+        difference=difference,
+        partitions=partitions,
+        bucket=bucket,
+        seed=seed,
+        duration_us=duration_us,
+        stream_subjects=tuple(stream_subjects),
+        headers_only=headers_only,
+        weights=tuple(weights),
+        layout=tuple(layout),
+        oracle=oracle,
+    )
+
+
+def rejection_case(
+    context: RunContext,
+    *,
+    functions: Sequence[str],
+    source: str,
+    destination: str,
+    server_message: str,
+    seed: int,
+) -> Case:
+    """A validation divergence: the server refused a mapping the reference holds valid."""
+    return make_case(
+        context,
+        feature="validation",
+        functions=functions,
+        source=source,
+        destination=destination,
+        subject="",
+        expected="accept",
+        observed="reject",
+        difference="reference-accept-server-reject" + refusal_suffix(server_message),
+        detail=server_message,
+        seed=seed,
+        oracle=validation_oracle(context, source, destination, "accept", "reject"),
+    )
+
+
+def validation_oracle(context: RunContext, source: str, destination: str, reference: str, server: str) -> str:
+    """Which of reference, server and engine agree on a mapping's acceptance ('' without an engine or
+    an observation)."""
+    if context.oracle is None or server not in ("accept", "reject"):
+        return ""
+    return three_way(reference, server, context.oracle.validation(source, destination))
+
+
+JWT_REFUSAL = "jwt validation failed"
+"""How a server in operator mode answers a pushed account JWT that its claims library refuses."""
+
+
+def refusal_suffix(server_message: str) -> str:
+    """``-jwt-validation`` when the refusal came from the account JWT's own validation (operator mode),
+    which has rules of its own (no spaces in a subject), else nothing."""
+    return "-jwt-validation" if JWT_REFUSAL in server_message else ""
+
+
+NOT_A_SUBJECT = "delivered-not-a-subject"
+"""The difference of a message that arrived although the reference's transform writes no subject."""
+
+
+def not_a_subject_note(written: str) -> str:
+    """The detail of a case whose transform writes `written`, which is not a subject."""
+    return f"the transform writes {written!r}, not a subject: the reference delivers it to no subscriber"
+
+
+def judge_delivery(
+    context: RunContext,
+    *,
+    transform: Transform,
+    subject: str,
+    arrived: list[str],
+    failure: str,
+    seed: int,
+    duration_us: int,
+    engine: str | None = None,
+) -> Case:
+    """The verdict for one published subject given the subjects it arrived on (and, with an engine
+    oracle, the subject the engine maps it to: `engine`). Where the transform writes no subject
+    (`Transform.delivers` is `NOT_DELIVERED`), the reference's outcome is that no subscriber receives
+    the message: the case agrees when nothing arrived and the publication did not fail, and an arrival
+    is a divergence (`NOT_A_SUBJECT`)."""
+    written = transform.apply(subject)
+    expected = transform.delivers(subject)
+    observed = "|".join(arrived)
+    if engine is not None and transform.is_random and transform.accepts(subject, engine):
+        engine = written  # another draw of the same random token
+    if expected == NOT_DELIVERED:
+        agreed = not arrived and not failure
+    else:
+        agreed = len(arrived) == 1 and transform.accepts(subject, arrived[0])
+    if agreed:
+        difference = ""
+    elif not arrived and failure:
+        difference = "unknown"
+    elif not arrived:
+        difference = "not-delivered"
+    elif expected == NOT_DELIVERED:
+        difference = NOT_A_SUBJECT
+    elif len(arrived) > 1:
+        difference = "duplicated"
+    else:
+        difference = wrong_subject(transform.source, transform.destination)
+    detail = failure if difference == "unknown" else ""
+    if expected == NOT_DELIVERED and difference != "unknown":
+        detail = not_a_subject_note(written)
+    feature = feature_of(transform)
+    partitions, bucket = 0, -1
+    if feature == "partition":
+        position, partitions = partition_position(transform)
+        bucket = bucket_of(arrived[0], position) if len(arrived) == 1 else -1
+    return make_case(
+        context,
+        feature=feature,
+        functions=transform.functions,
+        source=transform.source,
+        destination=transform.destination,
+        subject=subject,
+        expected=expected,
+        observed=observed,
+        difference=difference,
+        detail=detail,
+        seed=seed,
+        duration_us=duration_us,
+        partitions=partitions,
+        bucket=bucket,
+        oracle=""
+        if context.oracle is None or difference == "unknown"
+        else three_way(written, observed if difference else written, engine),
+    )
