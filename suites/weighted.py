@@ -400,7 +400,11 @@ def clustered_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tupl
     return source, (*unscoped, *scoped)
 
 
-REFUSALS = ("duplicate", "total", "weight", "destination")
+ODD_SOURCE = "wt.>.s"
+"""A source no subject rule allows (``>`` not last) that an account JWT's own validation lets through
+(it refuses only empty subjects, spaces and empty tokens), so that the server's check of the claim's
+sources is what refuses it."""
+REFUSALS = ("duplicate", "total", "weight", "destination", "source")
 """What makes a list of `refused_lists` one the server must refuse."""
 
 
@@ -409,8 +413,9 @@ def refused_lists(
     draw: st.DrawFn, profile: ReleaseProfile, *, zero_weights: bool = True
 ) -> tuple[str, tuple[WeightedDestination, ...]]:
     """A source and a list the reference refuses for one fault (`REFUSALS`): a destination listed twice,
-    weights that total over 100, one weight of 101 or more, or a destination naming a wildcard the
-    source lacks (never for a source without wildcards, whose mappings the validation family judges).
+    weights that total over 100, one weight of 101 or more, a destination naming a wildcard the source
+    lacks (never for a source without wildcards, whose mappings the validation family judges), or a
+    source with ``>`` before its last token (`ODD_SOURCE`).
     The last two are the list's only entry one time in three. "Weighted Mappings" lists shares that sum
     to 100 or less; the rest is what the server checks (`reference.weighted.compile_weighted`). An
     added entry may weigh 0 (`zero_weights`). Shrinks to a duplicate of a one-entry list."""
@@ -431,6 +436,8 @@ def refused_lists(
         entries.append(WeightedDestination(extra, draw(st.integers(room + 1, 100))))
     elif fault == "weight":
         entries.append(WeightedDestination(extra, draw(st.integers(101, 200))))
+    elif fault == "source":
+        return ODD_SOURCE, tuple(entries)
     else:
         weight = draw(st.integers(max(1, least), max(1, room)))
         entries.append(WeightedDestination(f"wt.bad.$9.{extra}", weight))

@@ -52,6 +52,7 @@ def test_refused_lists_are_refused_by_the_reference(version: str, data: st.DataO
         "total-weight-exceeded",
         "invalid-weight",
         "wildcard-index-out-of-range",
+        "invalid-source",
     )
 
 
@@ -76,6 +77,7 @@ def test_refused_lists_reach_each_kind_and_lone_entries() -> None:
         "total-weight-exceeded",
         "invalid-weight",
         "wildcard-index-out-of-range",
+        "invalid-source",
     }
     assert lone > 0
 
