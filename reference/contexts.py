@@ -21,7 +21,9 @@ be read backwards, wildcard tokens and literals with every source ``*`` used exa
 
 Where the documents are silent, observed: in the JetStream places an empty destination is a transform
 that keeps the subject (a source's or mirror's entry then only filters): 2.10.27 and 2.14.5 accept
-``{"src": "t.*", "dest": ""}`` in all three and store ``t.a`` as ``t.a``.
+``{"src": "t.*", "dest": ""}`` in all three and store ``t.a`` as ``t.a``. So is an import without a
+``to`` (observed, nats-server ``addMappedStreamImportWithClaim`` and ``addServiceImport``: a missing
+``to`` is the import's subject): its subjects arrive as they were published.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ CONTEXTS: Final = (
 
 
 JETSTREAM: Final = frozenset({"stream", "source", "mirror"})
+IMPORTS: Final = frozenset({"stream-import", "service-import"})
 
 
 def keeping(source: str) -> str:
@@ -106,7 +109,7 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     release (raises MappingError as `compile_transform` does; `UnsupportedContextError` before the
     release that has the place)."""
     place = context_named(context)
-    if destination == "" and context in JETSTREAM:
+    if destination == "" and (context in JETSTREAM or context in IMPORTS):
         destination = keeping(source)
     if not place.supported(profile):
         message = f"{context} transforms appeared in {place.since}, not in {profile.name}"

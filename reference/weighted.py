@@ -8,8 +8,11 @@ message loss" (``myservice.requests: [{v3, 90%}, {v3.fail, 8%}]``), and listing 
 (``foo.loss.>: [{foo.loss.>, 50%}]``) drops what is not mapped to it. Servers deliver an unaccounted
 rest on the unchanged subject unless the source is listed (expectations.toml,
 ``weighted-remainder-not-lost``). ``cluster``-scoped entries form their own list, used on servers of
-that cluster; other servers use the unscoped list. Weights are 0..100; their total may not exceed 100
-(over the whole list before 2.10, per cluster from 2.10).
+that cluster; other servers use the unscoped list, whose remainder (all of it when it has no entry) is
+lost. Weights are 0..100; their total may not exceed 100 (over the whole list before 2.10, per cluster
+from 2.10), and a destination may appear once in the whole list, whatever its cluster. The documents
+do not describe the ``cluster`` field: these rules are what nats-server does (``AddWeightedMappings``,
+observed on 2.2.6, 2.14.9 and 2.15.2 by the weighted families' clustered and refused lists).
 """
 
 from __future__ import annotations

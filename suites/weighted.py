@@ -29,11 +29,13 @@ from fixtures.config import WeightedDestination as ConfigEntry
 from fixtures.errors import ConfigRejectedError
 from fixtures.session import Session
 from records.schema import Case
+from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
 from suites.distribution import chi_square, sample_size
 from suites.engine.verdicts import RunContext, make_case, rejection_case
+from suites.expected import functions_named
 from suites.strategies import RECOMMENDED
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
@@ -94,12 +96,24 @@ def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
 
 @dataclass(frozen=True, slots=True)
 class WeightedRun:
-    """One weighted list and the subjects to publish through it."""
+    """One weighted list and the subjects to publish through it, on a server of `cluster` (None: in no
+    cluster); `single` writes a list of one entry as that entry alone (`fixtures.config.Mapping`)."""
 
     source: str
     entries: tuple[WeightedDestination, ...]
     subjects: tuple[str, ...]
     seed: int = 0
+    cluster: str | None = None
+    single: bool = False
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """What the records keep of the run beyond its list: its form when `single`."""
+        return (SINGLE_STEP,) if self.single else ()
+
+
+SINGLE_STEP = '{"form": "single"}'
+"""The step of a case whose list of one entry was written as that entry alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +126,11 @@ class WeightedObservation:
 
 
 def execute_weighted(session: Session, run: WeightedRun) -> WeightedObservation:
-    """Configure ``source: [entries]`` and publish every subject under a ``>`` subscription."""
-    config_entries = tuple(ConfigEntry(e.destination, e.weight) for e in run.entries)
+    """Configure ``source: [entries]`` and publish every subject under a ``>`` subscription (none when
+    the server refused the list)."""
+    config_entries = tuple(ConfigEntry(e.destination, e.weight, e.cluster) for e in run.entries)
     try:
-        session.configure(Mapping(run.source, config_entries))
+        session.configure(Mapping(run.source, config_entries, single=run.single))
     except ConfigRejectedError as error:
         return WeightedObservation(rejection=error.server_message)
     began = time.perf_counter()
@@ -128,9 +143,14 @@ def judge_weighted(
     context: RunContext, profile: ReleaseProfile, run: WeightedRun, observed: WeightedObservation
 ) -> WeightedResult:
     """Every message and the shares against the reference. A list the server refuses although the
-    reference accepts it is a validation divergence (no messages were then published)."""
+    reference accepts it is a validation divergence (no messages were then published); a list the
+    reference refuses is one case, which the server must refuse (`refusal_case`)."""
     source, entries, subjects, seed = run.source, run.entries, run.subjects, run.seed
-    mapping = compile_weighted(source, entries, profile)
+    try:
+        mapping = compile_weighted(source, entries, profile, run.cluster)
+    except MappingError as error:
+        result = WeightedResult(summary=refusal_case(context, run, observed, error.kind))
+        return result
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
     result = WeightedResult()
@@ -144,7 +164,7 @@ def judge_weighted(
             server_message=observed.rejection,
             seed=seed,
         )
-        result.summary = replace(rejected, weights=tuple(entries))
+        result.summary = replace(rejected, weights=tuple(entries), steps=run.steps)
         return result
     duration_us = observed.duration_us
     loss_allowed = any(c.bucket == LOSS for c in categories)
@@ -205,7 +225,36 @@ def judge_weighted(
         else f"{sum(counts)} of {len(subjects)} messages judged possible",
         seed=seed,
     )
+    if run.steps:
+        result.cases = [replace(case, steps=run.steps) for case in result.cases]
+        result.summary = replace(result.summary, steps=run.steps)
     return result
+
+
+def refusal_case(context: RunContext, run: WeightedRun, observed: WeightedObservation, kind: str) -> Case:
+    """The one case of a list the reference refuses (`kind`): agree when the server refused it too,
+    ``reference-reject-<kind>-server-accept`` when it took it, unknown when it was not asked."""
+    if observed.deliveries is None:
+        verdict, difference = "reject", ""
+    elif observed.deliveries.failure:
+        verdict, difference = "", "unknown"
+    else:
+        verdict, difference = "accept", f"reference-reject-{kind}-server-accept"
+    case = make_case(
+        context,
+        feature="weighted",
+        functions=functions_named(" ".join(entry.destination for entry in run.entries)),
+        source=run.source,
+        destination="",
+        weights=run.entries,
+        subject="",
+        expected=f"reject:{kind}",
+        observed=verdict,
+        difference=difference,
+        detail=observed.rejection or (observed.deliveries.failure if observed.deliveries else ""),
+        seed=run.seed,
+    )
+    return replace(case, steps=run.steps)
 
 
 def remainder_on_itself(
@@ -225,10 +274,16 @@ def remainder_on_itself(
     )
 
 
-def message_count(source: str, entries: Sequence[WeightedDestination], profile: ReleaseProfile) -> int:
-    """How many messages to publish for this list: ``sample_size`` of its shares, capped."""
-    shares = list(compile_weighted(source, entries, profile).expected_distribution().values())
-    return min(MAX_MESSAGES, sample_size(shares))
+def message_count(
+    source: str, entries: Sequence[WeightedDestination], profile: ReleaseProfile, cluster: str | None = None
+) -> int:
+    """How many messages to publish for this list on a server of `cluster`: ``sample_size`` of its
+    shares, capped; none for a list the reference refuses (the server must refuse it too)."""
+    try:
+        mapping = compile_weighted(source, entries, profile, cluster)
+    except MappingError:
+        return 0
+    return min(MAX_MESSAGES, sample_size(list(mapping.expected_distribution().values())))
 
 
 def subjects_for(source: str, count: int, rng: random.Random) -> list[str]:
@@ -281,22 +336,29 @@ def destination_for(shape: str, index: int, *, named: bool, reorder: bool) -> st
     return ".".join([head, *(f"{{{{wildcard({n})}}}}" if named else f"${n}" for n in refs)])
 
 
-@st.composite
-def weighted_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple[WeightedDestination, ...]]:
-    """A source and a valid weighted list for it: 1-3 entries of weight >= 1 summing to 100 or less
-    (100 about half the time), sometimes the source itself as an entry (artificial loss; with its
-    wildcards in place for a source with ``*``), sometimes an
-    extra entry of weight 0. Shrinks to ``wt.s: [{wt.d0, 100%}]``.
-    """
-    shape = draw(st.sampled_from(list(SHAPES)), label="shape")
-    source = SHAPES[shape]
-    size = draw(st.integers(1, 3), label="size")
+def _weights(draw: st.DrawFn, size: int) -> list[int]:
+    """`size` weights of at least 1 summing to 100 or less (100 about half the time)."""
     total = draw(st.just(100) | st.integers(size, 100), label="total")
     cuts: list[int] = []
     if size > 1:  # total >= size, so there is room for size - 1 distinct cut points
         cut_points = st.lists(st.integers(1, total - 1), min_size=size - 1, max_size=size - 1, unique=True)
         cuts = sorted(draw(cut_points, label="cuts"))
-    weights = [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
+    return [b - a for a, b in zip([0, *cuts], [*cuts, total], strict=True)]
+
+
+@st.composite
+def weighted_lists(
+    draw: st.DrawFn, profile: ReleaseProfile, *, zero_weights: bool = True
+) -> tuple[str, tuple[WeightedDestination, ...]]:
+    """A source and a valid weighted list for it: 1-3 entries of weight >= 1 summing to 100 or less
+    (100 about half the time), sometimes the source itself as an entry (artificial loss; with its
+    wildcards in place for a source with ``*``), sometimes (`zero_weights`) an extra entry of weight 0.
+    Shrinks to ``wt.s: [{wt.d0, 100%}]``.
+    """
+    shape = draw(st.sampled_from(list(SHAPES)), label="shape")
+    source = SHAPES[shape]
+    size = draw(st.integers(1, 3), label="size")
+    weights = _weights(draw, size)
     named = "wildcard" in profile.mapping_functions and draw(st.booleans())
     reorder = draw(st.booleans())
     entries = [
@@ -306,7 +368,79 @@ def weighted_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple
     if draw(st.booleans(), label="loss"):
         slot = draw(st.integers(0, size - 1))
         entries[slot] = WeightedDestination(itself(shape, named=named), entries[slot].weight)
-    if draw(st.integers(0, 4), label="zero_weight") == 0:
+    if zero_weights and draw(st.integers(0, 4), label="zero_weight") == 0:
         entries.append(WeightedDestination(destination_for(shape, 9, named=named, reorder=reorder), 0))
+    order = draw(st.permutations(range(len(entries))))
+    return source, tuple(entries[i] for i in order)
+
+
+CLUSTER = "nc"
+"""The cluster the weighted family's server is in (`cluster { name: nc }`, a cluster of one)."""
+OTHER_CLUSTER = "elsewhere"
+"""A cluster no server of the family is in: its entries are never used."""
+
+
+@st.composite
+def clustered_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple[WeightedDestination, ...]]:
+    """A source and a valid list with cluster-scoped entries (``{destination: D, weight: W%, cluster:
+    C}``): 1-2 entries scoped to `CLUSTER` (the server's) or to `OTHER_CLUSTER`, after 0-2 unscoped
+    ones (none before 2.10, whose server sums the whole list's weights), each scope's weights summing to
+    100 or less. The documents do not describe the field; what the server does decides
+    (`reference.weighted`): a server of a cluster that has entries uses those alone, any other the
+    unscoped ones. Shrinks to one entry of the server's cluster alone."""
+    source, unscoped = draw(weighted_lists(profile, zero_weights=False))
+    # Before 2.10 one total covers the whole list: the scoped entries then stand alone.
+    unscoped = unscoped[: draw(st.integers(0, 2)) if profile.weight_total_per_cluster else 0]
+    cluster = draw(st.sampled_from((CLUSTER, OTHER_CLUSTER)), label="cluster")
+    weights = _weights(draw, draw(st.integers(1, 2), label="scoped"))
+    shape = next(name for name, pattern in SHAPES.items() if pattern == source)
+    scoped = tuple(
+        WeightedDestination(destination_for(shape, 5 + i, named=False, reorder=False), w, cluster)
+        for i, w in enumerate(weights)
+    )
+    return source, (*unscoped, *scoped)
+
+
+ODD_SOURCE = "wt.>.s"
+"""A source no subject rule allows (``>`` not last) that an account JWT's own validation lets through
+(it refuses only empty subjects, spaces and empty tokens), so that the server's check of the claim's
+sources is what refuses it."""
+REFUSALS = ("duplicate", "total", "weight", "destination", "source")
+"""What makes a list of `refused_lists` one the server must refuse."""
+
+
+@st.composite
+def refused_lists(
+    draw: st.DrawFn, profile: ReleaseProfile, *, zero_weights: bool = True
+) -> tuple[str, tuple[WeightedDestination, ...]]:
+    """A source and a list the reference refuses for one fault (`REFUSALS`): a destination listed twice,
+    weights that total over 100, one weight of 101 or more, a destination naming a wildcard the source
+    lacks (never for a source without wildcards, whose mappings the validation family judges), or a
+    source with ``>`` before its last token (`ODD_SOURCE`).
+    The last two are the list's only entry one time in three. "Weighted Mappings" lists shares that sum
+    to 100 or less; the rest is what the server checks (`reference.weighted.compile_weighted`). An
+    added entry may weigh 0 (`zero_weights`). Shrinks to a duplicate of a one-entry list."""
+    source, listed = draw(weighted_lists(profile, zero_weights=False))
+    fault = draw(st.sampled_from(REFUSALS), label="fault")
+    if fault == "destination" and source == SHAPES["literal"]:
+        fault = "duplicate"
+    entries = list(listed)
+    if fault in ("weight", "destination") and draw(st.integers(0, 2), label="alone") == 0:
+        entries = []
+    room = 100 - sum(entry.weight for entry in entries)
+    least = 0 if zero_weights else 1
+    extra = destination_for(next(k for k, v in SHAPES.items() if v == source), 7, named=False, reorder=False)
+    if fault == "duplicate":
+        twin = entries[draw(st.integers(0, len(entries) - 1))].destination
+        entries.append(WeightedDestination(twin, draw(st.integers(least, max(least, room)))))
+    elif fault == "total":
+        entries.append(WeightedDestination(extra, draw(st.integers(room + 1, 100))))
+    elif fault == "weight":
+        entries.append(WeightedDestination(extra, draw(st.integers(101, 200))))
+    elif fault == "source":
+        return ODD_SOURCE, tuple(entries)
+    else:
+        weight = draw(st.integers(max(1, least), max(1, room)))
+        entries.append(WeightedDestination(f"wt.bad.$9.{extra}", weight))
     order = draw(st.permutations(range(len(entries))))
     return source, tuple(entries[i] for i in order)

@@ -28,6 +28,8 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         MatchingFamily(),
         MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
         WeightedFamily(),
+        WeightedFamily(name="weighted-refused", budget=200, refused_only=True),
+        WeightedFamily(name="weighted-refused-operator", budget=200, operator=True, refused_only=True),
         RepublishFamily(),
         MappingFamily(
             name="operator",

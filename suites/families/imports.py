@@ -104,9 +104,9 @@ def published_subjects(
     kind: str, source: str, destination: str, profile: ReleaseProfile, seed: int
 ) -> list[str]:
     """The subjects a unit publishes: of the source for a stream import, of the local pattern of the
-    destination for a service import."""
+    destination for a service import (of the source when it has no `to`)."""
     rng = random.Random(seed)
-    pattern = source if kind == "stream" else local_pattern(destination, profile)
+    pattern = source if kind == "stream" or not destination else local_pattern(destination, profile)
     return list(dict.fromkeys(bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])))
 
 
@@ -159,13 +159,13 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
 @st.composite
 def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
-    one in eight a destination a service import can reverse, and one in eight such a destination with
-    a token of another kind (`every_token_kind`)."""
+    one in eight a destination a service import can reverse, one in eight such a destination with a
+    token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
     reversible = mostly(reversible_destinations(source), every_token_kind(source, profile), one_in=2)
-    destination = draw(mostly(templates, reversible, one_in=4))
+    destination = draw(mostly(mostly(templates, reversible, one_in=4), st.just(""), one_in=16))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     return ImportRun(kind, source, destination, tuple(subjects), seed)

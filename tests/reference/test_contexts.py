@@ -40,9 +40,10 @@ def test_an_unknown_context_names_the_known_ones() -> None:
         context_named("nowhere")
 
 
-def test_an_empty_destination_keeps_the_subject_in_the_jetstream_places_only() -> None:
+def test_an_empty_destination_keeps_the_subject_in_the_jetstream_places_and_imports_only() -> None:
+    """An import without `to` delivers on the subjects as published (observed, issue 30)."""
     profile = for_version("2.14.5")
-    for place in ("stream", "source", "mirror"):
+    for place in ("stream", "source", "mirror", "stream-import", "service-import"):
         assert compile_in(place, "t.*.x.*.>", "", profile).apply("t.a.x.b.c.d") == "t.a.x.b.c.d"
     with pytest.raises(MappingError, match="empty"):
         compile_in("mapping", "t.*", "", profile)

@@ -44,6 +44,22 @@ def test_cluster_scoped_list_is_used_only_on_that_cluster() -> None:
     assert compile_weighted("w3", entries, cluster="east").expected_distribution() == {"w3b": 0.5, None: 0.5}
 
 
+def test_a_server_whose_cluster_has_no_entries_loses_what_no_unscoped_entry_takes() -> None:
+    """Only entries of another cluster: a server of this one uses the (empty) unscoped list, so every
+    message is remainder, lost as the document's remainder is (servers deliver it unchanged,
+    expectations.toml ``weighted-remainder-not-lost``)."""
+    mapping = compile_weighted("w4.*", [W("w4a.$1", 40, "elsewhere")], cluster="nc")
+    assert mapping.steps == ()
+    assert mapping.expected_distribution() == {None: 1.0}
+    assert mapping.apply("w4.x", 0) is None
+
+
+def test_a_destination_may_appear_once_across_clusters() -> None:
+    with pytest.raises(MappingError) as info:
+        compile_weighted("w5", [W("w5a", 40, "east"), W("w5a", 40, "west")])
+    assert info.value.kind == "duplicate-destination"
+
+
 def test_cluster_totals_are_separate_from_2_10_and_shared_before() -> None:
     entries = [W("bar", 60), W("baz", 60, "x")]
     compile_weighted("foo", entries, for_version("2.10"))
