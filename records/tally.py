@@ -22,6 +22,12 @@ COLUMNS: Final = ["verdict", "difference"]
 BATCH_ROWS: Final = 262_144
 
 
+def tally_key(verdict: str, difference: str) -> str:
+    """Where a case counts: under its verdict, or under `REFUSED` or `NOT_SUPPORTED` (its difference)
+    when it is the subject of a refused mapping or a question an adapter does not support."""
+    return difference if difference in (REFUSED, NOT_SUPPORTED) else verdict
+
+
 def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
     """The cases of these part files per verdict, those of a refused mapping under `REFUSED` and those
     an adapter does not support under `NOT_SUPPORTED`."""
@@ -30,15 +36,13 @@ def verdict_tally(parts: Iterable[Path]) -> Counter[str]:
         for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS):
             grouped = pa.Table.from_batches([batch]).group_by(COLUMNS).aggregate([([], "count_all")])
             for row in grouped.to_pylist():
-                uncounted = row["difference"] in (REFUSED, NOT_SUPPORTED)
-                key = str(row["difference"] if uncounted else row["verdict"])
-                tally[key] += int(row["count_all"])
+                tally[tally_key(str(row["verdict"]), str(row["difference"]))] += int(row["count_all"])
     return tally
 
 
 def case_tally(cases: Iterable[Case]) -> Counter[str]:
     """`verdict_tally` of cases in memory (a replay's)."""
-    return Counter(REFUSED if case.difference == REFUSED else case.verdict for case in cases)
+    return Counter(tally_key(case.verdict, case.difference) for case in cases)
 
 
 def run_tally(run_dir: Path) -> Counter[str]:

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from records.expectations import Expectations
-from records.schema import SCHEMA, Case, CaseBlock, text_array, texts_of
+from records.schema import NOT_SUPPORTED, REFUSED, SCHEMA, Case, CaseBlock, text_array, texts_of
+from records.tally import case_tally, run_tally
 from records.writer import RecordsError, RecordWriter, run_status
 from suites.engine.campaign import CampaignPlan, run_campaign
 
@@ -263,3 +264,27 @@ def test_a_final_journal_larger_than_the_first_lands_on_a_full_disk_from_the_roo
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert (manifest["status"], len(manifest["tasks"])) == ("interrupted", 100)
     assert len((run_dir / "manifest.json").read_bytes()) > 16 * 1024
+
+
+def test_cases_in_memory_and_on_disk_are_tallied_alike(tmp_path: Path) -> None:
+    """A replay's tally (cases in memory) and a run's (its part files) count the same cases under the
+    same keys: refused subjects and unsupported questions apart from the unknown ones."""
+    cases = [
+        shared_case(case_id=number, verdict=verdict, difference=difference)
+        for number, (verdict, difference) in enumerate(
+            [
+                ("agree", ""),
+                ("diverge", "wrong-subject"),
+                ("unknown", "unknown"),
+                ("unknown", REFUSED),
+                ("unknown", NOT_SUPPORTED),
+                ("unknown", NOT_SUPPORTED),
+            ]
+        )
+    ]
+    with RecordWriter(tmp_path / "run") as writer:
+        for case in cases:
+            writer.add(case)
+    on_disk = run_tally(tmp_path / "run")
+    assert case_tally(cases) == on_disk
+    assert on_disk == {"agree": 1, "diverge": 1, "unknown": 1, REFUSED: 1, NOT_SUPPORTED: 2}
