@@ -176,8 +176,10 @@ def server_config(case: Case) -> str:
     from fixtures.layouts import import_accounts
 
     kind = case.feature.removesuffix("-import")
-    importer, exporter = import_accounts(kind, case.source, case.destination)
-    config = render_config(ServerConfig(accounts=(importer, exporter)))
+    relay = str(json.loads(case.steps[0]).get("relay", "")) if case.steps else ""
+    accounts = import_accounts(kind, case.source, case.destination, relay)
+    exporter = accounts[1]
+    config = render_config(ServerConfig(accounts=accounts))
     user, password = exporter.credentials
     as_exporter = ["nats", "--user", user, "--password", password]
     if kind == "stream":  # published in the exporter, seen mapped by a subscriber in the importer

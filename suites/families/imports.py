@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from fixtures.clients.wire import WireConnection, WireError
-from fixtures.config import Account, Import, ServerConfig
+from fixtures.config import Account, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS
+from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts, relay_subject
 from fixtures.servers.base import Backend
-from fixtures.session import Session
+from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from reference.contexts import compile_in, local_pattern, requested
 from reference.errors import MappingError
@@ -79,9 +79,15 @@ class ImportRun:
     destination: str
     subjects: tuple[str, ...]
     seed: int = 0
+    relay: str = ""
+    """What the exporter imports from the relay account ('' nothing: `fixtures.layouts.relay_subject`)."""
 
     def to_json(self) -> str:
-        return json.dumps({"kind": self.kind, "source": self.source, "destination": self.destination})
+        step = {"kind": self.kind, "source": self.source, "destination": self.destination}
+        return json.dumps({**step, "relay": self.relay} if self.relay else step)
+
+    def accounts(self) -> tuple[Account, ...]:
+        return import_accounts(self.kind, self.source, self.destination, self.relay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +163,12 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
 
 
 @st.composite
-def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
+def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, relays: bool = True) -> ImportRun:
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
     one in eight a destination a service import can reverse, one in eight such a destination with a
-    token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`)."""
+    token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`). With
+    `relays`, one unit in four where it can has the exporter import from the relay account a subject
+    that collides with the import (`fixtures.layouts.relay_subject`)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
@@ -168,7 +176,9 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile) -> ImportRun:
     destination = draw(mostly(mostly(templates, reversible, one_in=4), st.just(""), one_in=16))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
-    return ImportRun(kind, source, destination, tuple(subjects), seed)
+    relayed = relays and draw(mostly(st.just(False), st.just(True), one_in=4))
+    relay = relay_subject(kind, source, destination) if relayed else ""
+    return ImportRun(kind, source, destination, tuple(subjects), seed, relay)
 
 
 def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
@@ -206,16 +216,27 @@ class ImportFamily(TargetServer):
         return ServerConfig(accounts=(Account(IMPORTER), Account(EXPORTER, exports=EXPORTS)))
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[ImportRun]:
-        return import_runs(profile)
+        """Without relays in operator mode, whose server holds two accounts (`fixtures.servers.operator`)."""
+        return import_runs(profile, relays=not self.operator)
 
     def execute(self, session: Session, unit: ImportRun) -> ImportObservation:
-        """Put the import in force, then publish; a server that died meanwhile is started again."""
-        try:
-            session.configure_imports(Import(unit.kind, EXPORTER, unit.source, unit.destination))
-        except ConfigRejectedError as error:
-            return ImportObservation(rejection=error.server_message)
-        except ServerError as error:
-            return self._failed(session, f"configuration failed: {error}", configured=False)
+        """Put the import in force, then publish; a server that died meanwhile is started again.
+
+        A server that dies of a panic while it loads the unit's configuration may have died of an
+        earlier unit's, still in force (a refused configuration leaves it, and some imports crash the
+        server at a later subscription): the configuration is loaded once more on the restarted server,
+        the restart journaled, and the crash is the unit's only when it recurs."""
+        for attempt in range(2):
+            try:
+                session.configure_accounts(*unit.accounts())
+                break
+            except ConfigRejectedError as error:
+                return ImportObservation(rejection=error.server_message)
+            except ServerError as error:
+                failed = self._failed(session, f"configuration failed: {error}", configured=False)
+                if attempt or not failed.crashed:
+                    return failed
+                session.restarts.append(f"{RESTARTED} {failed.failure} (loading a unit's configuration)")
         if may_map_to_whitespace(unit.destination, session.profile):
             return ImportObservation(configured=True, failure=UNOBSERVABLE)
         if unit.kind == "stream":
@@ -307,9 +328,10 @@ class ImportFamily(TargetServer):
 
     def unit_of(self, case: CaseFile) -> ImportRun:
         """The case's import (its kind from its step, else its feature), publishing its subject."""
-        kind = json.loads(case.steps[0])["kind"] if case.steps else case.feature.removesuffix("-import")
+        step = json.loads(case.steps[0]) if case.steps else {}
+        kind = step.get("kind", case.feature.removesuffix("-import"))
         subjects = (case.subject,) if case.subject else ()
-        return ImportRun(kind, case.source, case.destination, subjects)
+        return ImportRun(kind, case.source, case.destination, subjects, relay=step.get("relay", ""))
 
 
 def delivery(

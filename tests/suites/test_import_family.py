@@ -6,34 +6,50 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import find, given, settings
+from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from fixtures.config import Account, Export, Import, ServerConfig, render_config
+from fixtures.errors import ServerError
+from fixtures.layouts import RELAY, WILDCARD_REFERENCE, relay_subject
 from fixtures.options import Target
 from fixtures.servers.base import Backend
+from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations, load_expectations
+from records.schema import Case
+from records.writer import RecordWriter
 from reference.contexts import compile_in, local_pattern, requested
 from reference.profiles import for_version
+from reference.republish import subjects_collide
 from suites.__main__ import main
-from suites.engine.family import cases_of
+from suites.engine.family import cases_of, check
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
-from suites.families.imports import ImportObservation, ImportRun, published_subjects, reversible_destinations
+from suites.families.imports import (
+    ImportObservation,
+    ImportRun,
+    import_runs,
+    published_subjects,
+    reversible_destinations,
+)
 from tests.families import run_agreeing
 
 FAMILY = FAMILIES["import"]
 
 
-def judged(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[tuple[str, str]]:
+def judged_cases(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[Case]:
     counter = itertools.count()
     context = RunContext("run", "nats-server", version, "process", Expectations(), lambda: next(counter))
-    cases = cases_of(FAMILY.judge(context, for_version(version), run, observed))
-    return [(case.verdict, case.difference) for case in cases]
+    return cases_of(FAMILY.judge(context, for_version(version), run, observed))
+
+
+def judged(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[tuple[str, str]]:
+    return [(case.verdict, case.difference) for case in judged_cases(run, observed, version)]
 
 
 def test_the_configuration_renders_exports_imports_and_the_user_without_credentials() -> None:
@@ -205,3 +221,108 @@ def test_a_reversible_destination_sometimes_names_an_index_no_wildcard_has(token
     for n in (1, 2):
         names = {f"${n}", f"{{{{wildcard({n})}}}}", f"{{{{ wildcard({n}) }}}}"}
         assert sum(part in names for part in found.split(".")) == 1
+
+
+@given(st.data())
+@settings(max_examples=100, deadline=None)
+def test_a_relay_collides_with_the_import_and_with_none_of_its_subjects(data: st.DataObject) -> None:
+    """The exporter's import from the relay account collides with the unit's local subject (so the
+    server's cycle check of the unit's import walks it), and no subject of the unit's source, where a
+    service request arrives in the exporter, falls under it (so it changes no delivery)."""
+    drawn = data.draw(import_runs(for_version("2.14.5"), relays=False))
+    assert not drawn.relay
+    run = replace(drawn, relay=relay_subject(drawn.kind, drawn.source, drawn.destination))
+    assume(run.relay)
+    local = (run.destination or run.source).split(".")
+    read = [token if run.kind == "stream" else WILDCARD_REFERENCE.sub("*", token) for token in local]
+    assert subjects_collide(run.relay, ".".join(read))
+    if run.kind == "stream":
+        assert run.relay.split(".")[0] == "*"
+    else:
+        assert not subjects_collide(run.relay, run.source)
+    _, exporter, relay = run.accounts()
+    assert exporter.imports == (Import(run.kind, RELAY, run.relay, run.relay),)
+    assert relay.exports == exporter.exports
+    recorded = judged_cases(run, ImportObservation(rejection="refused"))[0]
+    assert FAMILY.unit_of(CaseFile.of(recorded)) == replace(run, subjects=(), seed=0)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(
+    "drawn", [("stream", "e.*.>", "x.{{wildcard(1)}}.>"), ("service", "e.*.*", "x.$2.$1")]
+)
+def test_an_import_whose_exporter_imports_from_the_relay_agrees(
+    drawn: tuple[str, str, str],
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    """With the exporter importing a colliding subject of the relay account, the import is taken and
+    every subject arrives where the reference maps it, as without the relay."""
+    kind, source, to = drawn
+    relay = relay_subject(kind, source, to)
+    assert relay == ("*.*.>" if kind == "stream" else "x.*.*")
+    subjects = tuple(published_subjects(kind, source, to, for_version("2.14.5"), 7))
+    unit = ImportRun(kind, source, to, subjects, 7, relay)
+    server = FAMILY.server_for(server_factory())
+    server.start(FAMILY.base_config(server))
+    writer = RecordWriter(tmp_path / "run", run_id="relay")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    try:
+        cases = cases_of(check(FAMILY, Session.of(server, server.config), context, unit))
+        assert 'account: "RLY"' in (server.config and render_config(server.config))
+    finally:
+        writer.close()
+        server.stop()
+    assert [case.verdict for case in cases] == ["agree"] * (1 + len(subjects)), [c.difference for c in cases]
+
+
+@pytest.mark.live
+def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server panics while the unit's configuration loads, of something else in force (here a stream
+    import whose `to` uses one wildcard twice, taken and crashing the server at the reload's probe
+    subscription on the releases expectations.toml names): the unit's configuration is loaded again on
+    the restarted server and judged on its own (refused, as the reference says), and the restart is
+    journaled, where the unit used to be blamed for the crash."""
+    server = FAMILY.server_for(server_factory())
+    server.start(FAMILY.base_config(server))
+    session = Session.of(server, server.config)
+    writer = RecordWriter(tmp_path / "run", run_id="crash")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    configure, crashing = Session.configure_accounts, ImportRun("stream", "e.*", "$1.$1", ()).accounts()
+    loads: list[str] = []
+
+    def crash_first(self: Session, *accounts: Account) -> None:
+        if loads:
+            loads.append("unit")
+            configure(self, *accounts)
+            return
+        loads.append("loaded")
+        try:
+            configure(self, *crashing)
+        except ServerError:
+            loads[0] = "crashed"
+            raise
+
+    monkeypatch.setattr(Session, "configure_accounts", crash_first)
+    refused = ImportRun("service", "e.gUIz.>", "gUIz.QW.{{splitFromRight(1,3)}}", ())
+    try:
+        cases = cases_of(check(FAMILY, session, context, refused))
+    finally:
+        writer.close()
+        server.stop()
+    if loads[0] != "crashed":
+        pytest.skip(f"nats-server {server.version} loads e.* -> $1.$1 without a crash")
+    assert [(case.verdict, case.observed) for case in cases] == [("agree", "reject")]
+    assert loads == ["crashed", "unit"]
+    assert len(session.restarts) == 1
+    assert "panic" in session.restarts[0]
