@@ -199,6 +199,22 @@ def describe(results: list[Result], seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table() -> str:
+    """The probes as the Markdown table of docs/guide/probes.md (a test keeps the page in step)."""
+    rows = ["| id | kind | what is done | what must hold |", "|---|---|---|---|"]
+    for item in PROBES.values():
+        does, holds = item.does.replace("|", "\\|"), item.holds.replace("|", "\\|")
+        rows.append(f"| `{item.id}` | {item.kind} | {does} | {holds} |")
+    return "\n".join(rows) + "\n"
+
+
+def load() -> None:
+    """Register every probe (the modules' decorators do)."""
+    import tests.probes.bad_input
+    import tests.probes.campaigns
+    import tests.probes.reports_and_spark  # noqa: F401
+
+
 def selected(only: str) -> list[Probe]:
     if not only:
         return list(PROBES.values())
@@ -225,10 +241,7 @@ def _terminated_as_interrupt() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import tests.probes.bad_input
-    import tests.probes.campaigns
-    import tests.probes.reports_and_spark  # noqa: F401  (they register their probes)
-
+    load()
     parser = argparse.ArgumentParser(
         prog="python -m tests.probes",
         description="The fault and bad-input probes of the reliability contract (docs/guide/probes.md).",

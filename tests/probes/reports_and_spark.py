@@ -122,11 +122,11 @@ SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "120
 """A sweep of the releases from 2.15.0 on (three in the cache), one mapping task each."""
 
 
-def _resumed(context: Context, launched: Launched, out: Path, what: str) -> str:
-    """Resume the run under `out` until it completes; its accounting."""
+def _resumed(context: Context, launched: Launched, out: Path, what: str, *, killed: bool = False) -> str:
+    """Resume the run under `out` until it completes; its accounting (`killed`: its driver was)."""
     run_dir = one_run(out)
-    interrupted, _ = accounted(run_dir)
-    _nothing_left(launched, what)
+    _nothing_left(launched, what)  # first: the tasks of a killed driver end with its JVM
+    interrupted, _ = accounted(run_dir, driver_killed=killed)
     resumed = launch(context, command("campaign", "--resume", str(run_dir)), "resume")
     status = resumed.wait(timeout=600)
     check("Traceback" not in resumed.stderr, "the resume printed a traceback")
@@ -165,7 +165,8 @@ def sweep_sigterm_resume(context: Context) -> str:
     "sweep-server-kill-sigkill-resume",
     "spark",
     "SIGKILL a server of a sweep's task, then SIGKILL the sweep 3 s later, then --resume it",
-    "the killed run counts its rows (no duplicate); the resume completes; cases = rows, nothing left",
+    "each task journal of the killed run counts its parts, no duplicate; the resume completes; cases = "
+    "rows, nothing left",
 )
 def sweep_server_kill_sigkill_resume(context: Context) -> str:
     out = context.work("out")
@@ -175,7 +176,7 @@ def sweep_server_kill_sigkill_resume(context: Context) -> str:
     time.sleep(3.0)
     launched.send(signal.SIGKILL)
     launched.wait()
-    return _resumed(context, launched, out, "server and sweep SIGKILLed")
+    return _resumed(context, launched, out, "server and sweep SIGKILLed", killed=True)
 
 
 SPARK_CAMPAIGN = (
@@ -189,7 +190,8 @@ SPARK_CAMPAIGN = (
     "spark",
     "SIGKILL a campaign scheduled on Spark (--master local[2], two releases, two families) in its middle, "
     "then --resume it",
-    "the resume completes; cases = rows over every task, no duplicate; nothing left",
+    "each task journal of the killed run counts its parts; the resume completes; cases = rows over every "
+    "task, no duplicate; nothing left",
 )
 def spark_campaign_sigkill_resume(context: Context) -> str:
     out = context.work("out")
@@ -197,7 +199,7 @@ def spark_campaign_sigkill_resume(context: Context) -> str:
     _spark_tasks_running(launched, out, 6_000)
     launched.send(signal.SIGKILL)
     launched.wait()
-    return _resumed(context, launched, out, "SIGKILLed")
+    return _resumed(context, launched, out, "SIGKILLed", killed=True)
 
 
 @probe(
@@ -278,10 +280,13 @@ def _labelled(home: Path) -> int:
     return found
 
 
-def _container_campaign(context: Context, home: Path, name: str = "command", *options: str) -> Launched:
-    out = home / "runs" / name
+def _container_campaign(
+    context: Context, home: Path, name: str = "command", *options: str
+) -> tuple[Launched, Path]:
+    """A container campaign of the current probe (`options`, else endless), and its --out."""
+    out = home / "runs" / context.current / name
     argv = command("campaign", "--server-version", RELEASE, "--backend", "container", "--out", str(out))
-    return launch(context, [*argv, *(options or ENDLESS)], name, **_container_environment(home))
+    return launch(context, [*argv, *(options or ENDLESS)], name, **_container_environment(home)), out
 
 
 def _dockerd(home: Path) -> str:
@@ -296,8 +301,7 @@ def _dockerd(home: Path) -> str:
 )
 def container_sigterm(context: Context) -> str:
     home = _docker_home(context)
-    launched = _container_campaign(context, home)
-    out = home / "runs" / "command"
+    launched, out = _container_campaign(context, home)
     wait_for(lambda: launched.alive() and recorded(out), "a container campaign recording cases", timeout=300)
     dockerd = _dockerd(home)
     launched.send(signal.SIGTERM)
@@ -321,8 +325,7 @@ def container_sigterm(context: Context) -> str:
 )
 def container_sigkill(context: Context) -> str:
     home = _docker_home(context)
-    launched = _container_campaign(context, home)
-    out = home / "runs" / "command"
+    launched, out = _container_campaign(context, home)
     wait_for(lambda: launched.alive() and recorded(out), "a container campaign recording cases", timeout=300)
     dockerd = _dockerd(home)
     launched.send(signal.SIGKILL)
@@ -332,7 +335,7 @@ def container_sigkill(context: Context) -> str:
         wait_for(lambda: not is_process_alive(dockerd), "the reaper stopping dockerd", timeout=60)
         how = "its reaper stopped dockerd"
     except Exception:
-        following = _container_campaign(context, home, "next", "--family", "mapping", "--cases", "200")
+        following, _ = _container_campaign(context, home, "next", "--family", "mapping", "--cases", "200")
         status = following.wait(timeout=300)
         check(status in (0, 1), f"the next run: exit {status}: {following.stderr[-200:]!r}")
         check(not is_process_alive(dockerd), f"{counts}; the dockerd outlived the next run too")
