@@ -49,23 +49,23 @@ def _progress(launched: Launched) -> int:
     return max(counts, default=0)
 
 
-def _recording(launched: Launched, out: Path, cases: int = 1) -> int:
+def recording(launched: Launched, out: Path, cases: int = 1, timeout: float = 240.0) -> int:
     """Wait until the campaign's journal counts at least `cases` cases and it runs a server."""
 
     def ready() -> int:
         launched.alive()
         return recorded(out) if recorded(out) >= cases and launched.servers() else 0
 
-    return wait_for(ready, f"a campaign recording {cases} cases", timeout=240)
+    return wait_for(ready, f"a campaign recording {cases} cases", timeout=timeout)
 
 
-def _nothing_left(launched: Launched, line: str) -> str:
+def nothing_left(launched: Launched, line: str) -> str:
     left = launched.left()
     check(not left, f"{line}; but its processes are left: {', '.join(left[:4])}")
     return line
 
 
-def _agrees_with_records(status: int, run_dir: Path) -> None:
+def agrees_with_records(status: int, run_dir: Path) -> None:
     """A completed campaign's exit status is the one its records say (README, Exit statuses)."""
     tally = run_tally(run_dir)
     wanted = exit_status(
@@ -93,7 +93,7 @@ def _during_import(context: Context, sent: signal.Signals) -> str:
         if not recorded(out):
             lines = launched.stderr.splitlines()
             check(len(lines) == 1, f"at {offset} s: {len(lines)} lines on stderr: {lines[:3]}")
-        _nothing_left(launched, line)
+        nothing_left(launched, line)
         endings.append(status)
     moments = ", ".join(map(str, IMPORT_OFFSETS))
     return f"{sent.name} at {moments} s: exits {sorted(set(endings))}, one line each"
@@ -161,7 +161,7 @@ def _build_interrupted(context: Context, sent: signal.Signals) -> str:
     line = signal_ending(status, launched.stderr, sent, allowed="nats-conformance: building")
     left = _cache_left(cache)
     check(not left, f"{line}; but the cache holds {', '.join(left)}")
-    return _nothing_left(launched, f"{line}; no go process, no .lock, no partial build left")
+    return nothing_left(launched, f"{line}; no go process, no .lock, no partial build left")
 
 
 @probe(
@@ -204,7 +204,7 @@ def failed_build_no_lock(context: Context) -> str:
 def _campaign_signalled(context: Context, sent: signal.Signals) -> str:
     out = context.work("out")
     launched = launch(context, campaign(out, *ENDLESS))
-    _recording(launched, out)
+    recording(launched, out)
     launched.send(sent)
     status = launched.wait()
     line = signal_ending(status, launched.stderr, sent)
@@ -213,7 +213,7 @@ def _campaign_signalled(context: Context, sent: signal.Signals) -> str:
     check(
         manifest(run_dir).get("signal") == sent.name, f"the journal names {manifest(run_dir).get('signal')}"
     )
-    return _nothing_left(launched, f"{line}; {counts}, signal {sent.name} journaled; no server left")
+    return nothing_left(launched, f"{line}; {counts}, signal {sent.name} journaled; no server left")
 
 
 @probe(
@@ -256,7 +256,7 @@ def _killed_run(context: Context, directory: Path) -> dict[str, Any]:
     out = directory / "out"
     launched = Launched(campaign(out, *ENDLESS), directory / "command")
     context.cleanup.callback(launched.kill_session)
-    _recording(launched, out, cases=2_000)
+    recording(launched, out, cases=2_000)
     workdir = _server_workdir(launched)
     launched.send(signal.SIGKILL)
     launched.wait()
@@ -352,7 +352,7 @@ def gate_killed_run_refused(context: Context) -> str:
 def sigkill_while_server_stopped(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, campaign(out, *ENDLESS))
-    _recording(launched, out, cases=2_000)
+    recording(launched, out, cases=2_000)
     (server,) = launched.servers()
     os.kill(server, signal.SIGSTOP)
     judged = _progress(launched)
@@ -361,10 +361,10 @@ def sigkill_while_server_stopped(context: Context) -> str:
     launched.wait()
     counts, checked = accounted(one_run(out))
     check(checked["rows"] >= judged, f"{counts}; but {judged:,} cases were judged before the stop")
-    return _nothing_left(launched, f"{judged:,} judged before the stop; {counts}; server gone")
+    return nothing_left(launched, f"{judged:,} judged before the stop; {counts}; server gone")
 
 
-def _faulted_campaign(context: Context, directory: Path, fault: signal.Signals) -> dict[str, Any]:
+def faulted_campaign(context: Context, directory: Path, fault: signal.Signals) -> dict[str, Any]:
     out = directory / "out"
     launched = Launched(
         campaign(out, "--family", "mapping", "--cases", "12000"),
@@ -372,7 +372,7 @@ def _faulted_campaign(context: Context, directory: Path, fault: signal.Signals) 
         {"NATS_CONFORMANCE_DEADLINE": DEADLINE},
     )
     context.cleanup.callback(launched.kill_session)
-    _recording(launched, out, cases=1_000)
+    recording(launched, out, cases=1_000)
     (server,) = launched.servers()
     os.kill(server, fault)
     status = launched.wait(timeout=300)
@@ -380,11 +380,11 @@ def _faulted_campaign(context: Context, directory: Path, fault: signal.Signals) 
 
 
 def _restarted(context: Context, fault: signal.Signals) -> str:
-    faulted = context.once(f"server-{fault.name}", lambda d: _faulted_campaign(context, d, fault))
+    faulted = context.once(f"server-{fault.name}", lambda d: faulted_campaign(context, d, fault))
     status, run_dir = faulted["status"], faulted["run_dir"]
     check("Traceback" not in faulted["stderr"], "a traceback on stderr")
     counts, _ = accounted(run_dir, status="completed")
-    _agrees_with_records(status, run_dir)
+    agrees_with_records(status, run_dir)
     restarts = manifest(run_dir).get("restarts", [])
     check(
         restarts and all(r["reason"].startswith(RESTARTED) for r in restarts),
@@ -479,7 +479,7 @@ def failed_restart_listed(context: Context) -> str:
     wrapper = _wrapper(context.work("bin"))
     argv = command("campaign", "--server-version", str(wrapper), "--backend", "process", "--out", str(out))
     launched = launch(context, [*argv, *ENDLESS], NATS_CONFORMANCE_DEADLINE=DEADLINE)
-    _recording(launched, out, cases=1_000)
+    recording(launched, out, cases=1_000)
     (server,) = launched.servers()
     os.kill(server, signal.SIGKILL)
     status = launched.wait(timeout=240)
@@ -488,7 +488,7 @@ def failed_restart_listed(context: Context) -> str:
     counts, _ = accounted(run_dir)
     failed = [r for r in manifest(run_dir).get("restarts", []) if r["reason"].startswith(RESTART_FAILED)]
     check(failed, f"{line}; {counts}; no failed restart listed: {manifest(run_dir).get('restarts')}")
-    return _nothing_left(launched, f"{line[:90]}; {counts}; listed: {failed[0]['reason'][:70]}")
+    return nothing_left(launched, f"{line[:90]}; {counts}; listed: {failed[0]['reason'][:70]}")
 
 
 @probe(
@@ -500,7 +500,7 @@ def failed_restart_listed(context: Context) -> str:
 def servers_bind_loopback(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, campaign(out, *ENDLESS))
-    _recording(launched, out)
+    recording(launched, out)
     pids = set(session_pids(launched.pid))
     listening = subprocess.run(["ss", "-Htlnp"], capture_output=True, text=True, check=True).stdout
     mine = [line.split()[3] for line in listening.splitlines() if any(f"pid={pid}," in line for pid in pids)]
@@ -509,7 +509,7 @@ def servers_bind_loopback(context: Context) -> str:
     check(not wide, f"bound beyond loopback: {', '.join(wide)}")
     launched.send(signal.SIGTERM)
     line = signal_ending(launched.wait(), launched.stderr, signal.SIGTERM)
-    return _nothing_left(launched, f"{len(mine)} sockets, all 127.0.0.1 ({', '.join(mine[:3])}); {line}")
+    return nothing_left(launched, f"{len(mine)} sockets, all 127.0.0.1 ({', '.join(mine[:3])}); {line}")
 
 
 # -- a full disk --------------------------------------------------------------------------------------------
@@ -556,7 +556,7 @@ def disk_full_campaign(context: Context) -> str:
     with _tmpfs(context.work("disk"), 16) as disk:
         out = disk / "runs"
         launched = launch(context, campaign(out, *ENDLESS))
-        _recording(launched, out, cases=2_000)
+        recording(launched, out, cases=2_000)
         _fill(disk)
         filled = time.monotonic()
         status = launched.wait(timeout=300)
@@ -565,7 +565,7 @@ def disk_full_campaign(context: Context) -> str:
         counts, checked = accounted(one_run(out), status="crashed")
         check(checked["lost"] > 0, f"{line}; {counts}: nothing counted as lost")
         check(took < FULL_DISK_SECONDS, f"{counts}; but it ran on {took:.0f} s after the disk was full")
-        return _nothing_left(launched, f"ended {took:.1f} s after the disk filled: {line[:90]}; {counts}")
+        return nothing_left(launched, f"ended {took:.1f} s after the disk filled: {line[:90]}; {counts}")
 
 
 @probe(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fixtures.provision import CACHE_ENV, cache_root
 from records.owners import is_process_alive, process_identity
-from tests.probes.campaigns import _agrees_with_records, _faulted_campaign, _nothing_left
+from tests.probes.campaigns import agrees_with_records, faulted_campaign, nothing_left, recording
 from tests.probes.harness import OLD_RELEASE, RELEASE, Context, check, probe
 from tests.probes.tools import (
     ENDLESS,
@@ -38,7 +38,7 @@ STOP_SECONDS = 8.0
 
 def _report_run(context: Context) -> Path:
     """A completed 12,000-case run (the one whose server was killed), for the reports to read."""
-    faulted = context.once("server-SIGKILL", lambda d: _faulted_campaign(context, d, signal.SIGKILL))
+    faulted = context.once("server-SIGKILL", lambda d: faulted_campaign(context, d, signal.SIGKILL))
     return Path(faulted["run_dir"])
 
 
@@ -73,7 +73,7 @@ def _report_signalled(context: Context, engine: str, sent: signal.Signals) -> st
     check(took < STOP_SECONDS, f"{line}; but it took {took:.1f} s to end")
     check(not (out / "report.html").exists(), f"{line}; but report.html was written")
     left = "no JVM left" if engine == "spark" else "nothing left"
-    return _nothing_left(launched, f"{moment}: {line}, after {took:.2f} s; {left}")
+    return nothing_left(launched, f"{moment}: {line}, after {took:.2f} s; {left}")
 
 
 @probe(
@@ -125,25 +125,17 @@ SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "120
 def _resumed(context: Context, launched: Launched, out: Path, what: str, *, killed: bool = False) -> str:
     """Resume the run under `out` until it completes; its accounting (`killed`: its driver was)."""
     run_dir = one_run(out)
-    _nothing_left(launched, what)  # first: the tasks of a killed driver end with its JVM
+    nothing_left(launched, what)  # first: the tasks of a killed driver end with its JVM
     interrupted, _ = accounted(run_dir, driver_killed=killed)
     resumed = launch(context, command("campaign", "--resume", str(run_dir)), "resume")
     status = resumed.wait(timeout=600)
     check("Traceback" not in resumed.stderr, "the resume printed a traceback")
     counts, _ = accounted(run_dir, status="completed")
-    _agrees_with_records(status, run_dir)
+    agrees_with_records(status, run_dir)
     restarts = len(manifest(run_dir).get("restarts", []))
-    return _nothing_left(
+    return nothing_left(
         resumed, f"{what} ({interrupted}); resumed: exit {status}, {counts}, {restarts} restarts"
     )
-
-
-def _spark_tasks_running(launched: Launched, out: Path, cases: int) -> int:
-    def ready() -> int:
-        launched.alive()
-        return recorded(out) if recorded(out) >= cases and launched.servers() else 0
-
-    return wait_for(ready, f"the campaign recording {cases} cases", timeout=300)
 
 
 @probe(
@@ -155,7 +147,7 @@ def _spark_tasks_running(launched: Launched, out: Path, cases: int) -> int:
 def sweep_sigterm_resume(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, command(*SWEEP, "--out", str(out)))
-    _spark_tasks_running(launched, out, 8_000)
+    recording(launched, out, 8_000, timeout=300)
     launched.send(signal.SIGTERM)
     line = signal_ending(launched.wait(timeout=180), launched.stderr, signal.SIGTERM)
     return _resumed(context, launched, out, line)
@@ -171,7 +163,7 @@ def sweep_sigterm_resume(context: Context) -> str:
 def sweep_server_kill_sigkill_resume(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, command(*SWEEP, "--out", str(out)))
-    _spark_tasks_running(launched, out, 8_000)
+    recording(launched, out, 8_000, timeout=300)
     os.kill(launched.servers()[0], signal.SIGKILL)
     time.sleep(3.0)
     launched.send(signal.SIGKILL)
@@ -196,7 +188,7 @@ SPARK_CAMPAIGN = (
 def spark_campaign_sigkill_resume(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, campaign(out, "--master", "local[2]", *SPARK_CAMPAIGN))
-    _spark_tasks_running(launched, out, 6_000)
+    recording(launched, out, 6_000, timeout=300)
     launched.send(signal.SIGKILL)
     launched.wait()
     return _resumed(context, launched, out, "SIGKILLed", killed=True)
@@ -212,7 +204,7 @@ def spark_campaign_sigkill_resume(context: Context) -> str:
 def spark_task_worker_killed(context: Context) -> str:
     out = context.work("out")
     launched = launch(context, campaign(out, "--master", "local[2,4]", *SPARK_CAMPAIGN))
-    _spark_tasks_running(launched, out, 3_000)
+    recording(launched, out, 3_000, timeout=300)
     tasks = wait_for(lambda: running_tasks(one_run(out)), "a running task")
     worker = min(tasks)
     os.kill(worker, signal.SIGKILL)
@@ -220,8 +212,8 @@ def spark_task_worker_killed(context: Context) -> str:
     check("Traceback" not in launched.stderr, "a traceback on stderr")
     run_dir = one_run(out)
     counts, _ = accounted(run_dir, status="completed")
-    _agrees_with_records(status, run_dir)
-    return _nothing_left(launched, f"killed the worker of {tasks[worker][0]}; exit {status}, {counts}")
+    agrees_with_records(status, run_dir)
+    return nothing_left(launched, f"killed the worker of {tasks[worker][0]}; exit {status}, {counts}")
 
 
 # -- the container backend ----------------------------------------------------------------------------------
@@ -310,7 +302,7 @@ def container_sigterm(context: Context) -> str:
     check(not is_process_alive(dockerd), f"{line}; {counts}; but its dockerd still runs")
     netns = _state(home) / "exec" / "netns" / "default"
     check(not os.path.ismount(netns), f"{line}; dockerd's network namespace is still mounted")
-    _nothing_left(launched, line)
+    nothing_left(launched, line)
     containers = _labelled(home)
     check(containers == 0, f"{line}; {containers} containers left")
     return f"{line}; {counts}; dockerd stopped, 0 containers left"
