@@ -175,6 +175,7 @@ def run_probes(probes: list[Probe], out: Path, say: Callable[[str], None]) -> li
                 result = Result(item.id, item.kind, "unavailable", unavailable[item.kind], 0.0)
             else:
                 context.current = item.id
+                shutil.rmtree(out / "work" / item.id, ignore_errors=True)  # an earlier run's, same --out
                 try:
                     result = Result(item.id, item.kind, "pass", item.run(context), 0.0)
                 except Failed as failed:
