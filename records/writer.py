@@ -314,9 +314,12 @@ class RecordWriter:
         self._buffered += rows
 
     def _flush_if_full(self) -> None:
-        """Hand over a full part, or cases that waited long enough (as the timer does)."""
+        """Hand over a full part, or cases that waited long enough (as the timer does); a part that failed
+        to land (one the timer handed over too) raises here, in the caller's thread."""
         if self._buffered >= self.part_rows or self._due():
             self.flush(in_flight=WRITERS)
+        while self._pending and self._pending[0].done():
+            self._settle(self._pending.popleft())
 
     def _due(self) -> bool:
         """True iff the oldest buffered case waited half of `flush_seconds`."""

@@ -124,6 +124,29 @@ def test_a_full_disk_gives_one_line_and_the_counts_still_add_up(tiny_disk: Path)
     assert writer.unwritten > 0
 
 
+def test_a_part_the_timer_could_not_write_ends_the_next_add(tiny_disk: Path) -> None:
+    """A part the timer hands over fails to land (a full disk): the next case added raises, as the
+    campaign's own flushes did. The timer's failures were settled only when the buffer filled a part
+    (250,000 rows): a campaign on a full disk went on for minutes, 96,912 cases judged and lost (a probe,
+    disk-full-campaign)."""
+    filler = tiny_disk / "filler"
+    writer = RecordWriter(tiny_disk / "run", flush_seconds=0.2)
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as fill:
+        while True:  # the disk full but for the room the writer holds for its journal
+            fill.write(b"x" * 1024)
+    subject = "m." + "x" * 3000  # a part of one row fills more than the few bytes left
+    writer.add(shared_case(case_id=writer.next_case_id(), subject=subject))
+    deadline = time.monotonic() + 10
+    while writer.unwritten == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the timer hands the case over; its part fails to land
+    assert writer.unwritten == 1
+    with pytest.raises(RecordsError, match="No space left on device"):
+        writer.add(shared_case(case_id=writer.next_case_id()))
+    with pytest.raises(RecordsError):
+        writer.close("crashed")
+    assert writer.written + writer.unwritten == writer.total == 2
+
+
 def test_partition_counts_past_32_bits_are_recorded(tmp_path: Path) -> None:
     """A drawn count of 2**32 + 3 (the 64-bit columns of schema 3; the 32-bit ones crashed the writer)."""
     with RecordWriter(tmp_path / "run") as writer:

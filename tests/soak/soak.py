@@ -57,7 +57,8 @@ STOP_SECONDS = 120.0
 """How long a campaign may take to end after SIGTERM before it counts as hung (and is killed)."""
 LEFT_GRACE = 15.0
 """Seconds the campaign's last processes (a JVM deleting its scratch files) may take to end after it."""
-PART = re.compile(r"part-(t\d{4})-\d{5}\.parquet")
+PART = re.compile(r"part-(?:(t\d{4})-)?\d{5}\.parquet")
+"""A part file: a task's (`part-tNNNN-NNNNN`) in a scaled-out run, else the run's own (`part-NNNNN`)."""
 
 
 class SoakUnavailable(Exception):
@@ -399,7 +400,8 @@ class Soak:
 
 
 def count_parts(run_dir: Path) -> tuple[Counter[tuple[str, str, str]], list[int], list[str]]:
-    """Rows on disk by (task, feature, verdict), every case id, and the stray files in `cases/`."""
+    """Rows on disk by (task, feature, verdict), every case id, and the stray files in `cases/`; the task
+    of a run that was not scaled out is ""."""
     rows: Counter[tuple[str, str, str]] = Counter()
     ids: list[int] = []
     stray = []
@@ -410,7 +412,7 @@ def count_parts(run_dir: Path) -> tuple[Counter[tuple[str, str, str]], list[int]
             continue
         table = pq.read_table(path, columns=["case_id", "feature", "verdict"]).to_pydict()
         ids += table["case_id"]
-        rows.update((matched[1], f, v) for f, v in zip(table["feature"], table["verdict"], strict=True))
+        rows.update((matched[1] or "", f, v) for f, v in zip(table["feature"], table["verdict"], strict=True))
     return rows, ids, stray
 
 
@@ -421,7 +423,8 @@ def features(journal: dict[str, Any]) -> Counter[tuple[str, str]]:
 
 
 def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's accounting (see the module's docstring): its counts, and a list of problems."""
+    """The run's accounting (see the module's docstring): its counts, and a list of problems. A run that
+    was not scaled out (no task journals) is checked on its manifest and parts alone."""
     problems: list[str] = []
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows, ids, stray = count_parts(run_dir)
@@ -461,10 +464,10 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
         restarts += len(journal.get("restarts", []))
         if journal.get("status") == "running" and is_process_alive(str(journal.get("owner", ""))):
             problems.append(f"{task}'s journal says running and its process still runs")
-    numbers = {int(task[1:]) for task, _, _ in rows}
-    if not all(int(i) // TASK_IDS in numbers for i in ids):
+    numbers = {int(task[1:]) for task, _, _ in rows if task}
+    if journals and not all(int(i) // TASK_IDS in numbers for i in ids):
         problems.append("a case id outside every task's range")
-    if len(manifest["restarts"]) != restarts:
+    if journals and len(manifest["restarts"]) != restarts:
         problems.append(f"the manifest lists {len(manifest['restarts'])} restarts, the journals {restarts}")
     undecided = 0
     needed: Counter[str] = Counter()
@@ -490,10 +493,10 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
             if "cannot write" in line or "cannot record" in line
         }
     )
-    if manifest["unwritten"] and not lost_reasons:
+    if manifest["unwritten"] and journals and not lost_reasons:  # a run not scaled out says it on stderr
         problems.append(f"{manifest['unwritten']} cases lost with no reason logged")
     tasks = manifest.get("tasks", [])
-    if manifest["status"] == "completed" and {t["status"] for t in tasks} != {"completed"}:
+    if manifest["status"] == "completed" and tasks and {t["status"] for t in tasks} != {"completed"}:
         problems.append("a completed run with a task that did not complete")
     return {
         "run_id": run_dir.name,

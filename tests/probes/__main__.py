@@ -1,0 +1,5 @@
+import sys
+
+from tests.probes.harness import main
+
+sys.exit(main())
