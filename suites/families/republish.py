@@ -211,15 +211,13 @@ class RepublishFamily(TargetServer):
         return scenarios(profile)
 
     def execute(self, session: Session, unit: RepublishScenario) -> RepublishObservation:
-        """Create the stream (after deleting any the server kept); when created, run the operations,
-        settle, and delete it."""
+        """Create the stream (fresh: a unit cut short by a killed server leaves its stream in the
+        restarted server's store, `JetStreamClient.create_fresh_stream`); when created, run the
+        operations, settle, and delete it."""
         with JetStreamClient(session.url) as js:
             js.tap(">", is_republished)
-            # A unit cut short by a killed server leaves its stream in the restarted server's store: this
-            # unit's create would be refused (or find old messages). Deleting it first costs one request.
-            js.delete_stream(STREAM)
             began = time.perf_counter()
-            created = js.create_stream(_config(unit, unit.option))
+            created = js.create_fresh_stream(_config(unit, unit.option))
             create_us = int((time.perf_counter() - began) * 1e6)
             replies: list[Reply] = []
             if api_error(created) is None:

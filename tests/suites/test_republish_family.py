@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import find
 
-from fixtures.clients.jetstream import JetStreamClient, api_error
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error
 from fixtures.options import Target, build_run_config
 from fixtures.servers.base import Backend
 from fixtures.session import Session
@@ -18,8 +18,9 @@ from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
 from suites.families import FAMILIES, family_of_feature
-from suites.families.republish import STREAM
+from suites.families.republish import STREAM, Publish
 from suites.replay import replay_file_on_server
+from suites.republish import stream_config
 from tests.families import run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.republish, pytest.mark.min_server("2.8.3")]
@@ -74,3 +75,53 @@ def test_a_stream_the_server_kept_does_not_refuse_the_next_unit(
     unit = find(family.units(kept.profile), lambda unit: bool(unit.operations))
     created = [family.execute(session, unit).created for session in sessions]
     assert api_error(created[0]) == api_error(created[1])
+
+
+def test_a_kept_stream_of_the_units_own_configuration_is_never_judged(
+    server_factory: Callable[[], Backend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream of the unit's own configuration, with messages, that the unit's first delete does not
+    reach (a restarted server recovering its store; seen in the soak as a first publish acknowledged
+    with sequence 6): the created stream shows the earlier messages, so it is deleted and created again,
+    and the unit's publishes are acknowledged from sequence 1."""
+    family = FAMILIES["republish"]
+    server = family.server_for(server_factory())
+    server.start(family.base_config(server))
+    session = Session.of(server, server.config)
+    unit = find(
+        family.units(session.profile),
+        lambda unit: any(isinstance(operation, Publish) for operation in unit.operations),
+    )
+    config = stream_config(
+        STREAM,
+        unit.subjects,
+        unit.option,
+        storage=unit.storage,
+        max_msgs_per_subject=unit.max_msgs_per_subject,
+    )
+    published = next(operation for operation in unit.operations if isinstance(operation, Publish))
+    delete, skipped = JetStreamClient.delete_stream, []
+
+    def miss_first(js: JetStreamClient, name: str) -> JsonObject:
+        if not skipped:
+            skipped.append(name)
+            return {}
+        return delete(js, name)
+
+    try:
+        with JetStreamClient(server.url) as js:
+            assert api_error(js.create_stream(config)) is None
+            for _ in range(5):
+                assert api_error(js.publish(published.subject, b"old")) is None
+        monkeypatch.setattr(JetStreamClient, "delete_stream", miss_first)
+        observed = family.execute(session, unit)
+    finally:
+        server.stop()
+    assert skipped == [STREAM]
+    assert api_error(observed.created) is None
+    acks = [
+        reply.body
+        for operation, reply in zip(unit.operations, observed.replies, strict=False)
+        if isinstance(operation, Publish)
+    ]
+    assert acks[0].get("seq") == 1, acks
