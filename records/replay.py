@@ -176,8 +176,9 @@ def server_config(case: Case) -> str:
     from fixtures.layouts import import_accounts
 
     kind = case.feature.removesuffix("-import")
-    relay = str(json.loads(case.steps[0]).get("relay", "")) if case.steps else ""
-    accounts = import_accounts(kind, case.source, case.destination, relay)
+    step = json.loads(case.steps[0]) if case.steps else {}
+    relay, prefix = str(step.get("relay", "")), str(step.get("prefix", ""))
+    accounts = import_accounts(kind, case.source, case.destination, relay, prefix)
     exporter = accounts[1]
     config = render_config(ServerConfig(accounts=accounts))
     user, password = exporter.credentials

@@ -96,6 +96,14 @@ def keeping(source: str) -> str:
     return ".".join(f"${next(numbers)}" if token == "*" else token for token in source.split("."))
 
 
+def prefixed(source: str, prefix: str) -> str:
+    """The `to` a stream import with `prefix` amounts to: the prefix, a ``.`` unless it ends with one,
+    then the source kept (`keeping`). The documents are silent on `prefix`; observed (nats-server
+    ``addStreamImportWithClaim``): the subjects arrive with the prefix before them, and a prefix that is
+    not a literal subject is refused, as this `to` is."""
+    return f"{prefix}{'' if prefix.endswith('.') else '.'}{keeping(source)}"
+
+
 def context_named(name: str) -> Context:
     """The context called `name` (ValueError naming the known ones otherwise)."""
     for context in CONTEXTS:

@@ -34,7 +34,7 @@ from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts
 from fixtures.servers.base import Backend
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
-from reference.contexts import compile_in, local_pattern, requested
+from reference.contexts import compile_in, local_pattern, prefixed, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
@@ -81,13 +81,21 @@ class ImportRun:
     seed: int = 0
     relay: str = ""
     """What the exporter imports from the relay account ('' nothing: `fixtures.layouts.relay_subject`)."""
+    prefix: str = ""
+    """A stream import's `prefix`, in place of a `to` ('' none)."""
 
     def to_json(self) -> str:
         step = {"kind": self.kind, "source": self.source, "destination": self.destination}
-        return json.dumps({**step, "relay": self.relay} if self.relay else step)
+        extra = {name: value for name, value in (("relay", self.relay), ("prefix", self.prefix)) if value}
+        return json.dumps({**step, **extra})
 
     def accounts(self) -> tuple[Account, ...]:
-        return import_accounts(self.kind, self.source, self.destination, self.relay)
+        return import_accounts(self.kind, self.source, self.destination, self.relay, self.prefix)
+
+    @property
+    def local(self) -> str:
+        """The import's `to`, or the `to` its prefix amounts to (`reference.contexts.prefixed`)."""
+        return prefixed(self.source, self.prefix) if self.prefix else self.destination
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,23 +170,33 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
     return ".".join(body + tail)
 
 
+PREFIXES = ("p", "p.", "p.q", "p.*", "p.>")
+"""Prefixes of a stream import: literal ones, with and without the `.` the server adds, and two that
+are not literal (refused)."""
+
+
 @st.composite
-def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, relays: bool = True) -> ImportRun:
+def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = True) -> ImportRun:
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
     one in eight a destination a service import can reverse, one in eight such a destination with a
     token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`). With
-    `relays`, one unit in four where it can has the exporter import from the relay account a subject
-    that collides with the import (`fixtures.layouts.relay_subject`)."""
+    `file_only`, the draws only a configuration file holds: one unit in four where it can has the
+    exporter import from the relay account a subject that collides with the import
+    (`fixtures.layouts.relay_subject`), and one stream import in eight has a `prefix` (`PREFIXES`) in
+    place of its `to`."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
     reversible = mostly(reversible_destinations(source), every_token_kind(source, profile), one_in=2)
     destination = draw(mostly(mostly(templates, reversible, one_in=4), st.just(""), one_in=16))
+    prefixes = st.sampled_from(PREFIXES)
+    prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if file_only and kind == "stream" else ""
+    destination = "" if prefix else destination
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
-    relayed = relays and draw(mostly(st.just(False), st.just(True), one_in=4))
+    relayed = file_only and not prefix and draw(mostly(st.just(False), st.just(True), one_in=4))
     relay = relay_subject(kind, source, destination) if relayed else ""
-    return ImportRun(kind, source, destination, tuple(subjects), seed, relay)
+    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix)
 
 
 def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
@@ -216,8 +234,9 @@ class ImportFamily(TargetServer):
         return ServerConfig(accounts=(Account(IMPORTER), Account(EXPORTER, exports=EXPORTS)))
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[ImportRun]:
-        """Without relays in operator mode, whose server holds two accounts (`fixtures.servers.operator`)."""
-        return import_runs(profile, relays=not self.operator)
+        """Without relays and prefixes in operator mode, whose server holds two accounts
+        (`fixtures.servers.operator`) and whose claims hold a local subject."""
+        return import_runs(profile, file_only=not self.operator)
 
     def execute(self, session: Session, unit: ImportRun) -> ImportObservation:
         """Put the import in force, then publish; a server that died meanwhile is started again.
@@ -265,11 +284,11 @@ class ImportFamily(TargetServer):
         """The configuration's case, then one per published subject; every case carries the unit's step."""
         feature = feature_of(unit.kind)
         try:
-            transform: Transform | None = compile_in(feature, unit.source, unit.destination, profile)
+            transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
             refusal = ""
         except MappingError as refused:
             transform, refusal = None, refused.kind
-        functions = transform.functions if transform else functions_named(unit.destination)
+        functions = transform.functions if transform else functions_named(unit.local)
         literal = LITERAL_SOURCE if is_literal(unit.source) else ""
         if observed.crashed:
             difference, verdict = "server-crash", ""
@@ -331,7 +350,8 @@ class ImportFamily(TargetServer):
         step = json.loads(case.steps[0]) if case.steps else {}
         kind = step.get("kind", case.feature.removesuffix("-import"))
         subjects = (case.subject,) if case.subject else ()
-        return ImportRun(kind, case.source, case.destination, subjects, relay=step.get("relay", ""))
+        relay, prefix = step.get("relay", ""), step.get("prefix", "")
+        return ImportRun(kind, case.source, case.destination, subjects, relay=relay, prefix=prefix)
 
 
 def delivery(

@@ -14,7 +14,7 @@ from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from fixtures.config import Account, Export, Import, ServerConfig, render_config
-from fixtures.errors import ServerError
+from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.layouts import RELAY, WILDCARD_REFERENCE, relay_subject
 from fixtures.options import Target
 from fixtures.servers.base import Backend
@@ -229,7 +229,7 @@ def test_a_relay_collides_with_the_import_and_with_none_of_its_subjects(data: st
     """The exporter's import from the relay account collides with the unit's local subject (so the
     server's cycle check of the unit's import walks it), and no subject of the unit's source, where a
     service request arrives in the exporter, falls under it (so it changes no delivery)."""
-    drawn = data.draw(import_runs(for_version("2.14.5"), relays=False))
+    drawn = data.draw(import_runs(for_version("2.14.5"), file_only=False))
     assert not drawn.relay
     run = replace(drawn, relay=relay_subject(drawn.kind, drawn.source, drawn.destination))
     assume(run.relay)
@@ -272,11 +272,16 @@ def test_an_import_whose_exporter_imports_from_the_relay_agrees(
     )
     try:
         cases = cases_of(check(FAMILY, Session.of(server, server.config), context, unit))
-        assert 'account: "RLY"' in (server.config and render_config(server.config))
     finally:
         writer.close()
         server.stop()
-    assert [case.verdict for case in cases] == ["agree"] * (1 + len(subjects)), [c.difference for c in cases]
+    assert f'{{{kind}: {{account: "RLY", subject: "{relay}"}}' in render_config(
+        ServerConfig(accounts=unit.accounts())
+    )
+    taken = cases[0].observed == "accept"
+    assert [case.verdict for case in cases] == ["agree"] * (1 + len(subjects) * taken), [
+        c.difference for c in cases
+    ]
 
 
 @pytest.mark.live
@@ -309,6 +314,8 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
         loads.append("loaded")
         try:
             configure(self, *crashing)
+        except ConfigRejectedError:
+            raise
         except ServerError:
             loads[0] = "crashed"
             raise
@@ -326,3 +333,36 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
     assert loads == ["crashed", "unit"]
     assert len(session.restarts) == 1
     assert "panic" in session.restarts[0]
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(("prefix", "taken"), [("p", True), ("p.q.", True), ("p.*", False), ("p.>", False)])
+def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
+    prefix: str,
+    taken: bool,
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    """A stream import with `prefix` in place of `to`: a literal prefix is taken and every subject
+    arrives behind it (`p.` added once), one that is not a literal is refused, as the reference says."""
+    source = "e.*.>"
+    subjects = tuple(published_subjects("stream", source, "", for_version("2.14.5"), 3))
+    unit = ImportRun("stream", source, "", subjects, 3, prefix=prefix)
+    assert 'prefix: "' + prefix + '"' in render_config(ServerConfig(accounts=unit.accounts()))
+    server = FAMILY.server_for(server_factory())
+    server.start(FAMILY.base_config(server))
+    writer = RecordWriter(tmp_path / "run", run_id="prefix")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    try:
+        cases = cases_of(check(FAMILY, Session.of(server, server.config), context, unit))
+    finally:
+        writer.close()
+        server.stop()
+    assert [case.verdict for case in cases] == ["agree"] * (1 + len(subjects) * taken)
+    assert cases[0].observed == ("accept" if taken else "reject")
+    arrived = [case.observed for case in cases[1:]]
+    assert all(subject.startswith(prefix.rstrip(".") + ".e.") for subject in arrived)
+    assert FAMILY.unit_of(CaseFile.of(cases[0])).prefix == prefix
