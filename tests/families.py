@@ -3,8 +3,9 @@ single families: its records' rows."""
 
 from __future__ import annotations
 
+import contextlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,31 @@ from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 
 
+@contextlib.contextmanager
+def live_session(
+    name: str, *, server_factory: Callable[[], Backend], expectations: Expectations, run_dir: Path
+) -> Iterator[tuple[Session, RunContext, RecordWriter]]:
+    """A session on a fresh server for the registered family `name` (the family's server and
+    configuration) and a run context recording into `run_dir`; skips a target the family says it cannot
+    run on. The writer is closed and the server stopped on the way out."""
+    family = FAMILIES[name]
+    server = family.server_for(server_factory())
+    server.start(family.base_config(server))
+    reason = family.unsupported(server.version, server.name)
+    if reason:
+        server.stop()
+        pytest.skip(reason)
+    writer = RecordWriter(run_dir, run_id="family")
+    context = RunContext.for_server(
+        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
+    )
+    try:
+        yield Session.of(server, server.config), context, writer
+    finally:
+        writer.close()
+        server.stop()
+
+
 def run_agreeing(
     name: str,
     budget: int,
@@ -30,27 +56,16 @@ def run_agreeing(
     expectations: Expectations,
     run_dir: Path,
 ) -> list[dict[str, Any]]:
-    """The registered family `name` for `budget` cases on a fresh server (the family's server and
-    configuration), asserting that the budget was spent and no case diverged or was left unknown, save
-    the subjects of a mapping whose crash or refusal is a listed divergence (nothing went through it);
-    skips a target the family says it cannot run on."""
-    family = FAMILIES[name]
-    server = family.server_for(server_factory())
-    server.start(family.base_config(server))
-    reason = family.unsupported(server.version, server.name)
-    if reason:
-        pytest.skip(reason)
-    writer = RecordWriter(run_dir, run_id="family")
-    context = RunContext.for_server(
-        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-    )
-    sink = Sink(writer, Progress(stream=io.StringIO()), [])
-    try:
-        done = run_family(
-            family, Session.of(server, server.config), context, budget=budget, seed=1, sink=sink
-        )
-    finally:
-        writer.close()
+    """The registered family `name` for `budget` cases on a fresh server (`live_session`), asserting
+    that the budget was spent and no case diverged or was left unknown, save the subjects of a mapping
+    whose crash or refusal is a listed divergence (nothing went through it)."""
+    with live_session(name, server_factory=server_factory, expectations=expectations, run_dir=run_dir) as (
+        session,
+        context,
+        writer,
+    ):
+        sink = Sink(writer, Progress(stream=io.StringIO()), [])
+        done = run_family(FAMILIES[name], session, context, budget=budget, seed=1, sink=sink)
     verdicts = writer.manifest()["verdicts"]
     rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
     assert done >= budget

@@ -22,7 +22,6 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations, load_expectations
 from records.schema import Case
-from records.writer import RecordWriter
 from reference.contexts import compile_in, local_pattern, requested
 from reference.profiles import for_version
 from reference.republish import subjects_collide
@@ -37,7 +36,7 @@ from suites.families.imports import (
     published_subjects,
     reversible_destinations,
 )
-from tests.families import run_agreeing
+from tests.families import live_session, run_agreeing
 
 FAMILY = FAMILIES["import"]
 
@@ -46,6 +45,16 @@ def judged_cases(run: ImportRun, observed: ImportObservation, version: str = "2.
     counter = itertools.count()
     context = RunContext("run", "nats-server", version, "process", Expectations(), lambda: next(counter))
     return cases_of(FAMILY.judge(context, for_version(version), run, observed))
+
+
+def judged_live(
+    unit: ImportRun, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> list[Case]:
+    """The unit's cases as the family executes and judges it on a fresh server."""
+    with live_session(
+        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path / "run"
+    ) as (session, context, _):
+        return cases_of(check(FAMILY, session, context, unit))
 
 
 def judged(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[tuple[str, str]]:
@@ -264,17 +273,7 @@ def test_an_import_whose_exporter_imports_from_the_relay_agrees(
     assert relay == ("*.*.>" if kind == "stream" else "x.*.*")
     subjects = tuple(published_subjects(kind, source, to, for_version("2.14.5"), 7))
     unit = ImportRun(kind, source, to, subjects, 7, relay)
-    server = FAMILY.server_for(server_factory())
-    server.start(FAMILY.base_config(server))
-    writer = RecordWriter(tmp_path / "run", run_id="relay")
-    context = RunContext.for_server(
-        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-    )
-    try:
-        cases = cases_of(check(FAMILY, Session.of(server, server.config), context, unit))
-    finally:
-        writer.close()
-        server.stop()
+    cases = judged_live(unit, server_factory, expectations, tmp_path)
     assert f'{{{kind}: {{account: "RLY", subject: "{relay}"}}' in render_config(
         ServerConfig(accounts=unit.accounts())
     )
@@ -296,13 +295,6 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
     subscription on the releases expectations.toml names): the unit's configuration is loaded again on
     the restarted server and judged on its own (refused, as the reference says), and the restart is
     journaled, where the unit used to be blamed for the crash."""
-    server = FAMILY.server_for(server_factory())
-    server.start(FAMILY.base_config(server))
-    session = Session.of(server, server.config)
-    writer = RecordWriter(tmp_path / "run", run_id="crash")
-    context = RunContext.for_server(
-        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-    )
     configure, crashing = Session.configure_accounts, ImportRun("stream", "e.*", "$1.$1", ()).accounts()
     loads: list[str] = []
 
@@ -322,13 +314,12 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
 
     monkeypatch.setattr(Session, "configure_accounts", crash_first)
     refused = ImportRun("service", "e.gUIz.>", "gUIz.QW.{{splitFromRight(1,3)}}", ())
-    try:
+    with live_session(
+        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path / "run"
+    ) as (session, context, _):
         cases = cases_of(check(FAMILY, session, context, refused))
-    finally:
-        writer.close()
-        server.stop()
     if loads[0] != "crashed":
-        pytest.skip(f"nats-server {server.version} loads e.* -> $1.$1 without a crash")
+        pytest.skip(f"nats-server {session.server.version} loads e.* -> $1.$1 without a crash")
     assert [(case.verdict, case.observed) for case in cases] == [("agree", "reject")]
     assert loads == ["crashed", "unit"]
     assert len(session.restarts) == 1
@@ -350,17 +341,7 @@ def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
     subjects = tuple(published_subjects("stream", source, "", for_version("2.14.5"), 3))
     unit = ImportRun("stream", source, "", subjects, 3, prefix=prefix)
     assert 'prefix: "' + prefix + '"' in render_config(ServerConfig(accounts=unit.accounts()))
-    server = FAMILY.server_for(server_factory())
-    server.start(FAMILY.base_config(server))
-    writer = RecordWriter(tmp_path / "run", run_id="prefix")
-    context = RunContext.for_server(
-        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-    )
-    try:
-        cases = cases_of(check(FAMILY, Session.of(server, server.config), context, unit))
-    finally:
-        writer.close()
-        server.stop()
+    cases = judged_live(unit, server_factory, expectations, tmp_path)
     assert [case.verdict for case in cases] == ["agree"] * (1 + len(subjects) * taken)
     assert cases[0].observed == ("accept" if taken else "reject")
     arrived = [case.observed for case in cases[1:]]

@@ -26,7 +26,6 @@ from fixtures.session import Session
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
-from records.writer import RecordWriter
 from suites.engine.family import check
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
@@ -34,7 +33,7 @@ from suites.families.streaming import StreamingUnit
 from suites.replay import replay_file_on_server
 from suites.streaming.layouts import Layout
 from suites.streaming.partitions import FAILURE_KINDS, REQUEST_TIMEOUT, lost_nats
-from tests.families import run_agreeing
+from tests.families import live_session, run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
 
@@ -146,22 +145,10 @@ def streaming_session(
 ) -> Iterator[tuple[Session, RunContext]]:
     """A session on a NATS server that hosts streaming layouts, and a run context recording into
     `tmp_path`; skipped where the target cannot host them."""
-    family = FAMILIES["streaming"]
-    server = family.server_for(server_factory())
-    server.start(family.base_config(server))
-    reason = family.unsupported(server.version, server.name)
-    if reason:
-        server.stop()
-        pytest.skip(reason)
-    writer = RecordWriter(tmp_path / "run", run_id="streaming")
-    context = RunContext.for_server(
-        server, run_id=writer.run_id, expectations=expectations, next_case_id=writer.next_case_id
-    )
-    try:
-        yield Session.of(server, server.config), context
-    finally:
-        writer.close()
-        server.stop()
+    with live_session(
+        "streaming", server_factory=server_factory, expectations=expectations, run_dir=tmp_path / "run"
+    ) as (session, context, _):
+        yield session, context
 
 
 def test_a_layout_whose_nats_server_died_restarts_it_and_is_unknown(
