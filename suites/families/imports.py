@@ -4,8 +4,10 @@ configuration file.
 docs.nats.io, "Subject Mapping and Partitioning" (nats-concepts/subject_mapping), introduction: subject
 mappings also apply "as part of the imports and exports between accounts". The account ``EXP`` exports
 every subject (``>``) as a stream and as a service; the account ``IMP`` imports one drawn subject of it
-(the source, from the mapping strategies) with a drawn local subject ``to`` (the destination). The
-transform maps the exporter's subjects to the importer's (`reference.contexts`).
+(the source, from the mapping strategies) with a drawn local subject ``to`` (the destination), or a
+stream import with a ``prefix`` instead; in the configuration file the exporter may also import from a
+third account, ``RLY`` (`fixtures.layouts.relay_subject`). The transform maps the exporter's subjects to
+the importer's (`reference.contexts`).
 
 - ``stream``: subjects of the source are published in ``EXP``; each must reach an ``IMP`` subscriber of
   ``>`` once, on the reference's subject.
