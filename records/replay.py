@@ -177,8 +177,8 @@ def server_config(case: Case) -> str:
 
     kind = case.feature.removesuffix("-import")
     step = json.loads(case.steps[0]) if case.steps else {}
-    relay, prefix = str(step.get("relay", "")), str(step.get("prefix", ""))
-    accounts = import_accounts(kind, case.source, case.destination, relay, prefix)
+    relay, prefix, cycle = str(step.get("relay", "")), str(step.get("prefix", "")), bool(step.get("cycle"))
+    accounts = import_accounts(kind, case.source, case.destination, relay, prefix, cycle=cycle)
     exporter = accounts[1]
     config = render_config(ServerConfig(accounts=accounts))
     user, password = exporter.credentials

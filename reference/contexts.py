@@ -88,6 +88,11 @@ CONTEXTS: Final = (
 
 JETSTREAM: Final = frozenset({"stream", "source", "mirror"})
 IMPORTS: Final = frozenset({"stream-import", "service-import"})
+IMPORT_CYCLE: Final = "import-cycle"
+"""How the reference refuses an import whose exporter imports every subject back from the importer: the
+two imports form a cycle, whatever their subjects. The documents are silent on cycles; observed
+(nats-server ``checkServiceImportsForCycles`` and ``checkStreamImportsForCycles``, which refuse the
+configuration whichever of the two imports it adds last)."""
 
 
 def keeping(source: str) -> str:

@@ -36,7 +36,7 @@ from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts
 from fixtures.servers.base import Backend
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
-from reference.contexts import compile_in, local_pattern, prefixed, requested
+from reference.contexts import IMPORT_CYCLE, compile_in, local_pattern, prefixed, requested
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
@@ -85,14 +85,18 @@ class ImportRun:
     """What the exporter imports from the relay account ('' nothing: `fixtures.layouts.relay_subject`)."""
     prefix: str = ""
     """A stream import's `prefix`, in place of a `to` ('' none)."""
+    cycle: bool = False
+    """Whether the exporter imports every subject back from the importer (`IMPORT_CYCLE`)."""
 
     def to_json(self) -> str:
-        step = {"kind": self.kind, "source": self.source, "destination": self.destination}
-        extra = {name: value for name, value in (("relay", self.relay), ("prefix", self.prefix)) if value}
-        return json.dumps({**step, **extra})
+        step: dict[str, object] = {"kind": self.kind, "source": self.source, "destination": self.destination}
+        extra = (("relay", self.relay), ("prefix", self.prefix), ("cycle", self.cycle))
+        return json.dumps({**step, **{name: value for name, value in extra if value}})
 
     def accounts(self) -> tuple[Account, ...]:
-        return import_accounts(self.kind, self.source, self.destination, self.relay, self.prefix)
+        return import_accounts(
+            self.kind, self.source, self.destination, self.relay, self.prefix, cycle=self.cycle
+        )
 
     @property
     def local(self) -> str:
@@ -182,10 +186,11 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
     one in eight a destination a service import can reverse, one in eight such a destination with a
     token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`). With
-    `file_only`, the draws only a configuration file holds: one unit in four where it can has the
-    exporter import from the relay account a subject that collides with the import
-    (`fixtures.layouts.relay_subject`), and one stream import in eight has a `prefix` (`PREFIXES`) in
-    place of its `to`."""
+    `file_only`, the draws only a configuration file holds: one stream import in eight has a `prefix`
+    (`PREFIXES`) in place of its `to`; of the others, one in four has the exporter import from the
+    relay account a subject that collides with the import, where it can
+    (`fixtures.layouts.relay_subject`), and one in sixteen has it import every subject back from the
+    importer (`IMPORT_CYCLE`)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
@@ -196,9 +201,9 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     destination = "" if prefix else destination
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
-    relayed = file_only and not prefix and draw(mostly(st.just(False), st.just(True), one_in=4))
-    relay = relay_subject(kind, source, destination) if relayed else ""
-    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix)
+    chain = draw(st.integers(0, 15)) if file_only and not prefix else 0
+    relay = relay_subject(kind, source, destination) if 11 <= chain <= 14 else ""
+    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix, cycle=chain == 15)
 
 
 def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
@@ -290,7 +295,7 @@ class ImportFamily(TargetServer):
         feature = feature_of(unit.kind)
         try:
             transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
-            refusal = ""
+            refusal = IMPORT_CYCLE if unit.cycle else ""
         except MappingError as refused:
             transform, refusal = None, refused.kind
         functions = transform.functions if transform else functions_named(unit.local)
@@ -355,8 +360,10 @@ class ImportFamily(TargetServer):
         step = json.loads(case.steps[0]) if case.steps else {}
         kind = step.get("kind", case.feature.removesuffix("-import"))
         subjects = (case.subject,) if case.subject else ()
-        relay, prefix = step.get("relay", ""), step.get("prefix", "")
-        return ImportRun(kind, case.source, case.destination, subjects, relay=relay, prefix=prefix)
+        relay, prefix, cycle = step.get("relay", ""), step.get("prefix", ""), bool(step.get("cycle"))
+        return ImportRun(
+            kind, case.source, case.destination, subjects, relay=relay, prefix=prefix, cycle=cycle
+        )
 
 
 def delivery(

@@ -5,6 +5,7 @@ expectations.toml lists; a recorded case replays; and the judging, without a ser
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,7 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations, load_expectations
 from records.schema import Case
-from reference.contexts import compile_in, local_pattern, requested
+from reference.contexts import IMPORT_CYCLE, compile_in, local_pattern, requested
 from reference.profiles import for_version
 from reference.republish import subjects_collide
 from suites.__main__ import main
@@ -347,3 +348,23 @@ def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
     arrived = [case.observed for case in cases[1:]]
     assert all(subject.startswith(prefix.rstrip(".") + ".e.") for subject in arrived)
     assert FAMILY.unit_of(CaseFile.of(cases[0])).prefix == prefix
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", ["stream", "service"])
+def test_an_import_whose_exporter_imports_everything_back_is_refused(
+    kind: str, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """The exporter imports `>` back from the importer (which then exports it): the two imports form a
+    cycle, and the configuration is refused whichever import the server adds last, as the reference
+    says (`IMPORT_CYCLE`); nothing is published."""
+    unit = ImportRun(kind, "e.*", "x.$1", ("x.a",) if kind == "service" else ("e.a",), cycle=True)
+    importer, exporter, _ = unit.accounts()
+    assert importer.exports == exporter.exports
+    assert exporter.imports == (Import(kind, "IMP", ">", ">"),)
+    cases = judged_live(unit, server_factory, expectations, tmp_path)
+    assert [(case.verdict, case.expected, case.observed) for case in cases] == [
+        ("agree", f"reject:{IMPORT_CYCLE}", "reject")
+    ], cases
+    assert json.loads(cases[0].steps[0])["cycle"] is True
+    assert FAMILY.unit_of(CaseFile.of(cases[0])).cycle
