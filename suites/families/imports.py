@@ -189,8 +189,9 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     `file_only`, the draws only a configuration file holds: one stream import in eight has a `prefix`
     (`PREFIXES`) in place of its `to`; of the others, one in four has the exporter import from the
     relay account a subject that collides with the import, where it can
-    (`fixtures.layouts.relay_subject`; a service import's `to` then one it can reverse, which the server
-    takes), and one in sixteen has it import every subject back from the importer (`IMPORT_CYCLE`)."""
+    (`fixtures.layouts.relay_subject`), and one in sixteen has it import every subject back from the
+    importer (`IMPORT_CYCLE`); a service import's `to` is then one it can reverse, which the server takes
+    (a refused import leaves the exporter's unread)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
@@ -200,13 +201,13 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if file_only and kind == "stream" else ""
     destination = "" if prefix else destination
     chain = draw(st.integers(0, 15)) if file_only and not prefix else 0
-    relayed = 11 <= chain <= 14
-    if relayed and kind == "service":  # most drawn templates are refused there: the relay goes unread
+    relayed, cycle = 11 <= chain <= 14, chain == 15
+    if (relayed or cycle) and kind == "service":  # most drawn templates are refused: the chain goes unread
         destination = draw(reversible_destinations(source))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     relay = relay_subject(kind, source, destination) if relayed else ""
-    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix, cycle=chain == 15)
+    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix, cycle=cycle)
 
 
 def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
