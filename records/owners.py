@@ -1,8 +1,15 @@
-"""Which process owns a run, a container or a directory: an identity that survives pid reuse (Linux)."""
+"""Which process owns a run, a container or a directory: an identity that survives pid reuse (Linux).
+
+Work directories (`make_workdir`: the servers', a Spark session's scratch) each name their owner, and the
+first one a process makes removes those whose owner is gone (a process killed with SIGKILL cannot remove
+its own), as `fixtures.servers.container.remove_leftover_containers` does for containers.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 
@@ -44,3 +51,34 @@ def is_process_alive(identity: str) -> bool:
         return False
     current = _process_start_time(pid)
     return current is not None and (start in ("", "?") or current == start)
+
+
+PREFIX = "nats-conformance-"
+OWNER = ".owner"
+_SWEPT: set[bool] = set()
+"""Holds True once this process has removed the leftovers of dead owners."""
+
+
+def make_workdir(prefix: str = PREFIX) -> Path:
+    """A new directory under the system's temporary directory, owned by this process."""
+    if not _SWEPT:
+        _SWEPT.add(True)
+        remove_leftover_workdirs()
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / OWNER).write_text(process_identity())
+    return path
+
+
+def remove_leftover_workdirs(root: Path | None = None) -> list[Path]:
+    """Remove the work directories under `root` (the temporary directory) whose owner process is gone;
+    the removed paths. A directory naming no owner is left alone."""
+    removed = []
+    for path in sorted((root or Path(tempfile.gettempdir())).glob(f"{PREFIX}*")):
+        try:
+            owner = (path / OWNER).read_text().strip()
+        except OSError:
+            continue
+        if owner and not is_process_alive(owner):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

@@ -13,17 +13,17 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import signal
 import sys
-import tempfile
 import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from records.owners import children
+from records.owners import children, make_workdir
 from records.schema import ARROW_TYPES, COLUMNS
 from reference.errors import interruption
 from reports.errors import ReportError
@@ -71,6 +71,8 @@ PANDAS_WARNING = "PySpark does not yet fully support pandas"
 
 JVM_LOG = "jvm.log"
 """The standard error of the session's JVM, in its scratch directory (`_stderr_to`)."""
+SCRATCH_PREFIX = "nats-conformance-spark-"
+"""How a session's scratch directory (`spark.local.dir`, its log settings and JVM log) is named."""
 JVM_WARNING = "WARNING: Using incubator modules: jdk.incubator.vector"
 """What the JVM of Spark 4 says as it starts, whatever happens next."""
 SPARK_LOGGERS = ("py4j", "pyspark", "SQLQueryContextLogger", "DataFrameQueryContextLogger")
@@ -124,8 +126,12 @@ def spark_session(
     if active is not None:
         yield active
         return
-    with _silenced(), tempfile.TemporaryDirectory(prefix="nats-conformance-spark-") as scratch:
-        log4j = Path(scratch) / "log4j2.properties"
+    # A work directory naming this process: a driver killed with SIGKILL leaves it, and the next process
+    # that makes one removes it (records.owners).
+    scratch = make_workdir(SCRATCH_PREFIX)
+    with _silenced(), ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)
+        log4j = scratch / "log4j2.properties"
         log4j.write_text(LOG4J)
         builder = (
             SparkSession.builder.master(master)
@@ -136,7 +142,7 @@ def spark_session(
                 "spark.driver.extraJavaOptions",
                 f"-Dlog4j2.configurationFile={log4j.as_uri()} {JAVA_OPTIONS}",
             )
-            .config("spark.local.dir", scratch)
+            .config("spark.local.dir", str(scratch))
         )
         for name, value in (executor_env or {}).items():
             builder = builder.config(f"spark.executorEnv.{name}", value)
@@ -151,7 +157,7 @@ def spark_session(
                 .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
                 .config("spark.driver.memory", LOCAL_MEMORY)
             )
-        session = _start(builder, master, Path(scratch) / JVM_LOG)
+        session = _start(builder, master, scratch / JVM_LOG)
         try:
             yield session
         except BaseException as error:

@@ -6,6 +6,7 @@ aggregates (one shared session, a few hundred rows).
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,13 @@ from typing import Any
 import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
+from records.owners import OWNER, process_identity
 from records.schema import Case
 from reports import duckdb_sql
 from reports.load import load_records
 from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
 from reports.releases import Release
+from reports.spark import SCRATCH_PREFIX
 
 OLD = Release("nats-server", "2.9.25")
 NEW = Release("nats-server", "2.10.27")
@@ -158,3 +161,12 @@ def test_spark_picks_the_same_smallest_sequence(spark: Any, run_of: Callable[[li
     run = run_of(sequence_cases())
     records = load_records([run])
     assert aggregate(spark, [str(p) for p in records.parts], rows=records.rows) == duckdb_aggregates(run)
+
+
+def test_a_spark_sessions_scratch_directory_names_its_owner(spark: Any) -> None:
+    """The session's scratch directory (spark.local.dir) is a work directory naming this process, so
+    that one a driver killed with SIGKILL leaves is removed by the next process that makes one."""
+    scratch = Path(spark.conf.get("spark.local.dir"))
+    assert scratch.name.startswith(SCRATCH_PREFIX)
+    assert (scratch / OWNER).read_text() == process_identity()
+    assert scratch.parent == Path(tempfile.gettempdir())
