@@ -173,12 +173,11 @@ def server_config(case: Case) -> str:
     if case.feature not in IMPORTS:
         return ""
     from fixtures.config import ServerConfig, render_config  # here: as in `_stream_transform_line`
-    from fixtures.layouts import import_accounts
+    from fixtures.layouts import import_accounts, import_chain
 
     kind = case.feature.removesuffix("-import")
     step = json.loads(case.steps[0]) if case.steps else {}
-    relay, prefix, cycle = str(step.get("relay", "")), str(step.get("prefix", "")), bool(step.get("cycle"))
-    accounts = import_accounts(kind, case.source, case.destination, relay, prefix, cycle=cycle)
+    accounts = import_accounts(kind, case.source, case.destination, **import_chain(step))
     exporter = accounts[1]
     config = render_config(ServerConfig(accounts=accounts))
     user, password = exporter.credentials

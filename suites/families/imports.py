@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from fixtures.clients.wire import WireConnection, WireError
 from fixtures.config import Account, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts, relay_subject
+from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts, import_chain, relay_subject
 from fixtures.servers.base import Backend
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
@@ -364,10 +364,7 @@ class ImportFamily(TargetServer):
         step = json.loads(case.steps[0]) if case.steps else {}
         kind = step.get("kind", case.feature.removesuffix("-import"))
         subjects = (case.subject,) if case.subject else ()
-        relay, prefix, cycle = step.get("relay", ""), step.get("prefix", ""), bool(step.get("cycle"))
-        return ImportRun(
-            kind, case.source, case.destination, subjects, relay=relay, prefix=prefix, cycle=cycle
-        )
+        return ImportRun(kind, case.source, case.destination, subjects, **import_chain(step))
 
 
 def delivery(
