@@ -89,6 +89,7 @@ _LOADING_ENDINGS: dict[int, tuple[int, str]] = {
     signal.SIGHUP: (129, "hung up"),
 }
 """`reference.errors.ENDINGS` by signal number, for a signal that lands before that module is loaded."""
+_ENDING_STATUSES = frozenset(status for status, _ in _LOADING_ENDINGS.values())
 
 
 class _EndedWhileLoading(BaseException):
@@ -104,19 +105,24 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line (with the settings of its configuration file); returns the exit status.
 
     Ctrl-C, SIGTERM or SIGHUP while the reference model loads (before `run_loaded` handles signals) ends
-    the command with its one line and exit status too, not a traceback from an import."""
+    the command with its one line and exit status too, not a traceback from an import. With no `argv`
+    (the process's own command line) a command a signal ended keeps ignoring signals until it exits."""
     previous = {number: signal.signal(number, _end_while_loading) for number in _LOADING_ENDINGS}
+    status = 0
     try:
         from reference.cli import run_loaded
 
-        return run_loaded(parser, argv, parse_configured)
+        status = run_loaded(parser, argv, parse_configured)
     except _EndedWhileLoading as ended:
+        for number in _LOADING_ENDINGS:
+            signal.signal(number, signal.SIG_IGN)
         status, line = ended.args
         print(f"nats-conformance: {line}", file=sys.stderr)
-        return int(status)
     finally:
+        ending = argv is None and status in _ENDING_STATUSES
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            signal.signal(number, signal.SIG_IGN if ending else handler)
+    return int(status)
 
 
 if __name__ == "__main__":

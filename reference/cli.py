@@ -78,14 +78,16 @@ def run_loaded(
     """`run_parsed` on the parser `load` returns, called inside `run_command`: an entry point (a
     ``__main__`` module, `nats-conformance`) imports its commands' modules there, so Ctrl-C or SIGTERM
     while they load (seconds for the suites) ends it with its one line too, not a traceback. `parse`
-    parses (default `parse_args`; `nats-conformance` reads its configuration file there)."""
+    parses (default `parse_args`; `nats-conformance` reads its configuration file there). With no `argv`
+    the command line is this process's own (`sys.argv`): once interrupted, it keeps ignoring signals
+    until it exits (`run_command`'s `own_process`)."""
 
     def command() -> int:
         parser = load()
         arguments = parse(parser, argv) if parse else parser.parse_args(argv)
         return int(arguments.handler(arguments))
 
-    return run_command(command)
+    return run_command(command, own_process=argv is None)
 
 
 def count(text: str) -> int:

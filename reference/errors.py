@@ -106,19 +106,34 @@ class UsageError(ConformanceError, ValueError):
     kind: ClassVar[str] = "invalid-argument"
 
 
-def run_command(command: Callable[[], int]) -> int:
+def ignore_signals() -> None:
+    """Ignore SIGINT, SIGTERM and SIGHUP from now on: a command already ending by one of them keeps its
+    one line and exit status when the signal comes again (a second Ctrl-C, a terminal's SIGHUP after
+    its SIGINT) instead of dying of it with a traceback."""
+    for number in _KINDS:
+        signal.signal(number, signal.SIG_IGN)
+
+
+def run_command(command: Callable[[], int], *, own_process: bool = False) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
     stderr for a `ConformanceError`, or 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP) when interrupted
-    (whatever error the interrupt turned into, see `interruption`)."""
+    (whatever error the interrupt turned into, see `interruption`).
+
+    Once interrupted, the signals are ignored while the line is printed; `own_process` (the command is
+    this process's own, about to exit with that status) keeps them ignored until the process exits,
+    rather than handing them back to Python's defaults for the last steps of the exit."""
     # Ctrl-C interrupts even a command started where SIGINT is ignored (a background job of a script).
     previous = {number: signal.signal(number, _interrupt) for number in _KINDS}
     unraisable = sys.unraisablehook
     sys.unraisablehook = partial(_drop_interrupts, unraisable)
+    interrupted = False
     try:
         return int(command())
     except BaseException as error:
         cause = interruption(error)
         if cause:
+            ignore_signals()
+            interrupted = True
             status, line = ENDINGS[cause]
             print(f"nats-conformance: {line}", file=sys.stderr)
             return status
@@ -127,8 +142,9 @@ def run_command(command: Callable[[], int]) -> int:
         print(f"nats-conformance: error: {error}", file=sys.stderr)
         return 2
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        if not (interrupted and own_process):
+            for number, handler in previous.items():
+                signal.signal(number, handler)
         sys.unraisablehook = unraisable
         forget_interrupts()
 

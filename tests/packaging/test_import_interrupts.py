@@ -27,6 +27,15 @@ class Pause:
         return None
 
 sys.meta_path.insert(0, Pause())
+if {repeat}:
+    leave = sys.exit
+
+    def exit_after_a_repeat(status=None):
+        \"\"\"The signal comes again as the command's process exits (a second Ctrl-C).\"\"\"
+        os.kill(os.getpid(), {repeat})
+        leave(status)
+
+    sys.exit = exit_after_a_repeat
 sys.argv = [{entry!r}, *{argv!r}]
 if {entry!r} == "nats_conformance":
     from nats_conformance import main  # as the installed console script does
@@ -63,9 +72,46 @@ ENDINGS = [
 def test_a_signal_during_the_imports_ends_the_command_with_one_line(
     entry: str, argv: list[str], module: str, ending: tuple[int, int, str]
 ) -> None:
+    assert run_paused(entry, argv, module, ending) == (ending[1], f"nats-conformance: {ending[2]}\n", "")
+
+
+@pytest.mark.parametrize("ending", ENDINGS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    ("entry", "argv", "module"),
+    [ENTRIES[0], *ENTRIES[-2:]],
+    ids=["suites-commands", "nats_conformance-commands", "nats_conformance-reference"],
+)
+def test_the_same_signal_again_as_the_process_exits_keeps_its_status(
+    entry: str, argv: list[str], module: str, ending: tuple[int, int, str]
+) -> None:
+    """A command a signal ended ignores that signal's repeats until its process exits: without that, a
+    second one after its line killed it (status -2 for SIGINT, with a KeyboardInterrupt traceback)."""
     number, status, line = ending
+    result = run_paused(entry, argv, module, ending, repeat=number)
+    assert result == (status, f"nats-conformance: {line}\n", "")
+
+
+def test_a_command_run_in_process_hands_the_signals_back_after_an_interrupt() -> None:
+    """`main(argv)` called with its arguments (a test, a caller's own program) restores the caller's
+    handlers even after a signal ended it; only a process's own command line keeps ignoring them."""
+    from reference.errors import run_command
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    assert run_command(interrupted) == 130
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def run_paused(
+    entry: str, argv: list[str], module: str, ending: tuple[int, int, str], repeat: int = 0
+) -> tuple[int, str, str]:
+    """Exit status, stderr and stdout of `entry` paused in the import of `module`, then sent the
+    signal of `ending` (and `repeat` again as it exits)."""
+    number = ending[0]
     read, write = os.pipe()
-    script = PAUSED_RUN.format(module=module, fd=write, entry=entry, argv=argv)
+    script = PAUSED_RUN.format(module=module, fd=write, entry=entry, argv=argv, repeat=repeat)
     process = subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=ROOT,
@@ -84,4 +130,4 @@ def test_a_signal_during_the_imports_ends_the_command_with_one_line(
         if process.poll() is None:
             process.kill()
             process.communicate()
-    assert (process.returncode, err, out) == (status, f"nats-conformance: {line}\n", "")
+    return process.returncode, err, out
