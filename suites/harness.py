@@ -7,6 +7,10 @@ every delivery of that chunk has been read (the rule in `fixtures.clients.wire`)
 the last chunk's tap PONG is in, with no quiet window. The publisher runs at most `window` chunks ahead
 of the tap, so the server never sees the tap as a slow consumer. The result says, for every case id,
 the subjects it arrived on (none: not delivered; two: delivered twice).
+
+Published through another server (a leaf node, `publisher_url`), a publisher's PONG says only that
+that server has passed the chunk on: a fence message then follows each chunk on the same connection,
+and its delivery to the tap, after every delivery of the chunk, stands for the tap's PONG.
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ from fixtures.clients.wire import MessageRun, WireConnection, WireError, publish
 from fixtures.deadlines import within
 
 TAP_SID = 1
+FENCE_SUBJECT = "_nc_fence"
+FENCE_ID = 10**17
+"""The payload of a fence (`publisher_url`): numbers outside a batch are not its cases."""
+READY_ID = FENCE_ID + 1
+"""The payload of the messages that wait for the publisher's server to forward to the tap's."""
+READY_POLL = 0.05
 
 
 @dataclass(slots=True)
@@ -80,9 +90,12 @@ class Tap(threading.Thread):
     """Reads the tap connection as fast as it can, keeping every delivery's subject and payload (as a
     number, see `fixtures.clients.wire.MessageRun`) in columns and counting PONGs for `wait_pongs`."""
 
-    def __init__(self, connection: WireConnection) -> None:
+    def __init__(self, connection: WireConnection, *, fenced: bool = False) -> None:
+        """`fenced`: count fences (`FENCE_ID`) instead of PONGs, and note the first `READY_ID`."""
         super().__init__(daemon=True, name="nats-conformance-tap")
         self.connection = connection
+        self.fenced = fenced
+        self.ready = threading.Event()
         self.stopping = threading.Event()
         self.error = ""
         self.pongs = 0
@@ -98,7 +111,7 @@ class Tap(threading.Thread):
                 self.runs += frames.runs
                 if frames.subjects:  # frames the columns do not take (headers, CR LF in a payload)
                     self.runs.append(MessageRun.of(frames.subjects, frames.payloads))
-                pongs = frames.count("PONG")
+                pongs = self._fences(frames.runs) if self.fenced else frames.count("PONG")
                 if pongs:
                     with self.changed:
                         self.pongs += pongs
@@ -109,6 +122,14 @@ class Tap(threading.Thread):
             self.error = f"tap connection: {error}"
             with self.changed:
                 self.changed.notify_all()
+
+    def _fences(self, runs: Sequence[MessageRun]) -> int:
+        fences = 0
+        for run in runs:
+            fences += int(np.count_nonzero(run.numbers == FENCE_ID))
+            if not self.ready.is_set() and bool(np.any(run.numbers == READY_ID)):
+                self.ready.set()
+        return fences
 
     def observation(self, size: int, failure: str) -> Observation:
         """What was read, as the observation of a batch of `size` cases."""
@@ -144,13 +165,16 @@ def publish_and_observe(
     chunk: int = 10_000,
     window: int = 3,
     timeout: float = 30.0,
+    publisher_url: str = "",
 ) -> Observation:
-    """Publish every subject (case id = its index); return where each arrived.
+    """Publish every subject (case id = its index) on `publisher_url` (default `url`, the tap's server);
+    return where each arrived.
 
     `timeout` bounds each wait for a PONG; `failure` says what ended the batch early, `published`
     how many publications the server confirmed.
     """
     timeout = within(timeout)
+    relayed = bool(publisher_url) and publisher_url != url
     try:
         tap_connection = WireConnection(url, name="nats-conformance-tap", timeout=timeout)
     except WireError as error:
@@ -159,10 +183,22 @@ def publish_and_observe(
     try:
         tap_connection.subscribe(">", TAP_SID)
         tap_connection.flush()
-        tap = Tap(tap_connection)
+        tap = Tap(tap_connection, fenced=relayed)
         tap.start()
         try:
-            with WireConnection(url, name="nats-conformance-publisher", timeout=timeout) as publisher:
+            with WireConnection(
+                publisher_url or url, name="nats-conformance-publisher", timeout=timeout
+            ) as publisher:
+
+                def fence() -> None:
+                    if relayed:
+                        publisher.queue_frames(publish_frames([FENCE_SUBJECT], FENCE_ID))
+                        publisher.send()
+                    else:
+                        tap.ping(timeout)
+
+                if relayed:
+                    _await_forwarding(publisher, tap, timeout)
                 starts = range(0, len(subjects), chunk)
                 for sent, start in enumerate(starts):
                     tap.wait_pongs(sent + 1 - window, timeout)
@@ -173,9 +209,9 @@ def publish_and_observe(
                         # so the tap's PING now fences every delivery of them.
                         publisher.await_pong(timeout)
                         published = start
-                        tap.ping(timeout)
+                        fence()
                 publisher.await_pong(timeout)
-                tap.ping(timeout)
+                fence()
                 published = len(subjects)
                 tap.wait_pongs(len(starts), timeout)
         except WireError as error:
@@ -189,3 +225,20 @@ def publish_and_observe(
     observation = tap.observation(len(subjects), failure)
     observation.published = published
     return observation
+
+
+def _await_forwarding(publisher: WireConnection, tap: Tap, timeout: float) -> None:
+    """Publish `READY_ID` on the publisher's server until one reaches the tap: the tap's interest has
+    reached that server (a leaf node learns it from its hub after the tap subscribed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        publisher.queue_frames(publish_frames([FENCE_SUBJECT], READY_ID))
+        publisher.send()
+        if tap.ready.wait(READY_POLL):
+            return
+        if tap.error:
+            raise WireError(tap.error)
+        if time.monotonic() > deadline:
+            raise WireError(
+                f"nothing published on the publisher's server reached the tap within {timeout:.0f}s"
+            )

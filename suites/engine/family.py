@@ -125,11 +125,12 @@ class TargetServer:
         return [case]
 
 
-def in_operator_mode(server: Backend, operator: bool) -> Backend:
+def in_operator_mode(server: Backend, operator: bool, *, leaf: bool = False) -> Backend:
     """With `operator`, the server of a target this suite starts, its mappings pushed in an account JWT
     ("Subject Mapping and Partitioning", docs.nats.io: "[...] define the mappings [...] in the account
-    JWT"); else the target's server."""
-    return OperatorBackend(server) if operator and isinstance(server, LocalServer) else server
+    JWT"), with `leaf` a leaf node beside it on the process backend (`OperatorBackend`); else the
+    target's server."""
+    return OperatorBackend(server, leaf=leaf) if operator and isinstance(server, LocalServer) else server
 
 
 class ServerLostError(ServerStartError):

@@ -37,6 +37,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
             budget=5_000,
             mappings_per_batch=5,
             operator=True,
+            leaf=True,
         ),
         StreamingFamily(),
         OverlapFamily(),

@@ -48,7 +48,11 @@ def token_pool(rng: random.Random) -> list[str]:
 class MappingFamily(TargetServer):
     """Batches of up to `mappings_per_batch` mappings; `subjects_per_mapping` bulk subjects each (0: only
     the few subjects Hypothesis draws, as a pytest property wants for shrinking). `functions` limits the
-    destinations' functions (the partition family); `operator` runs them in operator (JWT) mode."""
+    destinations' functions (the partition family); `operator` runs them in operator (JWT) mode, and
+    `leaf` then publishes every subject through a leaf node bound to the mappings' account (on the
+    process backend). The documents do not say whether a mapping applies to a message that enters its
+    account from a leaf node; every release from 2.2 maps it (a `LEAF` connection's publication goes
+    through `selectMappedSubject` as a client's does), so here it is judged as a client's."""
 
     name: str = "mapping"
     features: tuple[str, ...] = ("mapping", "partition")
@@ -57,9 +61,10 @@ class MappingFamily(TargetServer):
     subjects_per_mapping: int = 25
     functions: tuple[str, ...] = ()
     operator: bool = False
+    leaf: bool = False
 
     def server_for(self, server: Backend) -> Backend:
-        return in_operator_mode(server, self.operator)
+        return in_operator_mode(server, self.operator, leaf=self.leaf)
 
     def unsupported(self, version: str, backend: str) -> str:
         if self.operator and backend == "external":
@@ -264,7 +269,9 @@ def _crash_probe(
         session.configure(Mapping(transform.source, transform.destination))
     except ConfigRejectedError:
         return None
-    observation = publish_and_observe(session.url, [subjects[0]], timeout=5.0)
+    observation = publish_and_observe(
+        session.url, [subjects[0]], timeout=5.0, publisher_url=session.publisher_url
+    )
     if not session.has_died(observation.failure):
         return None
     return transform, subjects[0], session.panic_line() or "no panic line in its log"
@@ -277,7 +284,7 @@ def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]
     if not subjects:
         return observed
     began = time.perf_counter()
-    observed.deliveries = publish_and_observe(session.url, subjects)
+    observed.deliveries = publish_and_observe(session.url, subjects, publisher_url=session.publisher_url)
     observed.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
     return observed
 
