@@ -23,7 +23,12 @@ Where the documents are silent, observed: in the JetStream places an empty desti
 that keeps the subject (a source's or mirror's entry then only filters): 2.10.27 and 2.14.5 accept
 ``{"src": "t.*", "dest": ""}`` in all three and store ``t.a`` as ``t.a``. So is an import without a
 ``to`` (observed, nats-server ``addMappedStreamImportWithClaim`` and ``addServiceImport``: a missing
-``to`` is the import's subject): its subjects arrive as they were published.
+``to`` is the import's subject): its subjects arrive as they were published. An empty source in the
+JetStream places is ``>``, every subject the stream takes: the one document that names a default source,
+the RePublish ADR (https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md, "RePublish
+Configuration Option": Source "N[ot required]", default ``>``), gives that; observed, 2.10.27 and 2.14.9
+store ``t.a`` of a stream whose ``subject_transform`` is ``{"src": "", "dest": "u.>"}`` as ``u.t.a``
+(sources and mirrors differ by release: expectations.toml).
 """
 
 from __future__ import annotations
@@ -122,6 +127,8 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     release (raises MappingError as `compile_transform` does; `UnsupportedContextError` before the
     release that has the place)."""
     place = context_named(context)
+    if source == "" and context in JETSTREAM:
+        source = ">"
     if destination == "" and (context in JETSTREAM or context in IMPORTS):
         destination = keeping(source)
     if not place.supported(profile):

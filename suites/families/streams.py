@@ -85,13 +85,15 @@ def feature_of(place: str) -> str:
 def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     """A place, a transform for it (a source under `t.`, a destination of a swarm of functions from the
     mapping strategies) and subjects its source matches (plus, in the stream place, one it does not); one
-    transform in twenty is `>` to `>` (every subject kept; the origin's subjects are under `t.`)."""
+    transform in twenty is `>` or the empty source (which stands for `>`, `reference.contexts`) to `>`
+    (every subject kept; the origin's subjects are under `t.`)."""
     place = draw(st.sampled_from(PLACES))
-    source = draw(mostly(sources(namespace=NAMESPACE), st.just(">"), one_in=20))
-    destination = ">" if source == ">" else draw(destination_templates(source, profile, draw(swarms())))
+    source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=20))
+    whole = source in (">", "")
+    destination = ">" if whole else draw(destination_templates(source, profile, draw(swarms())))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
-    pattern = f"{NAMESPACE}.>" if source == ">" else source
+    pattern = f"{NAMESPACE}.>" if whole else source
     subjects = bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])
     if place == "stream":
         subjects.append(f"{NAMESPACE}.unmatched.by.{len(source)}.tokens.x.y")

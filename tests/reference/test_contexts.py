@@ -49,6 +49,18 @@ def test_an_empty_destination_keeps_the_subject_in_the_jetstream_places_and_impo
         compile_in("mapping", "t.*", "", profile)
 
 
+def test_an_empty_source_is_the_full_wildcard_in_the_jetstream_places_only() -> None:
+    """The RePublish ADR's default source, `>`, in every JetStream place; elsewhere an empty source is
+    refused."""
+    profile = for_version("2.14.5")
+    for place in ("stream", "source", "mirror"):
+        assert compile_in(place, "", "u.>", profile).apply("t.a.b") == "u.t.a.b"
+        assert compile_in(place, "", "", profile).apply("t.a") == "t.a"
+    for place in ("mapping", "stream-import", "service-import"):
+        with pytest.raises(MappingError):
+            compile_in(place, "", "u.>", profile)
+
+
 def test_a_service_import_takes_only_a_to_its_requests_can_travel_backwards() -> None:
     profile = for_version("2.14.5")
     for destination in ("x.{{left(1,2)}}.$2", "x.$1", "x.$1.$1", "x.{{partition(3,1,2)}}"):
