@@ -34,7 +34,7 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
 from suites.distribution import chi_square, sample_size
-from suites.engine.verdicts import RunContext, make_case, rejection_case
+from suites.engine.verdicts import RunContext, acceptance, make_case, rejection_case
 from suites.expected import functions_named
 from suites.strategies import RECOMMENDED
 from suites.subscriptions import SubscriptionObservation, observe_subscriptions
@@ -234,12 +234,11 @@ def judge_weighted(
 def refusal_case(context: RunContext, run: WeightedRun, observed: WeightedObservation, kind: str) -> Case:
     """The one case of a list the reference refuses (`kind`): agree when the server refused it too,
     ``reference-reject-<kind>-server-accept`` when it took it, unknown when it was not asked."""
-    if observed.deliveries is None:
-        verdict, difference = "reject", ""
-    elif observed.deliveries.failure:
+    expected, verdict, difference = acceptance(
+        kind, observed.rejection if observed.deliveries is None else None
+    )
+    if observed.deliveries is not None and observed.deliveries.failure:
         verdict, difference = "", "unknown"
-    else:
-        verdict, difference = "accept", f"reference-reject-{kind}-server-accept"
     case = make_case(
         context,
         feature="weighted",
@@ -248,7 +247,7 @@ def refusal_case(context: RunContext, run: WeightedRun, observed: WeightedObserv
         destination="",
         weights=run.entries,
         subject="",
-        expected=f"reject:{kind}",
+        expected=expected,
         observed=verdict,
         difference=difference,
         detail=observed.rejection or (observed.deliveries.failure if observed.deliveries else ""),

@@ -160,6 +160,19 @@ def make_case(
     )
 
 
+def acceptance(refusal: str, server_message: str | None) -> tuple[str, str, str]:
+    """The expected answer, the observed one and the difference of a configuration (a mapping, a weighted
+    list, a stream, an import) that the reference refuses with `refusal` ('' when it takes it) and the
+    server refused with `server_message` (None when it took it): one name wherever it was configured,
+    ``reference-reject-<refusal>-server-accept``, ``reference-accept-server-reject`` (with
+    `refusal_suffix`), or '' when both agree."""
+    expected = f"reject:{refusal}" if refusal else "accept"
+    if server_message is None:
+        return expected, "accept", f"reference-reject-{refusal}-server-accept" if refusal else ""
+    difference = "" if refusal else "reference-accept-server-reject" + refusal_suffix(server_message)
+    return expected, "reject", difference
+
+
 def rejection_case(
     context: RunContext,
     *,
@@ -170,6 +183,7 @@ def rejection_case(
     seed: int,
 ) -> Case:
     """A validation divergence: the server refused a mapping the reference holds valid."""
+    expected, observed, difference = acceptance("", server_message)
     return make_case(
         context,
         feature="validation",
@@ -177,12 +191,12 @@ def rejection_case(
         source=source,
         destination=destination,
         subject="",
-        expected="accept",
-        observed="reject",
-        difference="reference-accept-server-reject" + refusal_suffix(server_message),
+        expected=expected,
+        observed=observed,
+        difference=difference,
         detail=server_message,
         seed=seed,
-        oracle=validation_oracle(context, source, destination, "accept", "reject"),
+        oracle=validation_oracle(context, source, destination, expected, observed),
     )
 
 

@@ -41,7 +41,7 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, make_case, refusal_suffix
+from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, acceptance, make_case
 from suites.expected import functions_named
 from suites.families.mapping import token_pool
 from suites.strategies import (
@@ -304,15 +304,11 @@ class ImportFamily(TargetServer):
             transform, refusal = None, refused.kind
         functions = transform.functions if transform else functions_named(unit.local)
         literal = LITERAL_SOURCE if is_literal(unit.source) else ""
+        expected, verdict, difference = acceptance(refusal, observed.rejection or None)
         if observed.crashed:
             difference, verdict = "server-crash", ""
         elif observed.failure and not observed.configured:
             difference, verdict = "unknown", ""
-        elif observed.rejection:
-            suffix = refusal_suffix(observed.rejection)
-            difference, verdict = ("" if refusal else "reference-accept-server-reject" + suffix), "reject"
-        else:
-            difference, verdict = (f"reference-reject-{refusal}-server-accept" if refusal else ""), "accept"
         if difference not in ("", "unknown"):
             difference += literal
         configured = make_case(
@@ -322,7 +318,7 @@ class ImportFamily(TargetServer):
             source=unit.source,
             destination=unit.destination,
             subject="",
-            expected=f"reject:{refusal}" if refusal else "accept",
+            expected=expected,
             observed=verdict,
             difference=difference,
             detail=observed.failure if difference in ("server-crash", "unknown") else observed.rejection,

@@ -40,7 +40,7 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
 from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext, make_case, wrong_subject
+from suites.engine.verdicts import RunContext, acceptance, make_case, wrong_subject
 from suites.expected import functions_named
 from suites.families.mapping import token_pool
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
@@ -199,12 +199,7 @@ class StreamTransformFamily(TargetServer):
             return [replace(case, steps=steps) for case in stopped]
         error = api_error(observed.created)
         functions = transform.functions if transform else functions_named(unit.destination)
-        if error is None and refusal:
-            difference = f"reference-reject-{refusal}-server-accept"
-        elif error is not None and not refusal:
-            difference = "reference-accept-server-reject"
-        else:
-            difference = ""
+        expected, answered, difference = acceptance(refusal, None if error is None else str(error))
         created = make_case(
             context,
             feature=feature,
@@ -212,8 +207,8 @@ class StreamTransformFamily(TargetServer):
             source=unit.source,
             destination=unit.destination,
             subject="",
-            expected=f"reject:{refusal}" if refusal else "accept",
-            observed="accept" if error is None else "reject",
+            expected=expected,
+            observed=answered,
             difference=difference,
             detail=str(error) if error is not None else "",
             seed=unit.seed,
