@@ -23,15 +23,20 @@ COMMAND_DETAIL: Final = "adapter command: "
 
 REPLAY: Final = ("nats-conformance", "replay")
 """How every printed replay line begins: the installed command, not the module path."""
+LAYOUTS: Final = ("operator", "cluster")
+"""How a family may lay out the target's servers: `operator` mode (mappings pushed in account JWTs), a
+`cluster` of servers. The backend of its records is the target's with ``-<layout>`` after it
+(``process-operator``, ``process-cluster``); replay's ``--layout`` brings the layout back."""
 OPERATOR_SUFFIX: Final = "-operator"
-"""The backend of a server in operator mode is its inner backend's name with this suffix
-(``process-operator``): its mappings were pushed in account JWTs."""
+CLUSTER_SUFFIX: Final = "-cluster"
 
 
-def operator_mode(backend: str) -> tuple[str, bool]:
-    """(the inner backend, whether the server ran in operator mode) of a recorded backend."""
-    inner = backend.removesuffix(OPERATOR_SUFFIX)
-    return inner, inner != backend
+def layout_of(backend: str) -> tuple[str, str]:
+    """(the target's backend, the layout or '') of a recorded backend."""
+    for layout in LAYOUTS:
+        if backend.endswith(f"-{layout}"):
+            return backend.removesuffix(f"-{layout}"), layout
+    return backend, ""
 
 
 def adapter_command(case: Case) -> str:
@@ -73,9 +78,9 @@ def replay_command(case: Case) -> str:
         source = layout_json(case.layout) if case.layout else case.source
         parts = [*REPLAY, "--backend", case.backend, "--feature", case.feature, "--source", source]
     else:
-        backend, operator = operator_mode(case.backend)
+        backend, layout = layout_of(case.backend)
         parts = [*REPLAY, "--server-version", case.server_version, "--backend", backend]
-        parts += ["--operator"] if operator else []
+        parts += ["--layout", layout] if layout else []
         parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]
         if case.steps:
             parts += ["--steps", json.dumps(list(case.steps))]

@@ -33,6 +33,7 @@ from records.expectations import (
     load_expectations,
 )
 from records.judgement import JUDGE_BY, judgements, run_conforms
+from records.replay import LAYOUTS
 from records.schema import NOT_SUPPORTED, Case
 from records.tally import case_tally, run_tally
 from records.writer import new_run_id
@@ -368,7 +369,7 @@ def replay(arguments: argparse.Namespace) -> int:
         return replay_question(arguments, targets)
     versions = [arguments.server_version] if arguments.server_version else []
     run = replay_config(arguments, versions, arguments.server_url)
-    cases = replay_file_on_server(_question(arguments), run, operator=arguments.operator)
+    cases = replay_file_on_server(_question(arguments), run, layout=arguments.layout)
     return _show(cases, arguments.max_unknown)
 
 
@@ -488,7 +489,7 @@ def replay_case(
         ]
     if versions or targets.server_url:
         run = replay_config(arguments, versions, targets.server_url)
-        cases += replay_file_on_server(case, run, operator=arguments.operator, expectations=expectations)
+        cases += replay_file_on_server(case, run, layout=arguments.layout, expectations=expectations)
     return cases
 
 
@@ -653,7 +654,18 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
         "--steps", default="", help="the case's steps, a JSON array (republish scenarios, overlap sequences)"
     )
     again.add_argument(
-        "--operator", action="store_true", help="operator mode: the mapping pushed in an account JWT"
+        "--layout",
+        choices=LAYOUTS,
+        default="",
+        help="the servers' layout the case was found in: operator (its mappings pushed in an account "
+        "JWT) or cluster (published to one server of a cluster, observed on another)",
+    )
+    again.add_argument(
+        "--operator",
+        dest="layout",
+        action="store_const",
+        const="operator",
+        help="the same as --layout operator (the name earlier replay lines used)",
     )
     add_max_unknown(again)
     again.set_defaults(handler=replay)

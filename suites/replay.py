@@ -22,13 +22,13 @@ from suites.families import FAMILIES, family_of_case
 
 
 def replay_on_server(
-    run: RunConfig, case: CaseFile, *, operator: bool = False, expectations: Expectations | None = None
+    run: RunConfig, case: CaseFile, *, layout: str = "", expectations: Expectations | None = None
 ) -> list[Case]:
     """The cases of the unit a case file spells, run by its family on the run's first target, started
-    afresh (in operator mode, the mappings pushed in account JWTs, when `operator` or when the case was
-    found so); a case whose mapping the reference refuses is asked as a validation case. Divergences
-    `expectations` lists are `expected` (none by default)."""
-    family = family_of_case(case, operator=operator)
+    afresh (in `layout`, `records.replay.LAYOUTS`, or else the layout the case was found in); a case
+    whose mapping the reference refuses is asked as a validation case. Divergences `expectations` lists
+    are `expected` (none by default)."""
+    family = family_of_case(case, layout=layout)
     known = expectations or Expectations()
     cases = _replay(run, family, case, known)
     if not cases and family is not FAMILIES["validation"]:
@@ -54,7 +54,7 @@ def _replay(
 
 
 def replay_file_on_server(
-    case: CaseFile, run: RunConfig, *, operator: bool = False, expectations: Expectations | None = None
+    case: CaseFile, run: RunConfig, *, layout: str = "", expectations: Expectations | None = None
 ) -> list[Case]:
     """A case file's case on a server target; a streaming case whose source names the fault-tolerance
     example runs that whole scenario again."""
@@ -64,7 +64,7 @@ def replay_file_on_server(
 
         if case.source.strip() == EXAMPLE_SOURCE:
             return replay_example()
-    return replay_on_server(run, case, operator=operator, expectations=expectations)
+    return replay_on_server(run, case, layout=layout, expectations=expectations)
 
 
 REPLAY_OUTCOMES: Final = ("fixed", "still failing", "unknown")

@@ -49,6 +49,12 @@ class Family(Protocol, Generic[Unit, Observed]):
     def budget(self) -> int: ...
 
     @property
+    def layout(self) -> str:
+        """How the family lays out the target's servers (`records.replay.LAYOUTS`; '' for the target's
+        one server): the suffix of its records' backend, which replay's ``--layout`` brings back."""
+        ...
+
+    @property
     def side_by_side(self) -> int:
         """How many units run at once on the family's server (1: one after the other). A family whose
         units share nothing on the server but the server itself (no subject, stream or account of one
@@ -96,6 +102,11 @@ class TargetServer:
     __slots__ = ()
     features: tuple[str, ...]
     side_by_side = 1
+    operator = False
+
+    @property
+    def layout(self) -> str:
+        return "operator" if self.operator else ""
 
     def server_for(self, server: Backend) -> Backend:
         return server

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from records.casefile import CaseFile
-from records.replay import operator_mode
+from records.replay import layout_of
 from reference.errors import ConformanceError
 from suites.engine.family import Family
 from suites.families.contexts import ContextsFamily
@@ -62,18 +62,17 @@ def family_named(name: str) -> Family[Any, Any]:
         raise UnknownFamilyError(f"no family named {name!r} (known: {', '.join(FAMILIES)})") from None
 
 
-def family_of_feature(feature: str, *, operator: bool = False) -> Family[Any, Any]:
-    """The first family whose records carry `feature` (the one that replays such a case); with
-    `operator`, the first that runs in operator mode."""
+def family_of_feature(feature: str, *, layout: str = "") -> Family[Any, Any]:
+    """The first family whose records carry `feature` (the one that replays such a case) and that lays
+    its servers out as `layout` (`records.replay.LAYOUTS`, '' for the target's one server)."""
     for family in FAMILIES.values():
-        if feature in family.features and getattr(family, "operator", False) == operator:
+        if feature in family.features and family.layout == layout:
             return family
-    mode = " in operator mode" if operator else ""
-    raise UnknownFamilyError(f"no family records the feature {feature!r}{mode}")
+    laid_out = f" in the {layout} layout" if layout else ""
+    raise UnknownFamilyError(f"no family records the feature {feature!r}{laid_out}")
 
 
-def family_of_case(case: CaseFile, *, operator: bool = False) -> Family[Any, Any]:
-    """The family that runs a case file's unit again: the first of its feature, in operator mode when
-    `operator` or when the case was found so."""
-    found_so = operator_mode(case.found_on.get("backend", ""))[1]
-    return family_of_feature(case.feature, operator=operator or found_so)
+def family_of_case(case: CaseFile, *, layout: str = "") -> Family[Any, Any]:
+    """The family that runs a case file's unit again: the first of its feature, in `layout`, or else in
+    the layout it was found in."""
+    return family_of_feature(case.feature, layout=layout or layout_of(case.found_on.get("backend", ""))[1])

@@ -71,7 +71,7 @@ def test_an_operator_case_replays_in_operator_mode(
         verdict="agree",
     )
     words = shlex.split(replay_command(case))
-    assert words[words.index("--backend") + 1 :][:2] == [target.backend, "--operator"]
+    assert words[words.index("--backend") + 1 :][:3] == [target.backend, "--layout", "operator"]
     assert main(words[len(REPLAY) - 1 :]) == 0  # from "replay" on
     shown = f"mapping agree on nats-server {target.spec.label} ({target.backend}-operator)"
     assert shown in capsys.readouterr().out

@@ -33,7 +33,7 @@ def test_the_operator_family_publishes_through_a_leaf_node_of_its_account(
         server.start(family.base_config(server))
         session = Session.of(server, server.config)
         assert server.leafnodes() == 1
-        assert session.publisher_url == server.leaf_url != server.url
+        assert session.publisher_url == server.publisher_url != server.url
 
         server.push_mappings(ServerConfig(mappings=(Mapping("leafed.*", "mapped.$1"),)))
         subjects = [f"leafed.{index}" for index in range(25_000)]
