@@ -1,6 +1,7 @@
 """MkDocs hook (mkdocs.yml `hooks:`): generates the CLI reference page, `cli.md`, from the
 `nats-conformance` argument parser at build time, so it never goes stale. Nothing is run: the parser is
-built (`nats_conformance.parser()`) and each sub-command's `--help` text is written into the page."""
+built (`nats_conformance.parser()`) and each sub-command's `--help` text is written into the page. The
+campaigns guide's table of families is generated the same way, from the family registry."""
 
 from __future__ import annotations
 
@@ -29,11 +30,36 @@ def _commands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPars
                     yield from _commands(sub)
 
 
-def render() -> str:
-    """The page: the top-level help, then one section per sub-command with its `--help` text."""
+FAMILIES_MARKER = "<!-- families:"
+FAMILIES_PAGE = "guide/campaigns.md"
+
+
+def _importable() -> None:
     root = Path(__file__).resolve().parent.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+
+
+def families_table() -> str:
+    """The table of families: each registered family's name, `summary` and default budget."""
+    _importable()
+    from suites.families import FAMILIES
+
+    rows = [f"| {f.name} | {f.summary} | {f.budget:,} |" for f in FAMILIES.values()]
+    return "\n".join(["| family | unit | default budget per release |", "|---|---|---|", *rows])
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    """Put the table of families in place of its marker line in the campaigns guide."""
+    if page.file.src_path != FAMILIES_PAGE:
+        return markdown
+    lines = [families_table() if line.startswith(FAMILIES_MARKER) else line for line in markdown.split("\n")]
+    return "\n".join(lines)
+
+
+def render() -> str:
+    """The page: the top-level help, then one section per sub-command with its `--help` text."""
+    _importable()
     import nats_conformance
 
     columns = os.environ.get("COLUMNS")

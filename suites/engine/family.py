@@ -46,6 +46,12 @@ class Family(Protocol, Generic[Unit, Observed]):
     def features(self) -> tuple[str, ...]: ...
 
     @property
+    def summary(self) -> str:
+        """What one unit is, in a sentence: the family's row in the campaigns guide's table of families
+        (generated from the registry when the documentation is built, `docs/hooks.py`)."""
+        ...
+
+    @property
     def budget(self) -> int: ...
 
     @property

@@ -20,19 +20,54 @@ from suites.families.streams import StreamTransformFamily
 from suites.families.validation import ValidationFamily
 from suites.families.weighted import WeightedFamily
 
+PARTITION: Final = "mappings whose destinations use `{{partition}}`"
+WEIGHTED_REFUSED: Final = (
+    "one weighted list the server must refuse (a destination listed twice, weights over 100 in total, a "
+    "weight over 100, a destination naming a wildcard its source lacks), one case each"
+)
+WEIGHTED_REFUSED_OPERATOR: Final = (
+    "the weighted-refused unit pushed in an account JWT on a server in operator mode (no weight of 0, "
+    "which a JWT cannot hold)"
+)
+OPERATOR: Final = (
+    "the mapping unit on a server in operator mode, mappings pushed in account JWTs; on the process "
+    "backend published through a leaf node bound to the account"
+)
+OVERLAP_OPERATOR: Final = (
+    "the overlap unit on a server in operator mode, each step an account JWT push or a restart"
+)
+IMPORT_OPERATOR: Final = (
+    "the import unit in account JWTs on a server in operator mode (the exporter's JWT preloaded, the "
+    "importer's pushed with the import, its `to` as the claim's `local_subject`)"
+)
+"""The summaries of the families that are another family's unit run another way."""
+
 FAMILIES: Final[dict[str, Family[Any, Any]]] = {
     family.name: family
     for family in (
         MappingFamily(),
         ValidationFamily(),
         MatchingFamily(),
-        MappingFamily(name="partition", features=("partition",), budget=5_000, functions=("partition",)),
+        MappingFamily(
+            name="partition",
+            summary=PARTITION,
+            features=("partition",),
+            budget=5_000,
+            functions=("partition",),
+        ),
         WeightedFamily(),
-        WeightedFamily(name="weighted-refused", budget=200, refused_only=True),
-        WeightedFamily(name="weighted-refused-operator", budget=200, operator=True, refused_only=True),
+        WeightedFamily(name="weighted-refused", summary=WEIGHTED_REFUSED, budget=200, refused_only=True),
+        WeightedFamily(
+            name="weighted-refused-operator",
+            summary=WEIGHTED_REFUSED_OPERATOR,
+            budget=200,
+            operator=True,
+            refused_only=True,
+        ),
         RepublishFamily(),
         MappingFamily(
             name="operator",
+            summary=OPERATOR,
             features=("mapping", "partition", "validation"),
             budget=5_000,
             mappings_per_batch=5,
@@ -41,10 +76,10 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         ),
         StreamingFamily(),
         OverlapFamily(),
-        OverlapFamily(name="overlap-operator", budget=1_000, operator=True),
+        OverlapFamily(name="overlap-operator", summary=OVERLAP_OPERATOR, budget=1_000, operator=True),
         StreamTransformFamily(),
         ImportFamily(),
-        ImportFamily(name="import-operator", budget=1_000, operator=True),
+        ImportFamily(name="import-operator", summary=IMPORT_OPERATOR, budget=1_000, operator=True),
         ContextsFamily(),
     )
 }

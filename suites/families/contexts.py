@@ -110,6 +110,11 @@ def contexts_units(draw: st.DrawFn, profile: ReleaseProfile) -> ContextsUnit:
 @dataclass(frozen=True, slots=True)
 class ContextsFamily(TargetServer):
     name: str = "contexts"
+    summary: str = (
+        "one drawn pair applied, one place after the other on one server, as an account mapping "
+        "(validation and mapping), a stream import, a stream's `subject_transform` (2.10 and later) "
+        "and a RePublish destination (2.8.3 and later), each place judged by its own family"
+    )
     features: tuple[str, ...] = tuple(feature for family in PLACES for feature in family.features)
     budget: int = 1_000
 

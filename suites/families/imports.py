@@ -229,6 +229,19 @@ class ImportFamily(TargetServer):
     the claim's local subject)."""
 
     name: str = "import"
+    summary: str = (
+        "one stream or service import between two accounts of the configuration file, its subject and "
+        "`to` drawn by the mapping strategies, and subjects published in the exporting account "
+        "(stream) or requests in the importing one (service); in one unit in four the exporter also "
+        "imports from a third account (`RLY`) a subject that collides with the import's `to` and that "
+        "none of the unit's subjects use, so that the server's cycle checks walk a chain of three "
+        "accounts (`fixtures.layouts.relay_subject`), and one stream import in eight has a `prefix` "
+        "in place of its `to` (`p`, `p.`, `p.q`, and two that are not literal; observed: a literal "
+        "prefix is put before the subjects, `reference.contexts.prefixed`); in one unit in sixteen "
+        "the exporter imports every subject back from the importer, a cycle the configuration must be "
+        'refused for (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
+        "`reference.contexts.IMPORT_CYCLE`)"
+    )
     features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
     budget: int = 2_000
     operator: bool = False

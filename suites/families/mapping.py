@@ -55,6 +55,10 @@ class MappingFamily(TargetServer):
     through `selectMappedSubject` as a client's does), so here it is judged as a client's."""
 
     name: str = "mapping"
+    summary: str = (
+        "15 to 30 mappings with disjoint sources, 25 generated subjects for each mapping not drawn "
+        "before in the run"
+    )
     features: tuple[str, ...] = ("mapping", "partition")
     budget: int = 20_000
     mappings_per_batch: int = 30

@@ -36,6 +36,7 @@ class Observed:
 @dataclass(frozen=True, slots=True)
 class MatchingFamily(TargetServer):
     name: str = "matching"
+    summary: str = "subscriptions with `*`/`>` and boundary subjects"
     features: tuple[str, ...] = ("matching",)
     budget: int = 20_000
 

@@ -158,6 +158,11 @@ class OverlapFamily(TargetServer):
     a target this suite starts, in operator mode)."""
 
     name: str = "overlap"
+    summary: str = (
+        "two to four mappings with overlapping sources, then one to three steps (kept, a source "
+        "redirected, a mapping dropped or added) by reload or restart, every subject published after "
+        "each"
+    )
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 3_000
     operator: bool = False

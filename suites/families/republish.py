@@ -193,6 +193,7 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
 @dataclass(frozen=True, slots=True)
 class RepublishFamily(TargetServer):
     name: str = "republish"
+    summary: str = "a stream, a RePublish option, storage and limit, and up to 20 operations"
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 1_500
 

@@ -66,6 +66,7 @@ class StreamingFamily(TargetServer):
     (`side_by_side`). Figures: docs/benchmarks.md, Families."""
 
     name: str = "streaming"
+    summary: str = "a layout of partitioned NATS Streaming servers attached to the target, and channel probes"
     features: tuple[str, ...] = ("streaming",)
     budget: int = 250
     release: str = "0.25"

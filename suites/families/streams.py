@@ -108,6 +108,11 @@ def stream_configs(run: TransformRun) -> list[JsonObject]:
 @dataclass(frozen=True, slots=True)
 class StreamTransformFamily(TargetServer):
     name: str = "stream-transform"
+    summary: str = (
+        "one transform in a stream's `subject_transform`, a source's or a mirror's "
+        "`subject_transforms` (2.10 and later), and subjects of its source published to the origin "
+        "stream"
+    )
     features: tuple[str, ...] = tuple(feature_of(place) for place in PLACES)
     budget: int = 1_000
 

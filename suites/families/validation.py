@@ -43,6 +43,10 @@ def edge_destination(source: str) -> st.SearchStrategy[str]:
 @dataclass(frozen=True, slots=True)
 class ValidationFamily(TargetServer):
     name: str = "validation"
+    summary: str = (
+        "one mapping: accepted or refused as the release's rules say (and one message through it, to "
+        "see a crash)"
+    )
     features: tuple[str, ...] = ("validation",)
     budget: int = 600
 

@@ -45,6 +45,11 @@ from suites.weighted import (
 @dataclass(frozen=True, slots=True)
 class WeightedFamily(TargetServer):
     name: str = "weighted"
+    summary: str = (
+        "one weighted list, with enough messages to test its shares, on a server in a cluster of one "
+        "(`nc`): one list in four has entries scoped to that cluster or another, and one list of one "
+        "entry in three is written as that entry alone"
+    )
     features: tuple[str, ...] = ("weighted",)
     budget: int = 10_000
     operator: bool = False
