@@ -9,6 +9,7 @@ from records.casefile import CaseFile
 from records.replay import layout_of
 from reference.errors import ConformanceError
 from suites.engine.family import Family
+from suites.families.cluster import ClusterFamily
 from suites.families.contexts import ContextsFamily
 from suites.families.imports import ImportFamily
 from suites.families.mapping import MappingFamily
@@ -81,6 +82,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         ImportFamily(),
         ImportFamily(name="import-operator", summary=IMPORT_OPERATOR, budget=1_000, operator=True),
         ContextsFamily(),
+        ClusterFamily(),
     )
 }
 
