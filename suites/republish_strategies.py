@@ -4,9 +4,9 @@ Every stream of a draw lives under its own namespace token (``s3``), and its rep
 under another (``r3``), so streams of one server never share subjects unless a strategy makes them
 overlap on purpose. Tokens come from a pool of four, so publishes hit the same subjects again and
 again (``Nats-Last-Sequence`` needs repeats). Which options are valid is not decided here but by
-``reference.republish``; `valid_options` filters with it for the state machine, `options` does not.
-Everything shrinks towards one subject pattern, the default source, ``r.>``-like destinations, empty
-payloads and no headers.
+``reference.republish``; `valid_options` filters with it for the family's scenarios and edits,
+`options` does not. Everything shrinks towards one subject pattern, the default source, ``r.>``-like
+destinations, empty payloads and no headers.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def valid_options(
     """A RePublish option the reference accepts for a stream with ``subjects`` on this release.
 
     Excluded on 2.8: the default (empty) source, which 2.8 refuses (divergence
-    ``republish-source-required``); a state machine needs its stream created."""
+    ``republish-source-required``); a scenario needs its stream created."""
     rules = rules_for(profile)
     needs_source = not rules.headers_only  # 2.8, the release without a default source
 

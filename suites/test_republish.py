@@ -1,11 +1,12 @@
 """JetStream RePublish on live servers, compared with ``reference.republish``
 (ADR-28, https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md).
 
-A JetStream server per target is started for this module (the session server has no JetStream, and
-enabling it by reload would disturb other suites). Tests drive the JetStream API over the raw protocol
-(``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages (no reply subject, see
-``suites.republish.is_republished``). Every configuration and every republished message is a recorded
-case with feature ``republish``; a test fails only on an unexpected divergence.
+The plugin's JetStream server of each target runs them (`nats_jetstream_server`: the session server has
+no JetStream, and enabling it by reload would disturb other suites); the drawn scenarios are the
+republish family's, run through the registry as a campaign runs them. Tests drive the JetStream API
+over the raw protocol (``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages
+(no reply subject, see ``suites.republish.is_republished``). Every configuration and every republished
+message is a recorded case with feature ``republish``; a test fails only on an unexpected divergence.
 """
 
 from __future__ import annotations
@@ -13,32 +14,19 @@ from __future__ import annotations
 import itertools
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import partial
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-    run_state_machine_as_test,
-)
 
-from fixtures.clients.jetstream import JetStreamClient, api_error, jetstream_config
-from fixtures.options import RunConfig, Target
-from fixtures.provision import resolve_binary
-from fixtures.servers import open_backend
+from fixtures.clients.jetstream import JetStreamClient, api_error
+from fixtures.options import Target
 from fixtures.servers.base import Backend
+from fixtures.session import Session
 from records.schema import Case
 from records.writer import RecordWriter
-from reference.errors import ConformanceError
 from reference.republish import (
     HEADER_LAST_SEQUENCE,
-    HEADER_MSG_ID,
     HEADER_MSG_SIZE,
     HEADER_SEQUENCE,
     HEADER_STREAM,
@@ -53,8 +41,10 @@ from reference.republish import (
     rules_for,
 )
 from reference.versions import Version
+from suites.engine.family import check, divergences, record
 from suites.engine.verdicts import RunContext, make_case
-from suites.reproduce import describe_divergences
+from suites.families import FAMILIES
+from suites.reproduce import assert_agrees, describe_divergences
 from suites.republish import (
     FEATURE,
     MessageLedger,
@@ -62,15 +52,11 @@ from suites.republish import (
     is_republished,
     judge_configuration,
     judge_message,
-    judge_stream_reply,
     stream_config,
     timed_publish,
 )
 from suites.republish_strategies import (
-    application_headers,
     options,
-    payloads,
-    published_subjects,
     stream_subject_layouts,
     valid_options,
 )
@@ -88,31 +74,15 @@ def fresh(prefix: str) -> str:
     return f"{prefix}{next(_NAMES)}"
 
 
-@pytest.fixture(scope="module")
-def js_server(target: Target, run_config: RunConfig, server: Backend) -> Iterator[Backend]:
-    """A JetStream-enabled server of the target's release for this module; stopped at its end."""
-    if target.backend == "external":
-        pytest.skip("RePublish needs a JetStream server this suite starts (the external one may have none)")
-    try:
-        backend = open_backend(target, run_config, binary_resolver=resolve_binary)
-        backend.start(jetstream_config(backend))
-    except ConformanceError as error:
-        pytest.fail(f"{target.id} with JetStream: {error}", pytrace=False)
-    try:
-        yield backend
-    finally:
-        backend.cleanup()
+@pytest.fixture
+def rules(jetstream_server: Backend) -> RePublishRules:
+    return rules_for(jetstream_server.version)
 
 
 @pytest.fixture
-def rules(js_server: Backend) -> RePublishRules:
-    return rules_for(js_server.version)
-
-
-@pytest.fixture
-def js(js_server: Backend) -> Iterator[JetStreamClient]:
+def js(jetstream_server: Backend) -> Iterator[JetStreamClient]:
     """A JetStream client with a `>` tap collecting republished messages."""
-    with JetStreamClient(js_server.url) as client:
+    with JetStreamClient(jetstream_server.url) as client:
         client.tap(">", is_republished)
         yield client
 
@@ -313,17 +283,17 @@ def test_republish_may_be_edited_after_creation(
 
 @given(data=st.data())
 def test_server_accepts_exactly_the_options_the_reference_accepts(
-    js_server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
+    jetstream_server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
     """A stream create (or an update of a stream created with a valid option) is accepted iff the
     reference finds no broken rule for the release, and a refusal names one of the broken rules."""
-    rules = rules_for(js_server.version)
+    rules = rules_for(jetstream_server.version)
     namespace = fresh("v")
     subjects = data.draw(stream_subject_layouts(namespace), label="subjects")
     option = data.draw(options(subjects, f"r{namespace}", rules.profile), label="option")
     operation = data.draw(st.sampled_from(["create", "update"]), label="operation")
     name = fresh("V")
-    with JetStreamClient(js_server.url) as js:
+    with JetStreamClient(jetstream_server.url) as js:
         if operation == "update":
             initial = data.draw(valid_options(subjects, f"r{namespace}", rules.profile), label="initial")
             reply = js.create_stream(stream_config(name, subjects, initial))
@@ -413,7 +383,7 @@ def test_placeholder_destination_is_ingested_again(
 
 
 def test_whitespace_destination_reaches_subscribers_as_a_broken_protocol_line(
-    js_server: Backend, rules: RePublishRules, context: RunContext, recorder: RecordWriter
+    jetstream_server: Backend, rules: RePublishRules, context: RunContext, recorder: RecordWriter
 ) -> None:
     """A destination token with a space is accepted by every release (the model rejects it: no valid
     subject has one). 2.9-2.11 then send `HMSG x y.q ...`, which a client reads as subject `x`, sid `y.q`;
@@ -422,14 +392,14 @@ def test_whitespace_destination_reaches_subscribers_as_a_broken_protocol_line(
     subjects = (f"{namespace}.>",)
     option = RePublish(f"{namespace}.>", f"x{namespace} y.>")
     name = fresh("W")
-    with JetStreamClient(js_server.url) as js:
+    with JetStreamClient(jetstream_server.url) as js:
         reply = js.create_stream(stream_config(name, subjects, option))
         case = judge_configuration(context, rules, subjects, option, reply)
         recorder.add(case)
         assert case.verdict in ("agree", "expected"), describe_divergences([case])
         if api_error(reply) is not None:
             return
-        host, port = js_server.url.removeprefix("nats://").split(":")
+        host, port = jetstream_server.url.removeprefix("nats://").split(":")
         with socket.create_connection((host, int(port)), timeout=2) as raw:
             raw.recv(65536)
             raw.sendall(b'CONNECT {"verbose":false,"headers":true}\r\nSUB > 1\r\nPING\r\n')
@@ -572,182 +542,25 @@ def test_two_streams_with_overlapping_destinations_loop(
 
 
 # ---------------------------------------------------------------------------------------------------
-# The state machine
+# The property, through the family registry
 
 
-@dataclass(frozen=True, slots=True)
-class MachineEnv:
-    """What the machine needs from fixtures (state machines cannot take fixtures)."""
-
-    url: str
-    rules: RePublishRules
-    context: RunContext
-    recorder: RecordWriter
-
-
-class RePublishMachine(RuleBasedStateMachine):
-    """One stream with a generated RePublish option; publishes (with application headers and message
-    ids), duplicates, deletes, purges and option edits in any order; after every step the tap's
-    messages equal the model's, message by message."""
-
-    def __init__(self, env: MachineEnv) -> None:
-        super().__init__()
-        self.env = env
-        self.js = JetStreamClient(env.url)
-        self.js.tap(">", is_republished)
-        self.name = fresh("M")
-        self.namespace = fresh("s")
-        self.model: StreamModel | None = None
-        self.ledger: MessageLedger | None = None
-        self.subjects: tuple[str, ...] = ()
-        self.config: dict[str, object] = {}
-        self.msg_ids: list[str] = []
-        self.deletes = True
-
-    # Records and checks
-
-    def _record(self, cases: list[Case]) -> None:
-        record_all(self.env.recorder, cases)
-        assert_no_divergence(cases)
-
-    def _stream_case(self, what: str, expected: object, observed: object) -> None:
-        """A stream operation whose reply differs from the model (a sequence, a count)."""
-        assert self.ledger is not None
-        option = self.ledger.republish
-        case = judge_stream_reply(
-            self.env.context,
-            self.subjects,
-            option,
-            what,
-            expected=expected,
-            observed=observed,
-            state=repr(self.model),
-        )
-        if case is not None:
-            self._record([case])
-
-    @initialize(data=st.data())
-    def create_stream(self, data: st.DataObject) -> None:
-        rules = self.env.rules
-        self.subjects = data.draw(stream_subject_layouts(self.namespace), label="subjects")
-        option = data.draw(valid_options(self.subjects, f"r{self.namespace}", rules.profile), label="option")
-        limit = data.draw(st.sampled_from([-1, 1, 2]), label="max_msgs_per_subject")
-        storage = data.draw(st.sampled_from(["memory", "file"]), label="storage")
-        self.config = {"storage": storage, "max_msgs_per_subject": limit}
-        # Excluded on 2.9: deletes in a stream with a per-subject limit; a message evicted by the limit
-        # followed by a delete leaves 2.9's subject state stale, so later purges miss messages
-        # (divergence jetstream-subject-state-after-limit-and-delete, test_subject_purge_after_limit_...).
-        self.deletes = limit <= 0 or rules.version >= Version(2, 10, 0)
-        reply = self.js.create_stream(stream_config(self.name, self.subjects, option, **self.config))  # type: ignore[arg-type]
-        self._record([judge_configuration(self.env.context, rules, self.subjects, option, reply)])
-        # A refusal the expectations list leaves no stream to drive: not an example of this machine.
-        assume(api_error(reply) is None)
-        self.model = StreamModel(self.name, self.subjects, option, rules, max_msgs_per_subject=limit)
-        self.ledger = MessageLedger(self.subjects, option)
-
-    def _publish(self, subject: str, payload: bytes, headers: tuple[tuple[str, str], ...]) -> None:
-        assert self.model is not None
-        assert self.ledger is not None
-        ack, outcome = publish(self.js, self.model, self.ledger, subject, payload=payload, headers=headers)
-        expected = (outcome.sequence, outcome.duplicate)
-        self._stream_case("ack", expected, (ack.get("seq"), bool(ack.get("duplicate"))))
-
-    @rule(data=st.data())
-    def publish_message(self, data: st.DataObject) -> None:
-        subject = data.draw(published_subjects(self.subjects), label="subject")
-        headers = data.draw(application_headers(), label="headers")
-        if data.draw(st.booleans(), label="with_msg_id"):
-            msg_id = fresh("id")
-            self.msg_ids.append(msg_id)
-            headers = (*headers, (HEADER_MSG_ID, msg_id))
-        self._publish(subject, data.draw(payloads(), label="payload"), headers)
-
-    @rule(data=st.data())
-    def publish_burst(self, data: st.DataObject) -> None:
-        """Several messages in one step, on few subjects (Nats-Last-Sequence chains)."""
-        subjects = data.draw(
-            st.lists(published_subjects(self.subjects), min_size=2, max_size=6), label="burst"
-        )
-        for subject in subjects:
-            self._publish(subject, data.draw(payloads(), label="payload"), ())
-
-    @precondition(lambda self: bool(self.msg_ids))
-    @rule(data=st.data())
-    def publish_duplicate(self, data: st.DataObject) -> None:
-        msg_id = data.draw(st.sampled_from(self.msg_ids), label="msg_id")
-        subject = data.draw(published_subjects(self.subjects), label="subject")
-        self._publish(subject, b"duplicate", ((HEADER_MSG_ID, msg_id),))
-
-    @precondition(lambda self: self.deletes)
-    @rule(data=st.data())
-    def delete_message(self, data: st.DataObject) -> None:
-        assert self.model is not None
-        stored = sorted(self.model.stored)
-        choices: st.SearchStrategy[int] = st.integers(1, 40)
-        existing = data.draw(st.integers(0, 4), label="existing") > 0  # mostly a stored message
-        if stored and existing:
-            choices = st.sampled_from(stored)
-        sequence = data.draw(choices, label="sequence")
-        reply = self.js.delete_message(self.name, sequence)
-        self._stream_case("delete", self.model.delete(sequence), bool(reply.get("success")))
-
-    @rule(data=st.data())
-    def purge(self, data: st.DataObject) -> None:
-        assert self.model is not None
-        stored = self.model.subjects_stored()
-        choices = [None, *stored, *self.subjects]
-        subject = data.draw(st.sampled_from(choices), label="filter")
-        reply = self.js.purge(self.name, subject=subject)
-        self._stream_case("purge", self.model.purge(subject), reply.get("purged"))
-
-    @rule(data=st.data())
-    def edit_option(self, data: st.DataObject) -> None:
-        assert self.model is not None
-        assert self.ledger is not None
-        rules = self.env.rules
-        option = data.draw(valid_options(self.subjects, f"r{self.namespace}", rules.profile), label="new")
-        config = stream_config(self.name, self.subjects, option, **self.config)  # type: ignore[arg-type]
-        reply = self.js.update_stream(config)
-        case = judge_configuration(self.env.context, rules, self.subjects, option, reply, operation="update")
-        self._record([case])
-        if api_error(reply) is None:
-            self.model.reconfigure(option)
-            self.ledger.republish = option
-
-    @invariant()
-    def republished_messages_match_the_model(self) -> None:
-        if self.model is None or self.ledger is None:
-            return
-        model, ledger = self.model, self.ledger
-        self.js.wait_until(lambda: ledger.complete(model.republished, self.js.tapped), DELIVERY_TIMEOUT)
-        self._record(self.ledger.judge(self.env.context, self.model.republished, self.js.tapped, final=False))
-
-    def teardown(self) -> None:
-        try:
-            if self.model is not None and self.ledger is not None:
-                self.js.settle(0.03)
-                cases = self.ledger.judge(
-                    self.env.context, self.model.republished, self.js.tapped, final=True
-                )
-                record_all(self.env.recorder, cases)
-                self.js.delete_stream(self.name)
-                assert_no_divergence(cases)
-        finally:
-            self.js.close()
-
-
-def machine_settings() -> settings:
-    """A third of the profile's examples (ci: 20 machines), up to 30 steps each: seconds per release."""
-    base = settings()
-    return settings(max_examples=max(3, base.max_examples // 3), stateful_step_count=30, deadline=None)
-
-
+@given(data=st.data())
 def test_republished_messages_follow_the_model(
-    target: Target, js_server: Backend, context: RunContext, recorder: RecordWriter
+    target: Target,
+    jetstream_server: Backend,
+    context: RunContext,
+    recorder: RecordWriter,
+    data: st.DataObject,
 ) -> None:
+    """The republish family's scenarios (a stream, an option, publishes with headers and message ids,
+    duplicates, deletes, purges and option edits), run and judged as the campaign runs them: every
+    republished message equals the model's, message by message."""
     if target.backend != "process":
-        pytest.skip("the RePublish state machine runs on the process backend only (the server is the same)")
-    env = MachineEnv(js_server.url, rules_for(js_server.version), context, recorder)
-    # Hypothesis types the factory as the machine class; any callable returning a machine works.
-    factory = partial(RePublishMachine, env)
-    run_state_machine_as_test(factory, settings=machine_settings())  # type: ignore[arg-type]
+        pytest.skip("the RePublish scenarios run on the process backend only (the server is the same)")
+    family = FAMILIES["republish"]
+    session = Session.of(jetstream_server, jetstream_server.config)
+    scenario = data.draw(family.units(session.profile), label="scenario")
+    judged = check(family, session, context, scenario)
+    record(recorder, judged)
+    assert_agrees(divergences(judged))

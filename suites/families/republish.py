@@ -5,8 +5,8 @@ docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: after a mes
 republished on the destination the source maps it to; "Headers" (nats-concepts/jetstream/headers),
 RePublish: ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``, ``Nats-Last-Sequence`` (and
 ``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one stream: its subjects, storage
-and per-subject limit, a RePublish option, and the operations of the RePublish state machine
-(`suites.test_republish`) as a drawn list: publishes (application headers, message ids and so
+and per-subject limit, a RePublish option, and what is done to it as a drawn list (which
+`suites.test_republish` runs through the registry too): publishes (application headers, message ids and so
 duplicates), deletes, purges and option edits. Operations run only with an option the reference
 accepts; the stream is deleted afterwards.
 """
@@ -132,7 +132,7 @@ class RepublishObservation:
 def operations(
     draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool, limit: int = -1
 ) -> tuple[Operation, ...]:
-    """The state machine's rules as a list: mostly publishes, and deletes (mostly of a published
+    """What is done to the stream, as a list: mostly publishes, and deletes (mostly of a published
     sequence, often the newest), purges (all, a stream subject or a published one) and edits to another
     valid option. After a delete, a publish or purge often goes to the deleted message's subject: that
     is where ``Nats-Last-Sequence`` has to name a message that is gone ("or 0 if none or deleted") and
