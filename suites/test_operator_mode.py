@@ -179,15 +179,30 @@ def test_jwt_with_weights_over_100_is_rejected_by_the_push(
     assert deliveries(server.url, ["w.a"]) == ["kept.a"]
 
 
-def test_destination_the_server_cannot_compile_is_acknowledged_and_dropped(
+def validates_claim_mappings(version: str) -> bool:
+    """Whether the release refuses an account JWT whose mapping it cannot compile ("jwt validation
+    failed", `validateAccountClaimMappings`): 2.14.8 and later 2.14 releases, and 2.15.1 and later
+    (measured 2026-11-26: 2.14.7 and 2.15.0 acknowledge the JWT and drop the mapping)."""
+    release = announced_version(version)
+    return release >= Version(2, 15, 1) or Version(2, 14, 8) <= release < Version(2, 15, 0)
+
+
+def test_destination_the_server_cannot_compile_is_dropped_or_refused(
     fresh_operator: Callable[..., OperatorBackend],
 ) -> None:
     """`$3` with one wildcard: the push answers "jwt updated", the mapping is not installed, the JWT's
-    other mappings are, and an earlier mapping of the same source stays in force."""
+    other mappings are, and an earlier mapping of the same source stays in force; a release that
+    validates a JWT's mappings refuses the whole JWT instead, and the earlier mapping stays in force."""
     server = fresh_operator()
     keys = server.keys
     assert server.push_account_jwt(keys.account_jwt([Mapping("bad.*", "old.$1")])) == "jwt updated"
     token = keys.account_jwt([Mapping("bad.*", "new.$3"), Mapping("good.*", "fine.$1")])
+    if validates_claim_mappings(server.version):
+        with pytest.raises(ClaimsRejectedError, match=r'mapping "bad\.\*" -> "new\.\$3"'):
+            server.push_account_jwt(token)
+        assert server.installed_mappings() == {"bad.*": {"old.$1"}}
+        assert deliveries(server.url, ["bad.a"]) == ["old.a"]
+        return
     assert server.push_account_jwt(token) == "jwt updated"
     assert server.installed_mappings() == {"bad.*": {"old.$1"}, "good.*": {"fine.$1"}}
     assert deliveries(server.url, ["bad.a", "good.a"]) == ["old.a", "fine.a"]
@@ -197,9 +212,11 @@ def test_backend_reports_a_dropped_mapping_and_restores_the_previous_ones(
     operator_server: OperatorBackend,
 ) -> None:
     operator_server.apply(ServerConfig().with_mappings(Mapping("d.*", "before.$1")))
-    with pytest.raises(MappingNotInstalledError) as caught:
+    refused = validates_claim_mappings(operator_server.version)
+    with pytest.raises(ClaimsRejectedError if refused else MappingNotInstalledError) as caught:
         operator_server.apply(ServerConfig().with_mappings(Mapping("d.*", "after.$3")))
-    assert caught.value.server_message.startswith('mapping "d.*" -> "after.$3" not installed')
+    message = "jwt validation failed" if refused else 'mapping "d.*" -> "after.$3" not installed'
+    assert caught.value.server_message.startswith(message)
     assert deliveries(operator_server.url, ["d.a"]) == ["before.a"]
 
 
