@@ -18,7 +18,8 @@ from typing import Any, Final
 
 COVERAGE_FILE: Final = "coverage.json"
 FORMAT: Final = "nats-conformance-coverage"
-VERSION: Final = 1
+VERSION: Final = 2
+"""2: each unreached block says `why` it cannot be reached ('' when it can); version 1 files have no `why`."""
 SOURCE_REPOSITORY: Final = "https://github.com/nats-io/nats-server"
 SOURCE_LINES: Final = 40
 """Lines of source kept per unreached block (a longer block is cut, with its link to the rest)."""
@@ -109,6 +110,78 @@ class Block:
     end_column: int
     statements: int
     reached: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Unreachable:
+    """A block no configuration, account JWT or message can reach, known by its function and a
+    fragment of its first line (line numbers move between releases), and why it cannot be reached."""
+
+    function: str
+    first_line: str
+    why: str
+
+
+NO_EMPTY_TOKEN: Final = "unreachable from the wire: a subject with an empty token matches no subscription"
+UNREACHABLE: Final = (
+    Unreachable("indexPlaceHolders", "if len(args) < 1 {", "regexp.Split returns at least one argument"),
+    Unreachable("Match", "if !isValidLiteralSubject(", NO_EMPTY_TOKEN),
+    Unreachable(
+        "TransformTokenizedSubject", "if len(tr.dtokmftypes) == 0 {", "every destination token adds one"
+    ),
+    Unreachable(
+        "TransformTokenizedSubject",
+        "case len(tr.dtokmftokindexesargs) < i:",
+        "a token's function always has its arguments",
+    ),
+    Unreachable(
+        "TransformTokenizedSubject",
+        "case len(tr.dtokmftokindexesargs[i]) < 1:",
+        "a wildcard function always has an index",
+    ),
+    Unreachable(
+        "TransformTokenizedSubject",
+        "case len(tokens) <= tr.dtokmftokindexesargs[i][0]:",
+        "the subject has matched the source, so the index is in range",
+    ),
+    Unreachable("reverse", "if len(tr.dtokmftokindexesargs) == 0 {", "every destination token adds an index"),
+    Unreachable(
+        "subjectInfo",
+        'if subject == "" {',
+        "its callers turn an empty source into > and return on an empty destination",
+    ),
+    Unreachable("RemoveMapping", "return false", "its callers remove only mappings the account holds"),
+    Unreachable("hasMappings", "if a == nil {", "no client's account is nil"),
+    Unreachable("validateAccountClaimMappings", "if claim == nil {", "its caller validates a claim it holds"),
+    Unreachable(
+        "validateAccountClaimMappings",
+        "if weight > 100 {",
+        "the JWT library's own validation refuses it first",
+    ),
+    Unreachable(
+        "validateAccountClaimMappings",
+        "if tw[m.Cluster] > 100 {",
+        "the JWT library's own validation refuses it first",
+    ),
+    Unreachable(
+        "checkServiceImportsForCycles",
+        "if len(visited) >= MaxAccountCycleSearchDepth {",
+        "a chain of 1,024 accounts",
+    ),
+    Unreachable(
+        "checkStreamImportsForCycles",
+        "if len(visited) >= MaxAccountCycleSearchDepth {",
+        "a chain of 1,024 accounts",
+    ),
+)
+"""The blocks of the surface known to be unreachable (2.10 to 2.15, read from the source), each said
+once: the report names why beside such a block, and counts the statements that can be reached."""
+
+
+def why_unreachable(function: str, source: str) -> str:
+    """Why the block of `function` whose source is `source` cannot be reached ('' when it can)."""
+    first = source.split("\n", 1)[0].strip()
+    return next((u.why for u in UNREACHABLE if u.function == function and first.startswith(u.first_line)), "")
 
 
 BLOCK_LINE = re.compile(r"^(?P<file>\S+\.go):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)$")
@@ -237,6 +310,7 @@ def coverage_document(
             if block.reached:
                 continue
             lines = read_source(block.path)[block.start - 1 : block.end]
+            source = "\n".join(lines[:SOURCE_LINES])
             unreached.append(
                 {
                     "path": block.path,
@@ -245,7 +319,8 @@ def coverage_document(
                     "end": block.end,
                     "statements": block.statements,
                     "url": source_url(tag, block.path, block.start, block.end),
-                    "source": "\n".join(lines[:SOURCE_LINES]),
+                    "source": source,
+                    "why": why_unreachable(function.name, source),
                 }
             )
     statements, covered = _figures(surface_blocks)

@@ -47,6 +47,8 @@ class Unreached:
     statements: int
     url: str
     source: str
+    why: str = ""
+    """Why no configuration or message can reach it ('' when one can), `records.coverage.UNREACHABLE`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,11 @@ class ReleaseCoverage:
     @property
     def percent(self) -> str:
         return percent(self.covered, self.statements)
+
+    @property
+    def unreachable(self) -> int:
+        """Statements of unreached blocks that no configuration or message can reach (`Unreached.why`)."""
+        return sum(block.statements for block in self.unreached if block.why)
 
 
 def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
@@ -127,6 +134,7 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
                     _value(item, "statements", int),
                     _value(item, "url", str),
                     _value(item, "source", str),
+                    _value({"why": "", **item}, "why", str),
                 )
                 for item in _objects(data, "unreached")
             ),
@@ -175,7 +183,10 @@ def headline(item: ReleaseCoverage) -> str:
     """One sentence: the release, the surface's figure, and how many processes wrote counters."""
     return (
         f"Run {item.run_id} on nats-server {item.release}: {item.covered:,} of {item.statements:,} "
-        f"statements of the mapping surface ({item.percent}), {len(item.unreached):,} blocks unreached; "
+        f"statements of the mapping surface ({item.percent}), {len(item.unreached):,} blocks unreached "
+        f"({item.unreachable:,} statements of them unreachable from any configuration or message: "
+        f"{item.covered:,} of {item.statements - item.unreachable:,} reachable ones, "
+        f"{percent(item.covered, item.statements - item.unreachable)}); "
         f"{item.counter_files} process(es) wrote counters (the servers"
         + (" and the engine oracle)" if item.engine else ")")
         + (

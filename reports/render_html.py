@@ -579,7 +579,7 @@ def coverage_html(report: Report) -> str:
         )
         out.append(
             table_html(
-                ["unreached block", "function", "statements", "source"],
+                ["unreached block", "function", "statements", "source", "unreachable because"],
                 [
                     [
                         f'<a href="{escape(b.url)}">{escape(b.path)}:{b.start}-{b.end}</a>',
@@ -587,6 +587,7 @@ def coverage_html(report: Report) -> str:
                         count(b.statements),
                         f"<details><summary><code>{escape(first_line(b))}</code></summary>"
                         f"<pre>{escape(b.source)}</pre></details>",
+                        escape(b.why),
                     ]
                     for b in item.unreached
                 ],

@@ -369,13 +369,14 @@ def coverage_markdown(report: Report) -> list[str]:
         )
         shown = item.unreached[:MARKDOWN_ROWS]
         lines += table(
-            ["unreached block", "function", "statements", "first line"],
+            ["unreached block", "function", "statements", "first line", "unreachable because"],
             [
                 [
                     f"[{b.path}:{b.start}-{b.end}]({b.url})",
                     code(b.function),
                     count(b.statements),
                     code(first_line(b)),
+                    b.why,
                 ]
                 for b in shown
             ],

@@ -138,6 +138,7 @@ def coverage(item: ReleaseCoverage) -> dict[str, Any]:
         "restarts": item.restarts,
         "statements": item.statements,
         "covered": item.covered,
+        "unreachable": item.unreachable,
         "files": [asdict(figure) for figure in item.files],
         "functions": [asdict(figure) for figure in item.functions],
         "missing": list(item.missing),

@@ -155,6 +155,49 @@ def test_the_report_shows_the_coverage_section(tmp_path: Path) -> None:
     assert "source" not in summary["unreached"][0]
 
 
+def test_a_block_no_configuration_can_reach_says_why_and_leaves_the_reachable_figure(tmp_path: Path) -> None:
+    """`reverse` of a transform without indexes (records.coverage.UNREACHABLE): its block says why, and
+    the headline counts the statements that can be reached."""
+
+    def reversing(path: str) -> list[str]:
+        lines = source(path)
+        lines[19] = "\tif len(tr.dtokmftokindexesargs) == 0 {"
+        return lines
+
+    found = coverage_document(
+        run_id="r1",
+        release="2.14.5",
+        module=MODULE,
+        blocks=parse_profile(PROFILE, MODULE),
+        functions=functions_of(FUNCTIONS, MODULE),
+        read_source=reversing,
+        counter_files=2,
+        surface=SURFACE,
+    )
+    assert [b["why"] for b in found["unreached"]] == ["", "", "every destination token adds an index"]
+    run_dir = coverage_run(tmp_path, json.dumps(found))
+    build_report([run_dir], tmp_path / "out", engine="duckdb")
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert (
+        "3 blocks unreached (3 statements of them unreachable from any configuration or message: "
+        "6 of 8 reachable ones, 75.0 %)" in markdown
+    )
+    assert "| every destination token adds an index |" in markdown
+    assert "<td>every destination token adds an index</td>" in (tmp_path / "out" / "report.html").read_text()
+    (summary,) = json.loads((tmp_path / "out" / "summary.json").read_text())["coverage"]
+    assert summary["unreachable"] == 3
+
+
+def test_a_version_1_coverage_file_has_no_reasons(tmp_path: Path) -> None:
+    old = document()
+    old["version"] = 1
+    for block in old["unreached"]:
+        del block["why"]
+    build_report([coverage_run(tmp_path, json.dumps(old))], tmp_path / "out", engine="duckdb")
+    (summary,) = json.loads((tmp_path / "out" / "summary.json").read_text())["coverage"]
+    assert (summary["unreachable"], [b["why"] for b in summary["unreached"]]) == (0, ["", "", ""])
+
+
 def test_a_report_without_coverage_has_no_section(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "plain", [case(server_version="2.14.5")])
     build_report([run_dir], tmp_path / "out", engine="duckdb")
