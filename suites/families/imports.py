@@ -32,11 +32,28 @@ from hypothesis import strategies as st
 from fixtures.clients.wire import WireConnection, WireError
 from fixtures.config import Account, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, KINDS, import_accounts, import_chain, relay_subject
+from fixtures.layouts import (
+    CHAIN_OPTIONS,
+    EXPORTER,
+    EXPORTS,
+    IMPORTER,
+    KINDS,
+    import_accounts,
+    import_chain,
+    relay_subject,
+)
 from fixtures.servers.base import Backend
 from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
-from reference.contexts import IMPORT_CYCLE, compile_in, local_pattern, prefixed, requested
+from reference.contexts import (
+    IMPORT_CYCLE,
+    IMPORT_DUPLICATE,
+    IMPORT_NOT_EXPORTED,
+    compile_in,
+    local_pattern,
+    prefixed,
+    requested,
+)
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
@@ -87,16 +104,37 @@ class ImportRun:
     """A stream import's `prefix`, in place of a `to` ('' none)."""
     cycle: bool = False
     """Whether the exporter imports every subject back from the importer (`IMPORT_CYCLE`)."""
+    duplicate: bool = False
+    """Whether the importer lists the import twice (`IMPORT_DUPLICATE`)."""
+    unexported: bool = False
+    """Whether the exporter exports nothing (`IMPORT_NOT_EXPORTED`)."""
 
     def to_json(self) -> str:
         step: dict[str, object] = {"kind": self.kind, "source": self.source, "destination": self.destination}
-        extra = (("relay", self.relay), ("prefix", self.prefix), ("cycle", self.cycle))
-        return json.dumps({**step, **{name: value for name, value in extra if value}})
+        extra = {name: getattr(self, name) for name in CHAIN_OPTIONS}
+        return json.dumps({**step, **{name: value for name, value in extra.items() if value}})
 
     def accounts(self) -> tuple[Account, ...]:
         return import_accounts(
-            self.kind, self.source, self.destination, self.relay, self.prefix, cycle=self.cycle
+            self.kind,
+            self.source,
+            self.destination,
+            self.relay,
+            self.prefix,
+            cycle=self.cycle,
+            duplicate=self.duplicate,
+            unexported=self.unexported,
         )
+
+    @property
+    def refusal(self) -> str:
+        """Why the reference refuses the accounts whatever the import's transform ('' when it does not)."""
+        twists = (
+            (self.cycle, IMPORT_CYCLE),
+            (self.duplicate, IMPORT_DUPLICATE),
+            (self.unexported, IMPORT_NOT_EXPORTED),
+        )
+        return next((kind for twisted, kind in twists if twisted), "")
 
     @property
     def local(self) -> str:
@@ -189,9 +227,10 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     `file_only`, the draws only a configuration file holds: one stream import in eight has a `prefix`
     (`PREFIXES`) in place of its `to`; of the others, one in four has the exporter import from the
     relay account a subject that collides with the import, where it can
-    (`fixtures.layouts.relay_subject`), and one in sixteen has it import every subject back from the
-    importer (`IMPORT_CYCLE`); a service import's `to` is then one it can reverse, which the server takes
-    (a refused import leaves the exporter's unread)."""
+    (`fixtures.layouts.relay_subject`), and one in eighteen each has it import every subject back from
+    the importer (`IMPORT_CYCLE`), has the importer list its import twice (`IMPORT_DUPLICATE`) or has
+    the exporter export nothing (`IMPORT_NOT_EXPORTED`); a service import's `to` is then one it can
+    reverse, which the server takes (a refused import leaves the exporter's unread)."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
@@ -200,14 +239,25 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     prefixes = st.sampled_from(PREFIXES)
     prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if file_only and kind == "stream" else ""
     destination = "" if prefix else destination
-    chain = draw(st.integers(0, 15)) if file_only and not prefix else 0
-    relayed, cycle = 11 <= chain <= 14, chain == 15
-    if (relayed or cycle) and kind == "service":  # most drawn templates are refused: the chain goes unread
+    chain = draw(st.integers(0, 17)) if file_only and not prefix else 0
+    relayed, cycle, duplicate, unexported = 11 <= chain <= 14, chain == 15, chain == 16, chain == 17
+    if (relayed or chain >= 15) and kind == "service":  # most drawn templates are refused: unread chains
         destination = draw(reversible_destinations(source))
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     relay = relay_subject(kind, source, destination) if relayed else ""
-    return ImportRun(kind, source, destination, tuple(subjects), seed, relay, prefix, cycle=cycle)
+    return ImportRun(
+        kind,
+        source,
+        destination,
+        tuple(subjects),
+        seed,
+        relay,
+        prefix,
+        cycle=cycle,
+        duplicate=duplicate,
+        unexported=unexported,
+    )
 
 
 def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
@@ -237,10 +287,11 @@ class ImportFamily(TargetServer):
         "none of the unit's subjects use, so that the server's cycle checks walk a chain of three "
         "accounts (`fixtures.layouts.relay_subject`), and one stream import in eight has a `prefix` "
         "in place of its `to` (`p`, `p.`, `p.q`, and two that are not literal; observed: a literal "
-        "prefix is put before the subjects, `reference.contexts.prefixed`); in one unit in sixteen "
-        "the exporter imports every subject back from the importer, a cycle the configuration must be "
-        'refused for (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
-        "`reference.contexts.IMPORT_CYCLE`)"
+        "prefix is put before the subjects, `reference.contexts.prefixed`); and in one unit in "
+        "eighteen each, configurations that must be refused: the exporter imports every subject back "
+        'from the importer, a cycle (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
+        "`IMPORT_CYCLE`), the importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter "
+        "exports nothing (`IMPORT_NOT_EXPORTED`)"
     )
     features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
     budget: int = 2_000
@@ -312,7 +363,7 @@ class ImportFamily(TargetServer):
         feature = feature_of(unit.kind)
         try:
             transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
-            refusal = IMPORT_CYCLE if unit.cycle else ""
+            refusal = unit.refusal
         except MappingError as refused:
             transform, refusal = None, refused.kind
         functions = transform.functions if transform else functions_named(unit.local)

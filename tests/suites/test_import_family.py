@@ -23,7 +23,14 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations, load_expectations
 from records.schema import Case
-from reference.contexts import IMPORT_CYCLE, compile_in, local_pattern, requested
+from reference.contexts import (
+    IMPORT_CYCLE,
+    IMPORT_DUPLICATE,
+    IMPORT_NOT_EXPORTED,
+    compile_in,
+    local_pattern,
+    requested,
+)
 from reference.profiles import for_version
 from reference.republish import subjects_collide
 from suites.__main__ import main
@@ -368,3 +375,28 @@ def test_an_import_whose_exporter_imports_everything_back_is_refused(
     ], cases
     assert json.loads(cases[0].steps[0])["cycle"] is True
     assert FAMILY.unit_of(CaseFile.of(cases[0])).cycle
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", ["stream", "service"])
+@pytest.mark.parametrize("twist", ["duplicate", "unexported"])
+def test_an_import_listed_twice_or_of_nothing_exported_is_refused(
+    kind: str, twist: str, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """The importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter exports nothing
+    (`IMPORT_NOT_EXPORTED`): the configuration is refused, as the reference says; nothing is
+    published, and the case's step brings the twist back."""
+    subjects = ("x.a",) if kind == "service" else ("e.a",)
+    unit = ImportRun(kind, "e.*", "x.$1", subjects, **{twist: True})
+    importer, exporter, _ = unit.accounts()
+    if twist == "duplicate":
+        assert importer.imports == (importer.imports[0], importer.imports[0])
+    else:
+        assert exporter.exports == ()
+    refusal = IMPORT_DUPLICATE if twist == "duplicate" else IMPORT_NOT_EXPORTED
+    cases = judged_live(unit, server_factory, expectations, tmp_path)
+    assert [(case.verdict, case.expected, case.observed) for case in cases] == [
+        ("agree", f"reject:{refusal}", "reject")
+    ], cases
+    assert json.loads(cases[0].steps[0])[twist] is True
+    assert getattr(FAMILY.unit_of(CaseFile.of(cases[0])), twist)
