@@ -100,12 +100,14 @@ two imports form a cycle, whatever their subjects. The documents are silent on c
 configuration whichever of the two imports it adds last)."""
 IMPORT_DUPLICATE: Final = "import-duplicate"
 """How the reference refuses an account that lists the same import twice (the same account, subject and
-``to``). The documents are silent; observed (2.14.9): the configuration is refused, "stream import
-already exists" for a stream import, "Duplicate service import subject" for a service import."""
+``to``). The documents are silent; observed (2.2.6, 2.10.27, 2.14.9): the configuration is refused,
+"stream import already exists" for a stream import, "Duplicate service import subject" for a service
+import."""
 IMPORT_NOT_EXPORTED: Final = "import-not-exported"
 """How the reference refuses an import of a subject its account does not export. docs.nats.io,
 "Accounts": an account shares a subject by exporting it, and another account imports what was
-exported; observed (2.14.9): the configuration is refused, "stream import not authorized"."""
+exported; observed (2.2.6, 2.10.27, 2.14.9): the configuration is refused ("stream import not
+authorized", "service import not authorized")."""
 
 
 def keeping(source: str) -> str:
