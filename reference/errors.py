@@ -114,6 +114,14 @@ def ignore_signals() -> None:
         signal.signal(number, signal.SIG_IGN)
 
 
+def forget_escaped_interrupt() -> None:
+    """Make CPython forget a KeyboardInterrupt that escaped code run from a string. CPython (3.8 and
+    later) remembers one that left an ``exec`` of a string (dataclasses, attrs and Hypothesis build code
+    so) even once the program has handled it, and at exit kills its own process with SIGINT: status -2,
+    no line, in place of the command's 130. Running a string resets that memory."""
+    exec("")  # an empty string, run only for the side effect above
+
+
 def run_command(command: Callable[[], int], *, own_process: bool = False) -> int:
     """A command line's exit status: `command`'s, or 2 after one `nats-conformance: error: ...` line on
     stderr for a `ConformanceError`, or 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP) when interrupted
@@ -134,6 +142,7 @@ def run_command(command: Callable[[], int], *, own_process: bool = False) -> int
         if cause:
             ignore_signals()
             interrupted = True
+            forget_escaped_interrupt()
             status, line = ENDINGS[cause]
             print(f"nats-conformance: {line}", file=sys.stderr)
             return status

@@ -17,13 +17,16 @@ PAUSED_RUN = """
 import os, runpy, sys, time
 
 class Pause:
-    \"\"\"Stops the import of one module: says so on the pipe, then sleeps (a signal ends the sleep).\"\"\"
+    \"\"\"Stops the import of one module: says so on the pipe, then sleeps until a signal's handler
+    raises. It sleeps a tenth of a second at a time: a signal the kernel hands to another thread (one a
+    library started) wakes no sleep of the main thread, whose handler then runs when its sleep ends.\"\"\"
 
     def find_spec(self, name, path=None, target=None):
         if name == {module!r}:
             sys.meta_path.remove(self)
             os.write({fd}, b".")
-            time.sleep(600)
+            for _ in range(6000):
+                time.sleep(0.1)
         return None
 
 sys.meta_path.insert(0, Pause())

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +49,34 @@ def test_an_error_with_no_interrupt_is_not_taken_for_one() -> None:
 
     with pytest.raises(AssertionError, match="a bug"):
         run_command(command)
+
+
+ESCAPING_EXEC = """
+import sys
+from reference.errors import run_command
+
+def command():
+    exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(10)")
+    return 0
+
+sys.exit(run_command(command, own_process=True))
+"""
+"""A command whose Ctrl-C lands in code run from a string (as dataclasses and Hypothesis run code)."""
+
+
+def test_ctrl_c_inside_code_run_from_a_string_still_exits_130(tmp_path: Path) -> None:
+    """CPython remembers a KeyboardInterrupt that left an ``exec`` of a string and, when the program ran
+    as ``python -m``, kills the process with SIGINT at exit (-2, no line) although the command handled
+    it; the command's status stays 130."""
+    (tmp_path / "escaping.py").write_text(ESCAPING_EXEC)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "escaping"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (130, "nats-conformance: interrupted\n")
