@@ -4,8 +4,9 @@ connections dropped, on the process and the container backends. The campaign goe
 server where it must), every case it could not observe is `unknown` (never `agree`), the manifest counts
 every row on disk, the exit status is a campaign's, and nothing of the run is left running. A server
 that dies or hangs in its very first start is started again; one that can never start is one line.
-Every change's CI runs one seeded moment per fault and backend; the scheduled run (`-m nightly`) four
-more."""
+Every change's CI runs one seeded moment per fault on the process backend and of the kill on the
+container backend (whose other faults Docker acts out as on a process, and cost a minute each); the
+scheduled run (`-m nightly`) four more of every fault on both."""
 
 from __future__ import annotations
 
@@ -192,6 +193,8 @@ def test_a_campaign_goes_on_after_its_server_hangs_dies_restarts_or_drops_connec
         pytest.skip("the nemesis runs on the session's newest release only, to keep CI short")
     if fault == "drop" and os.geteuid() != 0:
         pytest.skip("dropping a server's connections (ss -K) needs root")
+    if target.backend == "container" and fault != "kill" and seed == 1:
+        pytest.skip("on the container backend, every change's CI runs the kill; the scheduled run the rest")
     rng = random.Random(f"{fault}-{target.backend}-{seed}")
     if target.backend == "container":
         process_daemon()  # this process's daemon, which the campaign shares (and so never stops)
