@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +58,14 @@ def source(path: str) -> list[str]:
     return [ODD_LINE if number == 12 else f"line {number} of {path}" for number in range(1, 40)]
 
 
-def document(profile: str = PROFILE) -> dict[str, Any]:
+def document(profile: str = PROFILE, read_source: Callable[[str], list[str]] = source) -> dict[str, Any]:
     return coverage_document(
         run_id="r1",
         release="2.14.5",
         module=MODULE,
         blocks=parse_profile(profile, MODULE),
         functions=functions_of(FUNCTIONS, MODULE),
-        read_source=source,
+        read_source=read_source,
         counter_files=2,
         surface=SURFACE,
     )
@@ -164,16 +165,7 @@ def test_a_block_no_configuration_can_reach_says_why_and_leaves_the_reachable_fi
         lines[19] = "\tif len(tr.dtokmftokindexesargs) == 0 {"
         return lines
 
-    found = coverage_document(
-        run_id="r1",
-        release="2.14.5",
-        module=MODULE,
-        blocks=parse_profile(PROFILE, MODULE),
-        functions=functions_of(FUNCTIONS, MODULE),
-        read_source=reversing,
-        counter_files=2,
-        surface=SURFACE,
-    )
+    found = document(read_source=reversing)
     assert [b["why"] for b in found["unreached"]] == ["", "", "every destination token adds an index"]
     run_dir = coverage_run(tmp_path, json.dumps(found))
     build_report([run_dir], tmp_path / "out", engine="duckdb")
