@@ -104,6 +104,8 @@ class Invocation:
     ended: float = 0.0
     status: int | None = None
     sent: str = ""
+    sent_at: float = 0.0
+    """When the signal was sent (wall clock, as the manifest's `finished`)."""
     last_line: str = ""
     problem: str = ""
 
@@ -297,6 +299,7 @@ class Soak:
         assert self.process is not None
         invocation = self.invocations[-1]
         invocation.sent = "SIGTERM"
+        invocation.sent_at = time.time()
         self.nemesis.note("terminate-campaign", pid=self.process.pid)
         self.process.send_signal(signal.SIGTERM)
         try:
@@ -333,7 +336,13 @@ class Soak:
             if line != "nats-conformance: terminated":
                 problems.append(f"exit 143 but its last line is {line!r}")
             journaled = str(manifest.get("owner", "")).partition(":")[0] == str(self.watched_pid)
-            if journaled and (manifest.get("status"), manifest.get("signal")) != ("interrupted", "SIGTERM"):
+            # A SIGTERM that lands once the run is journaled completed (its last lines still printing)
+            # ends the command as the signal says, and the journal is right that every case is in.
+            done_before = (
+                manifest.get("status") == "completed" and manifest.get("finished", 0) <= invocation.sent_at
+            )
+            signalled = (manifest.get("status"), manifest.get("signal")) == ("interrupted", "SIGTERM")
+            if journaled and not (signalled or done_before):
                 problems.append(f"exit 143 but the run is journaled {manifest.get('status')}")
         elif status == 2:
             if not line.startswith("nats-conformance: error: "):
