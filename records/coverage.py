@@ -174,7 +174,7 @@ UNREACHABLE: Final = (
         "a chain of 1,024 accounts",
     ),
 )
-"""The blocks of the surface known to be unreachable (2.10 to 2.15, read from the source), each said
+"""The blocks of the surface known to be unreachable (read from the source of 2.14.9 and 2.15.2), each said
 once: the report names why beside such a block, and counts the statements that can be reached."""
 
 

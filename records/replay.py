@@ -27,8 +27,8 @@ LAYOUTS: Final = ("operator", "cluster")
 """How a family may lay out the target's servers: `operator` mode (mappings pushed in account JWTs), a
 `cluster` of servers. The backend of its records is the target's with ``-<layout>`` after it
 (``process-operator``, ``process-cluster``); replay's ``--layout`` brings the layout back."""
-OPERATOR_SUFFIX: Final = "-operator"
-CLUSTER_SUFFIX: Final = "-cluster"
+OPERATOR_SUFFIX: Final = f"-{LAYOUTS[0]}"
+CLUSTER_SUFFIX: Final = f"-{LAYOUTS[1]}"
 
 
 def layout_of(backend: str) -> tuple[str, str]:
