@@ -23,7 +23,6 @@ import random
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ import pyarrow.parquet as pq
 
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
+from records.owners import PREFIX, make_workdir
 from records.schema import Case, case_of
 from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
@@ -486,8 +486,9 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # On a local master the tasks' temporary files (their servers' work directories) go under one
     # directory of the run's, removed once Spark has stopped: a worker Spark kills (a task cancelled
-    # after the grace of an interrupt, a lost attempt) cannot remove its own.
-    scratch = Path(tempfile.mkdtemp(prefix="nats-conformance-tasks-")) if is_local(master) else None
+    # after the grace of an interrupt, a lost attempt) cannot remove its own. The directory is owned, so
+    # that the next run removes it when this one was SIGKILLed before its `finally`.
+    scratch = make_workdir(f"{PREFIX}tasks-") if is_local(master) else None
     environment = {"TMPDIR": str(scratch)} if scratch is not None else {}
     try:
         with spark_session(master, app=APP, executor_env=environment) as spark:  # Ctrl-C stays ours

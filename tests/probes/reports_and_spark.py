@@ -122,19 +122,28 @@ SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "120
 """A sweep of the releases from 2.15.0 on (three in the cache), one mapping task each."""
 
 
-def _resumed(context: Context, launched: Launched, out: Path, what: str, *, killed: bool = False) -> str:
-    """Resume the run under `out` until it completes; its accounting (`killed`: its driver was)."""
+def _resumed(
+    context: Context, launched: Launched, out: Path, what: str, *, killed: bool = False, temp: str = ""
+) -> str:
+    """Resume the run under `out` until it completes; its accounting (`killed`: its driver was). `temp`:
+    the TMPDIR the killed run had, where the resume must remove the tasks' directory it left."""
     run_dir = one_run(out)
     nothing_left(launched, what)  # first: the tasks of a killed driver end with its JVM
     interrupted, _ = accounted(run_dir, driver_killed=killed)
-    resumed = launch(context, command("campaign", "--resume", str(run_dir)), "resume")
+    left = sorted(Path(temp).glob("nats-conformance-tasks-*")) if temp else []
+    check(not temp or bool(left), "the SIGKILLed run left no tasks' directory to check the resume on")
+    extra = {"TMPDIR": temp} if temp else {}
+    resumed = launch(context, command("campaign", "--resume", str(run_dir)), "resume", **extra)
     status = resumed.wait(timeout=600)
     check("Traceback" not in resumed.stderr, "the resume printed a traceback")
     counts, _ = accounted(run_dir, status="completed")
     agrees_with_records(status, run_dir)
     restarts = len(manifest(run_dir).get("restarts", []))
+    kept = [path.name for path in left if path.exists()]
+    check(not kept, f"the killed run's tasks' directories are left after the resume: {', '.join(kept)}")
+    swept = f", its {len(left)} tasks' directory removed" if left else ""
     return nothing_left(
-        resumed, f"{what} ({interrupted}); resumed: exit {status}, {counts}, {restarts} restarts"
+        resumed, f"{what} ({interrupted}); resumed: exit {status}, {counts}, {restarts} restarts{swept}"
     )
 
 
@@ -161,14 +170,14 @@ def sweep_sigterm_resume(context: Context) -> str:
     "rows, nothing left",
 )
 def sweep_server_kill_sigkill_resume(context: Context) -> str:
-    out = context.work("out")
-    launched = launch(context, command(*SWEEP, "--out", str(out)))
+    out, temp = context.work("out"), str(context.work("tmp"))
+    launched = launch(context, command(*SWEEP, "--out", str(out)), TMPDIR=temp)
     recording(launched, out, 8_000, timeout=300)
     os.kill(launched.servers()[0], signal.SIGKILL)
     time.sleep(3.0)
     launched.send(signal.SIGKILL)
     launched.wait()
-    return _resumed(context, launched, out, "server and sweep SIGKILLed", killed=True)
+    return _resumed(context, launched, out, "server and sweep SIGKILLed", killed=True, temp=temp)
 
 
 SPARK_CAMPAIGN = (
@@ -186,12 +195,12 @@ SPARK_CAMPAIGN = (
     "task, no duplicate; nothing left",
 )
 def spark_campaign_sigkill_resume(context: Context) -> str:
-    out = context.work("out")
-    launched = launch(context, campaign(out, "--master", "local[2]", *SPARK_CAMPAIGN))
+    out, temp = context.work("out"), str(context.work("tmp"))
+    launched = launch(context, campaign(out, "--master", "local[2]", *SPARK_CAMPAIGN), TMPDIR=temp)
     recording(launched, out, 6_000, timeout=300)
     launched.send(signal.SIGKILL)
     launched.wait()
-    return _resumed(context, launched, out, "SIGKILLed", killed=True)
+    return _resumed(context, launched, out, "SIGKILLed", killed=True, temp=temp)
 
 
 @probe(

@@ -59,6 +59,9 @@ LEFT_GRACE = 15.0
 """Seconds the campaign's last processes (a JVM deleting its scratch files) may take to end after it."""
 PART = re.compile(r"part-(?:(t\d{4})-)?\d{5}\.parquet")
 """A part file: a task's (`part-tNNNN-NNNNN`) in a scaled-out run, else the run's own (`part-NNNNN`)."""
+STAGED = re.compile(r"\.part-t\d{4}-\d{5}\.parquet\.tmp")
+"""A part a task's attempt was writing when it was killed; the next attempt of that task removes it."""
+HALF_WRITTEN = "half-written parts of a killed attempt in cases/: "
 
 
 class SoakUnavailable(Exception):
@@ -437,8 +440,11 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
     problems: list[str] = []
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows, ids, stray = count_parts(run_dir)
-    if stray:
-        problems.append(f"stray files in cases/: {', '.join(stray[:5])}")
+    staged = [name for name in stray if STAGED.fullmatch(name)]
+    if staged:
+        problems.append(HALF_WRITTEN + ", ".join(staged[:5]))
+    if len(staged) < len(stray):
+        problems.append(f"stray files in cases/: {', '.join(n for n in stray[:5] if n not in staged)}")
     duplicated = sum(n - 1 for n in Counter(ids).values() if n > 1)
     if duplicated:
         problems.append(f"{duplicated} duplicated case ids")
