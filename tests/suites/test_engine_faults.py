@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from fixtures.clients.wire import WireError
+from fixtures.clients.wire import SERVER_ANSWERED, WireError
 from fixtures.config import ServerConfig
 from fixtures.deadlines import DEADLINE_ENV, within
 from fixtures.errors import (
@@ -235,3 +235,30 @@ def test_a_cut_off_unit_counts_every_case_it_would_have_recorded_as_unknown(
     judged = chosen.unknown(_context(), for_version("2.14.5"), unit, f"{RESTARTED} gone")
     assert verdicts(judged) == {"unknown": planned}
     assert {case.detail for case in cases_of(judged)} == {f"{RESTARTED} gone"}
+
+
+class CountedServer(ScriptedServer):
+    """A server that keeps running and counts how often it is asked whether it does."""
+
+    def __init__(self) -> None:
+        super().__init__(ServerDiedError("unused"), running=True)
+        self.asked = 0
+
+    def is_running(self) -> bool:
+        self.asked += 1
+        return super().is_running()
+
+
+def test_a_server_that_answered_an_error_is_running_without_waiting_for_it_to_die(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A -ERR (a refused authorization) came from a running server: no grace for a death, so that a
+    target that refuses every connection is judged unknown at once; a dropped connection waits."""
+    monkeypatch.setenv(DEADLINE_ENV, "0.05")
+    answered = CountedServer()
+    error = WireError(f"{SERVER_ANSWERED}Authorization Violation")
+    assert Session.of(answered).crash_of(str(error)) == ""
+    assert answered.asked == 1
+    dropped = CountedServer()
+    assert Session.of(dropped).crash_of("the server closed the connection") == ""
+    assert dropped.asked > 1
