@@ -137,7 +137,7 @@ def worker(arguments: argparse.Namespace) -> None:
     from fixtures.options import RunConfig
     from fixtures.provision import parse_version_spec
     from records.expectations import load_expectations
-    from records.tally import run_tally
+    from reports.counts import run_tally
     from suites.engine.campaign import CampaignPlan, run_campaign
     from suites.families import FAMILIES
 

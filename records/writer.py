@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 from pathlib import Path
@@ -124,6 +124,24 @@ def _text_column(values: pa.Array) -> pa.Array:
         return values.cast(pa.string())
     except pa.ArrowInvalid:
         return pa.array([printable(value) for value in texts_of(values)], pa.string())
+
+
+def rows_table(rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    """Rows (`ROW` of each case) as a table of the records' schema, text that is not UTF-8 written as
+    `printable` writes it."""
+    columns = list(zip(*rows, strict=True))
+    return pa.Table.from_arrays(
+        [
+            _column(values, SCHEMA.field(name).type, name)
+            for name, values in zip(COLUMNS, columns, strict=True)
+        ],
+        schema=SCHEMA,
+    )
+
+
+def cases_table(cases: Iterable[Case]) -> pa.Table:
+    """Cases as the table their part file would hold."""
+    return rows_table([ROW(case) for case in cases])
 
 
 def _check_verdict(case: Case) -> None:
@@ -414,16 +432,7 @@ class RecordWriter:
         try:
             tables = [_block_table(block) for block in blocks]
             if rows:
-                columns = list(zip(*rows, strict=True))
-                tables.append(
-                    pa.Table.from_arrays(
-                        [
-                            _column(values, SCHEMA.field(name).type, name)
-                            for name, values in zip(COLUMNS, columns, strict=True)
-                        ],
-                        schema=SCHEMA,
-                    )
-                )
+                tables.append(rows_table(rows))
         except (pa.ArrowException, OverflowError) as error:
             # A value the schema cannot hold: these rows are lost, and said so in one line.
             self._journaled(counts, lost=count)

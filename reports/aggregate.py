@@ -75,6 +75,11 @@ def evidence() -> str:
     return f"CASE {branches} ELSE '' END"
 
 
+def tally() -> str:
+    """A row's tally (``reports.rules.TALLIED_BY_DIFFERENCE``): its difference or its verdict."""
+    return f"CASE WHEN {sql_condition(rules.TALLIED_BY_DIFFERENCE)} THEN difference ELSE verdict END"
+
+
 def size() -> str:
     """A case's size (``reports.rules.SIZE_COLUMNS`` and ``SIZE_LISTS``); a list absent from older
     records (null) counts nothing."""
@@ -112,7 +117,14 @@ _TALLIES: Final = ", ".join(
 FAMILIES: Final = (
     Family(
         "verdict counts",
-        (("verdicts", _grouped([*rules.VERDICT_KEYS, f"{evidence()} AS evidence"], "count(*) AS n")),),
+        (
+            (
+                "verdicts",
+                _grouped(
+                    [*rules.VERDICT_KEYS, f"{evidence()} AS evidence", f"{tally()} AS tally"], "count(*) AS n"
+                ),
+            ),
+        ),
     ),
     Family(
         "divergence classes",
@@ -200,14 +212,21 @@ def classes(tallies: Rows, smallest: Rows) -> list[ClassCount]:
     return list(counts.values())
 
 
+def verdict_counts(rows: Rows) -> tuple[VerdictCount, ...]:
+    """`VerdictCount`s from the result rows of the verdict counts query."""
+    return tuple(
+        VerdictCount(
+            _release(r), r["feature"], r["functions"], r["verdict"], r["evidence"], int(r["n"]), r["tally"]
+        )
+        for r in rows
+    )
+
+
 def aggregates(results: Mapping[str, Rows], *, rows: int) -> Aggregates:
     """`Aggregates` from the result rows of every query of `FAMILIES` (by query name)."""
     return Aggregates(
         rows,
-        tuple(
-            VerdictCount(_release(r), r["feature"], r["functions"], r["verdict"], r["evidence"], int(r["n"]))
-            for r in results["verdicts"]
-        ),
+        verdict_counts(results["verdicts"]),
         tuple(classes(results["tallies"], results["smallest"])),
         tuple(
             BucketCount(

@@ -24,11 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
+from reports.counts import part_counts
 from reports.load import load_records
 from reports.model import VerdictCount
 from reports.releases import Release, version_key
@@ -38,8 +36,6 @@ VERSION: Final = 1
 ORDER: Final = ("agree", "expected", "diverge")
 """Judged verdicts from best to worst; a class takes its worst case's."""
 LITERAL: Final = "literal"
-KEY_COLUMNS: Final = ["implementation", "server_version", "feature", "functions", "verdict"]
-BATCH_ROWS: Final = 262_144
 DETAILS: Final = "gate-details.txt"
 """The gate's details file, beside the (first) run gated unless ``--details`` names another."""
 
@@ -113,9 +109,16 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
 
 
 def aggregated_classes(verdicts: Iterable[VerdictCount]) -> Classes:
-    """The gate classes of a report's aggregated verdict counts (what the site compares run to run)."""
+    """The gate classes of verdict counts (``reports.counts``: a run's, or a report's, which the site
+    compares run to run).
+
+    Raises:
+        BaselineError: a count of a verdict outside ``records.schema.VERDICTS``.
+    """
     counts: Counter[tuple[ClassKey, str]] = Counter()
     for item in verdicts:
+        if item.verdict != "unknown" and item.verdict not in ORDER:
+            raise BaselineError(f"the records hold {item.count} cases of unknown verdict {item.verdict!r}")
         key = ClassKey(
             item.release.implementation, item.release.version, gate_class(item.feature, item.functions)
         )
@@ -131,30 +134,7 @@ def class_verdicts(paths: Sequence[Path]) -> Classes:
         ReportError: a missing or empty run directory, or a records file that cannot be read.
         BaselineError: a record with a verdict outside ``records.schema.VERDICTS``.
     """
-    return fold(verdict_counts(load_records(list(paths)).parts))
-
-
-def verdict_counts(parts: Sequence[Path]) -> Counter[tuple[ClassKey, str]]:
-    """The cases per class and verdict (unknown included) of checked part files.
-
-    They are read part by part with pyarrow, five columns at a time, so memory stays small whatever the
-    runs' size.
-    """
-    counts: Counter[tuple[ClassKey, str]] = Counter()
-    for part in parts:
-        for batch in pq.ParquetFile(part).iter_batches(batch_size=BATCH_ROWS, columns=KEY_COLUMNS):
-            grouped = pa.Table.from_batches([batch]).group_by(KEY_COLUMNS).aggregate([([], "count_all")])
-            for row in grouped.to_pylist():
-                verdict = str(row["verdict"])
-                if verdict != "unknown" and verdict not in ORDER:
-                    raise BaselineError(f"{part} holds a case of unknown verdict {verdict!r}")
-                key = ClassKey(
-                    str(row["implementation"]),
-                    str(row["server_version"]),
-                    gate_class(str(row["feature"]), str(row["functions"])),
-                )
-                counts[(key, verdict)] += int(row["count_all"])
-    return counts
+    return aggregated_classes(part_counts(load_records(list(paths)).parts))
 
 
 def baseline_text(classes: Classes, *, incomplete: Sequence[str] = ()) -> str:

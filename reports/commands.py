@@ -20,21 +20,20 @@ import sys
 from pathlib import Path
 
 from records.expectations import DEFAULT_PATH
-from records.tally import verdict_tally
 from reference.cli import Parser, add_max_unknown, count, exit_status, too_many_unknown
 from reference.errors import UsageError
 from reports.baseline import (
     DETAILS,
     across_releases,
+    aggregated_classes,
     by_line,
-    fold,
     gate,
     read_baseline,
-    verdict_counts,
     write_baseline,
     write_details,
 )
 from reports.build import ENGINES, build_report, default_engine
+from reports.counts import part_counts, tally_of
 from reports.figures import EXTRA, plotting
 from reports.load import Records, load_records
 from reports.serve import serve
@@ -103,7 +102,7 @@ def _complete_records(run_dirs: list[str], allow_incomplete: bool) -> Records:
 
 def baseline(arguments: argparse.Namespace) -> int:
     records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
-    classes = fold(verdict_counts(records.parts))
+    classes = aggregated_classes(part_counts(records.parts))
     incomplete = [run.run_id for run in records.runs if not run.complete]
     write_baseline(Path(arguments.out), classes, incomplete=incomplete)
     print(f"{arguments.out}: {len(classes)} classes")
@@ -123,17 +122,18 @@ def check(arguments: argparse.Namespace) -> int:
             f"({arguments.against} is no directory)"
         )
     records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
-    classes = fold(verdict_counts(records.parts))
+    counts = part_counts(records.parts)
+    classes = aggregated_classes(counts)
     if arguments.baseline is None:
         previous = _complete_records([arguments.against], arguments.allow_incomplete)
-        result = gate(*across_releases(fold(verdict_counts(previous.parts)), classes), strict=True)
+        result = gate(*across_releases(aggregated_classes(part_counts(previous.parts)), classes), strict=True)
     elif arguments.against:
         result = gate(*by_line(read_baseline(Path(arguments.baseline)), classes, arguments.against))
     else:
         result = gate(read_baseline(Path(arguments.baseline)), classes)
     details = Path(arguments.details or Path(arguments.run_dirs[0]) / DETAILS)
     write_details(details, result)
-    unknown = too_many_unknown(verdict_tally(records.parts), arguments.max_unknown)
+    unknown = too_many_unknown(tally_of(counts), arguments.max_unknown)
     print(result.render(details, "unknown" if unknown and not result.failed else ""))
     if unknown:
         print(unknown)

@@ -38,7 +38,8 @@ def weights_key(weights: tuple[WeightedDestination, ...]) -> tuple[tuple[str, in
 
 @dataclass(frozen=True, slots=True)
 class VerdictCount:
-    """Rows per release, feature, function combination, verdict and evidence kind."""
+    """Rows per release, feature, function combination, verdict, evidence kind and tally (the verdict, or
+    the difference the exit status counts instead: ``reports.rules.TALLIED_BY_DIFFERENCE``)."""
 
     release: Release
     feature: str
@@ -46,6 +47,7 @@ class VerdictCount:
     verdict: str
     evidence: str
     count: int
+    tally: str
 
 
 def merged(counts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from records.schema import NOT_SUPPORTED
+from records.schema import NOT_SUPPORTED, REFUSED
 from reports.model import DIVERGING, EXERCISED, UNSUPPORTED
 
 
@@ -89,7 +89,11 @@ EVIDENCE: Final[tuple[tuple[str, Condition], ...]] = (
 """A row's support evidence: the first kind whose condition holds, else '' (see ``reports.model``)."""
 
 VERDICT_KEYS: Final = ("implementation", "server_version", "feature", "functions", "verdict")
-"""Verdict counts group every row by these and its evidence."""
+"""Verdict counts group every row by these, its evidence and its tally."""
+TALLIED_BY_DIFFERENCE: Final = OneOf("difference", (REFUSED, NOT_SUPPORTED))
+"""A row's tally (what an exit status counts, README "Exit statuses") is its verdict, but for the subjects
+of a mapping the server refused (judged in a case of their own) and the questions an adapter does not
+support: those count under their difference, not as `unknown`."""
 
 DIVERGING_ROWS: Final = OneOf("verdict", DIVERGING)
 CLASS_KEYS: Final = ("feature", "functions", "difference")

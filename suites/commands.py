@@ -35,7 +35,6 @@ from records.expectations import (
 from records.judgement import JUDGE_BY, judgements, run_conforms
 from records.replay import LAYOUTS
 from records.schema import NOT_SUPPORTED, Case
-from records.tally import case_tally, run_tally
 from records.writer import new_run_id
 from reference.cli import (
     TOO_MANY_UNKNOWN,
@@ -47,6 +46,7 @@ from reference.cli import (
 )
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
+from reports.counts import case_counts, run_tally, tally_of
 from suites.bisect import add_bisect_command
 from suites.coverage import add_coverage_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
@@ -378,7 +378,7 @@ def _show(cases: list[Case], max_unknown: float) -> int:
     diverges, else 3 when more than `max_unknown` of them are unknown, else 0."""
     for case in cases:
         print(describe_case(case))
-    tally = case_tally(cases)
+    tally = tally_of(case_counts(cases))
     unknown = too_many_unknown(tally, max_unknown)
     if unknown:
         print(unknown)

@@ -17,9 +17,9 @@ from typing import Any
 
 from fixtures.provision import CACHE_ENV, cache_root
 from fixtures.session import RESTART_FAILED, RESTARTED
-from records.tally import run_tally
 from records.writer import run_status
 from reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
+from reports.counts import run_tally
 from tests.probes.harness import RELEASE, Context, Failed, check, probe
 from tests.probes.tools import (
     ENDLESS,

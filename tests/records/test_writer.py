@@ -13,8 +13,8 @@ import pytest
 
 from records.expectations import Expectations
 from records.schema import NOT_SUPPORTED, REFUSED, SCHEMA, Case, CaseBlock, text_array, texts_of
-from records.tally import case_tally, run_tally
 from records.writer import RecordsError, RecordWriter, run_status
+from reports.counts import case_counts, run_tally, tally_of
 from suites.engine.campaign import CampaignPlan, run_campaign
 
 
@@ -309,5 +309,5 @@ def test_cases_in_memory_and_on_disk_are_tallied_alike(tmp_path: Path) -> None:
         for case in cases:
             writer.add(case)
     on_disk = run_tally(tmp_path / "run")
-    assert case_tally(cases) == on_disk
+    assert tally_of(case_counts(cases)) == on_disk
     assert on_disk == {"agree": 1, "diverge": 1, "unknown": 1, REFUSED: 1, NOT_SUPPORTED: 2}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from reports.matrix import (
@@ -24,7 +26,9 @@ from reports.report import gaps
 R = [Release("nats-server", v) for v in ("2.8.4", "2.9.25", "2.10.27", "2.12.15", "2.14.5")]
 
 
-count = VerdictCount  # (release, feature, functions, verdict, evidence, count)
+def count(release: Release, *counted: Any) -> VerdictCount:
+    """Counted cases (feature, functions, verdict, evidence, count) of one verdict, tallied under it."""
+    return VerdictCount(release, *counted, counted[2])
 
 
 def test_releases_sort_by_version_number_not_text() -> None:

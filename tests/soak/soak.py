@@ -42,8 +42,8 @@ import pyarrow.parquet as pq
 
 from records.owners import is_process_alive
 from records.schema import VERDICTS
-from records.tally import run_tally
 from reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
+from reports.counts import run_tally
 from suites.engine.plans import FLOOR
 from suites.engine.scaleout import TASK_IDS
 from suites.families import FAMILIES

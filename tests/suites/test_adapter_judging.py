@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from fixtures.clients.adapter import AdapterError, AdapterProcess, encoded
 from records.expectations import Expectations
 from records.schema import NOT_SUPPORTED, REFUSED, Case
-from records.tally import run_tally
 from reference.adapter import handle_request
 from reference.profiles import NEWEST
 from reports.build import build_report
+from reports.counts import run_tally
 from suites.__main__ import main
 from suites.drawing import draw_families
 from suites.engine.verdicts import RunContext
