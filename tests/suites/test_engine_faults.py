@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from fixtures.clients.wire import SERVER_ANSWERED, WireError
+from fixtures.clients.wire import SERVER_ERROR, WireError
 from fixtures.config import ServerConfig
 from fixtures.deadlines import DEADLINE_ENV, within
 from fixtures.errors import (
@@ -256,7 +256,7 @@ def test_a_server_that_answered_an_error_is_running_without_waiting_for_it_to_di
     target that refuses every connection is judged unknown at once; a dropped connection waits."""
     monkeypatch.setenv(DEADLINE_ENV, "0.05")
     answered = CountedServer()
-    error = WireError(f"{SERVER_ANSWERED}Authorization Violation")
+    error = WireError(f"{SERVER_ERROR}Authorization Violation")
     assert Session.of(answered).crash_of(str(error)) == ""
     assert answered.asked == 1
     dropped = CountedServer()
