@@ -100,11 +100,18 @@ ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 risk: empty (two dots in a row), whitespace, control characters, and a long token."""
 
 
+@functools.cache
+def below(bound: int) -> st.SearchStrategy[int]:
+    """`st.integers(0, bound - 1)`, built once: a composite that builds a strategy on every draw spends
+    more time building and validating it than drawing from it (the mapping family's draws, profiled)."""
+    return st.integers(0, bound - 1)
+
+
 @st.composite
 def _normal_or_rare(
     draw: st.DrawFn, normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], one_in: int
 ) -> Drawn:
-    return draw(rare if draw(st.integers(0, one_in - 1)) == one_in - 1 else normal)
+    return draw(rare if draw(below(one_in)) == one_in - 1 else normal)
 
 
 def mostly(
@@ -122,6 +129,7 @@ def edged(normal: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
     return mostly(normal, st.sampled_from(INTEGER_EDGES), one_in=8)
 
 
+@functools.cache
 def tokens(*, max_size: int = 12, utf8: bool = False) -> st.SearchStrategy[str]:
     """Literal tokens of recommended characters (plus UTF-8 letters when `utf8`); shrink to "a"."""
     alphabet = RECOMMENDED + (UTF8_SAMPLES if utf8 else "")
@@ -139,6 +147,7 @@ def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
     return st.tuples(body, st.booleans()).map(lambda parts: ".".join(parts[0] + ([">"] if parts[1] else [])))
 
 
+@functools.cache
 def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
     """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd (a shape or
     a forbidden character), and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes
@@ -160,7 +169,7 @@ def long_bodies(draw: st.DrawFn) -> list[str]:
     """20-200 short tokens with one or two `*` at drawn (often deep) positions."""
     parts = draw(st.lists(tokens(max_size=2), min_size=20, max_size=200))
     for _ in range(draw(st.integers(1, 2))):
-        parts[draw(st.integers(0, len(parts) - 1))] = "*"
+        parts[draw(below(len(parts)))] = "*"
     return parts
 
 
@@ -261,9 +270,9 @@ def _function_token(draw: st.DrawFn, functions: st.SearchStrategy[str], index: s
         args = [str(draw(RANDOM_ARGUMENTS))]
     else:
         args = [str(i), str(draw(WIDTHS))]
-    if draw(st.integers(0, 19)) == 0:
+    if draw(below(20)) == 0:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
-    if draw(st.integers(0, 7)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
+    if draw(below(8)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
         return "{{ " + spelled + "(" + ", ".join(args) + ") }}"
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
@@ -308,7 +317,7 @@ def _destination_template(
 ) -> str:
     parts = draw(tokens)
     if required is not None:
-        parts.insert(draw(st.integers(0, len(parts))), draw(required))
+        parts.insert(draw(below(len(parts) + 1)), draw(required))
     if tail and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)
