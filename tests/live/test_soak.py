@@ -6,8 +6,10 @@ workflow runs the 30-minute version (`python -m tests.soak --duration 1900`)."""
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -37,8 +39,10 @@ def test_a_short_nemesis_soak_loses_and_duplicates_no_case(tmp_path: Path) -> No
     assert json.loads((tmp_path / "soak" / "summary.json").read_text())["ok"]
     assert (tmp_path / "soak" / "nemesis.log").read_text()
     run = summary["run"]
-    # a case whose write the full tmpfs refused is counted as lost, with the reason its task logged
+    # a case whose write the full tmpfs refused is counted as lost, with the reason its task logged; the
+    # nemesis's full disk is the only reason a case may be lost
     assert run["cases"] == run["rows"] + run["lost"]
     assert run["rows"] > 0
     assert run["lost_reasons"] or not run["lost"]
+    assert all(os.strerror(errno.ENOSPC) in reason for reason in run["lost_reasons"]), run["lost_reasons"]
     assert run["duplicated_case_ids"] == 0

@@ -441,10 +441,11 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows, ids, stray = count_parts(run_dir)
     staged = [name for name in stray if STAGED.fullmatch(name)]
+    others = [name for name in stray if name not in staged]
     if staged:
         problems.append(HALF_WRITTEN + ", ".join(staged[:5]))
-    if len(staged) < len(stray):
-        problems.append(f"stray files in cases/: {', '.join(n for n in stray[:5] if n not in staged)}")
+    if others:
+        problems.append(f"stray files in cases/: {', '.join(others[:5])}")
     duplicated = sum(n - 1 for n in Counter(ids).values() if n > 1)
     if duplicated:
         problems.append(f"{duplicated} duplicated case ids")
