@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from types import FrameType
 from typing import Any, ClassVar
@@ -68,10 +69,28 @@ def _signal_name(kind: type[KeyboardInterrupt]) -> str:
     return "SIGTERM" if issubclass(kind, Terminated) else "SIGINT"
 
 
+_HELD: list[bool] = []
+"""Holds True while `interrupts_held` defers interrupts."""
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     kind = _KINDS.get(signum, KeyboardInterrupt)
     _PENDING.append(kind)
-    raise kind
+    if not _HELD:
+        raise kind
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Defer a signal's interrupt to the end of the block: for a native library's import, which runs
+    Python code from C (DuckDB's builds its enums so) and aborts with a traceback of its own when an
+    exception is raised there."""
+    _HELD.append(True)
+    try:
+        yield
+    finally:
+        _HELD.pop()
+    raise_pending_interrupt()
 
 
 def _drop_interrupts(hook: Callable[[Any], object], unraisable: Any) -> None:

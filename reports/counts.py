@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from records.schema import Case
 from records.writer import CASES, cases_table
 from reports.aggregate import FAMILIES, RECORDS, verdict_counts
-from reports.duckdb_sql import open_records
+from reports.duckdb_sql import connect, open_records
 from reports.model import VerdictCount
 
 if TYPE_CHECKING:
@@ -31,9 +31,7 @@ def part_counts(parts: Sequence[Path]) -> tuple[VerdictCount, ...]:
     """The verdict counts of these part files (none: no rows)."""
     if not parts:
         return ()
-    import duckdb
-
-    with duckdb.connect() as connection:
+    with connect() as connection:
         open_records(connection, [str(part) for part in parts])
         return _counted(connection)
 
@@ -43,10 +41,8 @@ def case_counts(cases: Iterable[Case]) -> tuple[VerdictCount, ...]:
     cases = list(cases)
     if not cases:
         return ()
-    import duckdb
-
     table = cases_table(cases)
-    with duckdb.connect() as connection:
+    with connect() as connection:
         connection.register(RECORDS, table)
         return _counted(connection)
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from records.schema import COLUMNS
+from reference.errors import interrupts_held
 from reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
 from reports.model import Aggregates
 
@@ -28,13 +29,19 @@ def open_records(connection: DuckDBPyConnection, paths: Sequence[str]) -> None:
     connection.execute(f"CREATE VIEW {RECORDS} AS SELECT {columns} FROM {scan}")
 
 
+def connect() -> DuckDBPyConnection:
+    """A new in-memory DuckDB connection, the module imported with interrupts held
+    (`reference.errors.interrupts_held`): a signal during its import ends the command with its one line."""
+    with interrupts_held():
+        import duckdb
+    return duckdb.connect()
+
+
 def aggregate(
     paths: Sequence[str], *, rows: int, progress: Callable[[str], None] = lambda line: None
 ) -> Aggregates:
     """Every aggregation of the report over the part files ``paths`` (``rows`` rows, already counted)."""
-    import duckdb
-
-    with duckdb.connect() as connection:
+    with connect() as connection:
         open_records(connection, paths)
         results: dict[str, Rows] = {}
         for family in FAMILIES:

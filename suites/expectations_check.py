@@ -37,7 +37,7 @@ from records.expectations import (
 from records.schema import Case, case_of
 from reference.cli import Parser, exit_status
 from reports.aggregate import RECORDS
-from reports.duckdb_sql import open_records
+from reports.duckdb_sql import connect, open_records
 from reports.load import load_records
 from suites.expectations_export import add_export_action
 
@@ -186,9 +186,7 @@ def expectations_check(arguments: argparse.Namespace) -> int:
     records = load_records([Path(run_dir) for run_dir in arguments.run_dirs])
     if not arguments.allow_incomplete:
         records.check_complete()
-    import duckdb
-
-    with duckdb.connect() as connection:
+    with connect() as connection:
         open_records(connection, [str(part) for part in records.parts])
         seen = seen_in(connection)
         known = evidence_of(entries, seen)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reference.errors import run_command
+from reference.errors import interrupts_held, run_command
 
 
 @pytest.mark.parametrize(
@@ -41,6 +41,26 @@ def test_an_interrupt_turned_into_another_error_still_ends_the_command_as_interr
     assert capsys.readouterr().err == f"nats-conformance: {line}\n"
 
 
+def test_a_signal_while_interrupts_are_held_ends_the_command_once_the_block_ends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A SIGTERM inside `interrupts_held` (a native library's import) lets the block finish, then ends
+    the command as terminated, with its one line."""
+    finished: list[bool] = []
+
+    def command() -> int:
+        with interrupts_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(3):
+                time.sleep(0.05)
+            finished.append(True)
+        return 0
+
+    assert run_command(command) == 143
+    assert finished == [True]
+    assert capsys.readouterr().err == "nats-conformance: terminated\n"
+
+
 def test_an_error_with_no_interrupt_is_not_taken_for_one() -> None:
     """An error no signal caused propagates as it is (a bug shows its traceback)."""
 
@@ -53,7 +73,7 @@ def test_an_error_with_no_interrupt_is_not_taken_for_one() -> None:
 
 ESCAPING_EXEC = """
 import sys
-from reference.errors import run_command
+from reference.errors import interrupts_held, run_command
 
 def command():
     exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(10)")
