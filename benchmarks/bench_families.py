@@ -137,7 +137,10 @@ def worker(arguments: argparse.Namespace) -> None:
     from fixtures.options import RunConfig
     from fixtures.provision import parse_version_spec
     from records.expectations import load_expectations
-    from reports.counts import run_tally
+    try:
+        from reports.counts import run_tally
+    except ImportError:  # a baseline tree from before reports.counts (0699aef)
+        from records.tally import run_tally
     from suites.engine.campaign import CampaignPlan, run_campaign
     from suites.families import FAMILIES
 
@@ -275,6 +278,9 @@ def main() -> None:
         print("| family | wall | units/s | cases/s |\n|---|---|---|---|")
         for family in families:
             this, base = summary["this"][family], summary["baseline"][family]
+            if not base["units"]:
+                print(f"| {family} | (not in the baseline) | | |")
+                continue
             print(
                 f"| {family} | {this['wall'] / base['wall']:.2f} | {this['units/s'] / base['units/s']:.2f} | "
                 f"{this['cases/s'] / base['cases/s']:.2f} |"

@@ -395,16 +395,19 @@ def mapping_batches(
     names: Sequence[str] = (),
 ) -> MappingBatch:
     """Mappings whose sources never overlap (each starts with its own literal token `mN`), each with
-    subjects that match it; `names` limits the destinations' functions. Shrinks to `min_mappings`
-    mappings with one subject."""
+    one to `max_subjects` subjects that match it (none when 0: the caller brings its own); `names`
+    limits the destinations' functions. Shrinks to `min_mappings` mappings with one subject."""
     count = draw(st.integers(min_mappings, max_mappings))
     mappings: list[tuple[str, str]] = []
     subject_lists: list[tuple[str, ...]] = []
     for index in range(count):
         source = draw(sources(namespace=f"m{index}"))
         mappings.append((source, draw(destination_templates(source, profile, names))))
-        matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
-        subject_lists.append(tuple(draw(matching)))
+        if max_subjects:
+            matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
+            subject_lists.append(tuple(draw(matching)))
+        else:
+            subject_lists.append(())
     return MappingBatch(tuple(mappings), tuple(subject_lists), seed=draw(st.integers(0, 2**31)))
 
 

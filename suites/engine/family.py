@@ -17,7 +17,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
+from fixtures.clients.jetstream import jetstream_config
+from fixtures.config import Account, ServerConfig
 from fixtures.errors import ServerError, ServerStartError, ServerStoppedError
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
@@ -67,6 +68,11 @@ class Family(Protocol, Generic[Unit, Observed]):
         unit is another's), and spend their time waiting, sets more (`check_many`)."""
         ...
 
+    def slot(self, session: Session, index: int) -> Session:
+        """The session the `index`-th of units running side by side uses (its own account's user where
+        units would otherwise share subjects or streams; the session itself where they share nothing)."""
+        ...
+
     def server_for(self, server: Backend) -> Backend:
         """The server the family runs on, made from a target's unstarted backend (most families run on
         the backend itself)."""
@@ -114,6 +120,9 @@ class TargetServer:
     def layout(self) -> str:
         return "operator" if self.operator else ""
 
+    def slot(self, session: Session, index: int) -> Session:
+        return session
+
     def server_for(self, server: Backend) -> Backend:
         return server
 
@@ -140,6 +149,29 @@ class TargetServer:
             detail=reason,
         )
         return [case]
+
+
+class JetStreamSlots(TargetServer):
+    """A JetStream family whose units run side by side (`side_by_side`), each in a JetStream account of its
+    own: the same stream names and subjects in another account are other streams, and a stream's messages
+    stay in its account. A unit's time is mostly waiting (quiet waits for late republished messages, a
+    source or mirror copying), which overlaps. The configuration of a server this suite starts holds one
+    account per slot, the first the default user's, so that a unit run alone (`check`, replay) uses it;
+    an external server keeps its own configuration."""
+
+    __slots__ = ()
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        config = jetstream_config(server)
+        if server.name == "external":
+            return config
+        accounts = tuple(Account(f"js{index}", jetstream=True) for index in range(self.side_by_side))
+        return replace(config, accounts=accounts)
+
+    def slot(self, session: Session, index: int) -> Session:
+        """The `index`-th account's user (`base_config`), or the session itself without such accounts."""
+        accounts = session.base.accounts
+        return session.as_user(accounts[index].credentials) if index < len(accounts) else session
 
 
 def in_operator_mode(server: Backend, operator: bool, *, leaf: bool = False) -> Backend:
@@ -181,21 +213,28 @@ def check_many(
     family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
     """`check` of several units whose executions run side by side on the session's server (one thread
-    each), judged one after the other in their order. A unit whose execution the server cut short is
-    never judged from a shared run: once every execution has ended, a server that stopped is restarted
-    (`Session.recover`, journaled) and each such unit runs again alone through `check`, so that a crash
-    is isolated to the unit that causes it and every unit's cases end in exactly one verdict."""
+    each, the `index`-th on `family.slot(session, index)`, at most `family.side_by_side` at once), judged
+    one after the other in their order. A unit whose execution the server cut short is never judged from
+    a shared run: once every execution has ended, a server that stopped is restarted (`Session.recover`,
+    journaled) and each such unit runs again alone through `check`, so that a crash is isolated to the
+    unit that causes it and every unit's cases end in exactly one verdict."""
     if len(units) < 2:
         return [check(family, session, context, unit) for unit in units]
+    width = max(1, family.side_by_side)
+    if len(units) > width:  # no more at once than the family has room for (`slot`)
+        return [
+            *check_many(family, session, context, units[:width]),
+            *check_many(family, session, context, units[width:]),
+        ]
 
-    def attempt(unit: Unit) -> Observed | ServerError:
+    def attempt(index: int, unit: Unit) -> Observed | ServerError:
         try:
-            return family.execute(session, unit)
+            return family.execute(family.slot(session, index), unit)
         except ServerError as error:
             return error
 
     with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
-        outcomes = list(pool.map(attempt, units))
+        outcomes = list(pool.map(attempt, range(len(units)), units))
     cut = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
     judged: list[Judged] = []
 

@@ -71,20 +71,18 @@ def run_family(
     done = 0
     units = 0
     seen: set[object] = set()
+    pending: list[object] = []
 
     width = max(1, family.side_by_side)
 
-    def run_units(drawn: Sequence[object], context: RunContext = context) -> float:
-        """Check the units not run before (side by side, as the family allows), recording each unit's
-        cases in order; returns the distinct unexpected divergence classes they found."""
-        nonlocal done, units
-        fresh = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
-        units += len(fresh)
-        seen.update(fresh)
-        if not fresh:  # Hypothesis draws some units again (mutations of earlier ones): run each once
+    def run_units(batch: Sequence[object], context: RunContext = context) -> float:
+        """Check `batch` (side by side, as the family allows), recording each unit's cases in order;
+        returns the distinct unexpected divergence classes they found."""
+        nonlocal done
+        if not batch:
             return 0.0
         try:
-            judged_units = check_many(family, session, context, fresh)
+            judged_units = check_many(family, session, context, batch)
         except ServerLostError as lost:
             sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
             raise
@@ -96,9 +94,22 @@ def run_family(
         return float(found)
 
     def on_units(drawn: Sequence[object]) -> float:
+        """Queue the drawn units not run before (Hypothesis draws some again: mutations of earlier ones
+        copy a unit into its neighbour) and run them once `width` are queued, so that every batch runs
+        side by side as many units as the family allows."""
+        nonlocal units
         if done >= budget or units >= budget:
             raise Enough
-        return run_units(drawn)
+        fresh = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
+        units += len(fresh)
+        seen.update(fresh)
+        pending.extend(fresh)
+        found = 0.0
+        while len(pending) >= width:
+            batch = pending[:width]
+            del pending[:width]
+            found += run_units(batch)
+        return found
 
     if known:
         with context.expectations.known_part() as part:
@@ -111,6 +122,8 @@ def run_family(
     while done < budget and units < budget:
         before = units
         run_batches(draw, budget - units, rng.randrange(2**32), on_units)
+        run_units(pending[:])
+        pending.clear()
         if units == before:
             break
     return done

@@ -38,7 +38,7 @@ from reference.subjects import is_valid_subject
 from suites.engine.family import Family, Judged, TargetServer
 from suites.engine.verdicts import RunContext
 from suites.families.imports import ImportFamily, ImportRun
-from suites.families.mapping import MappingFamily, token_pool
+from suites.families.mapping import MappingFamily, random_tokens
 from suites.families.republish import Publish, RepublishFamily, RepublishScenario
 from suites.families.streams import StreamTransformFamily, TransformRun
 from suites.families.validation import ValidationFamily
@@ -103,7 +103,7 @@ def contexts_units(draw: st.DrawFn, profile: ReleaseProfile) -> ContextsUnit:
     destination = draw(destination_templates(source, profile, draw(swarms())))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
-    subjects = bulk_subjects(source, rng, SUBJECTS, pool=token_pool(rng)[:40])
+    subjects = bulk_subjects(source, rng, SUBJECTS, pool=random_tokens(rng, 40))
     return ContextsUnit(source, destination, tuple(dict.fromkeys(subjects)), seed)
 
 

@@ -60,7 +60,7 @@ from reference.transform import NOT_DELIVERED, Transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, acceptance, make_case
 from suites.expected import functions_named
-from suites.families.mapping import token_pool
+from suites.families.mapping import random_tokens
 from suites.strategies import (
     INTEGER_EDGES,
     bulk_subjects,
@@ -165,7 +165,7 @@ def published_subjects(
     destination for a service import (of the source when it has no `to`)."""
     rng = random.Random(seed)
     pattern = source if kind == "stream" or not destination else local_pattern(destination, profile)
-    return list(dict.fromkeys(bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])))
+    return list(dict.fromkeys(bulk_subjects(pattern, rng, SUBJECTS, pool=random_tokens(rng, 40))))
 
 
 WILDCARD_SPELLINGS = ("${}", "{{{{wildcard({})}}}}", "{{{{ wildcard({}) }}}}")

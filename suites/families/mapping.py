@@ -38,10 +38,14 @@ TOKEN_POOL_SIZE = 512
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 
 
+def random_tokens(rng: random.Random, size: int) -> list[str]:
+    """`size` tokens of recommended characters, lengths 1 to 20."""
+    return ["".join(rng.choices(ALPHABET, k=length)) for length in rng.choices(range(1, 21), k=size)]
+
+
 def token_pool(rng: random.Random) -> list[str]:
-    """Tokens for bulk subjects: recommended characters, a few UTF-8 ones, lengths 1 to 20."""
-    pool = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 20))) for _ in range(TOKEN_POOL_SIZE)]
-    return [*pool, "ö", "日本", "a-b-c", "x_y", "1234567", "foo--bar"]
+    """Tokens for bulk subjects: `random_tokens`, then a few fixed ones (UTF-8, separators, digits)."""
+    return [*random_tokens(rng, TOKEN_POOL_SIZE), "ö", "日本", "a-b-c", "x_y", "1234567", "foo--bar"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,7 @@ class MappingFamily(TargetServer):
             profile,
             max_mappings=self.mappings_per_batch,
             min_mappings=self.mappings_per_batch // 2 if bulk else 1,
-            max_subjects=1 if bulk else 4,
+            max_subjects=0 if bulk else 4,
             names=self.functions,
         )
         if not bulk:

@@ -20,10 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error, jetstream_config
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error
 from fixtures.clients.wire import Message
-from fixtures.config import ServerConfig
-from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case
@@ -37,7 +35,7 @@ from reference.republish import (
     rules_for,
 )
 from reference.versions import Version
-from suites.engine.family import Judged, TargetServer
+from suites.engine.family import JetStreamSlots, Judged
 from suites.engine.verdicts import RunContext
 from suites.republish import (
     FEATURE,
@@ -191,11 +189,14 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
 
 
 @dataclass(frozen=True, slots=True)
-class RepublishFamily(TargetServer):
+class RepublishFamily(JetStreamSlots):
     name: str = "republish"
     summary: str = "a stream, a RePublish option, storage and limit, and up to 20 operations"
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 1_500
+    side_by_side: int = 8
+    """Scenarios run at once (`JetStreamSlots`): a scenario waits `SETTLE` quietly for late republished
+    messages after its operations and before each edit. Figures: docs/benchmarks.md, Families."""
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -204,9 +205,6 @@ class RepublishFamily(TargetServer):
         if found is None or found < RELEASE_RULES["supported"]:
             return f"RePublish needs nats-server {RELEASE_RULES['supported']} or later"
         return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return jetstream_config(server)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[RepublishScenario]:
         return scenarios(profile)

@@ -62,7 +62,7 @@ class StreamingObservation:
 class StreamingFamily(TargetServer):
     """Layouts on the build of nats-streaming-server `release` (a release line or version); the
     campaign never builds it (`unsupported` says how). A unit starts 2-4 servers (a partitioned one
-    waits a second for conflict replies) and records about 20 cases; four units run at once
+    waits a second for conflict replies) and records about 20 cases; eight units run at once
     (`side_by_side`). Figures: docs/benchmarks.md, Families."""
 
     name: str = "streaming"
@@ -70,10 +70,10 @@ class StreamingFamily(TargetServer):
     features: tuple[str, ...] = ("streaming",)
     budget: int = 250
     release: str = "0.25"
-    side_by_side: int = 4
+    side_by_side: int = 8
     """Layouts run at once on the target's NATS server: each has a cluster ID, work directory and
     processes of its own, and a layout's time is spent waiting (a partitioned server waits a second for
-    conflict replies, a probe for answers), so four layouts take little longer than one."""
+    conflict replies, a probe for answers), so eight layouts take little longer than one."""
 
     def unsupported(self, version: str, backend: str) -> str:
         """Streaming servers are local processes joining a nats-server 2 on 127.0.0.1 (the `process`

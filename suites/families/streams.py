@@ -25,12 +25,10 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error, jetstream_config
-from fixtures.config import ServerConfig
+from fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error
 from fixtures.errors import ServerError
 from fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
 from fixtures.layouts import stream_configs as layout_configs
-from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case
@@ -39,10 +37,10 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
-from suites.engine.family import Judged, TargetServer
+from suites.engine.family import JetStreamSlots, Judged
 from suites.engine.verdicts import RunContext, acceptance, make_case, wrong_subject
 from suites.expected import functions_named
-from suites.families.mapping import token_pool
+from suites.families.mapping import random_tokens
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
 
 SUBJECTS = 6
@@ -94,7 +92,7 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
     pattern = f"{NAMESPACE}.>" if whole else source
-    subjects = bulk_subjects(pattern, rng, SUBJECTS, pool=token_pool(rng)[:40])
+    subjects = bulk_subjects(pattern, rng, SUBJECTS, pool=random_tokens(rng, 40))
     if place == "stream":
         subjects.append(f"{NAMESPACE}.unmatched.by.{len(source)}.tokens.x.y")
     return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed)
@@ -106,7 +104,7 @@ def stream_configs(run: TransformRun) -> list[JsonObject]:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamTransformFamily(TargetServer):
+class StreamTransformFamily(JetStreamSlots):
     name: str = "stream-transform"
     summary: str = (
         "one transform in a stream's `subject_transform`, a source's or a mirror's "
@@ -115,6 +113,9 @@ class StreamTransformFamily(TargetServer):
     )
     features: tuple[str, ...] = tuple(feature_of(place) for place in PLACES)
     budget: int = 1_000
+    side_by_side: int = 8
+    """Units run at once (`JetStreamSlots`): a source or mirror copies asynchronously, and a unit waits
+    for its copies (`_stored`). Figures: docs/benchmarks.md, Families."""
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -126,9 +127,6 @@ class StreamTransformFamily(TargetServer):
         if found is None or found.line < since.line:  # a line (2.10) or a release of it
             return f"stream subject transforms need nats-server {since} or later"
         return ""
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        return jetstream_config(server)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[TransformRun]:
         return transform_runs(profile)

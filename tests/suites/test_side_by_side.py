@@ -4,11 +4,14 @@ of cases. No live server: a scripted family and backend stand in."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 
 from fixtures.errors import ServerDiedError
@@ -16,8 +19,12 @@ from fixtures.session import RESTARTED, Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case
+from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile, for_version
+from suites.engine import run
 from suites.engine.family import TargetServer, cases_of, check_many
+from suites.engine.progress import Progress
+from suites.engine.run import Sink
 from suites.engine.verdicts import RunContext, make_case
 
 
@@ -55,6 +62,9 @@ class Family(TargetServer):
     features: tuple[str, ...] = ("mapping",)
     runs: list[tuple[int, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    running: int = 0
+    most: int = 0
+    """The most units that ran at once."""
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[int]:
         return st.integers(0, 9)
@@ -66,7 +76,11 @@ class Family(TargetServer):
         with self.lock:
             self.runs.append((unit, threading.current_thread().name))
             first = [run for run, _ in self.runs].count(unit) == 1
+            self.running += 1
+            self.most = max(self.most, self.running)
         time.sleep(0.05)
+        with self.lock:
+            self.running -= 1
         if unit == self.crash and first:
             session.server.stop()
             raise ServerDiedError("nats-server on port 1 is not running")
@@ -125,3 +139,38 @@ def test_a_unit_that_stops_the_server_runs_again_alone_after_a_restart() -> None
     assert backend.running
     assert len(session.restarts) == 1
     assert session.restarts[0].startswith(RESTARTED)
+
+
+def test_no_more_units_run_at_once_than_the_family_has_room_for() -> None:
+    family = Family()
+    cases, _, _ = _run(family, [5, 6, 7, 8, 9, 0])
+    assert [case.subject for case in cases] == ["5", "6", "7", "8", "9", "0"]
+    assert family.most == family.side_by_side == 4
+
+
+def test_a_campaign_fills_every_batch_with_units_not_run_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hypothesis draws some units again (its mutations copy a unit into its neighbour); the units not run
+    before wait until a whole batch of them can run side by side."""
+    family = Family()
+    batches: list[int] = []
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+    session = Session(Backend(), for_version("2.14.5"))  # type: ignore[arg-type]
+    writer = RecordWriter(tmp_path, run_id="run")
+    sink = Sink(writer, Progress(stream=io.StringIO()), [])
+    checked = run.check_many
+
+    def counted(family: Family, session: Session, context: RunContext, units: list[int]) -> object:
+        batches.append(len(units))
+        return checked(family, session, context, units)
+
+    monkeypatch.setattr(run, "check_many", counted)
+    try:
+        done = run.run_family(family, session, context, budget=10, seed=1, sink=sink)
+    finally:
+        writer.close()
+    assert done == sum(batches) == 10  # every one of the ten units, each once
+    assert batches[:-1] == [4] * (len(batches) - 1)
+    assert sorted(unit for unit, _ in family.runs) == list(range(10))

@@ -1,0 +1,62 @@
+"""JetStream families run their units side by side, each in a JetStream account of its own
+(`suites.engine.family.JetStreamSlots`), on a live server: every unit, though all use the same stream
+names and subjects, shows the very cases it shows when run alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.servers.base import Backend
+from records.expectations import Expectations
+from suites.engine.family import JetStreamSlots, cases_of, check, check_many
+from suites.families import FAMILIES
+from suites.strategies import Enough, run_batches
+from tests.families import live_session
+
+pytestmark = [pytest.mark.live, pytest.mark.min_server("2.10.0")]
+
+
+def _units(family: JetStreamSlots, profile: Any, count: int) -> list[Any]:
+    """`count` distinct units the family draws with seed 1, as a campaign does."""
+    strategy = family.units(profile)  # type: ignore[attr-defined]
+    units: list[Any] = []
+
+    def take(unit: Any) -> float:
+        if unit not in units:
+            units.append(unit)
+        if len(units) >= count:
+            raise Enough
+        return 0.0
+
+    run_batches(lambda data: data.draw(strategy), 10 * count, 1, take)
+    return units
+
+
+@pytest.mark.parametrize("name", ["republish", "stream-transform"])
+def test_units_side_by_side_show_what_each_shows_alone(
+    name: str, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    family = FAMILIES[name]
+    assert isinstance(family, JetStreamSlots)
+    assert family.side_by_side > 1
+    with live_session(name, server_factory=server_factory, expectations=expectations, run_dir=tmp_path) as (
+        session,
+        context,
+        _,
+    ):
+        users = {family.slot(session, index).url for index in range(family.side_by_side)}
+        assert len(users) == family.side_by_side  # one account's user per slot
+        units = _units(family, session.profile, family.side_by_side)
+
+        def shown(judged: Any) -> list[tuple[str, str, str, str]]:
+            return [(c.verdict, c.difference, c.subject, c.expected) for c in cases_of(judged)]
+
+        together = [shown(judged) for judged in check_many(family, session, context, units)]
+        alone = [shown(check(family, session, context, unit)) for unit in units]
+        assert not session.restarts
+    assert together == alone
+    assert sum(len(cases) for cases in together) > len(units)  # the units published, not only created
