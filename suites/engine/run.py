@@ -65,7 +65,9 @@ def run_family(
     The budget goes where unexpected divergences show: each unit scores the distinct classes of them it
     found, and Hypothesis's target phase mutates the best-scoring units into more of their kind (more
     cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
-    conforming run spends its budget on new draws; a unit drawn again is not run again."""
+    conforming run spends its budget on new draws; a unit drawn again is not run again. A family that
+    runs units side by side runs them a full batch at a time, and the batch's score goes to the draw
+    that completed it."""
     rng = random.Random(seed)
     strategy = family.units(session.profile)
     done = 0
