@@ -27,10 +27,17 @@ from suites.strategies import ODD_SOURCES, destination_templates, mostly, odd_de
 
 Pair = tuple[str, str]
 
-EDGE_CALLS = ("{{wildcard(x)}}", "{{split(1,-,x)}}", "{{split(1,a b)}}")
+EDGE_CALLS = (
+    "{{wildcard(x)}}",
+    "{{split(1,-,x)}}",
+    "{{split(1,a b)}}",
+    "{{split(x,-)}}",
+    "{{left(1,x)}}",
+)
 """Malformed calls that `odd_destinations` draws too rarely for the default budget to meet (each reaches
 a refusal of its own in nats-server's parser): a non-integer wildcard index, `split` with three arguments,
-and a split separator with a space inside (not after the comma, which the argument separator takes)."""
+a split separator with a space inside (not after the comma, which the argument separator takes), a
+non-integer `split` index and a non-integer `left` width."""
 
 
 def edge_destination(source: str) -> st.SearchStrategy[str]:
@@ -56,14 +63,14 @@ class ValidationFamily(TargetServer):
             """A source and a destination for it, of a swarm of one to three functions (so that each
             function is drawn in depth, its edges included); one destination in ten is empty (required
             by the document), one in eight at the edges of the rules (`odd_destinations`: `>` alone,
-            `*`, malformed calls), and one in twenty-five one of `EDGE_CALLS`; one source in thirty is no
+            `*`, malformed calls), and one in ten one of `EDGE_CALLS`; one source in thirty is no
             subject or an odd one (`ODD_SOURCES`)."""
             source = draw(mostly(sources(namespace="v"), st.sampled_from(ODD_SOURCES), one_in=30))
             templates = destination_templates(source, profile, draw(swarms()))
             edges = mostly(
                 mostly(templates, odd_destinations(source, profile), one_in=8),
                 edge_destination(source),
-                one_in=25,
+                one_in=10,
             )
             return source, draw(mostly(edges, st.just(""), one_in=10))
 
