@@ -137,6 +137,7 @@ def worker(arguments: argparse.Namespace) -> None:
     from fixtures.options import RunConfig
     from fixtures.provision import parse_version_spec
     from records.expectations import load_expectations
+
     try:
         from reports.counts import run_tally
     except ImportError:  # a baseline tree from before reports.counts (0699aef)
