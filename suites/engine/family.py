@@ -213,19 +213,17 @@ def check_many(
     family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
     """`check` of several units whose executions run side by side on the session's server (one thread
-    each, the `index`-th on `family.slot(session, index)`, at most `family.side_by_side` at once), judged
+    each, the `index`-th on `family.slot(session, index)`, never more than `family.side_by_side`), judged
     one after the other in their order. A unit whose execution the server cut short is never judged from
     a shared run: once every execution has ended, a server that stopped is restarted (`Session.recover`,
     journaled) and each such unit runs again alone through `check`, so that a crash is isolated to the
     unit that causes it and every unit's cases end in exactly one verdict."""
     if len(units) < 2:
         return [check(family, session, context, unit) for unit in units]
-    width = max(1, family.side_by_side)
-    if len(units) > width:  # no more at once than the family has room for (`slot`)
-        return [
-            *check_many(family, session, context, units[:width]),
-            *check_many(family, session, context, units[width:]),
-        ]
+    if len(units) > family.side_by_side:  # a unit past the family's slots would share another's
+        raise ValueError(
+            f"{len(units)} units at once, where {family.name} has room for {family.side_by_side}"
+        )
 
     def attempt(index: int, unit: Unit) -> Observed | ServerError:
         try:

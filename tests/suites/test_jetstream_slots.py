@@ -12,7 +12,8 @@ import pytest
 
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
-from suites.engine.family import JetStreamSlots, cases_of, check, check_many
+from reference.profiles import ReleaseProfile
+from suites.engine.family import Family, JetStreamSlots, cases_of, check, check_many
 from suites.families import FAMILIES
 from suites.strategies import Enough, run_batches
 from tests.families import live_session
@@ -20,9 +21,9 @@ from tests.families import live_session
 pytestmark = [pytest.mark.live, pytest.mark.min_server("2.10.0")]
 
 
-def _units(family: JetStreamSlots, profile: Any, count: int) -> list[Any]:
+def _units(family: Family[Any, Any], profile: ReleaseProfile, count: int) -> list[Any]:
     """`count` distinct units the family draws with seed 1, as a campaign does."""
-    strategy = family.units(profile)  # type: ignore[attr-defined]
+    strategy = family.units(profile)
     units: list[Any] = []
 
     def take(unit: Any) -> float:
