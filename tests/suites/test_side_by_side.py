@@ -154,6 +154,7 @@ def test_a_campaign_fills_every_batch_with_units_not_run_before(
     session = Session(Backend(), for_version("2.14.5"))  # type: ignore[arg-type]
     writer = RecordWriter(tmp_path, run_id="run")
     sink = Sink(writer, Progress(stream=io.StringIO()), [])
+
     def counted(family: Family, session: Session, context: RunContext, units: list[int]) -> object:
         batches.append(len(units))
         return check_many(family, session, context, units)
