@@ -10,6 +10,7 @@ must be readable by the executors at the same path.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import re
@@ -95,6 +96,15 @@ def check_master(master: str) -> str:
             f"'--master' must be local[*], local[N], spark://HOST:PORT, k8s://URL or yarn (got {master!r})"
         )
     return master
+
+
+def why_no_spark() -> str:
+    """Why no Spark session can start here ('' when one can): pyspark and a Java runtime are needed."""
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime is on PATH"
+    return ""
 
 
 def is_local(master: str) -> bool:

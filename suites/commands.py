@@ -10,8 +10,8 @@ when every divergence is one the release of `--judge-by engine` shares (records.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
+import os
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -47,6 +47,7 @@ from reference.cli import (
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
 from reports.counts import case_counts, run_tally, tally_of
+from reports.spark import why_no_spark
 from suites.bisect import add_bisect_command
 from suites.coverage import add_coverage_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
@@ -215,7 +216,7 @@ def campaign(
     )
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
-    if arguments.master and (adapters or run is None or any(t.backend == "external" for t in run.targets)):
+    if arguments.master and (adapters or run is None or run_at_url(run)):
         raise OptionError(
             "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
             "run without it"
@@ -223,7 +224,7 @@ def campaign(
     if run_dir is None:
         run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
     outcomes: list[FamilyOutcome] = []
-    master, shards = sweep_scheduling(arguments)
+    master, shards = scheduling(arguments, run, len(adapters))
     try:
         with scale_out(master, shards) as scaled:
             writer, diverged = run_campaign(
@@ -323,16 +324,34 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
     )
 
 
-def sweep_scheduling(arguments: argparse.Namespace) -> tuple[str | None, int | None]:
-    """The Spark master and shards of a campaign: as given; a sweep over releases (`--releases`,
-    `--since`) runs as Spark tasks, one per release and family, on `local[*]` unless `--master` names
-    another (in one process, with a line saying so, where pyspark is not installed)."""
-    if arguments.resume or not (arguments.releases or arguments.since):
-        return arguments.master, arguments.shards
-    if arguments.master is None and importlib.util.find_spec("pyspark") is None:
-        report_to_stderr("sweep: pyspark is not installed, so the releases run one after the other here")
+def scheduling(
+    arguments: argparse.Namespace, run: RunConfig | None, adapters: int
+) -> tuple[str | None, int | None]:
+    """The Spark master and shards of a campaign: as given (`--master`, or the resumed run's); else a
+    campaign of several nats-server targets started here (a sweep, `--releases` or `--since`, or several
+    releases or backends, the default targets among them) runs as Spark tasks, one per target and family,
+    on `local[*]`, so that a machine's cores run families of different targets at once. It runs in one
+    process, with a line saying why, where Spark cannot start; and on one core, where tasks would only
+    add Spark's start, unless it is a sweep (whose tasks `--resume` continues)."""
+    sweep = bool(arguments.releases or arguments.since)
+    shards = 1 if arguments.shards is None and sweep and not arguments.resume else arguments.shards
+    if arguments.resume or arguments.master:
+        return arguments.master, shards
+    several = run is not None and len(run.targets) > 1 and not adapters
+    if not sweep and (not several or (os.cpu_count() or 1) < 2 or run_at_url(run)):
+        return None, arguments.shards
+    missing = why_no_spark()
+    if missing:
+        report_to_stderr(
+            f"campaign: the targets run one after the other ({missing}; with Spark they run side by side)"
+        )
         return None, None
-    return arguments.master or "local[*]", arguments.shards or 1
+    return "local[*]", 1 if arguments.shards is None else arguments.shards
+
+
+def run_at_url(run: RunConfig | None) -> bool:
+    """Whether a target of `run` is a server at a URL (which a task cannot reach as its own)."""
+    return run is not None and any(target.backend == "external" for target in run.targets)
 
 
 def newest_releases() -> list[str]:
@@ -567,15 +586,15 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         "--master",
         metavar="URL",
         help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
-        "yarn, k8s://URL); --out must be a path every executor sees; a sweep (--releases, --since) runs on "
-        "local[*] unless this names another",
+        "yarn, k8s://URL); --out must be a path every executor sees; a campaign of several releases started "
+        "here (a sweep, --releases, --since, the default targets) runs on local[*] unless this names another",
     )
     run.add_argument(
         "--shards",
         type=count,
         metavar="N",
         help="with --master: tasks per family and target, each its share of the budget (default the "
-        "cluster's default parallelism; 1 in a sweep)",
+        "cluster's default parallelism; 1 on local[*] for several releases and in a sweep)",
     )
     run.add_argument(
         "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"

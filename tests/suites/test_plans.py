@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from fixtures.options import RunConfig
+from fixtures.provision import parse_version_spec as parse_spec
 from records.expectations import load_expectations
+from reports.spark import why_no_spark
 from suites.__main__ import main
-from suites.commands import sweep_scheduling
+from suites.commands import scheduling as scheduling_of
 from suites.engine.plans import FLOOR, PLANS
 from suites.families import FAMILIES, family_of_case
 
@@ -62,19 +66,48 @@ def test_a_plan_s_budgets_reach_the_manifest_and_budget_overrides_them(
     assert json.loads((run_dir / "manifest.json").read_text())["cases"] >= 800
 
 
+TWO_RELEASES = RunConfig((parse_spec("2.14.5"), parse_spec("2.12.15")), ("process",))
+ONE_RELEASE = RunConfig((parse_spec("2.14.5"),), ("process",))
+AT_A_URL = RunConfig((), ("external",), server_url="nats://127.0.0.1:4222")
+
+
 @pytest.mark.parametrize(
-    ("options", "scheduling"),
+    ("options", "run", "adapters", "scheduling"),
     [
-        ({"releases": ["all"]}, ("local[*]", 1)),
-        ({"since": "2.2.0", "master": "spark://127.0.0.1:7077"}, ("spark://127.0.0.1:7077", 1)),
-        ({"releases": ["2.9"], "shards": 3}, ("local[*]", 3)),
-        ({}, (None, None)),
-        ({"master": "local[2]"}, ("local[2]", None)),
+        ({"releases": ["all"]}, TWO_RELEASES, 0, ("local[*]", 1)),
+        (
+            {"since": "2.2.0", "master": "spark://127.0.0.1:7077"},
+            TWO_RELEASES,
+            0,
+            ("spark://127.0.0.1:7077", 1),
+        ),
+        ({"releases": ["2.9"], "shards": 3}, TWO_RELEASES, 0, ("local[*]", 3)),
+        ({}, TWO_RELEASES, 0, ("local[*]", 1)),
+        ({"shards": 2}, TWO_RELEASES, 0, ("local[*]", 2)),
+        ({}, ONE_RELEASE, 0, (None, None)),
+        ({}, TWO_RELEASES, 1, (None, None)),
+        ({}, AT_A_URL, 0, (None, None)),
+        ({"master": "local[2]"}, ONE_RELEASE, 0, ("local[2]", None)),
     ],
 )
-def test_a_sweep_runs_as_spark_tasks_one_per_release_and_family(
-    options: dict[str, object], scheduling: tuple[str | None, int | None]
+def test_a_campaign_of_several_releases_runs_as_spark_tasks_one_per_release_and_family(
+    options: dict[str, object],
+    run: RunConfig,
+    adapters: int,
+    scheduling: tuple[str | None, int | None],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("pyspark")
+    if why_no_spark():
+        pytest.skip(why_no_spark())
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     given = {"resume": None, "releases": [], "since": None, "master": None, "shards": None} | options
-    assert sweep_scheduling(argparse.Namespace(**given)) == scheduling
+    assert scheduling_of(argparse.Namespace(**given), run, adapters) == scheduling
+
+
+def test_a_campaign_of_several_releases_runs_in_one_process_on_one_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    given = {"resume": None, "releases": [], "since": None, "master": None, "shards": None}
+    assert scheduling_of(argparse.Namespace(**given), TWO_RELEASES, 0) == (None, None)
