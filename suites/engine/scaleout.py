@@ -261,7 +261,7 @@ class ScaleOut:
         finished = completed_tasks(writer, expectations) if resume else set()
         pending = [task for task in tasks if task.name not in finished]
         print(
-            f"{self.master}: {len(tasks)} tasks ({self.shards} shards per family)"
+            f"{self.master}: {len(tasks)} tasks ({self.shards} shard{'s' * (self.shards > 1)} per family)"
             + (f", {len(tasks) - len(pending)} completed before the resume" if resume else ""),
             file=sys.stderr,
             flush=True,

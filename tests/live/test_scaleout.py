@@ -261,7 +261,7 @@ def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_cas
         check=False,
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert f"4 tasks (1 shards per family), {len(done)} completed before the resume" in resumed.stderr
+    assert f"4 tasks (1 shard per family), {len(done)} completed before the resume" in resumed.stderr
     manifest = json.loads((run_dir / MANIFEST).read_text())
     assert manifest["status"] == "completed"
     assert {task["status"] for task in manifest["tasks"]} == {"completed"}
