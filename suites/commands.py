@@ -294,7 +294,8 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
         raise OptionError(f"--resume: {arguments.resume} completed; there is nothing to resume")
     if not spread:
         raise OptionError(
-            "--resume continues a campaign that ran as Spark tasks (several releases, a sweep, --master); this one ran in one process"
+            "--resume continues a campaign that ran as Spark tasks (several releases, a sweep, --master); "
+            "this one ran in one process"
         )
     chosen = [
         arguments.server_version,
@@ -579,8 +580,8 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--resume",
         metavar="RUN_DIR",
-        help="continue an interrupted campaign that ran as Spark tasks (several releases, a sweep, --master) in its run directory: "
-        "its completed tasks are kept, the others run again",
+        help="continue an interrupted campaign that ran as Spark tasks (several releases, a sweep, "
+        "--master) in its run directory: its completed tasks are kept, the others run again",
     )
     run.add_argument(
         "--master",

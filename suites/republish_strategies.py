@@ -121,14 +121,20 @@ def valid_options(
     ``republish-source-required``); a scenario needs its stream created."""
     rules = rules_for(profile)
     needs_source = not rules.headers_only  # 2.8, the release without a default source
+    drawn = candidate_options(subjects, namespace, profile, needs_source=needs_source)
+    return draw(drawn.filter(lambda option: not republish_violations(subjects, option, rules)))
 
-    @st.composite
-    def candidate(inner: st.DrawFn) -> RePublish:
-        source = inner(sources_for(subjects).filter(lambda s: bool(s) or not needs_source))
-        destination = inner(destinations_for(source, namespace, profile))
-        return RePublish(source, destination, inner(st.booleans()))
 
-    return draw(candidate().filter(lambda option: not republish_violations(subjects, option, rules)))
+@st.composite
+def candidate_options(
+    draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile, *, needs_source: bool
+) -> RePublish:
+    """A RePublish option of a source of ``subjects`` (not the empty one where `needs_source`) and a
+    destination for it (`valid_options` keeps those the reference accepts). Defined once, not per draw:
+    Hypothesis reads the source of every function `st.composite` decorates."""
+    source = draw(sources_for(subjects).filter(lambda s: bool(s) or not needs_source))
+    destination = draw(destinations_for(source, namespace, profile))
+    return RePublish(source, destination, draw(st.booleans()))
 
 
 WEIRD_DESTINATIONS = (

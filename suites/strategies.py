@@ -430,6 +430,34 @@ def matching_tokens() -> st.SearchStrategy[str]:
 
 
 @st.composite
+def pool_patterns(draw: st.DrawFn, token: st.SearchStrategy[str]) -> str:
+    """A pattern of `matching_batches`: 0-4 tokens or ``*``, then optionally ``>`` (forced when nothing
+    else). Composites are defined once, not per draw: Hypothesis reads the source of every function
+    `st.composite` decorates."""
+    body = draw(st.lists(token | st.just("*"), max_size=4))
+    if not body or draw(st.booleans()):
+        body.append(">")
+    return ".".join(body)
+
+
+@st.composite
+def pool_subjects(draw: st.DrawFn, token: st.SearchStrategy[str], patterns: Sequence[str]) -> str:
+    """A subject of `matching_batches`: one of `patterns` with its wildcards filled with tokens, or 1-5
+    tokens."""
+    if draw(st.booleans()):
+        parts: list[str] = []
+        for part in draw(st.sampled_from(patterns)).split("."):
+            if part == "*":
+                parts.append(draw(token))
+            elif part == ">":
+                parts += draw(st.lists(token, min_size=1, max_size=2))
+            else:
+                parts.append(part)
+        return ".".join(parts)
+    return ".".join(draw(st.lists(token, min_size=1, max_size=5)))
+
+
+@st.composite
 def matching_batches(
     draw: st.DrawFn, *, max_patterns: int = 30, max_subjects: int = 30, max_bulk: int = 400
 ) -> tuple[list[str], list[str]]:
@@ -443,30 +471,11 @@ def matching_batches(
     pool = draw(st.lists(matching_tokens(), min_size=1, max_size=5, unique=True), label="pool")
     token = st.sampled_from(pool)
 
-    @st.composite
-    def patterns(inner: st.DrawFn) -> str:
-        body = inner(st.lists(token | st.just("*"), max_size=4))
-        if not body or inner(st.booleans()):
-            body.append(">")
-        return ".".join(body)
-
-    drawn = draw(st.lists(patterns(), min_size=1, max_size=max_patterns, unique=True), label="patterns")
-
-    @st.composite
-    def subjects(inner: st.DrawFn) -> str:
-        if inner(st.booleans()):
-            parts: list[str] = []
-            for part in inner(st.sampled_from(drawn)).split("."):
-                if part == "*":
-                    parts.append(inner(token))
-                elif part == ">":
-                    parts += inner(st.lists(token, min_size=1, max_size=2))
-                else:
-                    parts.append(part)
-            return ".".join(parts)
-        return ".".join(inner(st.lists(token, min_size=1, max_size=5)))
-
-    published = draw(st.lists(subjects(), min_size=1, max_size=max_subjects), label="subjects")
+    patterns = st.lists(pool_patterns(token), min_size=1, max_size=max_patterns, unique=True)
+    drawn = draw(patterns, label="patterns")
+    published = draw(
+        st.lists(pool_subjects(token, drawn), min_size=1, max_size=max_subjects), label="subjects"
+    )
     # Volume: more subjects of the same two kinds from a seeded generator (cheap to draw; shrinks to none).
     rng = random.Random(draw(st.integers(0, 2**32 - 1), label="bulk_seed"))
     for _ in range(draw(st.integers(0, 4).map(lambda k: k * max_bulk // 4), label="bulk")):
