@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
@@ -158,6 +158,47 @@ def make_case(
         layout=tuple(layout),
         oracle=oracle,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UnitCases:
+    """What every case of one unit shares: the run, the feature, the functions, source and destination of
+    its transform, its seed and its steps (how replay runs the unit again). `case` makes one of its cases
+    from what differs (`make_case`)."""
+
+    context: RunContext
+    feature: str
+    functions: Sequence[str]
+    source: str
+    destination: str
+    seed: int = 0
+    steps: tuple[str, ...] = ()
+
+    def case(
+        self,
+        *,
+        subject: str = "",
+        expected: str,
+        observed: str,
+        difference: str,
+        detail: str = "",
+        duration_us: int = 0,
+    ) -> Case:
+        made = make_case(
+            self.context,
+            feature=self.feature,
+            functions=self.functions,
+            source=self.source,
+            destination=self.destination,
+            subject=subject,
+            expected=expected,
+            observed=observed,
+            difference=difference,
+            detail=detail,
+            seed=self.seed,
+            duration_us=duration_us,
+        )
+        return replace(made, steps=self.steps)
 
 
 def acceptance(refusal: str, server_message: str | None) -> tuple[str, str, str]:

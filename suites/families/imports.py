@@ -25,7 +25,7 @@ import json
 import random
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
@@ -58,7 +58,7 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, acceptance, make_case
+from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, UnitCases, acceptance
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
 from suites.strategies import (
@@ -375,23 +375,17 @@ class ImportFamily(TargetServer):
             difference, verdict = "unknown", ""
         if difference not in ("", "unknown"):
             difference += literal
-        configured = make_case(
-            context,
-            feature=feature,
-            functions=functions,
-            source=unit.source,
-            destination=unit.destination,
-            subject="",
+        steps = (unit.to_json(),)
+        cases = UnitCases(context, feature, functions, unit.source, unit.destination, unit.seed, steps)
+        configured = cases.case(
             expected=expected,
             observed=verdict,
             difference=difference,
             detail=observed.failure if difference in ("server-crash", "unknown") else observed.rejection,
-            seed=unit.seed,
         )
-        steps = (unit.to_json(),)
-        cases = [replace(configured, steps=steps)]
         if transform is None or not (verdict == "accept" or observed.failure):
-            return cases  # a refused configuration publishes nothing; a cut-off one, its subjects unknown
+            return [configured]  # a refused one publishes nothing; a cut-off one, its subjects unknown
+        judged = [configured]
         for index, subject in enumerate(unit.subjects):
             arrived = list(observed.arrived[index]) if index < len(observed.arrived) else []
             replied = unit.kind == "stream" or (index < len(observed.replied) and observed.replied[index])
@@ -400,21 +394,16 @@ class ImportFamily(TargetServer):
             else:
                 expected, difference = delivery(unit.kind, transform, subject, arrived, replied)
                 difference += literal if difference else ""
-            case = make_case(
-                context,
-                feature=feature,
-                functions=transform.functions,
-                source=unit.source,
-                destination=unit.destination,
-                subject=subject,
-                expected=expected,
-                observed="|".join(arrived),
-                difference=difference,
-                detail=observed.failure,
-                seed=unit.seed,
+            judged.append(
+                cases.case(
+                    subject=subject,
+                    expected=expected,
+                    observed="|".join(arrived),
+                    difference=difference,
+                    detail=observed.failure,
+                )
             )
-            cases.append(replace(case, steps=steps))
-        return cases
+        return judged
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: ImportRun, reason: str) -> Judged:
         return self.judge(context, profile, unit, ImportObservation(failure=reason))

@@ -31,14 +31,13 @@ from fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
 from fixtures.layouts import stream_configs as layout_configs
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import Case
 from reference.contexts import compile_in, context_named
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
 from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import RunContext, acceptance, make_case, wrong_subject
+from suites.engine.verdicts import RunContext, UnitCases, acceptance, wrong_subject
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
@@ -171,100 +170,77 @@ class StreamTransformFamily(JetStreamSlots):
         self, context: RunContext, profile: ReleaseProfile, unit: TransformRun, observed: TransformObservation
     ) -> Judged:
         """The creation's case, then one per published subject; every case carries the unit's step."""
-        feature = feature_of(unit.place)
-        steps = (unit.to_json(),)
         try:
             transform: Transform | None = compile_in(unit.place, unit.source, unit.destination, profile)
             refusal = ""
         except MappingError as refused:
             transform, refusal = None, refused.kind
+        functions = transform.functions if transform else functions_named(unit.destination)
+        cases = UnitCases(
+            context,
+            feature_of(unit.place),
+            functions,
+            unit.source,
+            unit.destination,
+            unit.seed,
+            (unit.to_json(),),
+        )
         if observed.failure:
             # The creation's case stands for the unit; each subject the reference would have judged is
             # a case of its own, none observed.
-            stopped = [self._stopped(context, unit, observed)]
-            if transform is not None:
-                stopped += [
-                    make_case(
-                        context,
-                        feature=feature,
-                        functions=transform.functions,
-                        source=unit.source,
-                        destination=unit.destination,
-                        subject=subject,
-                        expected=transform.apply(subject) if transform.matches(subject) else subject,
-                        observed="",
-                        difference="unknown",
-                        detail=observed.failure,
-                        seed=unit.seed,
-                    )
-                    for subject in unit.subjects
-                ]
-            return [replace(case, steps=steps) for case in stopped]
+            stopped = replace(cases, functions=functions_named(unit.destination)).case(
+                subject=unit.subjects[0] if unit.subjects else "",
+                expected="stored",
+                observed="",
+                difference="server-crash" if observed.crashed else "unknown",
+                detail=observed.failure,
+            )
+            if transform is None:
+                return [stopped]
+            return [stopped] + [
+                cases.case(
+                    subject=subject,
+                    expected=transform.apply(subject) if transform.matches(subject) else subject,
+                    observed="",
+                    difference="unknown",
+                    detail=observed.failure,
+                )
+                for subject in unit.subjects
+            ]
         error = api_error(observed.created)
-        functions = transform.functions if transform else functions_named(unit.destination)
         expected, answered, difference = acceptance(refusal, None if error is None else str(error))
-        created = make_case(
-            context,
-            feature=feature,
-            functions=functions,
-            source=unit.source,
-            destination=unit.destination,
-            subject="",
+        created = cases.case(
             expected=expected,
             observed=answered,
             difference=difference,
             detail=str(error) if error is not None else "",
-            seed=unit.seed,
         )
-        cases = [replace(created, steps=steps)]
         if transform is None or error is not None:
-            return cases
+            return [created]
+        judged = [created]
         for subject, stored in zip(unit.subjects, observed.stored, strict=False):
             matched = transform.matches(subject)
-            expected = transform.apply(subject) if matched else subject
             if not stored:
                 difference = "not-stored"
             elif transform.accepts(subject, stored) if matched else stored == subject:
                 difference = ""
             else:
                 difference = wrong_subject(unit.source, unit.destination)
-            case = make_case(
-                context,
-                feature=feature,
-                functions=transform.functions,
-                source=unit.source,
-                destination=unit.destination,
-                subject=subject,
-                expected=expected,
-                observed=stored,
-                difference=difference,
-                seed=unit.seed,
-                duration_us=observed.duration_us,
+            judged.append(
+                cases.case(
+                    subject=subject,
+                    expected=transform.apply(subject) if matched else subject,
+                    observed=stored,
+                    difference=difference,
+                    duration_us=observed.duration_us,
+                )
             )
-            cases.append(replace(case, steps=steps))
-        return cases
+        return judged
 
     def unknown(
         self, context: RunContext, profile: ReleaseProfile, unit: TransformRun, reason: str
     ) -> Judged:
         return self.judge(context, profile, unit, TransformObservation({}, failure=reason))
-
-    def _stopped(self, context: RunContext, unit: TransformRun, observed: TransformObservation) -> Case:
-        """The case of a unit that did not finish: a `server-crash` divergence when the server died,
-        else `unknown`."""
-        return make_case(
-            context,
-            feature=feature_of(unit.place),
-            functions=functions_named(unit.destination),
-            source=unit.source,
-            destination=unit.destination,
-            subject=unit.subjects[0] if unit.subjects else "",
-            expected="stored",
-            observed="",
-            difference="server-crash" if observed.crashed else "unknown",
-            detail=observed.failure,
-            seed=unit.seed,
-        )
 
     def unit_of(self, case: CaseFile) -> TransformRun:
         """The case's place (from its step, else its feature) and transform, publishing its subject."""
