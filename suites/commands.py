@@ -216,7 +216,7 @@ def campaign(
     )
     starting = arguments.update_expectations and not expectations_path.exists()
     expectations = Expectations() if starting else load_expectations(expectations_path)
-    if arguments.master and (adapters or run is None or run_at_url(run)):
+    if arguments.master not in (None, IN_PROCESS) and (adapters or run is None or run_at_url(run)):
         raise OptionError(
             "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
             "run without it"
@@ -325,6 +325,10 @@ def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
     )
 
 
+IN_PROCESS = "none"
+"""`--master none`: a campaign of several releases runs in this process, one release after the other."""
+
+
 def scheduling(
     arguments: argparse.Namespace, run: RunConfig | None, adapters: int
 ) -> tuple[str | None, int | None]:
@@ -332,10 +336,14 @@ def scheduling(
     campaign of several nats-server targets started here (a sweep, `--releases` or `--since`, or several
     releases or backends, the default targets among them) runs as Spark tasks, one per target and family,
     on `local[*]`, so that a machine's cores run families of different targets at once. It runs in one
-    process, with a line saying why, where Spark cannot start; and on one core, where tasks would only
-    add Spark's start, unless it is a sweep (whose tasks `--resume` continues)."""
+    process with `--master none`; with a line saying why where Spark cannot start; and on one core, where
+    tasks would only add Spark's start, unless it is a sweep (whose tasks `--resume` continues)."""
     sweep = bool(arguments.releases or arguments.since)
     shards = 1 if arguments.shards is None and sweep and not arguments.resume else arguments.shards
+    if arguments.master == IN_PROCESS:
+        if arguments.resume:
+            raise OptionError("--resume runs the rest of a run's Spark tasks: drop --master none")
+        return None, arguments.shards
     if arguments.resume or arguments.master:
         return arguments.master, shards
     several = run is not None and len(run.targets) > 1 and not adapters
@@ -588,7 +596,8 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
         "yarn, k8s://URL); --out must be a path every executor sees; a campaign of several releases started "
-        "here (a sweep, --releases, --since, the default targets) runs on local[*] unless this names another",
+        "here (a sweep, --releases, --since, the default targets) runs on local[*] unless this names "
+        "another; none: in this process",
     )
     run.add_argument(
         "--shards",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.options import RunConfig
+from fixtures.options import OptionError, RunConfig
 from fixtures.provision import parse_version_spec as parse_spec
 from records.expectations import load_expectations
 from reports.spark import why_no_spark
@@ -88,6 +88,7 @@ AT_A_URL = RunConfig((), ("external",), server_url="nats://127.0.0.1:4222")
         ({}, TWO_RELEASES, 1, (None, None)),
         ({}, AT_A_URL, 0, (None, None)),
         ({"master": "local[2]"}, ONE_RELEASE, 0, ("local[2]", None)),
+        ({"master": "none"}, TWO_RELEASES, 0, (None, None)),
     ],
 )
 def test_a_campaign_of_several_releases_runs_as_spark_tasks_one_per_release_and_family(
@@ -111,3 +112,9 @@ def test_a_campaign_of_several_releases_runs_in_one_process_on_one_core(
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     given = {"resume": None, "releases": [], "since": None, "master": None, "shards": None}
     assert scheduling_of(argparse.Namespace(**given), TWO_RELEASES, 0) == (None, None)
+
+
+def test_resuming_in_one_process_is_refused() -> None:
+    given = {"resume": "runs/x", "releases": [], "since": None, "master": "none", "shards": None}
+    with pytest.raises(OptionError, match="drop --master none"):
+        scheduling_of(argparse.Namespace(**given), TWO_RELEASES, 0)
