@@ -102,8 +102,8 @@ def why_no_spark() -> str:
     """Why no Spark session can start here ('' when one can): pyspark and a Java runtime are needed."""
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "no Java runtime is on PATH"
+    if shutil.which("java") is None:
+        return "no java is on PATH"
     return ""
 
 
