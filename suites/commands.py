@@ -336,8 +336,9 @@ def scheduling(
     campaign of several nats-server targets started here (a sweep, `--releases` or `--since`, or several
     releases or backends, the default targets among them) runs as Spark tasks, one per target and family,
     on `local[*]`, so that a machine's cores run families of different targets at once. It runs in one
-    process with `--master none`; with a line saying why where Spark cannot start; and on one core, where
-    tasks would only add Spark's start, unless it is a sweep (whose tasks `--resume` continues)."""
+    process with `--master none`, with adapters or a server at a URL among the targets, with a line
+    saying why where Spark cannot start, and on one core, where tasks would only add Spark's start,
+    unless it is a sweep (whose tasks `--resume` continues)."""
     sweep = bool(arguments.releases or arguments.since)
     shards = 1 if arguments.shards is None and sweep and not arguments.resume else arguments.shards
     if arguments.master == IN_PROCESS:
@@ -346,8 +347,8 @@ def scheduling(
         return None, arguments.shards
     if arguments.resume or arguments.master:
         return arguments.master, shards
-    several = run is not None and len(run.targets) > 1 and not adapters
-    if not sweep and (not several or (os.cpu_count() or 1) < 2 or run_at_url(run)):
+    several = run is not None and len(run.targets) > 1 and (os.cpu_count() or 1) > 1
+    if run is None or adapters or run_at_url(run) or not (sweep or several):
         return None, arguments.shards
     missing = why_no_spark()
     if missing:

@@ -89,6 +89,8 @@ AT_A_URL = RunConfig((), ("external",), server_url="nats://127.0.0.1:4222")
         ({}, AT_A_URL, 0, (None, None)),
         ({"master": "local[2]"}, ONE_RELEASE, 0, ("local[2]", None)),
         ({"master": "none"}, TWO_RELEASES, 0, (None, None)),
+        ({"releases": ["all"]}, TWO_RELEASES, 1, (None, None)),
+        ({"releases": ["all"]}, AT_A_URL, 0, (None, None)),
     ],
 )
 def test_a_campaign_of_several_releases_runs_as_spark_tasks_one_per_release_and_family(
