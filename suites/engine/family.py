@@ -65,7 +65,8 @@ class Family(Protocol, Generic[Unit, Observed]):
     def side_by_side(self) -> int:
         """How many units run at once on the family's server (1: one after the other). A family whose
         units share nothing on the server but the server itself (no subject, stream or account of one
-        unit is another's), and spend their time waiting, sets more (`check_many`)."""
+        unit is another's), and spend their time waiting or in setup they can share, sets more
+        (`check_many`, `execute_many`)."""
         ...
 
     def slot(self, session: Session, index: int) -> Session:
@@ -92,6 +93,11 @@ class Family(Protocol, Generic[Unit, Observed]):
 
     def execute(self, session: Session, unit: Unit) -> Observed:
         """Runs the unit on the target and returns what was observed."""
+        ...
+
+    def execute_many(self, session: Session, units: Sequence[Unit]) -> list[Observed | ServerError]:
+        """Runs up to `side_by_side` units at once and returns what was observed of each, or the server
+        error that cut it short (`check_many` restarts the server and runs each such unit again alone)."""
         ...
 
     def judge(self, context: RunContext, profile: ReleaseProfile, unit: Unit, observed: Observed) -> Judged:
@@ -131,6 +137,19 @@ class TargetServer:
 
     def base_config(self, server: Backend) -> ServerConfig:
         return ServerConfig()
+
+    def execute_many(self, session: Session, units: Sequence[Any]) -> list[Any]:
+        """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`."""
+        family: Any = self
+
+        def attempt(index: int, unit: object) -> object:
+            try:
+                return family.execute(self.slot(session, index), unit)
+            except ServerError as error:
+                return error
+
+        with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
+            return list(pool.map(attempt, range(len(units)), units))
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Any, reason: str) -> Judged:
         """One `unknown` case standing for the whole unit, for a family whose cases depend on the server's
@@ -212,12 +231,12 @@ def check(family: Family[Unit, Observed], session: Session, context: RunContext,
 def check_many(
     family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
-    """`check` of several units whose executions run side by side on the session's server (one thread
-    each, the `index`-th on `family.slot(session, index)`, never more than `family.side_by_side`), judged
-    one after the other in their order. A unit whose execution the server cut short is never judged from
-    a shared run: once every execution has ended, a server that stopped is restarted (`Session.recover`,
-    journaled) and each such unit runs again alone through `check`, so that a crash is isolated to the
-    unit that causes it and every unit's cases end in exactly one verdict."""
+    """`check` of several units executed at once on the session's server (`Family.execute_many`, never
+    more than `family.side_by_side`), judged one after the other in their order. A unit whose execution
+    the server cut short is never judged from a shared run: once every execution has ended, a server
+    that stopped is restarted (`Session.recover`, journaled) and each such unit runs again alone through
+    `check`, so that a crash is isolated to the unit that causes it and every unit's cases end in
+    exactly one verdict."""
     if len(units) < 2:
         return [check(family, session, context, unit) for unit in units]
     if len(units) > family.side_by_side:  # a unit past the family's slots would share another's
@@ -225,14 +244,7 @@ def check_many(
             f"{len(units)} units at once, where {family.name} has room for {family.side_by_side}"
         )
 
-    def attempt(index: int, unit: Unit) -> Observed | ServerError:
-        try:
-            return family.execute(family.slot(session, index), unit)
-        except ServerError as error:
-            return error
-
-    with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
-        outcomes = list(pool.map(attempt, range(len(units)), units))
+    outcomes = family.execute_many(session, units)
     cut = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
     judged: list[Judged] = []
 

@@ -7,12 +7,14 @@ a wildcard rule. One unit is one (source, destination) pair, valid or not.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping
-from fixtures.errors import ConfigRejectedError
+from fixtures.config import Account, Mapping, ServerConfig
+from fixtures.errors import ServerError
+from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case
@@ -56,6 +58,7 @@ class ValidationFamily(TargetServer):
     )
     features: tuple[str, ...] = ("validation",)
     budget: int = 600
+    side_by_side: int = 32
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
         @st.composite
@@ -76,8 +79,18 @@ class ValidationFamily(TargetServer):
 
         return pair()
 
+    def base_config(self, server: Backend) -> ServerConfig:
+        """An account of the default user's, beside which each unit's account runs (`execute_many`)."""
+        return ServerConfig(accounts=(Account("base"),))
+
     def execute(self, session: Session, unit: Pair) -> Verdict:
-        return execute_validation(session, *unit)
+        (outcome,) = self.execute_many(session, [unit])
+        if isinstance(outcome, ServerError):
+            raise outcome
+        return outcome
+
+    def execute_many(self, session: Session, units: Sequence[Pair]) -> list[Verdict | ServerError]:
+        return execute_validation(session, units)
 
     def judge(self, context: RunContext, profile: ReleaseProfile, unit: Pair, observed: Verdict) -> Judged:
         return [judge_validation(context, profile, *unit, observed)]
@@ -101,21 +114,39 @@ class Verdict:
     crashed: bool = False
 
 
-def execute_validation(session: Session, source: str, destination: str) -> Verdict:
-    """Apply one mapping, note whether the server took it and, if it did, whether one message published
-    through it leaves the server running (a server that dies is restarted)."""
+def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict | ServerError]:
+    """Apply every mapping at once, each in an account of its own (`Session.configure_apart`: one reload
+    for all but those the server refuses), note whether the server took it and, if it did, whether one
+    message published through it leaves the server running (a server that dies of it is restarted with
+    the others in force). A server error ends the run: the units not yet decided get it."""
     began = time.perf_counter()
+    accounts = [Account(f"v{index}", mappings=(Mapping(*pair),)) for index, pair in enumerate(pairs)]
     try:
-        session.configure(Mapping(source, destination))
-    except ConfigRejectedError as error:
-        return Verdict("reject", error.server_message, _since(began))
-    session.save_counters()  # the probe may crash the server (an empty destination from 2.10)
-    observation = publish_and_observe(session.url, [instance_of(source)], timeout=5.0)
-    panic = session.crash_of(observation.failure)
-    if not panic:
-        return Verdict("accept", "", _since(began))
-    detail = f"the server died on a message to {instance_of(source)}: {panic}"
-    return Verdict("accept", detail, _since(began), crashed=True)
+        refusals = session.configure_apart([(account,) for account in accounts])
+    except ServerError as error:
+        return [error] * len(pairs)
+    share = _since(began) // len(pairs)
+    outcomes: list[Verdict | ServerError] = []
+    for (source, _), account, refusal in zip(pairs, accounts, refusals, strict=True):
+        if refusal:
+            outcomes.append(Verdict("reject", refusal, share))
+            continue
+        began = time.perf_counter()
+        session.save_counters()  # the probe may crash the server (an empty destination from 2.10)
+        observation = publish_and_observe(
+            session.as_user(account.credentials).url, [instance_of(source)], timeout=5.0
+        )
+        try:
+            panic = session.crash_of(observation.failure, keep=True)
+        except ServerError as error:
+            return outcomes + [error] * (len(pairs) - len(outcomes))
+        spent = share + _since(began)
+        if panic:
+            detail = f"the server died on a message to {instance_of(source)}: {panic}"
+            outcomes.append(Verdict("accept", detail, spent, crashed=True))
+        else:
+            outcomes.append(Verdict("accept", "", spent))
+    return outcomes
 
 
 def _since(began: float) -> int:

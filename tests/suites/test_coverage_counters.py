@@ -65,7 +65,8 @@ def _probe(monkeypatch: pytest.MonkeyPatch, server: RecordingServer) -> list[str
         return _Observed()
 
     monkeypatch.setattr(validation, "publish_and_observe", publish)
-    validation.execute_validation(Session.of(server), "v.*", "")  # type: ignore[arg-type]
+    base = ValidationFamily().base_config(server)  # type: ignore[arg-type]
+    validation.execute_validation(Session.of(server, base), [("v.*", "")])  # type: ignore[arg-type]
     return [event for event, _ in server.events]
 
 
@@ -81,7 +82,7 @@ def test_a_cover_server_is_restarted_with_its_configuration_before_the_probe(
     applied, restarted = server.events[0][1], server.events[2][1]
     assert restarted == applied
     assert restarted is not None
-    assert restarted.mappings == (Mapping("v.*", ""),)
+    assert restarted.accounts[1].mappings == (Mapping("v.*", ""),)
 
 
 @pytest.mark.parametrize("writes_counters", [False, None])
