@@ -18,9 +18,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping
+from fixtures.config import Mapping, ServerConfig, place_of
 from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
+from fixtures.servers.probe import fault_line
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import REFUSED, Case, CaseBlock, texts_of
@@ -377,19 +378,29 @@ def _apply_bisecting(
     compiled: list[tuple[Transform, tuple[str, ...]]],
     rejected: list[tuple[Transform, tuple[str, ...], str]],
 ) -> list[tuple[Transform, tuple[str, ...]]]:
-    """Apply all mappings; if the server refuses, find the refused ones one by one (into `rejected`,
-    with the server's message) and apply the rest."""
+    """Apply all mappings. Where the server refuses, the mappings on the lines it names are refused
+    (into `rejected`, with its words about each: a server lists every fault of a file with its line) and
+    the rest applied again; those it refuses naming none of their lines are found one by one."""
+
+    def mappings(items: list[tuple[Transform, tuple[str, ...]]]) -> list[Mapping]:
+        return [Mapping(transform.source, transform.destination) for transform, _ in items]
 
     def configure(items: list[tuple[Transform, tuple[str, ...]]]) -> None:
-        session.configure(*(Mapping(t.source, t.destination) for t, _ in items))
+        session.configure(*mappings(items))
 
-    try:
-        configure(compiled)
-        return compiled
-    except ConfigRejectedError:
-        pass
+    pending = list(compiled)
+    while True:
+        try:
+            configure(pending)
+            return pending
+        except ConfigRejectedError as error:
+            named = _named(session.base.with_mappings(*mappings(pending)), error)
+        if not named:
+            break
+        rejected += [(*item, named[item[0].source]) for item in pending if item[0].source in named]
+        pending = [item for item in pending if item[0].source not in named]
     accepted: list[tuple[Transform, tuple[str, ...]]] = []
-    for item in compiled:
+    for item in pending:
         try:
             configure([item])
             accepted.append(item)
@@ -400,3 +411,14 @@ def _apply_bisecting(
     except ServerError as error:
         raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
     return accepted
+
+
+def _named(config: ServerConfig, error: ConfigRejectedError) -> dict[str, str]:
+    """The sources of the mappings on the lines a refusal of `config` names, each with its first fault
+    (`ConfigRejectedError.faults`)."""
+    named: dict[str, str] = {}
+    for fault in error.faults:
+        _, mapping = place_of(config, fault_line(fault))
+        if mapping is not None:
+            named.setdefault(mapping.source, fault)
+    return named

@@ -1,18 +1,23 @@
-"""Many units' accounts in one reload (`Session.configure_apart`), on a live server: the server lists every
-fault of a file it refuses with its line, so each refusal goes to the unit whose account holds it, and the
-others are in force; the validation family judges a batch of units as it judges each alone."""
+"""Many units in one reload, on a live server: the server lists every fault of a file it refuses with its
+line, so each refusal goes to the unit whose account holds it (`Session.configure_apart`), or to the
+mapping on that line (the mapping family's batch), and the others are in force; the validation family
+judges a batch of units as it judges each alone."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from fixtures.clients.wire import WireConnection
 from fixtures.config import Account, Mapping, ServerConfig
+from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
-from suites.families import FAMILIES
+from reference.errors import MappingError
+from reference.transform import Transform, compile_transform
+from suites.families import FAMILIES, mapping
 from suites.families.validation import Verdict
 
 pytestmark = pytest.mark.live
@@ -80,3 +85,34 @@ def test_a_batch_is_judged_as_each_of_its_units_alone(session: Session) -> None:
     assert [seen(verdict) for verdict in together] == [seen(verdict) for verdict in alone]
     assert [seen(verdict)[0] for verdict in together][:3] == ["accept", "reject", "reject"]
     assert seen(together[-1]) == ("accept", False)
+
+
+def test_a_mapping_batch_names_its_refused_mappings_as_one_by_one_would(session: Session) -> None:
+    """The mapping family's batch in one account: the mappings the server refuses are those it refuses
+    alone, found from the lines of one refusal (two reloads), not one reload per mapping."""
+    pairs = [("m1.*", "{{left(1,3)}}"), ("m2.*", "b.$1"), ("m3.*", "{{right(1,2)}}"), ("m4.*.*", "c.$2.$1")]
+    compiled: list[tuple[Transform, tuple[str, ...]]] = []
+    for source, destination in pairs:
+        with contextlib.suppress(MappingError):  # left and right are 2.10's
+            compiled.append((compile_transform(source, destination, session.profile), ("x",)))
+    pairs = [(transform.source, transform.destination) for transform, _ in compiled]
+    alone = set()
+    for source, destination in pairs:
+        try:
+            session.configure(Mapping(source, destination))
+        except ConfigRejectedError:
+            alone.add(source)
+    applied: list[ServerConfig] = []
+    apply = session.server.apply
+
+    def counted(config: ServerConfig) -> None:
+        applied.append(config)
+        apply(config)
+
+    session.server.apply = counted  # type: ignore[method-assign]
+    rejected: list[tuple[Transform, tuple[str, ...], str]] = []
+    accepted = mapping._apply_bisecting(session, compiled, rejected)
+    assert {transform.source for transform, _, _ in rejected} == alone
+    assert all(f'"{transform.source}"' in words for transform, _, words in rejected)
+    assert {transform.source for transform, _ in accepted} == {source for source, _ in pairs} - alone
+    assert len(applied) == (2 if alone else 1)
