@@ -380,36 +380,37 @@ def _apply_bisecting(
 ) -> list[tuple[Transform, tuple[str, ...]]]:
     """Apply all mappings. Where the server refuses, the mappings on the lines it names are refused
     (into `rejected`, with its words about each: a server lists every fault of a file with its line) and
-    the rest applied again; those it refuses naming none of their lines are found one by one."""
+    the rest applied again; a refusal that names none of their lines (an account JWT's) is halved until
+    it names one mapping. The mappings taken are in force at the end."""
+    in_force: list[tuple[Transform, tuple[str, ...]]] = []
 
     def mappings(items: list[tuple[Transform, tuple[str, ...]]]) -> list[Mapping]:
         return [Mapping(transform.source, transform.destination) for transform, _ in items]
 
-    def configure(items: list[tuple[Transform, tuple[str, ...]]]) -> None:
-        session.configure(*mappings(items))
+    def taken(items: list[tuple[Transform, tuple[str, ...]]]) -> list[tuple[Transform, tuple[str, ...]]]:
+        nonlocal in_force
+        try:
+            session.configure(*mappings(items))
+            in_force = items
+            return items
+        except ConfigRejectedError as error:
+            named = _named(session.base.with_mappings(*mappings(items)), error)
+            refused = [item for item in items if item[0].source in named]
+            if not refused and len(items) == 1:
+                named, refused = {items[0][0].source: error.server_message}, items
+        if refused:
+            rejected.extend((*item, named[item[0].source]) for item in refused)
+            rest = [item for item in items if item not in refused]
+            return taken(rest) if rest else []
+        half = len(items) // 2
+        return taken(items[:half]) + taken(items[half:])
 
-    pending = list(compiled)
-    while True:
+    accepted = taken(list(compiled))
+    if accepted != in_force:
         try:
-            configure(pending)
-            return pending
-        except ConfigRejectedError as error:
-            named = _named(session.base.with_mappings(*mappings(pending)), error)
-        if not named:
-            break
-        rejected += [(*item, named[item[0].source]) for item in pending if item[0].source in named]
-        pending = [item for item in pending if item[0].source not in named]
-    accepted: list[tuple[Transform, tuple[str, ...]]] = []
-    for item in pending:
-        try:
-            configure([item])
-            accepted.append(item)
-        except ConfigRejectedError as error:
-            rejected.append((*item, error.server_message))
-    try:
-        configure(accepted)
-    except ServerError as error:
-        raise ServerError(f"the server refused mappings it accepted one by one: {error}") from error
+            session.configure(*mappings(accepted))
+        except ServerError as error:
+            raise ServerError(f"the server refused together mappings it took apart: {error}") from error
     return accepted
 
 
