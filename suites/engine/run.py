@@ -23,9 +23,6 @@ from suites.engine.progress import Progress
 from suites.engine.verdicts import RunContext
 from suites.strategies import Enough, run_batches
 
-DRAWN_AT_ONCE = 1
-"""The most units one Hypothesis example draws: a family that runs more at once (`side_by_side`) fills a
-batch from several examples, since an example's drawing slows with its size."""
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
 
@@ -121,9 +118,9 @@ def run_family(
             judged_apart = replace(context, expectations=part)
             for start in range(0, len(known), width):
                 run_units(known[start : start + width], judged_apart)
-    draw: Callable[[st.DataObject], Sequence[object]] = lambda data: [  # noqa: E731
-        data.draw(strategy) for _ in range(min(width, DRAWN_AT_ONCE))
-    ]
+    # One unit per Hypothesis example, whatever `width`: an example's drawing slows with its size, so a
+    # batch is filled from several examples.
+    draw: Callable[[st.DataObject], Sequence[object]] = lambda data: [data.draw(strategy)]  # noqa: E731
     while done < budget and units < budget:
         before = units
         run_batches(draw, budget - units, rng.randrange(2**32), on_units)
