@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from fixtures.config import Account, Mapping, ServerConfig
-from fixtures.errors import ServerError
+from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -118,24 +118,39 @@ def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict 
     """Apply every mapping at once, each in an account of its own (`Session.configure_apart`: one reload
     for all but those the server refuses), note whether the server took it and, if it did, whether one
     message published through it leaves the server running (a server that dies of it is restarted with
-    the others in force). A server error ends the run: the units not yet decided get it."""
+    the others in force). A server error ends the run: the units not yet decided get it. On a server
+    started with no account (the pytest plugin's `nats_server`), which no reload can give one, each
+    mapping goes in the default account, one after the other."""
+    if not session.base.accounts:
+        outcomes: list[Verdict | ServerError] = []
+        for pair in pairs:
+            outcomes += _observed(session, [pair], apart=False)
+        return outcomes
+    return _observed(session, pairs, apart=True)
+
+
+def _observed(session: Session, pairs: Sequence[Pair], *, apart: bool) -> list[Verdict | ServerError]:
+    """`execute_validation` of `pairs`: with `apart` each in an account of its own, else the one pair in
+    the default account."""
     began = time.perf_counter()
     accounts = [Account(f"v{index}", mappings=(Mapping(*pair),)) for index, pair in enumerate(pairs)]
+    urls = [session.as_user(account.credentials).url for account in accounts] if apart else [session.url]
     try:
-        refusals = session.configure_apart([(account,) for account in accounts])
+        if apart:
+            refusals = session.configure_apart([(account,) for account in accounts])
+        else:
+            refusals = [_refusal(session, Mapping(*pairs[0]))]
     except ServerError as error:
         return [error] * len(pairs)
     share = _since(began) // len(pairs)
     outcomes: list[Verdict | ServerError] = []
-    for (source, _), account, refusal in zip(pairs, accounts, refusals, strict=True):
+    for (source, _), url, refusal in zip(pairs, urls, refusals, strict=True):
         if refusal:
             outcomes.append(Verdict("reject", refusal, share))
             continue
         began = time.perf_counter()
         session.save_counters()  # the probe may crash the server (an empty destination from 2.10)
-        observation = publish_and_observe(
-            session.as_user(account.credentials).url, [instance_of(source)], timeout=5.0
-        )
+        observation = publish_and_observe(url, [instance_of(source)], timeout=5.0)
         try:
             panic = session.crash_of(observation.failure, keep=True)
         except ServerError as error:
@@ -147,6 +162,15 @@ def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict 
         else:
             outcomes.append(Verdict("accept", "", spent))
     return outcomes
+
+
+def _refusal(session: Session, mapping: Mapping) -> str:
+    """The server's words refusing `mapping` in the default account ('' when it took it)."""
+    try:
+        session.configure(mapping)
+    except ConfigRejectedError as error:
+        return error.server_message
+    return ""
 
 
 def _since(began: float) -> int:
