@@ -2,7 +2,7 @@
 
 https://docs.nats.io/nats-concepts/subject_mapping, "Weighted Mappings" ("For A/B Testing or Canary
 Releases", "For
-Traffic Shaping in Testing", "For Artificial Loss"); the judging is ``suites.weighted``'s. Weighted
+Traffic Shaping in Testing", "For Artificial Loss"); the judging is ``suites.families.weighted``'s. Weighted
 mappings exist from 2.2.0.
 """
 
@@ -25,9 +25,7 @@ from reference.weighted import WeightedDestination, compile_weighted
 from suites.engine.family import cases_of, check, divergences
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
-from suites.reproduce import assert_agrees, describe_divergences
-from suites.strategies import RECOMMENDED
-from suites.weighted import (
+from suites.families.weighted import (
     LOSS,
     REMAINDER_DELIVERED,
     WeightedRun,
@@ -36,6 +34,8 @@ from suites.weighted import (
     subjects_for,
     weighted_lists,
 )
+from suites.reproduce import assert_agrees, describe_divergences
+from suites.strategies import RECOMMENDED
 
 pytestmark = [pytest.mark.live, pytest.mark.weighted, pytest.mark.min_server("2.2.0")]
 

@@ -163,8 +163,8 @@ def make_case(
 @dataclass(frozen=True, slots=True)
 class UnitCases:
     """What every case of one unit shares: the run, the feature, the functions, source and destination of
-    its transform, its seed and its steps (how replay runs the unit again). `case` makes one of its cases
-    from what differs (`make_case`)."""
+    its transform (a weighted list's entries), its seed and its steps (how replay runs the unit again).
+    `case` makes one of its cases from what differs (`make_case`)."""
 
     context: RunContext
     feature: str
@@ -173,6 +173,7 @@ class UnitCases:
     destination: str
     seed: int = 0
     steps: tuple[str, ...] = ()
+    weights: Sequence[WeightedDestination] = ()
 
     def case(
         self,
@@ -183,6 +184,7 @@ class UnitCases:
         difference: str,
         detail: str = "",
         duration_us: int = 0,
+        bucket: int = -1,
     ) -> Case:
         made = make_case(
             self.context,
@@ -197,6 +199,8 @@ class UnitCases:
             detail=detail,
             seed=self.seed,
             duration_us=duration_us,
+            bucket=bucket,
+            weights=self.weights,
         )
         return replace(made, steps=self.steps)
 

@@ -29,8 +29,8 @@ from suites.families import FAMILIES
 from suites.families.imports import ImportRun
 from suites.families.matching import Subscriptions
 from suites.families.streams import TransformRun
+from suites.families.weighted import WeightedRun
 from suites.strategies import MappingBatch
-from suites.weighted import WeightedRun
 
 
 class ScriptedServer:

@@ -1,4 +1,4 @@
-"""The weighted family's lists beyond the valid unscoped ones (``suites.weighted``): lists with
+"""The weighted family's lists beyond the valid unscoped ones (``suites.families.weighted``): lists with
 cluster-scoped entries, lists the server must refuse, a list of one entry written as that entry alone,
 and how a list the reference refuses is judged."""
 
@@ -18,17 +18,17 @@ from reference.profiles import for_version
 from reference.weighted import WeightedDestination, compile_weighted
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
-from suites.families.weighted import WeightedFamily
-from suites.subscriptions import SubscriptionObservation
-from suites.weighted import (
+from suites.families.weighted import (
     CLUSTER,
     SINGLE_STEP,
+    WeightedFamily,
     WeightedObservation,
     WeightedRun,
     clustered_lists,
     judge_weighted,
     refused_lists,
 )
+from suites.subscriptions import SubscriptionObservation
 
 RELEASES = ("2.2.6", "2.9.25", "2.14.9")
 W = WeightedDestination
