@@ -69,6 +69,11 @@ class Family(Protocol, Generic[Unit, Observed]):
         (`check_many`, `execute_many`)."""
         ...
 
+    def width(self, session: Session) -> int:
+        """How many units run at once on `session`: `side_by_side`, or fewer where the session cannot hold
+        that many apart."""
+        ...
+
     def slot(self, session: Session, index: int) -> Session:
         """The session the `index`-th of units running side by side uses (its own account's user where
         units would otherwise share subjects or streams; the session itself where they share nothing)."""
@@ -125,6 +130,9 @@ class TargetServer:
     @property
     def layout(self) -> str:
         return "operator" if self.operator else ""
+
+    def width(self, session: Session) -> int:
+        return self.side_by_side
 
     def slot(self, session: Session, index: int) -> Session:
         return session

@@ -75,7 +75,7 @@ def run_family(
     seen: set[object] = set()
     pending: list[object] = []
 
-    width = max(1, family.side_by_side)
+    width = max(1, family.width(session))
 
     def run_units(batch: Sequence[object], context: RunContext = context) -> float:
         """Check `batch` (side by side, as the family allows), recording each unit's cases in order;

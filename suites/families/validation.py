@@ -80,8 +80,16 @@ class ValidationFamily(TargetServer):
         return pair()
 
     def base_config(self, server: Backend) -> ServerConfig:
-        """An account of the default user's, beside which each unit's account runs (`execute_many`)."""
-        return ServerConfig(accounts=(Account("base"),))
+        """An account of the default user's, beside which each unit's account runs (`execute_many`); none
+        on a server at a URL, which was started with its own configuration (no reload can give it a
+        default user), so that its units run one after the other in its default account."""
+        return ServerConfig() if server.name == "external" else ServerConfig(accounts=(Account("base"),))
+
+    def width(self, session: Session) -> int:
+        """One unit at a time on a server started with no account (`execute_validation`): a unit cut
+        short among others would run again alone, and a server at a URL that one unit kills would be
+        killed twice."""
+        return self.side_by_side if session.base.accounts else 1
 
     def execute(self, session: Session, unit: Pair) -> Verdict:
         (outcome,) = self.execute_many(session, [unit])
@@ -119,8 +127,8 @@ def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict 
     for all but those the server refuses), note whether the server took it and, if it did, whether one
     message published through it leaves the server running (a server that dies of it is restarted with
     the others in force). A server error ends the run: the units not yet decided get it. On a server
-    started with no account (the pytest plugin's `nats_server`), which no reload can give one, each
-    mapping goes in the default account, one after the other."""
+    started with no account (the pytest plugin's `nats_server`, a server at a URL), which no reload can
+    give one, each mapping goes in the default account, one after the other."""
     if not session.base.accounts:
         outcomes: list[Verdict | ServerError] = []
         for pair in pairs:
