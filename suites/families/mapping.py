@@ -18,10 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping, ServerConfig, place_of
-from fixtures.errors import ConfigRejectedError, ServerError
+from fixtures.config import Mapping, Place, ServerConfig
+from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
-from fixtures.servers.probe import fault_line
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import REFUSED, Case, CaseBlock, texts_of
@@ -378,48 +377,20 @@ def _apply_bisecting(
     compiled: list[tuple[Transform, tuple[str, ...]]],
     rejected: list[tuple[Transform, tuple[str, ...], str]],
 ) -> list[tuple[Transform, tuple[str, ...]]]:
-    """Apply all mappings. Where the server refuses, the mappings on the lines it names are refused
-    (into `rejected`, with its words about each: a server lists every fault of a file with its line) and
-    the rest applied again; a refusal that names none of their lines (an account JWT's) is halved until
-    it names one mapping. The mappings taken are in force at the end."""
-    in_force: list[tuple[Transform, tuple[str, ...]]] = []
+    """Apply all mappings in the default account, each a part of `Session.apply_apart` (one reload for
+    all but those the server refuses, found from the lines it names, by halving where it names none: an
+    account JWT's refusal); the refused ones go into `rejected` with the server's words about each, and
+    the others are returned, in force."""
+    index_of = {transform.source: index for index, (transform, _) in enumerate(compiled)}
 
-    def mappings(items: list[tuple[Transform, tuple[str, ...]]]) -> list[Mapping]:
-        return [Mapping(transform.source, transform.destination) for transform, _ in items]
+    def config_of(indices: list[int]) -> ServerConfig:
+        transforms = (compiled[index][0] for index in indices)
+        return session.base.with_mappings(*(Mapping(t.source, t.destination) for t in transforms))
 
-    def taken(items: list[tuple[Transform, tuple[str, ...]]]) -> list[tuple[Transform, tuple[str, ...]]]:
-        nonlocal in_force
-        try:
-            session.configure(*mappings(items))
-            in_force = items
-            return items
-        except ConfigRejectedError as error:
-            named = _named(session.base.with_mappings(*mappings(items)), error)
-            refused = [item for item in items if item[0].source in named]
-            if not refused and len(items) == 1:
-                named, refused = {items[0][0].source: error.server_message}, items
-        if refused:
-            rejected.extend((*item, named[item[0].source]) for item in refused)
-            rest = [item for item in items if item not in refused]
-            return taken(rest) if rest else []
-        half = len(items) // 2
-        return taken(items[:half]) + taken(items[half:])
+    def part_at(place: Place) -> int | None:
+        _, mapping = place
+        return None if mapping is None else index_of.get(mapping.source)
 
-    accepted = taken(list(compiled))
-    if accepted != in_force:
-        try:
-            session.configure(*mappings(accepted))
-        except ServerError as error:
-            raise ServerError(f"the server refused together mappings it took apart: {error}") from error
-    return accepted
-
-
-def _named(config: ServerConfig, error: ConfigRejectedError) -> dict[str, str]:
-    """The sources of the mappings on the lines a refusal of `config` names, each with its first fault
-    (`ConfigRejectedError.faults`)."""
-    named: dict[str, str] = {}
-    for fault in error.faults:
-        _, mapping = place_of(config, fault_line(fault))
-        if mapping is not None:
-            named.setdefault(mapping.source, fault)
-    return named
+    refusals = session.apply_apart(len(compiled), config_of, part_at)
+    rejected.extend((*item, words) for item, words in zip(compiled, refusals, strict=True) if words)
+    return [item for item, words in zip(compiled, refusals, strict=True) if not words]

@@ -133,6 +133,8 @@ def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict 
         outcomes: list[Verdict | ServerError] = []
         for pair in pairs:
             outcomes += _observed(session, [pair], apart=False)
+            if isinstance(outcomes[-1], ServerError):  # the server is gone: the rest are cut short too
+                return outcomes + [outcomes[-1]] * (len(pairs) - len(outcomes))
         return outcomes
     return _observed(session, pairs, apart=True)
 
