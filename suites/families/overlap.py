@@ -18,14 +18,16 @@ Every case carries the whole sequence in `steps`, so its replay runs the sequenc
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping
-from fixtures.errors import ConfigRejectedError
+from fixtures.config import Account, Mapping, ServerConfig
+from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -63,6 +65,10 @@ class Step:
 
     how: str
     mappings: tuple[tuple[str, str], ...]
+
+    @property
+    def config_mappings(self) -> tuple[Mapping, ...]:
+        return tuple(Mapping(source, destination) for source, destination in self.mappings)
 
     def to_json(self) -> str:
         return json.dumps({"how": self.how, "mappings": [list(m) for m in self.mappings]})
@@ -166,9 +172,21 @@ class OverlapFamily(TargetServer):
     features: tuple[str, ...] = (FEATURE,)
     budget: int = 3_000
     operator: bool = False
+    side_by_side: int = 32
+    accounts: itertools.count[int] = field(default_factory=itertools.count, compare=False)
+    """Numbers the accounts of sequences run side by side: each sequence starts in a new one."""
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator)
+
+    def base_config(self, server: Backend) -> ServerConfig:
+        """An account of the default user's, beside which the sequences of a batch each run in an account
+        of their own (`execute_many`); none in operator mode, whose accounts are JWTs."""
+        return ServerConfig() if self.operator else ServerConfig(accounts=(Account("base"),))
+
+    def width(self, session: Session) -> int:
+        """The sequences of a batch side by side beside a base account, else one at a time."""
+        return self.side_by_side if session.base.accounts else 1
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -179,6 +197,70 @@ class OverlapFamily(TargetServer):
         return overlap_runs(profile, ("push", RESTART) if self.operator else ("reload", RESTART))
 
     def execute(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
+        """The sequence alone: in an account of its own beside the base one (`execute_many`), else in the
+        default account (`execute_alone`)."""
+        if not session.base.accounts:
+            return self.execute_alone(session, unit)
+        (outcome,) = self.execute_many(session, [unit])
+        if isinstance(outcome, ServerError):
+            raise outcome
+        return outcome
+
+    def execute_many(
+        self, session: Session, units: Sequence[OverlapRun]
+    ) -> list[tuple[StepObservation, ...] | ServerError]:
+        """Sequences that put their steps in force the same way (reload or restart, step by step) run
+        together, each in a new account: step by step one reload or restart applies every such sequence's
+        configuration (`Session.configure_apart`), then each one's subjects are published as its account's
+        user. A sequence whose step the server refuses, or whose observation fails, stops there (its
+        account leaves the configuration). A server error ends the batch, a server found dead among
+        several sequences too: the sequences not yet decided get it, and each runs again alone
+        (`suites.engine.family.check_many`)."""
+        outcomes: list[tuple[StepObservation, ...] | ServerError | None] = [None] * len(units)
+        alike: dict[tuple[str, ...], list[int]] = {}
+        for index, unit in enumerate(units):
+            alike.setdefault(tuple(step.how for step in unit.steps), []).append(index)
+        for hows, indices in alike.items():
+            try:
+                observed = self._run_apart(session, hows, [units[index] for index in indices])
+            except ServerError as error:
+                return [error if outcome is None else outcome for outcome in outcomes]
+            for index, steps in zip(indices, observed, strict=True):
+                outcomes[index] = steps
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _run_apart(
+        self, session: Session, hows: tuple[str, ...], units: list[OverlapRun]
+    ) -> list[tuple[StepObservation, ...]]:
+        """`execute_many` of sequences whose steps are put in force as `hows` says."""
+        names = [f"o{next(self.accounts)}" for _ in units]
+        urls = [session.as_user(Account(name).credentials).url for name in names]
+        observed: list[list[StepObservation]] = [[] for _ in units]
+        running = list(range(len(units)))
+        for number, how in enumerate(hows):
+            groups = [
+                (Account(names[index], units[index].steps[number].config_mappings),) for index in running
+            ]
+            refusals = session.configure_apart(groups, restart=how == RESTART)
+            ran = []
+            for index, refusal in zip(running, refusals, strict=True):
+                if refusal:
+                    observed[index].append(StepObservation(rejection=refusal))
+                    continue
+                deliveries = observe_subscriptions(urls[index], [">"], units[index].subjects)
+                observed[index].append(StepObservation(deliveries=deliveries))
+                if not deliveries.failure:
+                    ran.append(index)
+            failures = [_failure_of(observed[index][-1]) for index in running]
+            failure = next((failure for failure in failures if failure), "")
+            if failure and session.has_died(failure):
+                if len(running) > 1:  # each runs again alone (`check_many`), so the death has its unit
+                    raise ServerDiedError(f"the server died during a batch of sequences: {failure}")
+                session.restart()
+            running = ran
+        return [tuple(steps) for steps in observed]
+
+    def execute_alone(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
         """From no mappings (an earlier sequence may have left one a server did not replace), put each
         step's configuration in force and publish every subject; stop at a refusal or a failure (a
         server found dead is started again, with no mappings). A configuration change that fails otherwise
@@ -186,7 +268,7 @@ class OverlapFamily(TargetServer):
         session.clear()
         observed: list[StepObservation] = []
         for step in unit.steps:
-            mappings = tuple(Mapping(source, destination) for source, destination in step.mappings)
+            mappings = step.config_mappings
             try:
                 if step.how == RESTART:
                     session.restart(*mappings)
@@ -205,8 +287,7 @@ class OverlapFamily(TargetServer):
 
     @staticmethod
     def _restarted_if_dead(session: Session, observed: list[StepObservation]) -> tuple[StepObservation, ...]:
-        last = observed[-1]
-        if session.has_died(last.failure or (last.deliveries.failure if last.deliveries else "")):
+        if session.has_died(_failure_of(observed[-1])):
             session.restart()
         return tuple(observed)
 
@@ -300,6 +381,10 @@ class OverlapFamily(TargetServer):
         if not case.steps:
             raise MappingError("an overlap case is replayed from its steps (--steps, or its case file)")
         return OverlapRun(tuple(Step.from_json(step) for step in case.steps), (case.subject,))
+
+
+def _failure_of(seen: StepObservation) -> str:
+    return seen.failure or (seen.deliveries.failure if seen.deliveries else "")
 
 
 def difference_of(
