@@ -1,7 +1,7 @@
 """Many units in one reload, on a live server: the server lists every fault of a file it refuses with its
 line, so each refusal goes to the unit whose account holds it (`Session.configure_apart`), or to the
 mapping on that line (the mapping family's batch), and the others are in force; the validation family
-judges a batch of units as it judges each alone."""
+judges a batch of units as it judges each alone, and the overlap family its sequences."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from fixtures.session import Session
 from reference.errors import MappingError
 from reference.transform import Transform, compile_transform
 from suites.families import FAMILIES, mapping
+from suites.families.overlap import OverlapFamily, OverlapRun, Step
 from suites.families.validation import Verdict
 
 pytestmark = pytest.mark.live
@@ -116,3 +117,53 @@ def test_a_mapping_batch_names_its_refused_mappings_as_one_by_one_would(session:
     assert all(f'"{transform.source}"' in words for transform, _, words in rejected)
     assert {transform.source for transform, _ in accepted} == {source for source, _ in pairs} - alone
     assert len(applied) == (2 if alone else 1)
+
+
+def test_a_restart_puts_in_force_the_groups_the_server_takes(session: Session) -> None:
+    """With `restart`, a server that refuses the file at its start is started again with fewer groups
+    until each refusal names one; it runs at the end, with the groups it took."""
+    units = [
+        Account("u0", mappings=(Mapping("a.*", "b.$1"),)),
+        Account("u1", mappings=(Mapping("a.*", "b.$2"),)),  # a wildcard index out of range
+        Account("u2", mappings=(Mapping("a.*", "d.{{wildcard(1)}}"),)),
+    ]
+    refusals = session.configure_apart([(account,) for account in units], restart=True)
+    assert refusals[0] == refusals[2] == ""
+    assert refusals[1]
+    assert session.server.is_running()
+    assert arrives_as(session, units[0], "a.x") == "b.x"
+    assert arrives_as(session, units[2], "a.y") == "d.y"
+
+
+def test_overlap_sequences_side_by_side_see_what_each_sees_alone(
+    session: Session, server_factory: Callable[[], Backend]
+) -> None:
+    """Sequences run together (each in an account of its own, those with the same reloads and restarts
+    sharing them) deliver every subject after every step where each sequence alone delivers it, on a
+    server with no account."""
+    family = FAMILIES["overlap"]
+    assert isinstance(family, OverlapFamily)
+    first = (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1"))
+    units = [
+        OverlapRun((Step("configure", first), Step("reload", (("ov.*", "od.m0s1.$1"),))), ("ov.a", "ov.b")),
+        OverlapRun((Step("configure", first), Step("restart", first[1:])), ("ov.a.b", "ov.c")),
+        OverlapRun((Step("configure", (("ov.>", "od.m0.>"),)), Step("reload", first)), ("ov.a.c", "ov.b.c")),
+        OverlapRun((Step("configure", first), Step("reload", (("ov.*", "od.m0.$2"),))), ("ov.a",)),  # refused
+    ]
+    together = family.execute_many(session, units)
+    plain = server_factory()
+    plain.start(ServerConfig())
+    try:
+        alone_session = Session.of(plain, ServerConfig())
+        alone = [family.execute(alone_session, unit) for unit in units]
+    finally:
+        plain.stop()
+
+    def seen(observed: object) -> list[tuple[bool, dict[tuple[int, int], list[str]]]]:
+        assert isinstance(observed, tuple)
+        return [
+            (bool(step.rejection), step.deliveries.deliveries if step.deliveries else {}) for step in observed
+        ]
+
+    assert [seen(steps) for steps in together] == [seen(steps) for steps in alone]
+    assert seen(together[3])[1][0]  # the last sequence's second step was refused
