@@ -147,12 +147,13 @@ class TargetServer:
         return ServerConfig()
 
     def execute_many(self, session: Session, units: Sequence[Any]) -> list[Any]:
-        """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`."""
+        """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`, with the
+        others `alongside` when there are several."""
         family: Any = self
 
         def attempt(index: int, unit: object) -> object:
             try:
-                return family.execute(self.slot(session, index), unit)
+                return family.execute(replace(self.slot(session, index), alongside=len(units) > 1), unit)
             except ServerError as error:
                 return error
 

@@ -167,3 +167,37 @@ def test_a_campaign_fills_every_batch_with_units_not_run_before(
     assert done == sum(batches) == 10  # every one of the ten units, each once
     assert batches[:-1] == [4] * (len(batches) - 1)
     assert sorted(unit for unit, _ in family.runs) == list(range(10))
+
+
+@dataclass
+class Crashing(Family):
+    """`Family` whose unit `crash` kills the server each time it runs, and which, like a family that knows
+    its crashes (stream-transform), asks the session whether the server died of its unit."""
+
+    def execute(self, session: Session, unit: int) -> str:
+        with self.lock:
+            self.runs.append((unit, threading.current_thread().name))
+        time.sleep(0.05)
+        if unit == self.crash:
+            session.server.stop()
+        time.sleep(0.05)  # every unit of the batch now sees the dead server
+        panic = session.crash_of("connection refused" if not session.server.is_running() else "")
+        return f"crashed: {panic}" if panic else f"seen {unit}"
+
+
+def test_a_crash_among_units_side_by_side_goes_to_the_unit_that_causes_it() -> None:
+    """No unit's thread restarts the server (two restarting it at once wrote its configuration file at
+    once): the engine restarts it once the batch has ended, and each unit runs again alone, where the one
+    that kills the server is told so and the others see their own runs."""
+    family = Crashing(crash=2)
+    backend = Backend()
+    backend.logs = lambda: "" if backend.running else "panic: runtime error"  # type: ignore[method-assign]
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+    session = Session(backend, for_version("2.14.5"))  # type: ignore[arg-type]
+    judged = check_many(family, session, context, [1, 2, 3])
+    cases = [case for unit in judged for case in cases_of(unit)]
+    assert [case.observed for case in cases] == ["seen 1", "crashed: panic: runtime error", "seen 3"]
+    assert backend.starts == 2  # once by the engine after the batch, once after the unit alone
+    assert backend.running
+    assert len(session.restarts) == 1
