@@ -7,12 +7,15 @@ shares). When the weights sum below 100 the rest is lost: "the unaccounted for 2
 message loss" (``myservice.requests: [{v3, 90%}, {v3.fail, 8%}]``), and listing the source itself
 (``foo.loss.>: [{foo.loss.>, 50%}]``) drops what is not mapped to it. Servers deliver an unaccounted
 rest on the unchanged subject unless the source is listed (expectations.toml,
-``weighted-remainder-not-lost``). ``cluster``-scoped entries form their own list, used on servers of
-that cluster; other servers use the unscoped list, whose remainder (all of it when it has no entry) is
-lost. Weights are 0..100; their total may not exceed 100 (over the whole list before 2.10, per cluster
-from 2.10), and a destination may appear once in the whole list, whatever its cluster. The documents
-do not describe the ``cluster`` field: these rules are what nats-server does (``AddWeightedMappings``,
-observed on 2.2.6, 2.14.9 and 2.15.2 by the weighted families' clustered and refused lists).
+``weighted-remainder-not-lost``). ``cluster``-scoped entries form their own list: "Messages received by
+servers within the named cluster will only consider mappings with the same cluster name. Otherwise, it
+will fallback to non-cluster scoped mappings" (docs.nats.io, configuration reference, "mappings" >
+"cluster", https://docs.nats.io/reference/config/mappings/cluster); the unscoped list's remainder (all
+of it when it has no entry) is lost. Weights are 0..100; their total may not exceed 100 ("weights across
+the destinations must add up to 100% on a per-cluster basis", ".../mappings/weight"; over the whole
+list before 2.10), and a destination may appear once in the whole list, whatever its cluster. The
+release range and the duplicate rule are what nats-server does (``AddWeightedMappings``, observed on
+2.2.6, 2.14.9 and 2.15.2 by the weighted families' clustered and refused lists).
 """
 
 from __future__ import annotations

@@ -330,7 +330,7 @@ def destination_for(shape: str, index: int, *, named: bool, reorder: bool) -> st
     return ".".join([head, *(f"{{{{wildcard({n})}}}}" if named else f"${n}" for n in refs)])
 
 
-def _weights(draw: st.DrawFn, size: int) -> list[int]:
+def draw_weights(draw: st.DrawFn, size: int) -> list[int]:
     """`size` weights of at least 1 summing to 100 or less (100 about half the time)."""
     total = draw(st.just(100) | st.integers(size, 100), label="total")
     cuts: list[int] = []
@@ -352,7 +352,7 @@ def weighted_lists(
     shape = draw(st.sampled_from(list(SHAPES)), label="shape")
     source = SHAPES[shape]
     size = draw(st.integers(1, 3), label="size")
-    weights = _weights(draw, size)
+    weights = draw_weights(draw, size)
     named = "wildcard" in profile.mapping_functions and draw(st.booleans())
     reorder = draw(st.booleans())
     entries = [
@@ -386,7 +386,7 @@ def clustered_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tupl
     # Before 2.10 one total covers the whole list: the scoped entries then stand alone.
     unscoped = unscoped[: draw(st.integers(0, 2)) if profile.weight_total_per_cluster else 0]
     cluster = draw(st.sampled_from((CLUSTER, OTHER_CLUSTER)), label="cluster")
-    weights = _weights(draw, draw(st.integers(1, 2), label="scoped"))
+    weights = draw_weights(draw, draw(st.integers(1, 2), label="scoped"))
     shape = next(name for name, pattern in SHAPES.items() if pattern == source)
     scoped = tuple(
         WeightedDestination(destination_for(shape, 5 + i, named=False, reorder=False), w, cluster)
