@@ -10,6 +10,7 @@ from records.replay import layout_of
 from reference.errors import ConformanceError
 from suites.engine.family import Family
 from suites.families.cluster import ClusterFamily
+from suites.families.cluster_weighted import ClusterWeightedFamily
 from suites.families.contexts import ContextsFamily
 from suites.families.imports import ImportFamily
 from suites.families.mapping import MappingFamily
@@ -83,6 +84,7 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
         ImportFamily(name="import-operator", summary=IMPORT_OPERATOR, budget=1_000, operator=True),
         ContextsFamily(),
         ClusterFamily(),
+        ClusterWeightedFamily(),
     )
 }
 
