@@ -174,7 +174,9 @@ class OverlapFamily(TargetServer):
     operator: bool = False
     side_by_side: int = 32
     accounts: itertools.count[int] = field(default_factory=itertools.count, compare=False)
-    """Numbers the accounts of sequences run side by side: each sequence starts in a new one."""
+    """Numbers the accounts of sequences run side by side: each sequence starts in an account no earlier
+    configuration held, since a server may keep what an account it dropped had (the name is never used
+    twice in a process, rather than only unlike the accounts in force)."""
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator)
@@ -216,7 +218,7 @@ class OverlapFamily(TargetServer):
         account leaves the configuration). A server error ends the batch, a server found dead among
         several sequences too: the sequences not yet decided get it, and each runs again alone
         (`suites.engine.family.check_many`)."""
-        outcomes: list[tuple[StepObservation, ...] | ServerError | None] = [None] * len(units)
+        outcomes: dict[int, tuple[StepObservation, ...]] = {}
         alike: dict[tuple[str, ...], list[int]] = {}
         for index, unit in enumerate(units):
             alike.setdefault(tuple(step.how for step in unit.steps), []).append(index)
@@ -224,10 +226,9 @@ class OverlapFamily(TargetServer):
             try:
                 observed = self._run_apart(session, hows, [units[index] for index in indices])
             except ServerError as error:
-                return [error if outcome is None else outcome for outcome in outcomes]
-            for index, steps in zip(indices, observed, strict=True):
-                outcomes[index] = steps
-        return [outcome for outcome in outcomes if outcome is not None]
+                return [outcomes.get(index, error) for index in range(len(units))]
+            outcomes.update(zip(indices, observed, strict=True))
+        return [outcomes[index] for index in range(len(units))]
 
     def _run_apart(
         self, session: Session, hows: tuple[str, ...], units: list[OverlapRun]
@@ -252,11 +253,7 @@ class OverlapFamily(TargetServer):
                 if not deliveries.failure:
                     ran.append(index)
             failures = [_failure_of(observed[index][-1]) for index in running]
-            failure = next((failure for failure in failures if failure), "")
-            if failure and session.has_died(failure):
-                if len(running) > 1:  # each runs again alone (`check_many`), so the death has its unit
-                    raise ServerDiedError(f"the server died during a batch of sequences: {failure}")
-                session.restart()
+            _restart_if_dead(session, next((failure for failure in failures if failure), ""), len(running))
             running = ran
         return [tuple(steps) for steps in observed]
 
@@ -283,12 +280,7 @@ class OverlapFamily(TargetServer):
             observed.append(StepObservation(deliveries=deliveries))
             if deliveries.failure:
                 break
-        return self._restarted_if_dead(session, observed)
-
-    @staticmethod
-    def _restarted_if_dead(session: Session, observed: list[StepObservation]) -> tuple[StepObservation, ...]:
-        if session.has_died(_failure_of(observed[-1])):
-            session.restart()
+        _restart_if_dead(session, _failure_of(observed[-1]))
         return tuple(observed)
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: OverlapRun, reason: str) -> Judged:
@@ -402,3 +394,14 @@ def difference_of(
     if any(subject_ in stale for subject_ in arrived):
         return f"stale-mapping-after-{how}"
     return "not-a-candidate"
+
+
+def _restart_if_dead(session: Session, failure: str, running: int = 1) -> None:
+    """After a step and its `failure` ('' for none), start a server found dead again, with no mappings; with
+    other sequences `running` beside the one that failed, raise `ServerDiedError` instead: each runs again
+    alone (`suites.engine.family.check_many`), so that the death goes to the sequence that causes it."""
+    if not session.has_died(failure):
+        return
+    if running > 1:
+        raise ServerDiedError(f"the server died during a batch of sequences: {failure}")
+    session.restart()
