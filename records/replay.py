@@ -1,11 +1,13 @@
 """The commands that run one recorded case again, derived from the record alone: what the suites print
 for a divergence and what the reports show beside its smallest case.
 
-`nats-conformance replay` (the same as `python -m suites replay`) takes the case's columns as options
-(a republish case adds its stream's subjects and headers-only; a streaming case's layout goes in
-`--source`, as JSON, and its release is nats-streaming-server's, so the NATS server it joins is left to
-the default); an adapter case is asked again of the adapter command it was asked of, kept in its
-`detail`.
+`nats-conformance replay` (the same as `python -m suites replay`) takes the case's columns as options,
+whatever its feature: each column the case has a value in (stream subjects, headers-only, weights, steps,
+partitions) gives its option, so the line spells the whole case file (`records.casefile.CaseFile`). A
+case with a layout of servers (streaming) has it in `--source`, as JSON; a release of another
+implementation than nats-server (nats-streaming-server's) is not a `--server-version`, so the NATS
+server it joins is left to the default; an adapter case is asked again of the adapter command it was
+asked of, kept in its `detail`.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Final
 
 from records.schema import FEATURES, Case
 from reference.channels import ServerSpec
+from reference.weighted import WeightedDestination
 
 COMMAND_DETAIL: Final = "adapter command: "
 """How an adapter case's `detail` begins: the command the question was asked of follows."""
 
+SERVER: Final = "nats-server"
+"""The implementation whose release a replay's `--server-version` names."""
 REPLAY: Final = ("nats-conformance", "replay")
 """How every printed replay line begins: the installed command, not the module path."""
 LAYOUTS: Final = ("operator", "cluster")
@@ -57,36 +62,42 @@ def layout_json(layout: Sequence[ServerSpec]) -> str:
 
 
 def replay_command(case: Case) -> str:
-    """The command that runs this one case again on a fresh server of the same release and backend
-    (a republish case: its stream, option and, for a message, one publish)."""
-    if case.feature == "republish":
-        parts = [*REPLAY, "--feature", case.feature, "--server-version", case.server_version]
-        parts += ["--backend", case.backend, "--stream-subjects", ",".join(case.stream_subjects)]
-        if case.headers_only:
-            parts.append("--headers-only")
-        parts += ["--source", case.source, "--destination", case.destination]
-        if case.steps:
-            parts += ["--steps", json.dumps(list(case.steps))]
-    elif case.backend == "adapter":  # a transform library: the question again, to the same command
+    """The command that runs this one case again on a fresh server of the same release and backend, or
+    of the same adapter: the case's columns as options (see the module docstring)."""
+    if case.backend == "adapter":  # a transform library: the question again, to the same command
         parts = [*REPLAY, "--target", f"adapter:{adapter_command(case)}", "--profile", case.server_version]
-        parts += ["--feature", case.feature, "--functions", case.functions, "--source", case.source]
-        parts += ["--destination", case.destination]
-        if case.partitions:
-            parts += ["--partitions", str(case.partitions)]
-        return shlex.join([*parts, "--subject", case.subject])
-    elif case.feature == "streaming":  # the layout's servers, or the scenario the source names
-        source = layout_json(case.layout) if case.layout else case.source
-        parts = [*REPLAY, "--backend", case.backend, "--feature", case.feature, "--source", source]
+        parts += ["--feature", case.feature, "--functions", case.functions]
     else:
         backend, layout = layout_of(case.backend)
-        parts = [*REPLAY, "--server-version", case.server_version, "--backend", backend]
-        parts += ["--layout", layout] if layout else []
-        parts += ["--feature", case.feature, "--source", case.source, "--destination", case.destination]
-        if case.steps:
-            parts += ["--steps", json.dumps(list(case.steps))]
-    if case.subject:
-        parts += ["--subject", case.subject]
+        parts = [*REPLAY]
+        if case.implementation == SERVER:
+            parts += ["--server-version", case.server_version]
+        parts += ["--backend", backend, *(["--layout", layout] if layout else []), "--feature", case.feature]
+    parts += ["--source", layout_json(case.layout) if case.layout else case.source]
+    options = (
+        ("--destination", case.destination),
+        ("--stream-subjects", ",".join(case.stream_subjects)),
+        ("--weights", weights_json(case.weights)),
+        ("--steps", json.dumps(list(case.steps)) if case.steps else ""),
+        ("--partitions", str(case.partitions) if case.partitions else ""),
+        ("--subject", case.subject),
+    )
+    parts += [word for option, value in options if value for word in (option, value)]
+    if case.headers_only:
+        parts.append("--headers-only")
     return shlex.join(parts)
+
+
+def weights_json(weights: Sequence[WeightedDestination]) -> str:
+    """A weighted list's JSON form (what `--weights` of a replay reads): one object per entry, with its
+    cluster when it has one ('' for no entry)."""
+    if not weights:
+        return ""
+    entries = [
+        {"destination": w.destination, "weight": w.weight, **({"cluster": w.cluster} if w.cluster else {})}
+        for w in weights
+    ]
+    return json.dumps(entries, separators=(",", ":"))
 
 
 NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")

@@ -46,6 +46,7 @@ from reference.cli import (
 )
 from reference.errors import ConformanceError
 from reference.profiles import NEWEST, OLDEST_RULES, for_version
+from reference.weighted import WeightedDestination
 from reports.counts import case_counts, run_tally, tally_of
 from reports.spark import why_no_spark
 from suites.bisect import add_bisect_command
@@ -427,6 +428,7 @@ def _question(arguments: argparse.Namespace) -> CaseFile:
         stream_subjects=tuple(s for s in arguments.stream_subjects.split(",") if s),
         headers_only=arguments.headers_only,
         steps=steps_option(arguments.steps),
+        weights=weights_option(arguments.weights),
     )
 
 
@@ -441,6 +443,31 @@ def steps_option(text: str) -> tuple[str, ...]:
     if not isinstance(steps, list) or not all(isinstance(step, str) for step in steps):
         raise OptionError("--steps takes a JSON array of strings")
     return tuple(steps)
+
+
+def weights_option(text: str) -> tuple[WeightedDestination, ...]:
+    """`--weights`: a JSON array of a weighted list's entries, `{"destination": D, "weight": W}` with an
+    optional `"cluster"` (as its replay command writes them); weights are not checked here, since a
+    replay may ask a list the server must refuse."""
+    if not text:
+        return ()
+    usage = '--weights takes a JSON array of {"destination": TEXT, "weight": INTEGER, "cluster": TEXT}'
+    try:
+        items = json.loads(text)
+    except ValueError as error:
+        raise OptionError(f"{usage}: {error}") from error
+    entries = []
+    for item in items if isinstance(items, list) else [None]:
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("destination"), str)
+            and type(item.get("weight")) is int
+            and isinstance(item.get("cluster", ""), str)
+            and set(item) <= {"destination", "weight", "cluster"}
+        ):
+            raise OptionError(f"{usage} (got {json.dumps(item)})")
+        entries.append(WeightedDestination(item["destination"], item["weight"], item.get("cluster") or None))
+    return tuple(entries)
 
 
 def add_strict_errors(parser: argparse.ArgumentParser) -> None:
@@ -674,7 +701,9 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     again.add_argument("--feature", default="mapping")
     again.add_argument("--source", default="")
     again.add_argument("--destination", default="", help="mapping destination (not for streaming)")
-    again.add_argument("--partitions", type=count, default=0, help="an adapter partition-op case's n")
+    again.add_argument(
+        "--partitions", type=count, default=0, help="the case's partitions (an adapter partition-op case's n)"
+    )
     again.add_argument("--subject", default="")
     again.add_argument(
         "--stream-subjects", default="", help="republish: the stream's subjects, comma-separated"
@@ -682,6 +711,11 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     again.add_argument("--headers-only", action="store_true", help="republish: the option's headers_only")
     again.add_argument(
         "--steps", default="", help="the case's steps, a JSON array (republish scenarios, overlap sequences)"
+    )
+    again.add_argument(
+        "--weights",
+        default="",
+        help='a weighted case\'s list, a JSON array of {"destination": D, "weight": W, "cluster": C}',
     )
     again.add_argument(
         "--layout",
