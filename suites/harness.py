@@ -1,30 +1,48 @@
-"""Publish many subjects to a live server and observe, per case, on which subjects they arrived.
+"""Publish many subjects to a live server and observe which deliveries they cause, in one of two ways.
 
-The case id of a subject is its position in the list, and each message carries it as payload; a wire
-tap (`>`) on a second connection collects every delivery. Publishing is pipelined in chunks, each ended
-by a PING. When a chunk's PONG is back on the publisher, a PING goes to the tap, and its PONG proves
-every delivery of that chunk has been read (the rule in `fixtures.clients.wire`): the result is complete when
-the last chunk's tap PONG is in, with no quiet window. The publisher runs at most `window` chunks ahead
-of the tap, so the server never sees the tap as a slow consumer. The result says, for every case id,
-the subjects it arrived on (none: not delivered; two: delivered twice).
+One tap, many cases (`publish_and_observe`): the case id of a subject is its position in the list, and
+each message carries it as payload; a wire tap (`>`) on a second connection collects every delivery.
+Publishing is pipelined in chunks, each ended by a PING. When a chunk's PONG is back on the publisher, a
+PING goes to the tap, and its PONG proves every delivery of that chunk has been read (the rule in
+`fixtures.clients.wire`): the result is complete when the last chunk's tap PONG is in, with no quiet
+window. The publisher runs at most `window` chunks ahead of the tap, so the server never sees the tap as
+a slow consumer. The result says, for every case id, the subjects it arrived on (none: not delivered;
+two: delivered twice).
 
 Published through another server (a leaf node, `publisher_url`), a publisher's PONG says only that
 that server has passed the chunk on: a fence message then follows each chunk on the same connection,
 and its delivery to the tap, after every delivery of the chunk, stands for the tap's PONG.
+
+N subscriptions, one connection (`observe_subscriptions`): which subscription received which
+publication. One connection subscribes every pattern (subscription id = position + 1), then publishes
+the subjects itself, each message carrying its publication index as payload (NATS echoes a connection's
+own messages to its subscriptions by default). Publications go in chunks, each followed by a PING;
+publisher and observer being one connection, its PONG is the whole barrier of `fixtures.clients.wire`:
+when it arrives every delivery of the chunk has been read. No settle time is needed, and a missing
+delivery is a real absence. A chunk is sized so that even if every publication matched every
+subscription, the deliveries it causes stay far below the socket buffers and the server's slow-consumer
+limit. Used by the matching family ("Subject-Based Messaging" - "Wildcards",
+https://docs.nats.io/nats-concepts/subjects#wildcards), and with a single ``>`` subscription by the
+partition property and the weighted, overlap and imports families, where mappings rewrite the
+subjects.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import pyarrow as pa
 
 from fixtures.clients.wire import MessageRun, WireConnection, WireError, publish_frames, text
+from fixtures.config import ServerConfig
 from fixtures.deadlines import within
+from fixtures.servers.base import Backend
 
 TAP_SID = 1
 FENCE_SUBJECT = "_nc_fence"
@@ -33,6 +51,8 @@ FENCE_ID = 10**17
 READY_ID = FENCE_ID + 1
 """The payload of the messages that wait for the publisher's server to forward to the tap's."""
 READY_POLL = 0.05
+CHUNK_DELIVERIES: Final = 5_000
+"""Upper bound on the deliveries one chunk can cause (publications x subscriptions)."""
 
 
 @dataclass(slots=True)
@@ -242,3 +262,98 @@ def _await_forwarding(publisher: WireConnection, tap: Tap, timeout: float) -> No
             raise WireError(
                 f"nothing published on the publisher's server reached the tap within {timeout:.0f}s"
             )
+
+
+@dataclass(slots=True)
+class SubscriptionObservation:
+    """What one observation saw.
+
+    Attributes:
+        deliveries: (subscription id, publication index) -> the subjects it was delivered with, in order
+            (one entry per delivery: two entries mean the subscription received it twice).
+        published: how many publications were sent and confirmed by a round trip.
+        failure: why the observation ended early (empty when it completed).
+    """
+
+    deliveries: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    published: int = 0
+    failure: str = ""
+
+    def subjects_for(self, sid: int, index: int) -> list[str]:
+        """The subjects publication ``index`` reached subscription ``sid`` with (empty: not delivered)."""
+        return self.deliveries.get((sid, index), [])
+
+    def received(self, index: int) -> bool:
+        """True iff publication ``index`` was confirmed sent (its absence from a subscription means
+        something), which holds for every publication unless the observation failed."""
+        return index < self.published
+
+
+def collect_until_pong(
+    connection: WireConnection, observation: SubscriptionObservation, timeout: float
+) -> None:
+    """Read deliveries (payload = publication index; others, like the reload probe's, are not ours)
+    until the connection's next PONG; raise `WireError` if none comes within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    deliveries = observation.deliveries
+    while True:
+        frames = connection.receive(deadline)
+        if frames is None:
+            raise WireError(f"no PONG from the server within {timeout:.0f}s")
+        for sid, payload, subject in zip(frames.sids, frames.payloads, frames.subjects, strict=True):
+            if payload.isdigit():
+                deliveries.setdefault((sid, int(payload)), []).append(subject)
+        if frames.count("PONG"):
+            return
+
+
+def observe_subscriptions(
+    url: str,
+    patterns: Sequence[str],
+    subjects: Sequence[str],
+    *,
+    publisher_url: str = "",
+    chunk_deliveries: int = CHUNK_DELIVERIES,
+    timeout: float = 10.0,
+) -> SubscriptionObservation:
+    """Subscribe ``patterns`` (sids 1..N), publish ``subjects`` (payload = index) on the same connection,
+    or on a connection to ``publisher_url`` (another account's user), and return every delivery. Never
+    raises for server or network trouble: ``failure`` says what ended the observation, and
+    ``published`` how far it got.
+
+    With a publisher of its own, its PONG comes first: the deliveries of its publications are then
+    queued for the subscribing connection, whose own PING/PONG proves they were read.
+    """
+    timeout = within(timeout)
+    observation = SubscriptionObservation()
+    with contextlib.ExitStack() as opened:
+        try:
+            connection = opened.enter_context(
+                WireConnection(url, name="nats-conformance-subscriptions", timeout=timeout)
+            )
+            publisher = connection
+            if publisher_url:
+                publisher = opened.enter_context(
+                    WireConnection(publisher_url, name="nats-conformance-publisher", timeout=timeout)
+                )
+            for sid, pattern in enumerate(patterns, start=1):
+                connection.subscribe(pattern, sid)
+            connection.flush()
+            per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
+            for start in range(0, len(subjects), per_chunk):
+                stop = min(start + per_chunk, len(subjects))
+                publisher.queue_frames(publish_frames(subjects[start:stop], start))
+                if publisher is not connection:
+                    publisher.flush()
+                connection.ping()
+                collect_until_pong(connection, observation, timeout)
+                observation.published = stop
+        except WireError as error:
+            observation.failure = str(error)
+    return observation
+
+
+def clear_mappings(server: Backend) -> None:
+    """Run with no user mappings (only the probe's), so every subject arrives as published."""
+    if server.config.mappings or server.config.accounts:
+        server.apply(ServerConfig())

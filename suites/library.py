@@ -60,6 +60,7 @@ from suites.drawing import (
 )
 from suites.engine.verdicts import RunContext, case_class_of, is_literal, make_case, wrong_subject
 from suites.expected import functions_named
+from suites.families.matching import wildcard_kinds
 from suites.oracle import three_way
 from suites.strategies import (
     destination_templates,
@@ -69,7 +70,6 @@ from suites.strategies import (
     subjects_matching,
     tokens,
 )
-from suites.subscriptions import wildcard_kinds
 
 BACKEND = "adapter"
 Judged = Sequence[Case | CaseBlock]

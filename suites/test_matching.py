@@ -19,9 +19,10 @@ from fixtures.servers.base import Backend
 from records.writer import RecordWriter
 from reference.matching import matches
 from suites.engine.verdicts import RunContext
+from suites.families.matching import judge_matching
+from suites.harness import clear_mappings, observe_subscriptions
 from suites.reproduce import describe_divergences
 from suites.strategies import matching_batches
-from suites.subscriptions import clear_mappings, judge_matching, observe_subscriptions
 
 pytestmark = [pytest.mark.live, pytest.mark.matching]
 

@@ -33,9 +33,9 @@ from suites.engine.family import cases_of, check, record
 from suites.engine.verdicts import RunContext, judge_delivery, make_case
 from suites.expected import bucket_of, partition_position
 from suites.families import FAMILIES
+from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.reproduce import describe_divergences
 from suites.strategies import RECOMMENDED, MappingBatch
-from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 pytestmark = [pytest.mark.live, pytest.mark.partition, pytest.mark.min_server("2.8.0")]
 

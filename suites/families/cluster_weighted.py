@@ -49,8 +49,7 @@ from suites.families.weighted import (
     subjects_for,
     weighted_lists,
 )
-from suites.harness import Observation, publish_and_observe
-from suites.subscriptions import SubscriptionObservation
+from suites.harness import Observation, SubscriptionObservation, publish_and_observe
 
 CLUSTERS = ("east", "west")
 """The clusters of the two servers, the first's (where every message is observed) first."""

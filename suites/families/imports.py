@@ -61,6 +61,7 @@ from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, UnitCases, acceptance
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
+from suites.harness import observe_subscriptions
 from suites.strategies import (
     INTEGER_EDGES,
     bulk_subjects,
@@ -71,7 +72,6 @@ from suites.strategies import (
     sources,
     swarms,
 )
-from suites.subscriptions import observe_subscriptions
 
 NAMESPACE = "e"
 SUBJECTS = 8

@@ -7,17 +7,87 @@ more at the end. One unit is a set of subscription patterns and the subjects pub
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
 from fixtures.session import Session
 from records.casefile import CaseFile
+from records.schema import Case
+from reference.matching import SubjectIndex
 from reference.profiles import ReleaseProfile
 from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext
+from suites.engine.verdicts import RunContext, make_case
+from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import matching_batches
-from suites.subscriptions import SubscriptionObservation, judge_matching, observe_subscriptions
+
+
+def wildcard_kinds(pattern: str) -> tuple[str, ...]:
+    """The wildcards a pattern uses, as the `functions` column of its cases: ``partial`` for ``*``,
+    ``full`` for a final ``>`` (empty for a literal pattern)."""
+    tokens = pattern.split(".")
+    kinds = []
+    if "*" in tokens:
+        kinds.append("partial")
+    if tokens[-1] == ">":
+        kinds.append("full")
+    return tuple(kinds)
+
+
+def judge_matching(
+    context: RunContext,
+    patterns: Sequence[str],
+    subjects: Sequence[str],
+    observation: SubscriptionObservation,
+    *,
+    seed: int = 0,
+    duration_us: int = 0,
+) -> list[Case]:
+    """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
+    ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
+    (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
+    order, subscription id = position + 1."""
+    index = SubjectIndex(patterns)
+    cases: list[Case] = []
+    kinds = [wildcard_kinds(pattern) for pattern in patterns]
+    for position, subject in enumerate(subjects):
+        matched = index.match(subject)
+        confirmed = observation.received(position)
+        for slot, pattern in enumerate(patterns):
+            expected = "match" if pattern in matched else "no-match"
+            arrived = observation.subjects_for(slot + 1, position)
+            observed = "|".join("match" if got == subject else f"match:{got}" for got in arrived)
+            observed = observed or "no-match"
+            if not arrived and not confirmed:
+                difference, observed = "unknown", ""
+            elif observed == expected:
+                difference = ""
+            elif not arrived:
+                difference = "not-delivered"
+            elif expected == "no-match":
+                difference = "unexpected-delivery"
+            elif len(arrived) > 1:
+                difference = "duplicated"
+            else:
+                difference = "wrong-subject"
+            cases.append(
+                make_case(
+                    context,
+                    feature="matching",
+                    functions=kinds[slot],
+                    source=pattern,
+                    destination="",
+                    subject=subject,
+                    expected=expected,
+                    observed=observed,
+                    difference=difference,
+                    detail=observation.failure if difference == "unknown" else "",
+                    seed=seed,
+                    duration_us=duration_us,
+                )
+            )
+    return cases
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,8 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import RunContext, make_case, rejection_case
+from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import bulk_subjects, mostly
-from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 FEATURE = "overlap"
 NAMESPACE = "ov"

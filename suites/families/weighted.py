@@ -48,8 +48,8 @@ from suites.distribution import chi_square, sample_size
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import RunContext, UnitCases, acceptance, make_case, rejection_case
 from suites.expected import functions_named
+from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import RECOMMENDED, mostly
-from suites.subscriptions import SubscriptionObservation, observe_subscriptions
 
 MAX_MESSAGES = 20_000
 """Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""

@@ -16,7 +16,7 @@ from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.cluster_weighted import CLUSTERS, scoped_lists
 from suites.families.weighted import WeightedObservation, WeightedRun
-from suites.subscriptions import SubscriptionObservation
+from suites.harness import SubscriptionObservation
 
 RELEASES = ("2.2.6", "2.9.25", "2.10.29", "2.14.9")
 

@@ -1,4 +1,6 @@
-"""suites.harness against a live server: every delivery is observed by the barrier, none is invented."""
+"""suites.harness against a live server: every delivery is observed by the barrier, none is invented, both
+through one `>` tap (`publish_and_observe`) and through N subscriptions on one connection
+(`observe_subscriptions`)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,17 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from fixtures.clients.wire import WireConnection, WireError
 from fixtures.config import Mapping, ServerConfig
 from fixtures.servers.base import Backend
-from suites.harness import Observation, publish_and_observe
+from suites.harness import (
+    Observation,
+    SubscriptionObservation,
+    clear_mappings,
+    collect_until_pong,
+    observe_subscriptions,
+    publish_and_observe,
+)
 
 pytestmark = pytest.mark.live
 
@@ -45,3 +55,30 @@ def test_no_server_is_a_failure() -> None:
     observation = publish_and_observe(f"nats://127.0.0.1:{port}", ["a"])
     assert "cannot connect" in observation.failure
     assert observation.subjects_of(0) == []
+
+
+def test_every_delivery_is_read_by_the_pong(server: Backend) -> None:
+    clear_mappings(server)
+    patterns = ["a.*", "a.>", "b", "a.*"]
+    subjects = ["a.x", "a.x.y", "b", "c", "a.\udcff"]
+    observation = observe_subscriptions(server.url, patterns, subjects, chunk_deliveries=8)
+    assert observation.failure == ""
+    assert observation.published == len(subjects)
+    assert observation.deliveries == {
+        (1, 0): ["a.x"],
+        (2, 0): ["a.x"],
+        (4, 0): ["a.x"],
+        (2, 1): ["a.x.y"],
+        (3, 2): ["b"],
+        (1, 4): ["a.\udcff"],
+        (2, 4): ["a.\udcff"],
+        (4, 4): ["a.\udcff"],
+    }
+
+
+def test_err_and_silence_end_the_observation(server: Backend) -> None:
+    observation = observe_subscriptions(server.url, ["a..b"], ["a"])
+    assert "Invalid Subject" in observation.failure
+    assert observation.published == 0
+    with WireConnection(server.url) as connection, pytest.raises(WireError, match="no PONG"):
+        collect_until_pong(connection, SubscriptionObservation(), timeout=0.2)  # no PING sent

@@ -20,7 +20,7 @@ from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.overlap import OverlapRun, Step, StepObservation, overlap_runs
-from suites.subscriptions import SubscriptionObservation
+from suites.harness import SubscriptionObservation
 
 PROFILE = for_version("2.14.5")
 FAMILY = FAMILIES["overlap"]

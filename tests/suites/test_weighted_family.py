@@ -28,7 +28,7 @@ from suites.families.weighted import (
     judge_weighted,
     refused_lists,
 )
-from suites.subscriptions import SubscriptionObservation
+from suites.harness import SubscriptionObservation
 
 RELEASES = ("2.2.6", "2.9.25", "2.14.9")
 W = WeightedDestination

@@ -1,4 +1,5 @@
-"""suites.subscriptions: observation through the PING/PONG barrier, and the (pattern, subject) judgement."""
+"""The matching family's judging (`suites.families.matching`), without a server: the wildcards of a
+pattern, and one verdict per (pattern, subject) pair."""
 
 from __future__ import annotations
 
@@ -6,18 +7,10 @@ import itertools
 
 import pytest
 
-from fixtures.clients.wire import WireConnection, WireError
-from fixtures.servers.base import Backend
 from records.expectations import Expectations
 from suites.engine.verdicts import RunContext
-from suites.subscriptions import (
-    SubscriptionObservation,
-    clear_mappings,
-    collect_until_pong,
-    judge_matching,
-    observe_subscriptions,
-    wildcard_kinds,
-)
+from suites.families.matching import judge_matching, wildcard_kinds
+from suites.harness import SubscriptionObservation
 
 
 @pytest.mark.parametrize(
@@ -26,35 +19,6 @@ from suites.subscriptions import (
 )
 def test_wildcard_kinds(pattern: str, kinds: tuple[str, ...]) -> None:
     assert wildcard_kinds(pattern) == kinds
-
-
-@pytest.mark.live
-def test_every_delivery_is_read_by_the_pong(server: Backend) -> None:
-    clear_mappings(server)
-    patterns = ["a.*", "a.>", "b", "a.*"]
-    subjects = ["a.x", "a.x.y", "b", "c", "a.\udcff"]
-    observation = observe_subscriptions(server.url, patterns, subjects, chunk_deliveries=8)
-    assert observation.failure == ""
-    assert observation.published == len(subjects)
-    assert observation.deliveries == {
-        (1, 0): ["a.x"],
-        (2, 0): ["a.x"],
-        (4, 0): ["a.x"],
-        (2, 1): ["a.x.y"],
-        (3, 2): ["b"],
-        (1, 4): ["a.\udcff"],
-        (2, 4): ["a.\udcff"],
-        (4, 4): ["a.\udcff"],
-    }
-
-
-@pytest.mark.live
-def test_err_and_silence_end_the_observation(server: Backend) -> None:
-    observation = observe_subscriptions(server.url, ["a..b"], ["a"])
-    assert "Invalid Subject" in observation.failure
-    assert observation.published == 0
-    with WireConnection(server.url) as connection, pytest.raises(WireError, match="no PONG"):
-        collect_until_pong(connection, SubscriptionObservation(), timeout=0.2)  # no PING sent
 
 
 def context() -> RunContext:
