@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from fixtures.clients.wire import WireConnection
+from fixtures.clients.wire import WireConnection, WireError
 from fixtures.config import Account, Mapping, ServerConfig
 from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
@@ -167,3 +167,19 @@ def test_overlap_sequences_side_by_side_see_what_each_sees_alone(
 
     assert [seen(steps) for steps in together] == [seen(steps) for steps in alone]
     assert seen(together[3])[1][0]  # the last sequence's second step was refused
+
+
+def test_the_users_of_accounts_a_reload_adds_log_in_as_soon_as_it_returns(session: Session) -> None:
+    """On 2.9.25 such a user was refused ("Authorization Violation") in about one login of 400 right
+    after the reload's mappings were in force (`Session.await_logins`); every login of 800 succeeds at
+    the first try."""
+    refused = []
+    for batch in range(200):
+        groups = [(Account(f"l{batch}x{index}", (Mapping("ov.a", "od.x"),)),) for index in range(4)]
+        assert session.configure_apart(groups) == [""] * len(groups)
+        for (account,) in groups:
+            try:
+                WireConnection(session.as_user(account.credentials).url, timeout=2.0).close()
+            except WireError as error:
+                refused.append((account.name, str(error)))
+    assert refused == []
