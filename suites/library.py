@@ -58,7 +58,17 @@ from suites.drawing import (
     wildcard_sources,
     without_random,
 )
-from suites.engine.verdicts import RunContext, case_class_of, is_literal, make_case, wrong_subject
+from suites.engine.verdicts import (
+    CRASH,
+    NOT_ARRIVED,
+    UNEXPECTED,
+    RunContext,
+    acceptance,
+    case_class_of,
+    is_literal,
+    make_case,
+    wrong_subject,
+)
 from suites.expected import functions_named
 from suites.families.matching import wildcard_kinds
 from suites.oracle import three_way
@@ -181,26 +191,33 @@ def difference(
     strict_errors: bool = False,
     error_kinds: Mapping[str, str] | None = None,
 ) -> str:
-    """What differs between the reference's answer and the target's, '' when they agree. Two
-    rejections agree whatever their kinds unless `strict_errors`; the target's kinds are first renamed
-    by `error_kinds` (its own kind -> the protocol's)."""
+    """What differs between the reference's answer and the target's, '' when they agree, named as the
+    server families name it (`suites.engine.verdicts`; `server` in a class names the target): an
+    `internal-error` answer is `CRASH`, a rejection against an acceptance `acceptance`'s name (the
+    target's kind after ``reference-accept-server-reject-``, as a typed refusal of a stream is named), a
+    match the target gets wrong what a subscription shows. Two rejections agree whatever their kinds
+    unless `strict_errors`; the target's kinds are first renamed by `error_kinds` (its own kind -> the
+    protocol's)."""
     if observed is None:
         return "unknown"
     wanted, got = expected.get("error"), observed.get("error")
     if got == INTERNAL_ERROR:
-        return "target-internal-error"
+        return CRASH
     if got and error_kinds:
         got = error_kinds.get(got, got)
     if wanted and got:
-        return "" if wanted == got or not strict_errors else f"reference-{wanted}-target-{got}"
-    if wanted:
-        return f"reference-reject-{wanted}-target-accept"
-    if got:
-        return f"reference-accept-target-reject-{got}"
+        return "" if wanted == got or not strict_errors else f"reference-reject-{wanted}-server-reject-{got}"
+    if wanted or got:
+        difference = acceptance(str(wanted or ""), None if wanted else str(got))[2]
+        return f"{difference}-{got}" if got else difference
     name = RESULT_FIELD[op]
     if name not in observed:
         return "target-answer-without-result"
-    return "" if observed[name] == expected[name] else "value"
+    if observed[name] == expected[name]:
+        return ""
+    if op == "match":
+        return NOT_ARRIVED if expected[name] else UNEXPECTED
+    return "value"
 
 
 def judge(
@@ -215,7 +232,8 @@ def judge(
     """The case a question makes, with the class of its difference (`NOT_SUPPORTED` when the target
     was not asked it, as its hello leaves it out). A transform's differences are named as the live
     families name them (`wrong_subject`; ``...-accept-literal-source`` for a source without
-    wildcards), so one expectation covers a server and its transform engine."""
+    wildcards), and a mapping either side refuses is a `validation` case, as on a server, so one
+    expectation covers a server and its transform engine."""
     op = request["op"]
     differs = (
         difference(op, expected, observed, strict_errors=strict_errors, error_kinds=error_kinds)
@@ -226,13 +244,12 @@ def judge(
     if op == "transform":
         if differs == "value":
             differs = wrong_subject(request["source"], request["destination"])
-        elif differs.endswith("-target-accept") and is_literal(request["source"]):
+        elif differs.endswith("-server-accept") and is_literal(request["source"]):
             differs += "-literal-source"
         destination = request["destination"]
         functions = _functions_named(destination)
-        feature = (
-            "validation" if "error" in expected else "partition" if "partition" in functions else "mapping"
-        )
+        refused = "error" in expected or (observed or {}).get("error", INTERNAL_ERROR) != INTERNAL_ERROR
+        feature = "validation" if refused else "partition" if "partition" in functions else "mapping"
         return Judgement(
             feature, functions, request["source"], destination, request["subject"], *shown, differs
         )

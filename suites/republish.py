@@ -40,7 +40,7 @@ from reference.republish import (
     rules_for,
 )
 from reference.transform import compile_transform
-from suites.engine.verdicts import RunContext, is_literal, make_case
+from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case
 from suites.expected import functions_named
 
 FEATURE = "republish"
@@ -337,7 +337,7 @@ def judge_message(
     if expected is not None and observed is not None:
         differences = message_differences(expected, observed, window, headers)
     elif expected is not None:
-        differences = ["not-delivered"]
+        differences = [NOT_ARRIVED]
     else:
         differences = ["unexpected-message"]
     difference = choose_difference(context, functions, differences)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Final
 
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
@@ -263,6 +264,16 @@ def refusal_suffix(server_message: str) -> str:
     return "-jwt-validation" if JWT_REFUSAL in server_message else ""
 
 
+NOT_ARRIVED: Final = "not-delivered"
+"""The difference of a message that should have arrived and did not, wherever it was published."""
+DUPLICATED: Final = "duplicated"
+"""The difference of a message that arrived more than once where it should have arrived once."""
+UNEXPECTED: Final = "unexpected-delivery"
+"""The difference of a message that arrived where nothing should have (a subscription it does not match)."""
+CRASH: Final = "server-crash"
+"""The difference of a case its target failed on: a server that died of it, a library that answered
+`internal-error` (class names say `server` for the target, whatever it is)."""
+
 NOT_A_SUBJECT = "delivered-not-a-subject"
 """The difference of a message that arrived although the reference's transform writes no subject."""
 
@@ -302,11 +313,11 @@ def judge_delivery(
     elif not arrived and failure:
         difference = "unknown"
     elif not arrived:
-        difference = "not-delivered"
+        difference = NOT_ARRIVED
     elif expected == NOT_DELIVERED:
         difference = NOT_A_SUBJECT
     elif len(arrived) > 1:
-        difference = "duplicated"
+        difference = DUPLICATED
     else:
         difference = wrong_subject(transform.source, transform.destination)
     detail = failure if difference == "unknown" else ""

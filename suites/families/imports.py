@@ -58,7 +58,16 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import NOT_DELIVERED, Transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import NOT_A_SUBJECT, RunContext, UnitCases, acceptance
+from suites.engine.verdicts import (
+    CRASH,
+    DUPLICATED,
+    NOT_A_SUBJECT,
+    NOT_ARRIVED,
+    RunContext,
+    UnitCases,
+    acceptance,
+    is_literal,
+)
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
 from suites.harness import observe_subscriptions
@@ -267,11 +276,6 @@ def may_map_to_whitespace(destination: str, profile: ReleaseProfile) -> bool:
     return any(character.isspace() for character in outside)
 
 
-def is_literal(source: str) -> bool:
-    """True iff `source` has no wildcard token (the server then uses the import's ``to`` as written)."""
-    return not {"*", ">"} & set(source.split("."))
-
-
 @dataclass(frozen=True, slots=True)
 class ImportFamily(TargetServer):
     """Imports in the configuration file, or (`operator`) in account JWTs pushed to an operator-mode
@@ -370,7 +374,7 @@ class ImportFamily(TargetServer):
         literal = LITERAL_SOURCE if is_literal(unit.source) else ""
         expected, verdict, difference = acceptance(refusal, observed.rejection or None)
         if observed.crashed:
-            difference, verdict = "server-crash", ""
+            difference, verdict = CRASH, ""
         elif observed.failure and not observed.configured:
             difference, verdict = "unknown", ""
         if difference not in ("", "unknown"):
@@ -381,7 +385,7 @@ class ImportFamily(TargetServer):
             expected=expected,
             observed=verdict,
             difference=difference,
-            detail=observed.failure if difference in ("server-crash", "unknown") else observed.rejection,
+            detail=observed.failure if difference in (CRASH, "unknown") else observed.rejection,
         )
         if transform is None or not (verdict == "accept" or observed.failure):
             return [configured]  # a refused one publishes nothing; a cut-off one, its subjects unknown
@@ -432,9 +436,9 @@ def delivery(
         expected = requested(transform, subject)
         right = arrived == [expected]
     if not arrived:
-        return expected, "not-delivered"
+        return expected, NOT_ARRIVED
     if len(arrived) > 1:
-        return expected, "delivered-more-than-once"
+        return expected, DUPLICATED
     if not right:
         return expected, "wrong-subject"
     return expected, "" if replied else "no-reply"

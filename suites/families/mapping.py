@@ -29,7 +29,14 @@ from reference.functions import canonical_functions
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import RunContext, feature_of, judge_delivery, make_case, rejection_case
+from suites.engine.verdicts import (
+    CRASH,
+    RunContext,
+    feature_of,
+    judge_delivery,
+    make_case,
+    rejection_case,
+)
 from suites.expected import ExpectedSubjects, instance_of, partition_position
 from suites.harness import Observation, publish_and_observe
 from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
@@ -214,7 +221,7 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
         ]
     for transform, subject, panic in observed.crashed:
         detail = f"the server died on this publish: {panic}"
-        result.cases.append(_undelivered(context, transform, subject, ("server-crash", detail), seed))
+        result.cases.append(_undelivered(context, transform, subject, (CRASH, detail), seed))
     deliveries = observed.deliveries
     if deliveries is None:
         return result

@@ -18,7 +18,7 @@ from records.schema import Case
 from reference.matching import SubjectIndex
 from reference.profiles import ReleaseProfile
 from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext, make_case
+from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, UNEXPECTED, RunContext, make_case
 from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import matching_batches
 
@@ -64,11 +64,11 @@ def judge_matching(
             elif observed == expected:
                 difference = ""
             elif not arrived:
-                difference = "not-delivered"
+                difference = NOT_ARRIVED
             elif expected == "no-match":
-                difference = "unexpected-delivery"
+                difference = UNEXPECTED
             elif len(arrived) > 1:
-                difference = "duplicated"
+                difference = DUPLICATED
             else:
                 difference = "wrong-subject"
             cases.append(

@@ -12,7 +12,7 @@ subjects is published once under a ``>`` subscription.
 A subject's case after a step agrees when it arrived once on one of its candidates. Otherwise its
 difference is `stale-mapping-after-<how>` (it went where a mapping no longer in force sends it),
 `winner-changed-after-<how>` (the configuration is one an earlier step had, and the server picked
-another candidate than it did then), `undelivered`, `delivered-more-than-once` or `not-a-candidate`.
+another candidate than it did then), `not-delivered`, `duplicated` or `not-a-candidate`.
 Every case carries the whole sequence in `steps`, so its replay runs the sequence for its one subject.
 """
 
@@ -37,7 +37,7 @@ from reference.overlap import candidates, matching
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import RunContext, make_case, rejection_case
+from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, RunContext, make_case, rejection_case
 from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import bulk_subjects, mostly
 
@@ -387,9 +387,9 @@ def difference_of(
     if len(arrived) == 1 and arrived[0] in allowed:
         return ""
     if not arrived:
-        return "undelivered"
+        return NOT_ARRIVED
     if all(subject_ in allowed for subject_ in arrived):
-        return "delivered-more-than-once"
+        return DUPLICATED
     stale = {t.apply(subject) for t in matching(earlier, subject)} - set(allowed)
     if any(subject_ in stale for subject_ in arrived):
         return f"stale-mapping-after-{how}"

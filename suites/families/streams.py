@@ -37,7 +37,7 @@ from reference.profiles import ReleaseProfile
 from reference.transform import Transform
 from reference.versions import Version
 from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import RunContext, UnitCases, acceptance, wrong_subject
+from suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
 from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
@@ -192,7 +192,7 @@ class StreamTransformFamily(JetStreamSlots):
                 subject=unit.subjects[0] if unit.subjects else "",
                 expected="stored",
                 observed="",
-                difference="server-crash" if observed.crashed else "unknown",
+                difference=CRASH if observed.crashed else "unknown",
                 detail=observed.failure,
             )
             if transform is None:

@@ -22,7 +22,14 @@ from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import compile_transform
 from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext, is_literal, make_case, refusal_suffix, validation_oracle
+from suites.engine.verdicts import (
+    CRASH,
+    RunContext,
+    is_literal,
+    make_case,
+    refusal_suffix,
+    validation_oracle,
+)
 from suites.expected import functions_named, instance_of
 from suites.harness import publish_and_observe
 from suites.strategies import ODD_SOURCES, destination_templates, mostly, odd_destinations, sources, swarms
@@ -205,7 +212,7 @@ def judge_validation(
     except MappingError as error:
         expected = f"reject:{error.kind}"
     if verdict.crashed:
-        difference = "server-crash"
+        difference = CRASH
     elif not verdict.observed:
         difference = "unknown"
     elif expected.split(":")[0] == verdict.observed:

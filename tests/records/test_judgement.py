@@ -23,7 +23,7 @@ DIVERGING = Case(
     expected='{"subject": "b"}',
     observed="error unknown-function",
     verdict="diverge",
-    difference="reference-accept-target-reject-unknown-function",
+    difference="reference-accept-server-reject-unknown-function",
     oracle="reference-alone",
 )
 

@@ -27,7 +27,7 @@ from reports.counts import run_tally
 from suites.__main__ import main
 from suites.drawing import draw_families
 from suites.engine.verdicts import RunContext
-from suites.library import BACKEND, LibraryRun, _shown, difference, reference_answer
+from suites.library import BACKEND, LibraryRun, _shown, difference, judge, reference_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -35,6 +35,7 @@ INDEPENDENT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/independent.py'}"
 INDEPENDENT_NAME = "example-independent-adapter"
 
 ARGUMENTS = {"error": "wrong-argument-count"}
+TRANSFORM = {"op": "transform", "source": "a.*", "destination": "b.$1", "subject": "a.b"}
 
 
 ANY_TEXT = st.text() | st.sampled_from(["\udcc3", "é", "日本", '"', "\\", "\n", "null", "a: null, b"])
@@ -90,7 +91,7 @@ def test_a_rejection_agrees_with_a_rejection_of_another_kind_unless_strict() -> 
     other = {"error": "invalid-argument"}
     assert difference("transform", ARGUMENTS, other) == ""
     strict = difference("transform", ARGUMENTS, other, strict_errors=True)
-    assert strict == "reference-wrong-argument-count-target-invalid-argument"
+    assert strict == "reference-reject-wrong-argument-count-server-reject-invalid-argument"
 
 
 def test_the_declared_error_kinds_are_honoured_under_strict_errors() -> None:
@@ -98,17 +99,33 @@ def test_the_declared_error_kinds_are_honoured_under_strict_errors() -> None:
     kinds = {"not-enough-args": "wrong-argument-count"}
     assert difference("transform", ARGUMENTS, own, strict_errors=True, error_kinds=kinds) == ""
     assert difference("transform", ARGUMENTS, own, strict_errors=True) == (
-        "reference-wrong-argument-count-target-not-enough-args"
+        "reference-reject-wrong-argument-count-server-reject-not-enough-args"
     )
 
 
 def test_accept_against_reject_and_the_mapped_subject_still_diverge() -> None:
     accepted = {"subject": "a.b"}
-    assert difference("transform", accepted, {"error": "x"}) == "reference-accept-target-reject-x"
+    assert difference("transform", accepted, {"error": "x"}) == "reference-accept-server-reject-x"
     assert difference("transform", ARGUMENTS, accepted) == (
-        "reference-reject-wrong-argument-count-target-accept"
+        "reference-reject-wrong-argument-count-server-accept"
     )
     assert difference("transform", accepted, {"subject": "b.a"}) == "value"
+    assert difference("transform", accepted, {"error": "internal-error"}) == "server-crash"
+
+
+def test_a_difference_has_the_name_a_server_family_gives_it() -> None:
+    """The same error, one class wherever the transform ran: a mapping either side refuses is a
+    validation case named as the validation family names it, a wrong match as a subscription shows it."""
+    rejected = judge(TRANSFORM, {"subject": "a.b"}, {"error": "unknown-function"})
+    assert rejected.case_class == "validation:$n:reference-accept-server-reject-unknown-function"
+    accepted = judge({**TRANSFORM, "source": "a"}, ARGUMENTS, {"subject": "a"})
+    literal = "validation:$n:reference-reject-wrong-argument-count-server-accept-literal-source"
+    assert accepted.case_class == literal
+    crashed = judge(TRANSFORM, {"subject": "a.b"}, {"error": "internal-error"})
+    assert crashed.case_class == "mapping:$n:server-crash"
+    match = {"op": "match", "pattern": "a.>", "subject": "a"}
+    assert judge(match, {"match": False}, {"match": True}).case_class == "matching:full:unexpected-delivery"
+    assert judge(match, {"match": True}, {"match": False}).case_class == "matching:full:not-delivered"
 
 
 def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = False, error: str = "") -> str:
@@ -217,7 +234,7 @@ def test_a_replay_compares_error_kinds_with_strict_errors(
     assert main(["replay", "--target", renamed, "--strict-errors", *question]) == 0
     capsys.readouterr()
     assert main(["replay", "--target", undeclared, "--strict-errors", *question]) == 1
-    assert "reference-wildcard-index-out-of-range-target-bad-index" in capsys.readouterr().out
+    assert "reference-reject-wildcard-index-out-of-range-server-reject-bad-index" in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")

@@ -90,7 +90,7 @@ def test_each_stream_delivery_is_judged_against_the_reference() -> None:
         ("agree", ""),
         ("diverge", "wrong-subject"),
         ("diverge", "not-delivered"),
-        ("diverge", "delivered-more-than-once"),
+        ("diverge", "duplicated"),
     ]
 
 

@@ -77,7 +77,7 @@ def test_every_planted_bug_is_found_with_a_minimal_case(planted_run: tuple[int, 
     assert len(keys) == 2
     assert len("".join(keys)) <= 4
     # Bug 3, `>` matching nothing: a pattern and the subject it would match without its `>`.
-    matching = found["matching:full:value"]
+    matching = found["matching:full:unexpected-delivery"]
     assert matching["source"].removesuffix(".>") == matching["subject"]
     # Nothing else: every class is one of the planted bugs.
     planted = ("sliceFromLeft", "partition", "matching:")

@@ -133,8 +133,11 @@ def test_a_campaign_on_a_terminal_shows_a_bar_with_the_total_and_an_eta(tmp_path
     text = shown.decode(errors="replace")
     frames = [frame for frame in re.split(r"[\r\n]", text) if "|" in frame and "ETA" in frame]
     assert frames, text[-2000:]
+    # the plan's total when the family begins (known cases then add theirs), and an ETA once it runs
+    totals = re.findall(r"process-2\.14\.5 mapping:\s+\d+%\|.*?\| \d+/(\d+) cases", text)
+    assert totals[0] == str(PLANNED), totals
     assert any(
-        re.search(rf"process-2\.14\.5 mapping:\s+\d+%\|.*\| \d+/{PLANNED} cases, .*ETA \d+:\d\d", frame)
+        re.search(r"process-2\.14\.5 mapping:\s+\d+%\|.*\| \d+/\d+ cases, .*ETA \d+:\d\d", frame)
         for frame in frames
     ), frames[:5]
     # each family still ends with its line, as off a terminal
