@@ -10,13 +10,11 @@ questions in the child as anywhere else: `draw_families` depends on the seed alo
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import pickle
 import random
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from fixtures.children import start_child
 from fixtures.clients.adapter import PIPE_SIZE, Request
 from reference.errors import ConformanceError
 from reference.functions import MAPPING_FUNCTIONS
@@ -308,30 +307,25 @@ def families_drawn(
     ones before (a pipe of `PIPE_SIZE` lets it run ahead); the child is killed when the block ends."""
     mode = "engine" if engine_only else "account"
     path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
-    process = subprocess.Popen(
+    child = start_child(
         [sys.executable, "-m", "suites.drawing", profile.name, str(cases), str(seed), mode],
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": path},
+        pipe_size=PIPE_SIZE,
+        environment={"PYTHONPATH": path},
+        refused=lambda name, why: DrawingError(f"cannot run {name}: {why}"),
     )
-    assert process.stdout is not None
-    pipe = process.stdout
-    if hasattr(fcntl, "F_SETPIPE_SZ"):
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    pipe = child.stdout
 
     def batches() -> Iterator[list[list[Request]]]:
         try:
             while (batch := pickle.load(pipe)) is not None:
                 yield batch
         except EOFError:
-            raise DrawingError(f"the drawing process exited with status {process.wait()}") from None
+            raise DrawingError(f"the drawing process exited with status {child.process.wait()}") from None
 
     try:
         yield batches()
     finally:
-        process.kill()
-        process.wait()
-        pipe.close()
+        child.kill()
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.children import start_child
 from fixtures.servers.local import HOST, free_port
-from fixtures.servers.process import spawn_child, terminate_child
 from fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
 from records.writer import RecordWriter
 from suites.engine.verdicts import RunContext, make_case
@@ -51,14 +51,15 @@ def test_running_servers_fail_when_the_cluster_forms(
             configs, depends=lambda _j, _k: False, embedded=True, arguments=arguments
         )
         before = [server.result.state if server.result else "not started" for server in servers]
-        joiner = spawn_child(
+        joiner = start_child(
             [
                 str(streaming_network.nats.binary),
                 *("-a", HOST, "-p", str(free_port()), "-cluster", f"nats://{HOST}:{cluster['joiner']}"),
                 *("-routes", f"nats://{HOST}:{cluster['a']}"),
             ],
-            tmp_path / "joiner.log",
-            tmp_path,
+            log=tmp_path / "joiner.log",
+            cwd=tmp_path,
+            dies_with_thread=True,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and all(server.is_running() for server in servers):
@@ -70,7 +71,7 @@ def test_running_servers_fail_when_the_cluster_forms(
         ]
     finally:
         if joiner is not None:
-            terminate_child(joiner)
+            joiner.stop()
         streaming_network.stop_servers()
     failed = [state for state in after if state.startswith("failed: ")]
     observed = f"before: {' + '.join(before)}; after: {' | '.join(after)}"

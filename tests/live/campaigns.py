@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fixtures.children import Child, start_child
 from fixtures.clients.wire import WireError, read_info
 from fixtures.docker import process_daemon
 from fixtures.options import RunConfig, Target
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.container import LABEL_OWNER
 from fixtures.servers.local import HOST, free_port
-from fixtures.servers.process import spawn_child, terminate_child
 from reference.versions import Version
 
 
@@ -65,7 +64,7 @@ class HandStarted:
     binary: Path
     port: int
     config: Path
-    process: subprocess.Popen[bytes]
+    process: Child
 
     def apply_command(self) -> str:
         """The recipe's apply command for this server: test the new file with the server's own binary (a
@@ -81,9 +80,9 @@ def hand_started_server(directory: Path, release: str = "2.14.5") -> Iterator[Ha
     port = free_port()
     config, log = directory / "server.conf", directory / "server.log"
     config.write_text(f'listen: "{HOST}:{port}"\n')
-    process = spawn_child([str(binary), "-c", str(config)], log, directory)
+    process = start_child([str(binary), "-c", str(config)], log=log, cwd=directory, dies_with_thread=True)
     try:
         await_server(port, log)
         yield HandStarted(binary, port, config, process)
     finally:
-        terminate_child(process)
+        process.stop()

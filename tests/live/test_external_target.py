@@ -41,7 +41,7 @@ def test_a_campaign_on_a_running_server_through_an_apply_command(tmp_path: Path)
                 *("--budget", "matching=1000", "--budget", "partition=1000", "--out", str(out)),
             ]
         )
-        assert server.process.poll() is None, "the server under test must still run"
+        assert server.process.is_running(), "the server under test must still run"
     port = server.port
     (run_dir,) = out.iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())

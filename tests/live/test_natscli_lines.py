@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.children import Child, start_child
 from fixtures.options import build_run_config
 from fixtures.provision import NATSCLI, NATSCLI_VERSION, parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
-from fixtures.servers.process import spawn_child, terminate_child
 from records.casefile import CaseFile
 from records.replay import nats_cli_command, server_config
 from records.schema import Case
@@ -75,9 +75,15 @@ class Shell:
         assert done.returncode == 0, (line, done.stdout, done.stderr)
         return done.stdout + done.stderr
 
-    def start(self, line: str, log: Path) -> subprocess.Popen[bytes]:
+    def start(self, line: str, log: Path) -> Child:
         """`line` running in the background (a command that runs until stopped), output into `log`."""
-        return spawn_child(["bash", "-c", f"exec {line}"], log, self.folder, self.environment())
+        return start_child(
+            ["bash", "-c", f"exec {line}"],
+            log=log,
+            cwd=self.folder,
+            environment=self.environment(),
+            dies_with_thread=True,
+        )
 
 
 def steps_of(comment_line: str) -> list[str]:
@@ -102,12 +108,17 @@ def started_server(folder: Path, config: str) -> Iterator[str]:
     port = free_port()
     path, log = folder / "server.conf", folder / "server.log"
     path.write_text(config)
-    process = spawn_child([str(binary), "-c", str(path), "-a", HOST, "-p", str(port)], log, folder)
+    process = start_child(
+        [str(binary), "-c", str(path), "-a", HOST, "-p", str(port)],
+        log=log,
+        cwd=folder,
+        dies_with_thread=True,
+    )
     try:
         await_server(port, log)
         yield f"nats://{HOST}:{port}"
     finally:
-        terminate_child(process)
+        process.stop()
 
 
 @pytest.fixture
@@ -211,7 +222,7 @@ def test_a_republish_line_adds_the_stream_and_its_steps_show_the_republished_sub
         shell.run(publish)
         shown = await_output(log, "[#2] Received on")  # the publish, then its republished copy
     finally:
-        terminate_child(subscriber)
+        subscriber.stop()
     assert re.findall(r'Received on "([^"]+)"', shown) == [case.subject, case.observed.split()[0]]
 
 
@@ -235,7 +246,7 @@ def test_an_import_case_s_configuration_runs_with_its_printed_steps(
             sent = shell.run(send)
             shown = await_output(log, "Received on")
         finally:
-            terminate_child(listener)
+            listener.stop()
     if kind == "stream":  # the importer sees the exporter's message on its local subject
         assert re.findall(r'Received on "([^"]+)"', shown)[0] == case.observed
     else:  # the exporter's responder gets the request on its own subject, and its reply comes back

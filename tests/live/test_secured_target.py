@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.children import start_child
 from fixtures.config import OperatorSettings, ServerConfig, render_config
 from fixtures.operator import NKey, OperatorKeys, creds_text
 from fixtures.provision import parse_version_spec, resolve_binary
 from fixtures.servers.local import HOST, free_port
-from fixtures.servers.process import spawn_child, terminate_child
 from suites.__main__ import main
 from tests.live.campaigns import await_server
 
@@ -122,12 +122,17 @@ def secured_server(kind: str, folder: Path) -> Iterator[tuple[str, list[str]]]:
     port = free_port()
     text, url, options = secured(kind, folder, port)
     (folder / "server.conf").write_text(text)
-    server = spawn_child([str(binary), "-c", str(folder / "server.conf")], folder / "server.log", folder)
+    server = start_child(
+        [str(binary), "-c", str(folder / "server.conf")],
+        log=folder / "server.log",
+        cwd=folder,
+        dies_with_thread=True,
+    )
     try:
         await_server(port, folder / "server.log")
         yield url, options
     finally:
-        terminate_child(server)
+        server.stop()
 
 
 @pytest.mark.parametrize("kind", ["tls", "mutual-tls", "user", "token", "nkey", "creds", "tls+creds"])
