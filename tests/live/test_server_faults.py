@@ -359,11 +359,16 @@ def test_a_server_killed_during_a_family_is_restarted_and_journaled(
         while len(running := servers()) != 1 and time.monotonic() < deadline:
             time.sleep(0.05)
         (killed,) = running
+        seen = _recorded(tmp_path)
         os.kill(killed, signal.SIGKILL)
         deadline = time.monotonic() + 60
         while not servers() - {killed} and time.monotonic() < deadline:
             time.sleep(0.1)
         assert servers() - {killed}, "no server was started again"
+        # The restart is journaled once the new server is up: cases recorded since the kill say so (a
+        # SIGTERM while it starts ends the campaign before the restart completes).
+        while _recorded(tmp_path) <= seen and time.monotonic() < deadline:
+            time.sleep(0.1)
     finally:
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
