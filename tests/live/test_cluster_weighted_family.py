@@ -14,7 +14,6 @@ import pytest
 from fixtures.options import Target, build_run_config
 from fixtures.servers.base import Backend
 from fixtures.servers.cluster import ClusterBackend
-from fixtures.session import Session
 from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
@@ -22,7 +21,7 @@ from reference.weighted import WeightedDestination
 from suites.families import FAMILIES, family_of_case
 from suites.families.weighted import WeightedRun
 from suites.replay import replay_file_on_server
-from tests.families import run_agreeing
+from tests.families import live_session, run_agreeing
 
 pytestmark = pytest.mark.live
 
@@ -30,30 +29,28 @@ PROCESS_ONLY = "the super-cluster is two servers of the process backend"
 
 
 def test_each_server_of_the_super_cluster_maps_by_its_own_clusters_entries(
-    target: Target, server_factory: Callable[[], Backend]
+    target: Target, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
 ) -> None:
     """`wt.s.*: [{wt.d5.$1, 50%, east}, {wt.d7.$1, 50%, west}]`: what `east` publishes arrives on `wt.d5`
     (or, for the remainder, as published), what `west` publishes on `wt.d7`, over the gateway."""
     if target.backend != "process":
         pytest.skip(PROCESS_ONLY)
     family = FAMILIES["cluster-weighted"]
-    server = family.server_for(server_factory())
-    assert isinstance(server, ClusterBackend)
-    try:
-        server.start(family.base_config(server))
-        session = Session.of(server, server.config)
+    with live_session(
+        family.name, server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, _, _):
+        server = session.server
+        assert isinstance(server, ClusterBackend)
         assert [node.config.cluster_name for node in server.nodes] == ["east", "west"]
         entries = (WeightedDestination("wt.d5.$1", 50, "east"), WeightedDestination("wt.d7.$1", 50, "west"))
         subjects = tuple(f"wt.s.{index}" for index in range(1_000))
         observed = family.execute(session, WeightedRun("wt.s.*", entries, subjects))
-        heads = []
-        for observation in observed:
-            assert observation.deliveries is not None
-            assert not observation.deliveries.failure
-            arrived = (observation.deliveries.subjects_for(1, index) for index in range(len(subjects)))
-            heads.append(Counter(subject.split(".")[1] for each in arrived for subject in each))
-    finally:
-        server.stop()
+    heads = []
+    for observation in observed:
+        assert observation.deliveries is not None
+        assert not observation.deliveries.failure
+        arrived = (observation.deliveries.subjects_for(1, index) for index in range(len(subjects)))
+        heads.append(Counter(subject.split(".")[1] for each in arrived for subject in each))
     assert set(heads[0]) <= {"d5", "s"}
     assert set(heads[1]) <= {"d7", "s"}
     assert heads[0]["d5"] > 0

@@ -5,6 +5,7 @@ a stream's subjects, steps or a streaming layout are not lost on the way."""
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 import pytest
 
@@ -87,20 +88,13 @@ def test_a_replay_line_spells_the_whole_case(feature: str, backend: str) -> None
 
 def test_a_streaming_layout_goes_in_the_source_and_its_release_is_not_a_server_version() -> None:
     layout = (ServerSpec(("a.*",)), ServerSpec(("b",), clustered=True))
-    case = Case(
-        run_id="r",
-        case_id=1,
+    case = replace(
+        rich_case("streaming", "process"),
         implementation="nats-streaming-server",
         server_version="0.25.6",
-        backend="process",
-        feature="streaming",
-        functions="",
-        source="",
-        destination="",
-        subject="a.x",
-        expected="",
-        observed="",
-        verdict="diverge",
+        **dict.fromkeys(("stream_subjects", "weights", "steps"), ()),
+        partitions=0,
+        headers_only=False,
         layout=layout,
     )
     question, words = replayed(case)
