@@ -4,7 +4,9 @@ Specified in ``docs/adapter-protocol.md``.
 
 Third-party implementations speak the same protocol, so suites can drive any of them like the reference.
 Operations live in the :data:`OPERATIONS` dispatch table; each takes the decoded request object and returns
-the answer fields. Nothing here raises: every failure becomes an answer with ``error`` and ``detail``.
+the answer fields: it parses the request into its typed question, answers it with a typed answer and
+returns that answer's fields (`reference.protocol` is the one place that knows the field names). Nothing
+here raises: every failure becomes an answer with ``error`` and ``detail``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,29 @@ from reference.errors import ConformanceError
 from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
+from reference.protocol import (
+    PROTOCOL_VERSION,
+    QUESTIONS,
+    BadRequestError,
+    Greeting,
+    Hello,
+    Mapped,
+    Matched,
+    MatchQuestion,
+    Partitioned,
+    PartitionQuestion,
+    Question,
+    Refusal,
+    TransformQuestion,
+    Validity,
+    ValidSubjectQuestion,
+    WeightedQuestion,
+    answer_fields,
+)
+from reference.protocol import Answer as Reply
 from reference.subjects import is_valid_publish_subject, is_valid_subject
 from reference.transform import Transform, compile_transform
-from reference.weighted import WeightedDestination, compile_weighted, parse_weight
+from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted, parse_weight
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -28,11 +50,13 @@ __all__ = [
     "PROTOCOL_VERSION",
     "BadRequestError",
     "handle_line",
+    "handle_request",
+    "reply",
     "serve",
     "transform_answer",
+    "transform_reply",
 ]
 
-PROTOCOL_VERSION: Final = 1
 #: Longest request line accepted; longer lines are answered with ``bad-request`` and skipped.
 MAX_LINE_BYTES: Final = 1 << 20
 
@@ -40,26 +64,8 @@ Request = Mapping[str, Any]
 Answer = dict[str, Any]
 
 
-class BadRequestError(ConformanceError, ValueError):
-    """A request line that is not a well-formed request (answered, never fatal)."""
-
-    kind = "bad-request"
-
-
-def _field(request: Request, name: str, kind: type, *, optional: bool = False) -> Any:
-    if name not in request or request[name] is None:
-        if optional:
-            return None
-        raise BadRequestError(f"missing field {name!r}")
-    value = request[name]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise BadRequestError(f"field {name!r} must be a {kind.__name__} (got {type(value).__name__})")
-    return value
-
-
-def _profile(request: Request) -> ReleaseProfile:
-    spec = _field(request, "server_version", str, optional=True)
-    return NEWEST if spec is None else for_version(spec)
+def _profile(version: str | None) -> ReleaseProfile:
+    return NEWEST if version is None else for_version(version)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -68,104 +74,115 @@ def _compiled(
 ) -> Transform | ConformanceError:
     """A mapping compiled once however many subjects are asked about (a refusal is kept too)."""
     try:
-        return compile_transform(
-            source, destination, NEWEST if version is None else for_version(version), engine_only=engine_only
-        )
+        return compile_transform(source, destination, _profile(version), engine_only=engine_only)
     except ConformanceError as refusal:
         return refusal
 
 
-def _op_transform(request: Request) -> Answer:
-    compiled = _compiled(
-        _field(request, "source", str),
-        _field(request, "destination", str),
-        _field(request, "server_version", str, optional=True),
-        bool(_field(request, "engine_only", bool, optional=True)),
-    )
+def _mapping(question: TransformQuestion) -> Transform:
+    compiled = _compiled(question.source, question.destination, question.server_version, question.engine_only)
     if isinstance(compiled, ConformanceError):
         raise compiled.with_traceback(None)  # the kept refusal, without the traceback of earlier raises
-    return {"subject": compiled.apply(_field(request, "subject", str))}
+    return compiled
+
+
+def _transform(question: TransformQuestion) -> Mapped:
+    return Mapped(_mapping(question).apply(question.subject))
+
+
+def transform_reply(
+    source: str, destination: str, subject: str, version: str | None, engine_only: bool = False
+) -> Mapped | Refusal:
+    """The reference's answer to a well-formed transform question (its fields, not built into a
+    `TransformQuestion`: this is the judging's hot path), the mapping compiled once, no request checks
+    per subject. Never raises."""
+    compiled = _compiled(source, destination, version, engine_only)
+    try:
+        if isinstance(compiled, ConformanceError):
+            raise compiled.with_traceback(None)
+        return Mapped(compiled.apply(subject))
+    except ConformanceError as exc:
+        return Refusal(exc.kind, str(exc))
+    except Exception as exc:  # as handle_request: reported as data
+        return Refusal("internal-error", f"{type(exc).__name__}: {exc}")
 
 
 def transform_answer(
     source: str, destination: str, subject: str, version: str | None, engine_only: bool = False
 ) -> Answer:
-    """The answer `handle_request` gives a well-formed transform request, without its id: the mapping
-    compiled once, no request checks per subject. Never raises."""
-    compiled = _compiled(source, destination, version, engine_only)
-    try:
-        if isinstance(compiled, ConformanceError):
-            raise compiled.with_traceback(None)
-        return {"subject": compiled.apply(subject)}
-    except ConformanceError as exc:
-        return {"error": exc.kind, "detail": str(exc)}
-    except Exception as exc:  # as handle_request: reported as data
-        return {"error": "internal-error", "detail": f"{type(exc).__name__}: {exc}"}
+    """The answer `handle_request` gives a well-formed transform request, without its id (the answer
+    fields of `transform_reply`). Never raises."""
+    return answer_fields(transform_reply(source, destination, subject, version, engine_only))
 
 
-def _op_match(request: Request) -> Answer:
-    return {"match": matches(_field(request, "pattern", str), _field(request, "subject", str))}
+def _match(question: MatchQuestion) -> Matched:
+    return Matched(matches(question.pattern, question.subject))
 
 
-def _op_valid_subject(request: Request) -> Answer:
-    subject = _field(request, "subject", str)
-    literal = bool(_field(request, "literal", bool, optional=True))
-    return {"valid": is_valid_publish_subject(subject) if literal else is_valid_subject(subject)}
+def _valid_subject(question: ValidSubjectQuestion) -> Validity:
+    subject = question.subject
+    return Validity(is_valid_publish_subject(subject) if question.literal else is_valid_subject(subject))
 
 
-def _op_partition(request: Request) -> Answer:
-    tokens = _field(request, "tokens", list)
-    if not all(isinstance(t, str) for t in tokens):
-        raise BadRequestError("field 'tokens' must be a list of strings")
-    n = _field(request, "n", int)
-    if n < 1:
-        raise BadRequestError(f"field 'n' must be >= 1 (got {n})")
-    return {"partition": partition(tokens, n)}
+def _partition(question: PartitionQuestion) -> Partitioned:
+    return Partitioned(partition(question.tokens, question.n))
 
 
-def _op_weighted(request: Request) -> Answer:
-    raw = _field(request, "destinations", list)
-    entries = []
-    for item in raw:
-        if not isinstance(item, dict):
-            raise BadRequestError("field 'destinations' must be a list of objects")
-        weight = item.get("weight")
-        if isinstance(weight, bool) or not isinstance(weight, (int, str)):
-            raise BadRequestError("field 'weight' must be an integer or text like '50%'")
-        entries.append(
-            WeightedDestination(
-                _field(item, "destination", str),
-                parse_weight(weight),
-                _field(item, "cluster", str, optional=True),
-            )
-        )
-    source = _field(request, "source", str)
-    cluster = _field(request, "cluster", str, optional=True)
-    mapping = compile_weighted(source, entries, _profile(request), cluster)
-    draw = _field(request, "draw", int)
-    if not 0 <= draw <= 99:
-        raise BadRequestError(f"field 'draw' must be 0..99 (got {draw})")
-    return {"subject": mapping.apply(_field(request, "subject", str), draw)}
+def _weighted_mapping(question: WeightedQuestion) -> WeightedMapping:
+    entries = [
+        WeightedDestination(entry.destination, parse_weight(entry.weight), entry.cluster)
+        for entry in question.destinations
+    ]
+    return compile_weighted(question.source, entries, _profile(question.server_version), question.cluster)
 
 
-def _op_hello(request: Request) -> Answer:
-    return {
-        "protocol": PROTOCOL_VERSION,
-        "implementation": "nats-conformance reference",
-        "server_version": NEWEST.name,
-        "ops": sorted(OPERATIONS),
-    }
+def _weighted(question: WeightedQuestion) -> Mapped:
+    return Mapped(_weighted_mapping(question).apply(question.subject, question.draw))
 
 
-#: The operations, by ``op`` name. Later protocol versions add entries; answers only gain fields.
-OPERATIONS: Final[Mapping[str, Callable[[Request], Answer]]] = {
-    "hello": _op_hello,
-    "transform": _op_transform,
-    "match": _op_match,
-    "valid_subject": _op_valid_subject,
-    "partition": _op_partition,
-    "weighted": _op_weighted,
+def _hello(_question: Hello) -> Greeting:
+    return Greeting(
+        implementation="nats-conformance reference",
+        protocol=PROTOCOL_VERSION,
+        server_version=NEWEST.name,
+        ops=frozenset(OPERATIONS),
+    )
+
+
+def reply(question: Question) -> Reply:
+    """The reference's answer to a question (raises the `ConformanceError` of a refusal)."""
+    return REPLIES[question.op](question)
+
+
+REPLIES: Final[Mapping[str, Callable[[Any], Reply]]] = {
+    Hello.op: _hello,
+    TransformQuestion.op: _transform,
+    MatchQuestion.op: _match,
+    ValidSubjectQuestion.op: _valid_subject,
+    PartitionQuestion.op: _partition,
+    WeightedQuestion.op: _weighted,
 }
+"""The reference's answer to each operation's question, by ``op`` name."""
+
+
+PARSERS: Final[Mapping[str, Callable[[Request], Question]]] = {
+    **QUESTIONS,
+    TransformQuestion.op: functools.partial(TransformQuestion.parse, check=_mapping),
+    WeightedQuestion.op: functools.partial(WeightedQuestion.parse, check=_weighted_mapping),
+}
+"""Each operation's request parsed as the reference always has: a mapping refused before the subject
+(and a weighted list's draw) is read."""
+
+
+def _wired(op: str) -> Callable[[Request], Answer]:
+    answered, parse = REPLIES[op], PARSERS[op]
+    return lambda request: answer_fields(answered(parse(request)))
+
+
+#: The operations, by ``op`` name: each takes a request object and returns the answer fields (the
+#: typed question parsed, answered, and its answer's fields). Later protocol versions add entries;
+#: answers only gain fields.
+OPERATIONS: Final[Mapping[str, Callable[[Request], Answer]]] = {op: _wired(op) for op in REPLIES}
 
 
 def _error(request_id: Any, kind: str, detail: str) -> Answer:

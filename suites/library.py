@@ -386,7 +386,7 @@ class LibraryRun:
         questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
         against = None
         if self.against is not None and questions:
-            release = str(self.against.hello.get("server_version") or "")
+            release = str(self.against.hello.server_version or "")
             against = self.against.send(
                 [{**q, "server_version": release} if release else q for q in questions]
             )

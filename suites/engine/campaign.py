@@ -406,7 +406,7 @@ def run_adapter(
             if against is not None:
                 against.close()
         if against is not None and plan.judge_by == "engine":
-            release = str(against.hello.get("server_version") or plan.against)
+            release = str(against.hello.server_version or plan.against)
             judgement = tally.judgement(f"{adapter.implementation}@{version}", release)
             writer.note_judgement(judgement.describe())
         diverged[:0] = [case for case in minimal if case.verdict == "diverge"]

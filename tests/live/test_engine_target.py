@@ -37,7 +37,7 @@ def transform(engine: AdapterProcess, source: str, destination: str, subject: st
 
 
 def test_hello_names_the_release_and_its_operations(engine: AdapterProcess) -> None:
-    assert engine.hello["server_version"] == RELEASE
+    assert engine.hello.server_version == RELEASE
     assert engine.ops == {"hello", "match", "partition", "transform", "valid_subject"}
 
 
@@ -98,7 +98,7 @@ def error_kind(engine: AdapterProcess, request: dict[str, object]) -> object:
 
 
 def test_old_releases_answer_transform_in_both_modes(old_engine: AdapterProcess) -> None:
-    release = old_engine.hello["server_version"]
+    release = old_engine.hello.server_version
     assert old_engine.ops == OLD_RELEASES[release]
     assert old_engine.ask([{"op": "match", "pattern": "foo.*.>", "subject": "foo.a.b"}]) == [{"match": True}]
     assert transform(old_engine, "foo.*.*", "bar.$2.$1", "foo.a.b") == "bar.b.a"
