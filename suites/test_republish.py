@@ -3,14 +3,14 @@
 
 The plugin's JetStream server of each target runs them (`nats_jetstream_server`: the session server has
 no JetStream, and enabling it by reload would disturb other suites). Tests of one stream (the ADR's
-example, the headers, last sequences, an edit, a subject purge, known options, drawn creates) are each
-one scenario of the republish family, run through the registry (`FAMILIES["republish"]`: execute, then
-judge) with the family's stream (`STREAM`) and subjects (under `NAMESPACE`, destinations under
-`DESTINATIONS`); the last test draws the family's own scenarios, as a campaign does. Drawn updates, and
-tests of two streams or of what a client reads off the wire, drive the JetStream API over the raw
-protocol themselves (``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages (no
-reply subject, see ``suites.republish.is_republished``). Every configuration and every republished
-message is a recorded case with feature ``republish``; a test fails only on an unexpected divergence.
+example, the headers, last sequences, an edit, a subject purge, known options, drawn creates and updates)
+are each one scenario of the republish family, run through the registry (`FAMILIES["republish"]`:
+execute, then judge) with the family's stream (`STREAM`) and subjects (under `NAMESPACE`, destinations
+under `DESTINATIONS`); the last test draws the family's own scenarios, as a campaign does. Tests of two
+streams or of what a client reads off the wire drive the JetStream API over the raw protocol themselves
+(``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages (no reply subject, see
+``suites.republish.is_republished``). Every configuration and every republished message is a recorded
+case with feature ``republish``; a test fails only on an unexpected divergence.
 """
 
 from __future__ import annotations
@@ -264,33 +264,20 @@ def test_server_accepts_exactly_the_options_the_reference_accepts(
     jetstream_server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
     """A stream create (or an update of a stream created with a valid option) is accepted iff the
-    reference finds no broken rule for the release, and a refusal names one of the broken rules. A
-    create is a scenario of the family with no operations; an update is sent here, not as the family's
-    `Edit`: the family's judge puts every edit the server accepts into its model, which cannot compile an
-    option the reference refuses (the family only draws edits to valid options)."""
+    reference finds no broken rule for the release, and a refusal names one of the broken rules. Each is
+    a scenario of the family: a create has no operations, an update is one `Edit` (an edit the server
+    takes to an option the reference refuses is the update's divergence, and ends the scenario)."""
     rules = rules_for(jetstream_server.version)
     operation = data.draw(st.sampled_from(["create", "update"]), label="operation")
+    subjects = data.draw(stream_subject_layouts(NAMESPACE), label="subjects")
+    option = data.draw(options(subjects, DESTINATIONS, rules.profile), label="option")
     if operation == "create":
-        subjects = data.draw(stream_subject_layouts(NAMESPACE), label="subjects")
-        option = data.draw(options(subjects, DESTINATIONS, rules.profile), label="option")
-        _, cases = run(jetstream_server, context, recorder, RepublishScenario(subjects, option))
-        assert_agrees(cases)
-        return
-    namespace = fresh("v")
-    subjects = data.draw(stream_subject_layouts(namespace), label="subjects")
-    option = data.draw(options(subjects, f"r{namespace}", rules.profile), label="option")
-    initial = data.draw(valid_options(subjects, f"r{namespace}", rules.profile), label="initial")
-    name = fresh("V")
-    with JetStreamClient(jetstream_server.url) as js:
-        reply = js.create_stream(stream_config(name, subjects, initial))
-        assert api_error(reply) is None, f"a valid option was refused: {api_error(reply)}"
-        reply = js.update_stream(stream_config(name, subjects, option))
-        try:
-            case = judge_configuration(context, rules, subjects, option, reply, operation="update")
-        finally:
-            js.delete_stream(name)
-    recorder.add(case)
-    assert case.verdict != "diverge", describe_divergences([case])
+        scenario = RepublishScenario(subjects, option)
+    else:
+        initial = data.draw(valid_options(subjects, DESTINATIONS, rules.profile), label="initial")
+        scenario = RepublishScenario(subjects, initial, operations=(Edit(option),))
+    _, cases = run(jetstream_server, context, recorder, scenario)
+    assert_agrees(cases)
 
 
 ONE, UNO = f"{NAMESPACE}.one", f"{DESTINATIONS}.uno"

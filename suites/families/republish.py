@@ -250,8 +250,9 @@ class RepublishFamily(JetStreamSlots):
     ) -> list[Case]:
         """The creation's verdict, then every reply that differs from the model's, every edit's
         verdict, and every republished message's. Once a delete or purge leaves the stream in another
-        state than the model's, the rest of the scenario cannot be judged: it ends there (the messages
-        republished before the next operation are still judged)."""
+        state than the model's, or the server takes an edit to an option the reference refuses (which
+        the model cannot hold, as after such a create), the rest of the scenario cannot be judged: it
+        ends there (the messages republished before the next operation are still judged)."""
         rules = rules_for(profile)
         subjects, option = unit.subjects, unit.option
         cases = [
@@ -278,7 +279,12 @@ class RepublishFamily(JetStreamSlots):
                 cases.append(case)
             return case is not None
 
-        tapped = observed.tapped
+        def end(index: int) -> list[Case]:
+            """The cases when the scenario ends at operation `index`."""
+            later = observed.replies[index + 1 : index + 2]
+            tapped = observed.tapped[: later[0].tapped] if later else observed.tapped
+            return cases + ledger.judge(context, model.republished, tapped, final=False, seed=unit.seed)
+
         for index, (operation, reply) in enumerate(zip(unit.operations, observed.replies, strict=False)):
             state = repr(model)
             if isinstance(operation, Publish):
@@ -297,11 +303,7 @@ class RepublishFamily(JetStreamSlots):
                         "purge", model.purge(operation.subject), reply.body.get("purged"), state
                     )
                 if diverged:
-                    later = observed.replies[index + 1 : index + 2]
-                    tapped = tapped[: later[0].tapped] if later else tapped
-                    return cases + ledger.judge(
-                        context, model.republished, tapped, final=False, seed=unit.seed
-                    )
+                    return end(index)
             else:
                 so_far = observed.tapped[: reply.tapped]
                 cases += ledger.judge(context, model.republished, so_far, final=False, seed=unit.seed)
@@ -310,9 +312,11 @@ class RepublishFamily(JetStreamSlots):
                 )
                 cases.append(update)
                 if api_error(reply.body) is None:
+                    if republish_violations(subjects, operation.option, rules):
+                        return end(index)
                     model.reconfigure(operation.option)
                     ledger.republish = operation.option
-        cases += ledger.judge(context, model.republished, tapped, final=True, seed=unit.seed)
+        cases += ledger.judge(context, model.republished, observed.tapped, final=True, seed=unit.seed)
         return cases
 
     def unit_of(self, case: CaseFile) -> RepublishScenario:

@@ -13,7 +13,18 @@ from fixtures.clients.wire import Message
 from records.expectations import Expectation, Expectations
 from records.replay import replay_command
 from reference.republish import RePublish, StreamModel, rules_for
+from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
+from suites.families.republish import (
+    STREAM,
+    Edit,
+    Publish,
+    Reply,
+    RepublishFamily,
+    RepublishObservation,
+    RepublishScenario,
+    steps_of,
+)
 from suites.republish import (
     MessageLedger,
     Window,
@@ -205,3 +216,38 @@ def test_the_tap_keeps_only_messages_without_reply_outside_the_api() -> None:
     assert is_republished(wire("r.a", []))
     assert not is_republished(wire("s.a", [], reply="_INBOX.x.1"))
     assert not is_republished(wire("$JS.EVENT.ADVISORY.API", []))
+
+
+def test_an_edit_the_server_takes_to_an_option_the_reference_refuses_ends_the_scenario() -> None:
+    """The server accepts an edit to `$1` (no literal token, which the reference refuses): the update's
+    case is the divergence, and the publish after it, which the model cannot follow, is not judged (as
+    after a create the server takes although the reference refuses it)."""
+    refused = RePublish("s.*", "$1")
+    unit = RepublishScenario(
+        SUBJECTS,
+        OPTION,
+        operations=(Publish("s.a", b"x", ()), Edit(refused), Publish("s.b", b"y", ())),
+    )
+    observed = RepublishObservation(
+        created={"config": {}},
+        create_us=0,
+        replies=(
+            Reply({"seq": 1}, Window(STAMP_NS - 10, STAMP_NS + 10), 0),
+            Reply({"config": {}}, None, 1),
+            Reply({"seq": 2}, None, 1),
+        ),
+        tapped=(
+            wire("r.a", [("Nats-Stream", STREAM), *server_headers(1, 0)[1:]], b"x"),
+            wire("b", [("Nats-Stream", STREAM), *server_headers(2, 0, "s.b")[1:]], b"y"),
+        ),
+    )
+    cases = cases_of(RepublishFamily().judge(context(), RULES.profile, unit, observed))
+    assert [(case.verdict, case.subject) for case in cases] == [
+        ("agree", ""),
+        ("agree", "s.a"),
+        ("diverge", ""),
+    ]
+    update = cases[-1]
+    assert update.case_class == "republish:$n:reference-reject-destination-without-literal-server-accept"
+    assert (update.destination, update.detail) == ("$1", "update: accepted")
+    assert all(case.steps == steps_of(unit) for case in cases)
