@@ -10,7 +10,7 @@ second connection:
 * core: the same publish -> receive with no JetStream (a plain subscription on the subjects);
 * raw: publish -> receive through the stream, messages only counted;
 * checked: the same, and every message predicted by ``reference.republish.StreamModel`` and judged
-  (subject, body, every header, time-stamp form) into a recorded case (``suites.republish``).
+  (subject, body, every header, time-stamp form) into a recorded case (``suites.families.republish``).
 
 Rates are messages per second from the first publish to the last message read (medians of repeats).
 """
@@ -35,7 +35,7 @@ from records.expectations import Expectations
 from records.writer import RecordWriter
 from reference.republish import RePublish, StreamModel, rules_for
 from suites.engine.verdicts import RunContext
-from suites.republish import MessageLedger, stream_config
+from suites.families.republish import MessageLedger, stream_config
 
 OPTION = RePublish("b.*.*", "rb.{{wildcard(2)}}.{{partition(10,1,2)}}")
 SUBJECTS = ("b.*.*",)

@@ -9,7 +9,7 @@ execute, then judge) with the family's stream (`STREAM`) and subjects (under `NA
 under `DESTINATIONS`); the last test draws the family's own scenarios, as a campaign does. Tests of two
 streams or of what a client reads off the wire drive the JetStream API over the raw protocol themselves
 (``fixtures.clients.jetstream``) and watch a ``>`` tap for republished messages (no reply subject, see
-``suites.republish.is_republished``). Every configuration and every republished message is a recorded
+``suites.families.republish.is_republished``). Every configuration and every republished message is a recorded
 case with feature ``republish``; a test fails only on an unexpected divergence.
 """
 
@@ -49,6 +49,7 @@ from suites.engine.verdicts import RunContext, make_case
 from suites.families import FAMILIES
 from suites.families.republish import (
     DESTINATIONS,
+    FEATURE,
     NAMESPACE,
     STREAM,
     Delete,
@@ -57,21 +58,16 @@ from suites.families.republish import (
     Purge,
     RepublishObservation,
     RepublishScenario,
-)
-from suites.reproduce import assert_agrees, describe_divergences
-from suites.republish import (
-    FEATURE,
     describe_message,
     is_republished,
     judge_configuration,
     judge_message,
-    stream_config,
-)
-from suites.republish_strategies import (
     options,
+    stream_config,
     stream_subject_layouts,
     valid_options,
 )
+from suites.reproduce import assert_agrees, describe_divergences
 
 pytestmark = [pytest.mark.live, pytest.mark.republish, pytest.mark.min_server("2.8.3")]
 

@@ -1,62 +1,83 @@
 """RePublish family: a stream with a RePublish option republishes each stored message its source matches,
 with the headers the stream model predicts, and refuses exactly the options the reference refuses.
 
-docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: after a message is stored it is
-republished on the destination the source maps it to; "Headers" (nats-concepts/jetstream/headers),
-RePublish: ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``, ``Nats-Last-Sequence`` (and
-``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one stream: its subjects, storage
-and per-subject limit, a RePublish option, and what is done to it as a drawn list (which
-`suites.test_republish` runs through the registry too): publishes (application headers, message ids and so
-duplicates), deletes, purges and option edits. Operations run only with an option the reference
-accepts; the stream is deleted afterwards.
+ADR-28 (https://github.com/nats-io/nats-architecture-and-design/blob/main/adr/ADR-28.md), modelled in
+``reference.republish``, and docs.nats.io "Streams" (nats-concepts/jetstream/streams), RePublish: after a
+message is stored it is republished on the destination the source maps it to; "Headers"
+(nats-concepts/jetstream/headers), RePublish: ``Nats-Stream``, ``Nats-Subject``, ``Nats-Sequence``,
+``Nats-Last-Sequence`` (and ``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one
+stream: its subjects, storage and per-subject limit, a RePublish option, and what is done to it as a
+drawn list (which `suites.test_republish` runs through the registry too): publishes (application
+headers, message ids and so duplicates), deletes, purges and option edits. Operations run only with an
+option the reference accepts; the stream is deleted afterwards.
+
+Drawing: a unit's stream subjects live under one namespace token (`NAMESPACE`) and its republish
+destinations under another (`DESTINATIONS`), so a stream never shares subjects with its destinations
+unless a strategy makes them overlap on purpose. Tokens come from a pool of four, so publishes hit the
+same subjects again and again (``Nats-Last-Sequence`` needs repeats). Which options are valid is not
+decided here but by ``reference.republish``; `valid_options` filters with it for the family's scenarios
+and edits, `options` does not. Everything shrinks towards one subject pattern, the default source,
+``r.>``-like destinations, empty payloads and no headers.
+
+Judging: two kinds of case, both with feature ``republish`` so reports show RePublish as one row:
+
+* validation: a stream create (or update) with a RePublish option; the server must accept it iff the
+  reference finds no broken rule, and a refusal must name one of the broken rules. ``expected`` is
+  ``accept`` or ``reject:<kind>+<kind>``, ``observed`` is ``accept`` or ``reject:<kind>`` and ``detail``
+  keeps the server's ``err_code``, ``code`` and description.
+* message: one republished message; subject, body and every header must be what the model predicts.
+  A message has one verdict: its differences are listed in ``detail``, and the case class names the
+  first difference no expectation explains (so a listed divergence cannot hide another).
+
+A scenario's judgement ends where the model stops following the stream: a create or an edit the server
+takes to an option the reference refuses, a delete or a purge whose reply is not the model's.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error
+from fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
 from fixtures.clients.wire import Message
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import Case
-from reference.profiles import ReleaseProfile
+from reference.errors import ConformanceError
+from reference.functions import canonical_functions
+from reference.profiles import ReleaseProfile, nearest_profile
 from reference.republish import (
+    HEADER_LAST_SEQUENCE,
     HEADER_MSG_ID,
+    HEADER_SEQUENCE,
+    HEADER_STREAM,
+    HEADER_SUBJECT,
     RELEASE_RULES,
+    SERVER_KINDS,
+    STORE_TIME,
+    InvalidTransformError,
     RePublish,
+    RePublishedMessage,
+    RePublishRules,
     StreamModel,
+    parse_time_stamp,
+    reportable_by,
     republish_violations,
     rules_for,
 )
+from reference.transform import compile_transform
 from reference.versions import Version
 from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import RunContext
-from suites.republish import (
-    FEATURE,
-    MessageLedger,
-    Window,
-    is_republished,
-    judge_configuration,
-    judge_stream_reply,
-    stream_config,
-    timed_publish,
-)
-from suites.republish_strategies import (
-    POOL,
-    application_headers,
-    options,
-    payloads,
-    published_subjects,
-    stream_subject_layouts,
-    valid_options,
-)
+from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case
+from suites.expected import functions_named
+from suites.strategies import destination_templates
 
+FEATURE = "republish"
 STREAM = "RP"
 NAMESPACE = "s"
 DESTINATIONS = f"r{NAMESPACE}"
@@ -69,6 +90,49 @@ MSG_IDS = ("", "", "", "id1", "id2")
 MAX_OPERATIONS = 20
 SETTLE = 0.05
 """Quiet time (s) after the last operation, and before an edit, for republished messages still coming."""
+
+POOL = ("a", "b", "x", "q1")
+"""Tokens of published subjects and of patterns."""
+
+APP_HEADERS = ("X-Trace", "X-Tenant", "Nats-Stream", "Nats-Subject")
+"""Application header names: two of the application's own and two that repeat names the server adds
+(the ADR preserves application headers, so both values must arrive). Names with a meaning on ingest
+(``Nats-Expected-*``, ``Nats-Rollup``, ``Nats-TTL``...) are excluded: they change what is stored, which
+is not what RePublish specifies; ``Nats-Msg-Id`` is drawn separately."""
+
+HEADER_VALUE = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_./:", min_size=1, max_size=12)
+
+WEIRD_DESTINATIONS = (
+    "",
+    ">",
+    "*.>",
+    "$1",
+    "{{wildcard(1)}}",
+    "R x.>",
+    "R..>",
+    "R.*",
+    "R.>.x",
+    "R.{{nosuch(1)}}",
+)
+"""Destinations breaking one rule each (``R`` stands for the draw's destination namespace)."""
+
+SPACES = (" x", "\tx", " ")
+"""Whitespace a destination literal ends with (a subject may not hold it)."""
+
+TAP_IGNORED_PREFIXES = ("$JS.", "_INBOX.", "$SYS.", "_nc_")
+"""Subjects a `>` tap sees that are not republished messages: API traffic, replies, advisories, probes."""
+
+STORE_FAILURES = frozenset({10049})
+"""JetStream error codes that say the server failed, not that it judged the option: "error creating
+store for stream" (seen once in many runs on 2.14.5 with file storage; not reproduced)."""
+
+STAMP_SLACK_NS = 2_000_000
+"""Allowance for the time stamp (ns): the server's clock is read between our send and the ack's arrival;
+its text has nanoseconds, ours are read with `time.time_ns` on the same machine."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Units: a stream and what is done to it, and the `steps` a case keeps of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,22 +172,219 @@ class RepublishScenario:
     seed: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """An operation's reply, the publish window of a publish, and how many messages the tap held when
-    the operation was sent (after settling, for an edit)."""
+def steps_of(unit: RepublishScenario) -> tuple[str, ...]:
+    """A scenario as `steps` (records.schema): the stream first, then one JSON object per operation."""
+    stream = {
+        "stream": list(unit.subjects),
+        "storage": unit.storage,
+        "max_msgs_per_subject": unit.max_msgs_per_subject,
+        "option": _option_json(unit.option),
+    }
+    return (json.dumps(stream), *(json.dumps(_operation_json(op)) for op in unit.operations))
 
-    body: JsonObject
-    window: Window | None
-    tapped: int
+
+def scenario_of(steps: tuple[str, ...]) -> RepublishScenario:
+    """The scenario `steps_of` wrote."""
+    stream, *operations = (json.loads(step) for step in steps)
+    return RepublishScenario(
+        tuple(stream["stream"]),
+        _option(stream["option"]),
+        stream["storage"],
+        int(stream["max_msgs_per_subject"]),
+        tuple(_operation(item) for item in operations),
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class RepublishObservation:
-    created: JsonObject
-    create_us: int
-    replies: tuple[Reply, ...]
-    tapped: tuple[Message, ...]
+def _option_json(option: RePublish) -> dict[str, Any]:
+    return {"src": option.source, "dest": option.destination, "headers_only": option.headers_only}
+
+
+def _option(item: dict[str, Any]) -> RePublish:
+    return RePublish(str(item["src"]), str(item["dest"]), bool(item["headers_only"]))
+
+
+def _operation_json(operation: Operation) -> dict[str, Any]:
+    if isinstance(operation, Publish):
+        headers = [list(pair) for pair in operation.headers]
+        return {"publish": operation.subject, "payload": operation.payload.hex(), "headers": headers}
+    if isinstance(operation, Delete):
+        return {"delete": operation.sequence}
+    if isinstance(operation, Purge):
+        return {"purge": operation.subject}
+    return {"edit": _option_json(operation.option)}
+
+
+def _operation(item: dict[str, Any]) -> Operation:
+    if "publish" in item:
+        headers = tuple((str(name), str(value)) for name, value in item["headers"])
+        return Publish(str(item["publish"]), bytes.fromhex(item["payload"]), headers)
+    if "delete" in item:
+        return Delete(int(item["delete"]))
+    if "purge" in item:
+        return Purge(item["purge"])
+    return Edit(_option(item["edit"]))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Strategies: stream layouts, RePublish options, publishes, operations, scenarios
+
+
+def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
+    """The subjects of one stream: one or two patterns under ``namespace`` (``*`` and ``>`` mixed)."""
+    n = namespace
+    return st.sampled_from(
+        [
+            (f"{n}.*",),
+            (f"{n}.*.*",),
+            (f"{n}.a.*", f"{n}.b.>"),
+            (f"{n}.*.x", f"{n}.y"),
+            (f"{n}.a", f"{n}.b.*"),
+            (f"{n}.>",),
+        ]
+    )
+
+
+def _refinements(pattern: str) -> list[str]:
+    """``pattern`` and narrower forms (a ``*`` or ``>`` replaced by a pool token)."""
+    tokens = pattern.split(".")
+    found = [pattern]
+    for index, token in enumerate(tokens):
+        if token in ("*", ">"):
+            found.append(".".join([*tokens[:index], "a", *tokens[index + 1 :]]))
+    return found
+
+
+@st.composite
+def sources_for(draw: st.DrawFn, subjects: Sequence[str]) -> str:
+    """A RePublish source: mostly one of the stream's subjects (shrinks to the first), else a narrower
+    form of one, the default (empty), ``>``, a broader one (``ns.>``), or one outside the stream
+    (valid from 2.10 only)."""
+    namespace = subjects[0].split(".")[0]
+    kind = draw(st.sampled_from(["stream", "stream", "narrower", "default", "all", "broader", "outside"]))
+    if kind == "stream":
+        return draw(st.sampled_from(list(subjects)))
+    if kind == "narrower":
+        return draw(st.sampled_from([r for s in subjects for r in _refinements(s)[1:]] or list(subjects)))
+    return {"default": "", "all": ">", "broader": f"{namespace}.>", "outside": "elsewhere.*"}[kind]
+
+
+@st.composite
+def placeholder(draw: st.DrawFn, index: int, profile: ReleaseProfile) -> str:
+    """A destination token standing for the source's ``index``-th ``*``, in a form the release has."""
+    forms = ["$", "wildcard"]
+    if "partition" in profile.functions:
+        forms.append("partition")
+    if "left" in profile.functions:
+        forms += ["left", "right"]
+    form = draw(st.sampled_from(forms))
+    if form == "$":
+        return f"${index}"
+    if form == "wildcard":
+        return draw(st.sampled_from([f"{{{{wildcard({index})}}}}", f"{{{{ wildcard({index}) }}}}"]))
+    if form == "partition":
+        return f"{{{{partition({draw(st.integers(1, 5))},{index})}}}}"
+    return f"{{{{{form}({index},{draw(st.integers(1, 3))})}}}}"
+
+
+@st.composite
+def destinations_for(
+    draw: st.DrawFn, source: str, namespace: str, profile: ReleaseProfile, *, literal: bool = True
+) -> str:
+    """A destination for ``source``: the literal ``namespace`` (unless not `literal`) and a placeholder
+    for each ``*`` in some order (rarely one left out, now and then a ``random`` token from 2.12), ``>``
+    last when the source has it. Excluded: ``split`` and the ``sliceFrom*``/``splitFrom*`` functions,
+    whose outputs can hold empty tokens that no subscriber can receive (the validation property still
+    draws them)."""
+    stars = source.split(".").count("*") if source else 0
+    indexes = draw(st.permutations(list(range(1, stars + 1)))) if stars else []
+    if indexes and draw(st.integers(0, 9)) == 0:
+        indexes = indexes[:-1]
+    tokens = [draw(placeholder(i, profile)) for i in indexes]
+    if "random" in profile.functions and draw(st.integers(0, 5)) == 0:
+        tokens.append(f"{{{{random({draw(st.integers(1, 4))})}}}}")
+    if literal:
+        tokens.insert(draw(st.integers(0, len(tokens))), namespace)
+    if not source or source.endswith(">"):
+        tokens.append(">")
+    return ".".join(tokens)
+
+
+@st.composite
+def valid_options(
+    draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile
+) -> RePublish:
+    """A RePublish option the reference accepts for a stream with ``subjects`` on this release.
+
+    Excluded on 2.8: the default (empty) source, which 2.8 refuses (divergence
+    ``republish-source-required``); a scenario needs its stream created."""
+    rules = rules_for(profile)
+    needs_source = not rules.headers_only  # 2.8, the release without a default source
+    drawn = candidate_options(subjects, namespace, profile, needs_source=needs_source)
+    return draw(drawn.filter(lambda option: not republish_violations(subjects, option, rules)))
+
+
+@st.composite
+def candidate_options(
+    draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile, *, needs_source: bool
+) -> RePublish:
+    """A RePublish option of a source of ``subjects`` (not the empty one where `needs_source`) and a
+    destination for it (`valid_options` keeps those the reference accepts). Defined once, not per draw:
+    Hypothesis reads the source of every function `st.composite` decorates."""
+    source = draw(sources_for(subjects).filter(lambda s: bool(s) or not needs_source))
+    destination = draw(destinations_for(source, namespace, profile))
+    return RePublish(source, destination, draw(st.booleans()))
+
+
+@st.composite
+def options(draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile) -> RePublish:
+    """Any RePublish option, valid or not: mostly `valid_options`-like draws, plus destinations from the
+    mapping strategies (functions of every release, odd casings, bad arguments), destinations that
+    overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
+    rule they break), a literal with whitespace, and the odd shapes of `WEIRD_DESTINATIONS`."""
+    source = draw(sources_for(subjects))
+    kind = draw(st.sampled_from(["shaped", "template", "overlap", "overlap", "bare", "spaced", "weird"]))
+    if kind == "shaped":
+        destination = draw(destinations_for(source, namespace, profile))
+    elif kind == "bare":
+        destination = draw(destinations_for(source, namespace, profile, literal=False))
+    elif kind == "spaced":
+        destination = draw(destinations_for(source, namespace + draw(st.sampled_from(SPACES)), profile))
+    elif kind == "template":
+        destination = namespace + "." + draw(destination_templates(source or ">", profile))
+    elif kind == "overlap":
+        own = subjects[0].split(".")[0]
+        destination = draw(destinations_for(source, own, profile))
+    else:
+        destination = draw(st.sampled_from(WEIRD_DESTINATIONS)).replace("R", namespace)
+    return RePublish(source, destination, draw(st.booleans()))
+
+
+@st.composite
+def published_subjects(draw: st.DrawFn, subjects: Sequence[str], pool: Sequence[str] = POOL) -> str:
+    """A subject one of the stream's patterns matches (``*`` and ``>`` filled from ``pool``)."""
+    pattern = draw(st.sampled_from(list(subjects)))
+    out: list[str] = []
+    for token in pattern.split("."):
+        if token == "*":
+            out.append(draw(st.sampled_from(pool)))
+        elif token == ">":
+            out += draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
+        else:
+            out.append(token)
+    return ".".join(out)
+
+
+def application_headers() -> st.SearchStrategy[tuple[tuple[str, str], ...]]:
+    """Zero to three application headers with distinct names from `APP_HEADERS`."""
+    names = st.lists(st.sampled_from(APP_HEADERS), max_size=3, unique=True)
+    return names.flatmap(
+        lambda chosen: st.tuples(*[st.tuples(st.just(name), HEADER_VALUE) for name in chosen])
+    )
+
+
+def payloads() -> st.SearchStrategy[bytes]:
+    """Message bodies: empty, short binary."""
+    return st.binary(max_size=48)
 
 
 @st.composite
@@ -186,6 +447,412 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
     valid = not republish_violations(subjects, option, rules)
     ops = draw(operations(subjects, profile, deletes=True, limit=limit)) if valid else ()
     return RepublishScenario(subjects, option, storage, limit, ops, draw(st.integers(0, 2**32 - 1)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Execution: the stream, its operations, and a `>` tap for republished messages
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """When a publish was sent and its ack came back (ns since the epoch): the store time lies inside."""
+
+    sent_ns: int
+    acked_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An operation's reply, the publish window of a publish, and how many messages the tap held when
+    the operation was sent (after settling, for an edit)."""
+
+    body: JsonObject
+    window: Window | None
+    tapped: int
+
+
+@dataclass(frozen=True, slots=True)
+class RepublishObservation:
+    created: JsonObject
+    create_us: int
+    replies: tuple[Reply, ...]
+    tapped: tuple[Message, ...]
+
+
+def is_republished(message: Message) -> bool:
+    """True iff a message seen by a `>` tap can be a republished one: republished messages have no reply
+    subject (every publish of these suites asks for an ack, so its echo has one)."""
+    return message.reply is None and not message.subject.startswith(TAP_IGNORED_PREFIXES)
+
+
+def stream_config(
+    name: str,
+    subjects: Sequence[str],
+    republish: RePublish | None,
+    *,
+    storage: str = "memory",
+    max_msgs_per_subject: int = -1,
+) -> JsonObject:
+    """The JSON of a limits stream with an optional RePublish option."""
+    config: JsonObject = {
+        "name": name,
+        "subjects": list(subjects),
+        "storage": storage,
+        "retention": "limits",
+        "max_msgs_per_subject": max_msgs_per_subject,
+    }
+    if republish is not None:
+        config["republish"] = republish.to_json()
+    return config
+
+
+def _config(unit: RepublishScenario, option: RePublish) -> JsonObject:
+    return stream_config(
+        STREAM, unit.subjects, option, storage=unit.storage, max_msgs_per_subject=unit.max_msgs_per_subject
+    )
+
+
+def headers_of(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Headers for ``WireConnection.publish`` (names are unique in what the suites publish)."""
+    return dict(pairs)
+
+
+def timed_publish(
+    js: JetStreamClient, subject: str, payload: bytes = b"", headers: Sequence[tuple[str, str]] = ()
+) -> tuple[JsonObject, Window]:
+    """Publish with an ack; the stream's acknowledgement and the window its store time lies in."""
+    sent = time.time_ns()
+    ack = js.publish(subject, payload, headers=headers_of(headers) or None)
+    return ack, Window(sent, time.time_ns())
+
+
+def _run(js: JetStreamClient, unit: RepublishScenario, operation: Operation) -> Reply:
+    """Send one operation and wait for its reply (an edit first lets earlier republishes arrive)."""
+    if isinstance(operation, Edit):
+        js.settle(SETTLE)
+    tapped = len(js.tapped)
+    if isinstance(operation, Publish):
+        ack, window = timed_publish(js, operation.subject, operation.payload, operation.headers)
+        return Reply(ack, window, tapped)
+    if isinstance(operation, Delete):
+        return Reply(js.delete_message(STREAM, operation.sequence), None, tapped)
+    if isinstance(operation, Purge):
+        return Reply(js.purge(STREAM, subject=operation.subject), None, tapped)
+    return Reply(js.update_stream(_config(unit, operation.option)), None, tapped)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Judging: a create's or an update's reply, a stream operation's reply
+
+
+def refusal_kind(error: ApiError) -> str:
+    """The rule a server's refusal names (see ``reference.republish.SERVER_KINDS``), or ``other``."""
+    text = error.description.lower()
+    return next((kind for needle, kind in SERVER_KINDS if needle in text), "other")
+
+
+def expected_outcome(subjects: Sequence[str], republish: RePublish, rules: RePublishRules) -> tuple[str, ...]:
+    """The kinds of rule the configuration breaks (empty: the server must accept it)."""
+    return tuple(error.kind for error in republish_violations(subjects, republish, rules))
+
+
+def accepted_difference(subjects: Sequence[str], republish: RePublish, rules: RePublishRules) -> str:
+    """The difference of an option the server accepts against the reference: the first rule broken,
+    with the transform engine's cause for an invalid transform, told apart for a source without
+    wildcards (``...-server-accept-literal-source``), as the mapping validation family does."""
+    first = republish_violations(subjects, republish, rules)[0]
+    rule = f"{first.kind}-{first.cause}" if isinstance(first, InvalidTransformError) else first.kind
+    suffix = "-literal-source" if is_literal(republish.effective_source) else ""
+    return f"reference-reject-{rule}-server-accept{suffix}"
+
+
+def judge_configuration(
+    context: RunContext,
+    rules: RePublishRules,
+    subjects: Sequence[str],
+    republish: RePublish,
+    reply: Mapping[str, object],
+    *,
+    operation: str = "create",
+    seed: int = 0,
+    duration_us: int = 0,
+) -> Case:
+    """The verdict on a create/update reply for a stream with ``subjects`` and ``republish``.
+
+    The reference's expectation is the ADR's: a RePublish option may be edited after creation, so an
+    update is judged by the new option alone.
+    """
+    kinds = expected_outcome(subjects, republish, rules)
+    error = api_error(reply)
+    expected = "reject:" + "+".join(kinds) if kinds else "accept"
+    observed = f"reject:{refusal_kind(error)}" if error else "accept"
+    if error is not None and error.err_code in STORE_FAILURES:
+        difference = "unknown"  # the server could not store the stream: no verdict on the option
+    elif error is None and not kinds:
+        difference = ""
+    elif error is None:
+        difference = accepted_difference(subjects, republish, rules)
+    elif not kinds:
+        difference = f"reference-accept-server-reject-{refusal_kind(error)}"
+    elif refusal_kind(error) in reportable_by(kinds):
+        difference = ""
+    else:
+        difference = f"reference-reject-{kinds[0]}-server-reject-{refusal_kind(error)}"
+    server = f"err_code {error.err_code} (code {error.code}): {error.description}" if error else "accepted"
+    detail = f"{operation}: {server}"
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=functions_named(republish.destination),
+        source=republish.source,
+        destination=republish.destination,
+        subject="",
+        expected=expected,
+        observed=observed,
+        difference=difference,
+        detail=detail,
+        seed=seed,
+        duration_us=duration_us,
+        stream_subjects=subjects,
+        headers_only=republish.headers_only,
+    )
+
+
+def judge_stream_reply(
+    context: RunContext,
+    subjects: Sequence[str],
+    republish: RePublish,
+    what: str,
+    *,
+    expected: object,
+    observed: object,
+    state: str,
+) -> Case | None:
+    """A stream operation's reply (an ack's sequence, a delete's success, a purge's count) that differs
+    from the model's (``wrong-<what>``); None when they agree. `state` describes the model."""
+    if expected == observed:
+        return None
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=(),
+        source=republish.source,
+        destination=republish.destination,
+        subject="",
+        expected=f"{what}: {expected}",
+        observed=f"{what}: {observed}",
+        difference=f"wrong-{what}",
+        detail=state,
+        stream_subjects=tuple(subjects),
+        headers_only=republish.headers_only,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Judging: republished messages
+
+
+def describe_message(message: Message, headers: Mapping[str, list[str]] | None = None) -> str:
+    """Compact text of an observed message, in the form of ``RePublishedMessage.describe``."""
+    parsed = message.header_map() if headers is None else headers
+    text = " ".join(f"{name}={value}" for name, values in parsed.items() for value in values)
+    return f"{message.subject} body={len(message.payload)}B {text}".rstrip()
+
+
+def message_differences(
+    expected: RePublishedMessage,
+    observed: Message,
+    window: Window | None,
+    headers: Mapping[str, list[str]] | None = None,
+) -> list[str]:
+    """What differs between a predicted and an observed republished message, as short kebab-case names
+    (empty when they agree). `window` bounds the time stamp when known."""
+    found: list[str] = []
+    if not expected.accepts_subject(observed.subject):
+        found.append("original-subject" if observed.subject == expected.original_subject else "wrong-subject")
+    if observed.payload != expected.payload:
+        found.append("wrong-body")
+    want = expected.header_lists()
+    got = observed.header_map() if headers is None else headers
+    for name, values in want.items():
+        seen = got.get(name, [])
+        if STORE_TIME in values:
+            found += _stamp_differences(values, seen, window)
+        elif seen != values:
+            if name == HEADER_LAST_SEQUENCE and seen == [str(expected.last_sequence_remaining)]:
+                found.append("last-sequence-of-remaining")
+            else:
+                found.append(f"header-{name.lower()}")
+    found += [f"extra-header-{name.lower()}" for name in got if name not in want]
+    return found
+
+
+def _stamp_differences(want: list[str], seen: list[str], window: Window | None) -> list[str]:
+    """Time stamps: as many as predicted, each RFC 3339 UTC, and the one this republish added (the
+    last) inside the publish window."""
+    if len(seen) != len(want):
+        return ["header-nats-time-stamp"]
+    stamps = [parse_time_stamp(value) for value in seen]
+    for wanted, value, stamp in zip(want, seen, stamps, strict=True):
+        if wanted == STORE_TIME and stamp is None:
+            return ["time-stamp-format"]
+        if wanted not in (STORE_TIME, value):
+            return ["header-nats-time-stamp"]
+    last = stamps[-1]
+    if window is not None and last is not None:
+        low, high = window.sent_ns - STAMP_SLACK_NS, window.acked_ns + STAMP_SLACK_NS
+        if not low <= last <= high:
+            return ["time-stamp-outside-publish"]
+    return []
+
+
+def _original_subject(observed: Message | None) -> str:
+    """The ingested subject an unpredicted message names in its last ``Nats-Subject`` (2.9+), if any."""
+    subjects = observed.header_map().get(HEADER_SUBJECT, []) if observed else []
+    return subjects[-1] if subjects else ""
+
+
+def functions_of(republish: RePublish, version: str) -> tuple[str, ...]:
+    """Canonical names of the functions the option's transform uses on this release (as message cases
+    name them), or the names its destination spells when the transform does not compile."""
+    try:
+        profile = rules_for(nearest_profile(version)).profile
+        transform = compile_transform(
+            republish.effective_source, republish.destination, profile, engine_only=True
+        )
+    except ConformanceError:
+        return functions_named(republish.destination)
+    return transform.functions
+
+
+def choose_difference(context: RunContext, functions: Sequence[str], differences: Sequence[str]) -> str:
+    """The first difference no expectation explains (so the case diverges), else the first one."""
+    names = "+".join(canonical_functions(functions))
+    for difference in differences:
+        found = context.expectations.classify(
+            context.implementation,
+            context.server_version,
+            feature=FEATURE,
+            functions=names,
+            difference=difference,
+        )
+        if found is None:
+            return difference
+    return differences[0] if differences else ""
+
+
+def judge_message(
+    context: RunContext,
+    subjects: Sequence[str],
+    republish: RePublish,
+    expected: RePublishedMessage | None,
+    observed: Message | None,
+    *,
+    window: Window | None = None,
+    seed: int = 0,
+    headers: Mapping[str, list[str]] | None = None,
+) -> Case:
+    """One republished message's verdict: predicted and delivered, predicted only, or delivered only
+    (`headers`: the observed message's parsed headers, when the caller has them)."""
+    functions = expected.transform.functions if expected else functions_of(republish, context.server_version)
+    if observed is not None and headers is None:
+        headers = observed.header_map()
+    if expected is not None and observed is not None:
+        differences = message_differences(expected, observed, window, headers)
+    elif expected is not None:
+        differences = [NOT_ARRIVED]
+    else:
+        differences = ["unexpected-message"]
+    difference = choose_difference(context, functions, differences)
+    detail = f"differences: {', '.join(differences) or 'none'}"
+    return make_case(
+        context,
+        feature=FEATURE,
+        functions=functions,
+        source=republish.source,
+        destination=republish.destination,
+        subject=expected.original_subject if expected else _original_subject(observed),
+        expected=expected.describe() if expected else "(nothing)",
+        observed=describe_message(observed, headers) if observed else "",
+        difference=difference,
+        detail=detail,
+        seed=seed,
+        stream_subjects=subjects,
+        headers_only=republish.headers_only,
+    )
+
+
+def republish_key(message: Message, headers: Mapping[str, list[str]] | None = None) -> tuple[str, int] | None:
+    """(stream, sequence) of a republished message: the last ``Nats-Stream`` and ``Nats-Sequence``
+    values (earlier ones are application headers, e.g. from another stream's republish)."""
+    headers = message.header_map() if headers is None else headers
+    streams, sequences = headers.get(HEADER_STREAM), headers.get(HEADER_SEQUENCE)
+    if not streams or not sequences or not sequences[-1].isdigit():
+        return None
+    return streams[-1], int(sequences[-1])
+
+
+@dataclass(slots=True)
+class MessageLedger:
+    """Pairs the tap's messages with the model's predictions by (stream, sequence) and judges each pair
+    once: a delivery nobody predicted is an `unexpected-message` case at once, a prediction nothing
+    answered a `not-delivered` case at the end."""
+
+    subjects: Sequence[str]
+    republish: RePublish
+    windows: dict[int, Window] = field(default_factory=dict)
+    seen: int = 0
+    matched: set[int] = field(default_factory=set)
+    cases: list[Case] = field(default_factory=list)
+
+    def complete(self, predicted: Sequence[RePublishedMessage], tapped: Sequence[Message]) -> bool:
+        """True iff every prediction has a delivery with its key among `tapped`."""
+        keys = {republish_key(message) for message in tapped}
+        return all((p.stream, p.sequence) in keys for p in predicted)
+
+    def judge(
+        self,
+        context: RunContext,
+        predicted: Sequence[RePublishedMessage],
+        tapped: Sequence[Message],
+        *,
+        final: bool,
+        seed: int = 0,
+    ) -> list[Case]:
+        """Judge the deliveries not judged yet, and (when ``final``) the predictions never delivered."""
+        new: list[Case] = []
+        index_of = {(p.stream, p.sequence): i for i, p in enumerate(predicted)}
+        for message in tapped[self.seen :]:
+            headers = message.header_map()
+            index = index_of.get(republish_key(message, headers) or ("", -1))
+            want = predicted[index] if index is not None and index not in self.matched else None
+            if index is not None and want is not None:
+                self.matched.add(index)
+            window = self.windows.get(want.sequence) if want else None
+            new.append(
+                judge_message(
+                    context,
+                    self.subjects,
+                    self.republish,
+                    want,
+                    message,
+                    window=window,
+                    seed=seed,
+                    headers=headers,
+                )
+            )
+        self.seen = len(tapped)
+        if final:
+            for index, want in enumerate(predicted):
+                if index not in self.matched:
+                    self.matched.add(index)
+                    new.append(judge_message(context, self.subjects, self.republish, want, None, seed=seed))
+        self.cases += new
+        return new
+
+
+# ---------------------------------------------------------------------------------------------------
+# The family
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,77 +996,3 @@ class RepublishFamily(JetStreamSlots):
         option = RePublish(case.source, case.destination, case.headers_only)
         publishes = (Publish(case.subject, b"replay", ()),) if case.subject else ()
         return RepublishScenario(stream_subjects, option, operations=publishes)
-
-
-def _config(unit: RepublishScenario, option: RePublish) -> JsonObject:
-    return stream_config(
-        STREAM, unit.subjects, option, storage=unit.storage, max_msgs_per_subject=unit.max_msgs_per_subject
-    )
-
-
-def _run(js: JetStreamClient, unit: RepublishScenario, operation: Operation) -> Reply:
-    """Send one operation and wait for its reply (an edit first lets earlier republishes arrive)."""
-    if isinstance(operation, Edit):
-        js.settle(SETTLE)
-    tapped = len(js.tapped)
-    if isinstance(operation, Publish):
-        ack, window = timed_publish(js, operation.subject, operation.payload, operation.headers)
-        return Reply(ack, window, tapped)
-    if isinstance(operation, Delete):
-        return Reply(js.delete_message(STREAM, operation.sequence), None, tapped)
-    if isinstance(operation, Purge):
-        return Reply(js.purge(STREAM, subject=operation.subject), None, tapped)
-    return Reply(js.update_stream(_config(unit, operation.option)), None, tapped)
-
-
-def steps_of(unit: RepublishScenario) -> tuple[str, ...]:
-    """A scenario as `steps` (records.schema): the stream first, then one JSON object per operation."""
-    stream = {
-        "stream": list(unit.subjects),
-        "storage": unit.storage,
-        "max_msgs_per_subject": unit.max_msgs_per_subject,
-        "option": _option_json(unit.option),
-    }
-    return (json.dumps(stream), *(json.dumps(_operation_json(op)) for op in unit.operations))
-
-
-def scenario_of(steps: tuple[str, ...]) -> RepublishScenario:
-    """The scenario `steps_of` wrote."""
-    stream, *operations = (json.loads(step) for step in steps)
-    return RepublishScenario(
-        tuple(stream["stream"]),
-        _option(stream["option"]),
-        stream["storage"],
-        int(stream["max_msgs_per_subject"]),
-        tuple(_operation(item) for item in operations),
-    )
-
-
-def _option_json(option: RePublish) -> dict[str, Any]:
-    return {"src": option.source, "dest": option.destination, "headers_only": option.headers_only}
-
-
-def _option(item: dict[str, Any]) -> RePublish:
-    return RePublish(str(item["src"]), str(item["dest"]), bool(item["headers_only"]))
-
-
-def _operation_json(operation: Operation) -> dict[str, Any]:
-    if isinstance(operation, Publish):
-        headers = [list(pair) for pair in operation.headers]
-        return {"publish": operation.subject, "payload": operation.payload.hex(), "headers": headers}
-    if isinstance(operation, Delete):
-        return {"delete": operation.sequence}
-    if isinstance(operation, Purge):
-        return {"purge": operation.subject}
-    return {"edit": _option_json(operation.option)}
-
-
-def _operation(item: dict[str, Any]) -> Operation:
-    if "publish" in item:
-        headers = tuple((str(name), str(value)) for name, value in item["headers"])
-        return Publish(str(item["publish"]), bytes.fromhex(item["payload"]), headers)
-    if "delete" in item:
-        return Delete(int(item["delete"]))
-    if "purge" in item:
-        return Purge(item["purge"])
-    return Edit(_option(item["edit"]))

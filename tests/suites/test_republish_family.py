@@ -18,9 +18,8 @@ from records.casefile import CaseFile, read_case_file
 from records.expectations import Expectations
 from records.schema import case_of
 from suites.families import FAMILIES, family_of_feature
-from suites.families.republish import STREAM, Publish
+from suites.families.republish import STREAM, Publish, stream_config
 from suites.replay import replay_file_on_server
-from suites.republish import stream_config
 from tests.families import run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.republish, pytest.mark.min_server("2.8.3")]

@@ -1,5 +1,6 @@
-"""How republish cases are judged (``suites.republish``), on hand-built replies and messages: every
-difference has its name, expectations explain only what they list, and replays carry the stream."""
+"""How republish cases are judged (``suites.families.republish``), on hand-built replies, messages and
+observations: every difference has its name, expectations explain only what they list, replays carry the
+stream, and a scenario ends where the model cannot follow the server."""
 
 from __future__ import annotations
 
@@ -18,20 +19,18 @@ from suites.engine.verdicts import RunContext
 from suites.families.republish import (
     STREAM,
     Edit,
+    MessageLedger,
     Publish,
     Reply,
     RepublishFamily,
     RepublishObservation,
     RepublishScenario,
-    steps_of,
-)
-from suites.republish import (
-    MessageLedger,
     Window,
     is_republished,
     judge_configuration,
     message_differences,
     refusal_kind,
+    steps_of,
 )
 
 RULES = rules_for("2.14.5")
