@@ -207,9 +207,10 @@ def difference(
         got = error_kinds.get(got, got)
     if wanted and got:
         return "" if wanted == got or not strict_errors else f"reference-reject-{wanted}-server-reject-{got}"
-    if wanted or got:
-        difference = acceptance(str(wanted or ""), None if wanted else str(got))[2]
-        return f"{difference}-{got}" if got else difference
+    if wanted:
+        return acceptance(str(wanted), None)[2]
+    if got:
+        return f"{acceptance('', str(got))[2]}-{got}"
     name = RESULT_FIELD[op]
     if name not in observed:
         return "target-answer-without-result"

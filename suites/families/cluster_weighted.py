@@ -88,9 +88,9 @@ def scoped_lists(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, tuple[W
 def observed_as_subscription(observation: Observation, size: int) -> WeightedObservation:
     """A tap's observation of `size` messages in the weighted family's terms: the subjects each arrived
     on, under the tap's one subscription."""
-    deliveries = {(1, index): observation.subjects_of(index) for index in range(size)}
+    arrived = ((index, observation.subjects_of(index)) for index in range(size))
     confirmed = SubscriptionObservation(
-        {key: subjects for key, subjects in deliveries.items() if subjects},
+        {(1, index): subjects for index, subjects in arrived if subjects},
         published=observation.published if not observation.failure else 0,
         failure=observation.failure,
     )
