@@ -1,5 +1,6 @@
 """Release bisection (suites/bisect.py): the search with fake probes, the release list, and live, the
-partition(0, i) crash bisected among six releases and shown in a report."""
+partition(0, i) crash bisected among six releases and shown in a report, and a case of several
+differences bisected by the class its campaign gave it."""
 
 from __future__ import annotations
 
@@ -234,6 +235,23 @@ def test_the_partition_zero_crash_occurs_from_2_9_to_2_11(
     html = (tmp_path / "report" / "report.html").read_text()
     assert "<h2 id=bisection>Release bisection</h2>" in html
     assert "### Release bisection" in (tmp_path / "report" / "report.md").read_text()
+
+
+@pytest.mark.live
+def test_a_case_with_several_differences_is_bisected_by_the_class_its_campaign_gave(
+    run_config: RunConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On 2.8.4 this RePublish case differs twice: the subject (listed for 2.8) and the
+    Nats-Last-Sequence header. Its campaign named it by the difference the expectations do not list;
+    each probe does the same, rather than calling it the listed one and finding nothing to bisect."""
+    if "process" not in run_config.backends:
+        pytest.skip("the bisection starts its own servers; it runs with the process backend")
+    case_file = Path(__file__).parents[2] / "known-cases" / "republish-last-sequence-of-remaining-2-8.json"
+    command = ["bisect", str(case_file), "--releases", "2.8.4,2.9.25", "--out", str(tmp_path)]
+    assert main(command) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "probing 2.8.4 ... occurs" in out
+    assert "probing 2.9.25 ... does not occur (agrees)" in out
 
 
 @pytest.mark.live
