@@ -29,8 +29,8 @@ from fixtures.servers.streaming import StreamingConfig, StreamingServer, Streami
 from records.expectations import Expectations
 from records.schema import Case
 from suites.engine.verdicts import RunContext, make_case
+from suites.families.streaming import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
 from suites.streaming.layouts import Layout
-from suites.streaming.partitions import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
 
 PARTITIONS = {"foo": "foo.>", "bar": "bar.>"}
 HOSTS = ("host1", "host2")

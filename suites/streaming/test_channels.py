@@ -3,7 +3,7 @@
 Every worked example of the document runs as an explicit test; two properties draw layouts of 2-4
 partitioned servers with one cluster ID: which servers start and which fail (and why) matches
 ``reference.channels``, and publishes and subscriptions reach the servers the reference names. Cases
-are recorded (feature ``streaming``, see ``suites.streaming.partitions``); a test fails on an unexpected
+are recorded (feature ``streaming``, see ``suites.families.streaming``); a test fails on an unexpected
 divergence or an unknown outcome. Known divergences are in ``expectations.toml``
 (``partition-overlap-undetected``, ``overlapping-entries-store-twice``).
 """
@@ -22,9 +22,9 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.channels import DUPLICATE_CHANNEL
 from suites.engine.verdicts import RunContext
+from suites.families.streaming import probe_and_judge, start_layout
 from suites.reproduce import describe_divergences
 from suites.streaming.layouts import Layout
-from suites.streaming.partitions import probe_and_judge, start_layout
 from suites.streaming.strategies import layouts, layouts_with_channels
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]

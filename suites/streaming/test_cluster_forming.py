@@ -20,8 +20,8 @@ from fixtures.servers.local import HOST, free_port
 from fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
 from records.writer import RecordWriter
 from suites.engine.verdicts import RunContext, make_case
+from suites.families.streaming import FEATURE
 from suites.reproduce import describe_divergences
-from suites.streaming.partitions import FEATURE
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
 

@@ -29,10 +29,9 @@ from records.schema import case_of
 from suites.engine.family import check
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
-from suites.families.streaming import StreamingUnit
+from suites.families.streaming import FAILURE_KINDS, REQUEST_TIMEOUT, StreamingUnit, lost_nats
 from suites.replay import replay_file_on_server
 from suites.streaming.layouts import Layout
-from suites.streaming.partitions import FAILURE_KINDS, REQUEST_TIMEOUT, lost_nats
 from tests.families import live_session, run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
