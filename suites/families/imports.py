@@ -67,6 +67,7 @@ from suites.engine.verdicts import (
     UnitCases,
     acceptance,
     is_literal,
+    wrong_subject,
 )
 from suites.expected import functions_named
 from suites.families.mapping import random_tokens
@@ -397,7 +398,9 @@ class ImportFamily(TargetServer):
                 expected, difference = "", "unknown"
             else:
                 expected, difference = delivery(unit.kind, transform, subject, arrived, replied)
-                difference += literal if difference else ""
+                # `wrong_subject` sets a literal source apart itself
+                if difference and not difference.endswith(LITERAL_SOURCE):
+                    difference += literal
             judged.append(
                 cases.case(
                     subject=subject,
@@ -426,7 +429,8 @@ def delivery(
     """Where the publication on `subject` had to arrive, and what differed ('' when nothing): a stream
     import's message on the transform's subject (nowhere when the transform writes no subject,
     `Transform.delivers`), a service import's request on the one exporter subject
-    the transform maps to `subject`, with its reply back."""
+    the transform maps to `subject`, with its reply back. A wrong subject is named as everywhere
+    (`suites.engine.verdicts.wrong_subject`)."""
     if kind == "stream":
         expected = transform.delivers(subject)
         if expected == NOT_DELIVERED:  # the transform writes no subject: no subscriber receives it
@@ -440,7 +444,7 @@ def delivery(
     if len(arrived) > 1:
         return expected, DUPLICATED
     if not right:
-        return expected, "wrong-subject"
+        return expected, wrong_subject(transform.source, transform.destination)
     return expected, "" if replied else "no-reply"
 
 

@@ -134,6 +134,21 @@ def test_refusals_crashes_and_literal_sources_are_told_apart() -> None:
     ]
 
 
+def test_a_wrong_subject_is_named_as_in_every_family() -> None:
+    """`wrong_subject` sets apart a source token that begins with `*` and a partition count past 32 bits,
+    as for mappings and stream transforms, so one expectation can cover each."""
+    star = ImportRun("stream", "e.*a.*", "x.$1", ("e.*a.b",))
+    assert judged(star, ImportObservation(configured=True, arrived=(("x.c",),))) == [
+        ("agree", ""),
+        ("diverge", "wrong-subject-star-prefixed-token"),
+    ]
+    count = ImportRun("stream", "e.*", "x.{{partition(4294967299,1)}}", ("e.a",))
+    assert judged(count, ImportObservation(configured=True, arrived=(("x.1",),)), "2.9.25") == [
+        ("agree", ""),
+        ("diverge", "wrong-subject-count-beyond-32-bits"),
+    ]
+
+
 def test_the_listed_findings_are_expected_on_the_releases_that_show_them() -> None:
     listed = load_expectations()
     for version, feature, functions, difference in (
