@@ -73,7 +73,7 @@ from reference.republish import (
 from reference.transform import compile_transform
 from reference.versions import Version
 from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case
+from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case, wrong_subject
 from suites.expected import functions_named
 from suites.strategies import destination_templates
 
@@ -666,10 +666,13 @@ def message_differences(
     headers: Mapping[str, list[str]] | None = None,
 ) -> list[str]:
     """What differs between a predicted and an observed republished message, as short kebab-case names
-    (empty when they agree). `window` bounds the time stamp when known."""
+    (empty when they agree); a wrong subject is named as in every family (`wrong_subject`). `window`
+    bounds the time stamp when known."""
     found: list[str] = []
     if not expected.accepts_subject(observed.subject):
-        found.append("original-subject" if observed.subject == expected.original_subject else "wrong-subject")
+        transform = expected.transform
+        wrong = wrong_subject(transform.source, transform.destination)
+        found.append("original-subject" if observed.subject == expected.original_subject else wrong)
     if observed.payload != expected.payload:
         found.append("wrong-body")
     want = expected.header_lists()

@@ -111,6 +111,18 @@ def test_a_last_sequence_naming_the_remaining_message_is_its_own_difference() ->
     assert message_differences(want, got, None) == ["last-sequence-of-remaining"]
 
 
+def test_a_wrong_subject_is_named_as_in_every_family() -> None:
+    """A partition count past 32 bits is `wrong-subject-count-beyond-32-bits`, as for a mapping, so
+    that a release that cuts the count to 32 bits is one listed class wherever the transform ran."""
+    option = RePublish("s.*", "r.{{partition(4294967299,1)}}")
+    model = StreamModel("S", SUBJECTS, option, rules_for("2.11.17"))  # 2.12 refuses such a count
+    model.publish("s.a", b"x")
+    want = model.republished[0]
+    assert want.subject != "r.1"
+    got = wire("r.1", server_headers(1, 0), b"x")
+    assert message_differences(want, got, None) == ["wrong-subject-count-beyond-32-bits"]
+
+
 def test_the_ledger_pairs_by_sequence_and_reports_strays_and_losses() -> None:
     model = predicted("s.a", "s.b", "s.a")
     ledger = MessageLedger(SUBJECTS, OPTION)
