@@ -108,6 +108,19 @@ def partition_block(rng: np.random.Generator, size: int) -> dict[str, pa.Array]:
     }
 
 
+LOST, UNCHANGED = -1, -2
+"""The generator's numbers of a weighted list's outcomes other than its entries (`outcome_column`)."""
+
+
+def outcome_column(feature: str, bucket: np.ndarray) -> pa.Array:
+    """The `outcome` of each row of `feature` whose generated bucket is `bucket` (`LOST`, `UNCHANGED`)."""
+    if feature == "partition":
+        return pick(["delivered"], np.zeros(len(bucket), np.int64))
+    if feature == "weighted":
+        return text(np.where(bucket == LOST, "lost", np.where(bucket == UNCHANGED, "unchanged", "delivered")))
+    return pick([""], np.zeros(len(bucket), np.int64))
+
+
 def weighted_lists() -> list[tuple[str, list[dict[str, object]], list[int], list[float]]]:
     """20 lists: (source, entries, bucket per outcome, share per outcome)."""
     out = []
@@ -120,7 +133,7 @@ def weighted_lists() -> list[tuple[str, list[dict[str, object]], list[int], list
         rest = 100 - sum(weights)
         if index % 4 == 0 and rest:
             entries.append({"destination": source, "weight": 0, "cluster": None})  # the rest is lost
-        buckets = list(range(len(weights))) + ([-1 if index % 4 == 0 else -2] if rest else [])
+        buckets = list(range(len(weights))) + ([LOST if index % 4 == 0 else UNCHANGED] if rest else [])
         shares = [w / 100 for w in weights] + ([rest / 100] if rest else [])
         out.append((source, entries, buckets, shares))
     return out
@@ -213,7 +226,7 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
         )
         observed = pc.if_else(pa.array(differs), "", observed)
         if feature == "weighted":
-            observed = pc.if_else(pa.array(columns["bucket"] == -1), "", observed)
+            observed = pc.if_else(pa.array(columns["bucket"] == LOST), "", observed)
         tables.append(
             pa.table(
                 {
@@ -230,11 +243,13 @@ def part(rng: np.random.Generator, rows: int, first_id: int) -> pa.Table:
                     "expected": columns["expected"],
                     "observed": observed,
                     "verdict": text(verdict),
+                    "kind": pick(["case"], np.zeros(size, np.int64)),
                     "detail": pc.if_else(pa.array(verdict == "unknown"), "connection lost", ""),
                     "expectation": pc.if_else(pa.array(verdict == "expected"), "synthetic-known", ""),
                     "difference": difference,
                     "partitions": pa.array(columns["partitions"], pa.int32()),
-                    "bucket": pa.array(columns["bucket"], pa.int32()),
+                    "bucket": pa.array(columns["bucket"], pa.int64(), mask=columns["bucket"] < 0),
+                    "outcome": outcome_column(feature, columns["bucket"]),
                     "seed": rng.integers(0, 2**31, size),
                     "duration_us": rng.integers(1, 100, size),
                     "stream_subjects": empty(ARROW_TYPES["stream_subjects"], size),

@@ -15,12 +15,21 @@ import pyarrow as pa
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
-ADDED_IN: Final = {"steps": 3, "oracle": 4}
+ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
-take them as empty. Schema 3 also widened `partitions` and `bucket` to 64 bits (readers widen older
-records' 32-bit values)."""
+derive them (`reports.load.upgraded`). Schema 3 also widened `partitions` and `bucket` to 64 bits
+(readers widen older records' 32-bit values); schema 5 made `bucket` null where it was negative."""
+
+KINDS: Final = ("case", "summary")
+"""A row is one case, or the summary of a unit's distribution test (a weighted list's shares, a partition
+mapping's uniformity) over the cases of its messages."""
+OUTCOMES: Final = ("delivered", "lost", "unchanged")
+"""Where a published message of a partition mapping or weighted list went: delivered (to the partition
+or entry `bucket` says; none when it is none of them), lost (delivered nowhere), or unchanged (delivered
+on its published subject where the reference has the list's remainder lose it)."""
+DELIVERED, LOST, UNCHANGED = OUTCOMES
 
 VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
@@ -80,11 +89,13 @@ class Case:
     expected: str
     observed: str
     verdict: str
+    kind: str = "case"
     detail: str = ""
     expectation: str = ""
     difference: str = ""
     partitions: int = 0
-    bucket: int = -1
+    bucket: int | None = None
+    outcome: str = ""
     seed: int = 0
     duration_us: int = 0
     stream_subjects: tuple[str, ...] = ()
@@ -143,7 +154,7 @@ class CaseBlock:
     subjects: Texts
     expected: Texts
     observed: Texts
-    buckets: Sequence[int] | pa.Array | None = None
+    buckets: Sequence[int | None] | pa.Array | None = None
 
     def __len__(self) -> int:
         return len(self.subjects)
@@ -186,11 +197,13 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "expected": pa.string(),
     "observed": pa.string(),
     "verdict": pa.string(),
+    "kind": pa.string(),
     "detail": pa.string(),
     "expectation": pa.string(),
     "difference": pa.string(),
     "partitions": pa.int64(),
     "bucket": pa.int64(),
+    "outcome": pa.string(),
     "seed": pa.int64(),
     "duration_us": pa.int64(),
     "stream_subjects": pa.list_(pa.field("item", pa.string(), nullable=False)),
@@ -225,8 +238,10 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
+NULLABLE: Final = ("bucket",)
+"""The columns that may hold null: `bucket` of a row with no partition or entry."""
 SCHEMA: Final = pa.schema(
-    [pa.field(name, ARROW_TYPES[name], nullable=False) for name in COLUMNS],
+    [pa.field(name, ARROW_TYPES[name], nullable=name in NULLABLE) for name in COLUMNS],
     metadata={b"nats_conformance_schema": str(SCHEMA_VERSION).encode()},
 )
 assert set(COLUMNS) == set(ARROW_TYPES), "every Case field needs an Arrow type"
@@ -248,7 +263,6 @@ def case_of(row: Mapping[str, Any]) -> Case:
     }
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
     values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
-    values["oracle"] = values["oracle"] or ""
     values["weights"] = weights_of(values["weights"])
     values["layout"] = tuple(
         ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]

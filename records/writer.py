@@ -44,6 +44,8 @@ from records.casefile import size, write_case_files
 from records.owners import is_process_alive, process_identity
 from records.schema import (
     COLUMNS,
+    KINDS,
+    OUTCOMES,
     PER_CASE,
     SCHEMA,
     SCHEMA_VERSION,
@@ -144,9 +146,12 @@ def cases_table(cases: Iterable[Case]) -> pa.Table:
     return rows_table([ROW(case) for case in cases])
 
 
-def _check_verdict(case: Case) -> None:
-    if case.verdict not in VERDICTS:
-        raise ValueError(f"'verdict' must be one of {', '.join(VERDICTS)} (got {case.verdict!r})")
+def _check(case: Case) -> None:
+    """A case's verdict, kind and outcome are among those the schema names (`outcome` may be empty)."""
+    for name, allowed in (("verdict", VERDICTS), ("kind", KINDS), ("outcome", ("", *OUTCOMES))):
+        if getattr(case, name) not in allowed:
+            names = ", ".join(value or "(empty)" for value in allowed)
+            raise ValueError(f"{name!r} must be one of {names} (got {getattr(case, name)!r})")
 
 
 def _block_table(block: CaseBlock) -> pa.Table:
@@ -295,7 +300,7 @@ class RecordWriter:
         self.close()
 
     def add(self, case: Case) -> None:
-        _check_verdict(case)
+        _check(case)
         self.counts[(case.feature, case.verdict)] += 1
         if case.verdict in ("diverge", "expected"):
             self._keep_if_smallest(case)
@@ -308,7 +313,7 @@ class RecordWriter:
         """Buffer a block of cases (their ids come from `next_case_id`, like those of single cases)."""
         if not len(block):
             return
-        _check_verdict(block.shared)
+        _check(block.shared)
         self.counts[(block.shared.feature, block.shared.verdict)] += len(block)
         if block.shared.verdict in ("diverge", "expected"):
             subjects = texts_of(block.subjects)

@@ -8,7 +8,7 @@ Four families, each one pass over the records and returning a small result:
    then tallied per class, release and expectation, and ranked for each class's smallest case;
 3. distinct partition keys per mapping, release and bucket, counted as the length of the group's list of
    subjects without repeats (`DISTINCT_SUBJECTS`);
-4. weighted-list messages per release, list, bucket and delivery.
+4. weighted-list messages per release, list, bucket and outcome.
 
 The rows each reads, its keys and the evidence rule are ``reports.rules``; this module only spells them
 in the SQL both engines accept (plain ``GROUP BY``, ``CASE``, ``array_agg``, ``row_number()``; see
@@ -59,8 +59,6 @@ def sql_condition(condition: rules.Condition) -> str:
             return f"{column} = {literal(value)}"
         case rules.IsNot(column, value):
             return f"{column} <> {literal(value)}"
-        case rules.Above(column, value):
-            return f"{column} > {literal(value)}"
         case rules.OneOf(column, values):
             return f"{column} IN ({', '.join(literal(value) for value in values)})"
         case rules.All(parts):
@@ -137,7 +135,7 @@ FAMILIES: Final = (
                         "implementation",
                         "server_version",
                         "expectation",
-                        "coalesce(oracle, '') AS oracle",
+                        "oracle",
                     ],
                     _TALLIES,
                     table=DIVERGING_TABLE,
@@ -170,7 +168,7 @@ FAMILIES: Final = (
             (
                 "weighted",
                 _grouped(
-                    [*rules.WEIGHTED_KEYS, f"{sql_condition(rules.DELIVERED)} AS delivered"],
+                    rules.WEIGHTED_KEYS,
                     "count(*) AS n",
                     sql_condition(rules.WEIGHTED_ROWS),
                 ),
@@ -183,6 +181,10 @@ FAMILIES: Final = (
 
 def _release(row: Mapping[str, Any]) -> Release:
     return Release(str(row["implementation"]), str(row["server_version"]))
+
+
+def _bucket(row: Mapping[str, Any]) -> int | None:
+    return None if row["bucket"] is None else int(row["bucket"])
 
 
 def classes(tallies: Rows, smallest: Rows) -> list[ClassCount]:
@@ -234,7 +236,7 @@ def aggregates(results: Mapping[str, Rows], *, rows: int) -> Aggregates:
                 r["source"],
                 r["destination"],
                 int(r["partitions"]),
-                int(r["bucket"]),
+                _bucket(r),
                 int(r["n"]),
             )
             for r in results["partitions"]
@@ -244,8 +246,8 @@ def aggregates(results: Mapping[str, Rows], *, rows: int) -> Aggregates:
                 _release(r),
                 r["source"],
                 weights_of(r["weights"]),
-                int(r["bucket"]),
-                bool(r["delivered"]),
+                _bucket(r),
+                str(r["outcome"]),
                 int(r["n"]),
             )
             for r in results["weighted"]

@@ -6,9 +6,11 @@ varies, so repeats would only inflate the statistic), their chi-square against e
 fullest/emptiest bucket ratio (`reports.stats`).
 
 Weighted: per (release, source, destination list) every judged message (verdict other than
-``unknown``; summary rows with an empty subject are left out by the engines) falls in one category:
-an entry of the list (``bucket`` = its index), the unchanged subject (-2), lost (-1, not delivered) or
-elsewhere (-1 but delivered: a destination the list does not allow). The exact expected share of entry
+``unknown``; a row with no ``outcome``, such as a summary, is left out by the engines) falls in one
+category by its ``outcome`` and ``bucket``: an entry of the list (delivered, ``bucket`` = its index),
+elsewhere (delivered, no bucket: a destination the list does not allow), the unchanged subject, or lost.
+The report's own category numbers for the last three are `ELSEWHERE`, `UNCHANGED` and `LOST`, below
+every entry index. The exact expected share of entry
 i is ``weight_i / 100``; the remainder ``(100 - sum) / 100`` is lost (``reference.weighted``), so the
 unchanged subject's expected share is 0. Entries scoped to a
 ``cluster`` are left out: a server outside a cluster uses the unscoped list.
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from records import schema
 from reference.errors import MappingError
 from reference.weighted import WeightedDestination, parse_weight
 from reports.model import BucketCount, WeightedCount
@@ -32,7 +35,10 @@ from reports.stats import Uniformity, max_min_ratio, uniform_chi_square, wilson_
 LOST: Final = -1
 UNCHANGED: Final = -2
 ELSEWHERE: Final = -3
-"""A category of our own (not a bucket value in the records): delivered where the list does not allow."""
+"""Categories of a weighted list other than its entries: lost, unchanged, delivered where the list does
+not allow."""
+CATEGORIES: Final = {schema.LOST: LOST, schema.UNCHANGED: UNCHANGED}
+"""The category of each outcome but delivered (whose category is its bucket, or `ELSEWHERE`)."""
 
 
 def special_labels(source: str) -> dict[int, str]:
@@ -68,8 +74,8 @@ def partition_distributions(buckets: Iterable[BucketCount]) -> list[PartitionDis
         groups[(item.release, item.source, item.destination, item.partitions)].append(item)
     out = []
     for (release, source, destination, partitions), items in groups.items():
-        counts = {b.bucket: b.count for b in items if 0 <= b.bucket < partitions}
-        outside = sum(b.count for b in items if not 0 <= b.bucket < partitions)
+        counts = {b.bucket: b.count for b in items if b.bucket is not None and 0 <= b.bucket < partitions}
+        outside = sum(b.count for b in items if b.bucket is None or not 0 <= b.bucket < partitions)
         out.append(
             PartitionDistribution(
                 release=release,
@@ -168,12 +174,7 @@ def weighted_shares(counts: Iterable[WeightedCount]) -> list[WeightedShares]:
         lambda: defaultdict(int)
     )
     for item in counts:
-        if item.bucket == LOST and item.delivered:
-            category = ELSEWHERE
-        elif item.bucket >= 0 or item.bucket in (LOST, UNCHANGED):
-            category = item.bucket
-        else:
-            category = ELSEWHERE
+        category = CATEGORIES.get(item.outcome, ELSEWHERE if item.bucket is None else item.bucket)
         groups[(item.release, item.source, item.weights)][category] += item.count
     out = []
     for (release, source, weights), observed in groups.items():

@@ -1,8 +1,9 @@
 """The embedded engine: the report's queries (``reports.aggregate``) in DuckDB, in this process.
 
 DuckDB reads the part files itself (https://duckdb.org/docs/data/parquet/overview), several columns
-and row groups at once on every core; files of an older schema are read by column name, and a column
-that none of the files has (``records.schema.ADDED_IN``) is null, as in the Spark engine.
+and row groups at once on every core; files of an older schema are read by column name, a column that
+none of the files has (``records.schema.ADDED_IN``) is null, and the rows are read as the current schema
+(``reports.load.upgraded``), as in the Spark engine.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from records.schema import COLUMNS
 from reference.errors import interrupts_held
 from reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
+from reports.load import upgraded
 from reports.model import Aggregates
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ def open_records(connection: DuckDBPyConnection, paths: Sequence[str]) -> None:
     scan = f"read_parquet({list(paths)!r}, union_by_name = true)"
     present = {str(row[0]) for row in connection.sql(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
     columns = ", ".join(name if name in present else f"NULL AS {name}" for name in COLUMNS)
-    connection.execute(f"CREATE VIEW {RECORDS} AS SELECT {columns} FROM {scan}")
+    connection.execute(f"CREATE VIEW {RECORDS} AS {upgraded(f'(SELECT {columns} FROM {scan}) stored')}")
 
 
 def connect() -> DuckDBPyConnection:

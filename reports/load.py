@@ -6,6 +6,9 @@ of them. Every part file's footer is read here: a file that is not Parquet, lack
 metadata, is of a newer schema than ``records.schema.SCHEMA_VERSION`` or lacks a column is refused with
 one line naming it, so that Spark only ever sees files it can read. A manifest of a newer manifest
 format (``records.writer.MANIFEST_FORMAT``) or naming a newer schema version is refused the same way.
+
+Records of schemas 2 to 4 are read as the current schema in one place, `upgraded`, the SQL through which
+both engines open the part files: every rule and query sees one shape.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,6 +29,37 @@ from reports.errors import ReportError
 
 SCHEMA_KEY = b"nats_conformance_schema"
 PARTS = "part-*.parquet"
+
+SUMMARY_BEFORE_5: Final = (
+    "feature IN ('partition', 'weighted') AND subject = '' AND expected LIKE '% (chi-square p >= %'"
+)
+"""A summary row before schema 5: a distribution test's, with no subject, expecting shares or uniformity."""
+MESSAGE_BEFORE_5: Final = (
+    "subject <> '' AND (feature = 'weighted' OR (feature = 'partition' AND partitions > 0))"
+)
+"""A published message of a weighted list or partition mapping before schema 5 (a library's partition
+question has no subject, a transform question through an adapter no partition count)."""
+UPGRADES: Final = {
+    "oracle": "coalesce(oracle, '')",
+    "kind": f"coalesce(kind, CASE WHEN {SUMMARY_BEFORE_5} THEN 'summary' ELSE 'case' END)",
+    "bucket": "CASE WHEN outcome IS NOT NULL OR bucket >= 0 THEN bucket END",
+    "outcome": (
+        f"coalesce(outcome, CASE WHEN NOT ({MESSAGE_BEFORE_5}) THEN '' WHEN bucket = -2 THEN 'unchanged' "
+        "WHEN bucket >= 0 OR observed <> '' THEN 'delivered' ELSE 'lost' END)"
+    ),
+}
+"""How a column of the current schema is read from the stored one (docs/record-schema.md). Before
+schema 4 there was no `oracle`; before schema 5 no `kind` and no `outcome` (null when read), and
+`bucket` held -1 for no partition or entry, a lost message included, and -2 for a message delivered
+unchanged, and a summary had only its empty subject: a message's outcome follows from its bucket and
+whether anything was observed."""
+
+
+def upgraded(stored: str) -> str:
+    """The query reading the relation `stored` (part files of any version this module reads, a column
+    absent from them null) as the current schema (`UPGRADES`)."""
+    columns = ", ".join(f"{UPGRADES[name]} AS {name}" if name in UPGRADES else name for name in COLUMNS)
+    return f"SELECT {columns} FROM {stored}"
 
 
 @dataclass(frozen=True, slots=True)

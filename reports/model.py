@@ -106,26 +106,27 @@ class ClassCount:
 @dataclass(frozen=True, slots=True)
 class BucketCount:
     """Distinct published subjects of one partition mapping on one release that landed in ``bucket``
-    (-1: not observed in a partition)."""
+    (None: not observed in a partition)."""
 
     release: Release
     source: str
     destination: str
     partitions: int
-    bucket: int
+    bucket: int | None
     count: int
 
 
 @dataclass(frozen=True, slots=True)
 class WeightedCount:
-    """Messages of one weighted list on one release with this ``bucket`` (entry index, -1 loss, -2
-    unchanged subject), split by whether the message was delivered at all."""
+    """Messages of one weighted list on one release with this ``outcome`` and ``bucket`` (the entry a
+    delivered message went to; None for one delivered to no entry, lost or unchanged: see
+    ``records.schema.OUTCOMES``)."""
 
     release: Release
     source: str
     weights: tuple[WeightedDestination, ...]
-    bucket: int
-    delivered: bool
+    bucket: int | None
+    outcome: str
     count: int
 
 
@@ -167,13 +168,24 @@ class Aggregates:
             partitions=tuple(
                 sorted(
                     self.partitions,
-                    key=lambda b: (b.release.key, b.source, b.destination, b.partitions, b.bucket),
+                    key=lambda b: (b.release.key, b.source, b.destination, b.partitions, _order(b.bucket)),
                 )
             ),
             weighted=tuple(
                 sorted(
                     self.weighted,
-                    key=lambda w: (w.release.key, w.source, weights_key(w.weights), w.bucket, w.delivered),
+                    key=lambda w: (
+                        w.release.key,
+                        w.source,
+                        weights_key(w.weights),
+                        _order(w.bucket),
+                        w.outcome,
+                    ),
                 )
             ),
         )
+
+
+def _order(bucket: int | None) -> tuple[bool, int]:
+    """A bucket's place in the canonical order: none after every number."""
+    return (bucket is None, bucket or 0)

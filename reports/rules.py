@@ -30,14 +30,6 @@ class IsNot:
 
 
 @dataclass(frozen=True, slots=True)
-class Above:
-    """The (integer) column is greater than the value."""
-
-    column: str
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
 class OneOf:
     """The column is one of the values."""
 
@@ -59,7 +51,7 @@ class AnyOf:
     parts: tuple[Condition, ...]
 
 
-Condition = Is | IsNot | Above | OneOf | All | AnyOf
+Condition = Is | IsNot | OneOf | All | AnyOf
 
 VALIDATION = Is("feature", "validation")
 JUDGED = IsNot("verdict", "unknown")
@@ -105,14 +97,12 @@ with fewer or shorter steps is the smaller case)."""
 SMALLEST_ORDER: Final = ("size", *SIZE_COLUMNS, "server_version", "backend", "run_id", "case_id")
 """How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
 
-PARTITION_ROWS: Final = All(
-    (Is("feature", "partition"), IsNot("subject", ""), Above("partitions", 0), JUDGED)
-)
-"""Rows of partition mappings with a published subject (an empty subject is a distribution summary)."""
+PARTITION_ROWS: Final = All((Is("feature", "partition"), IsNot("outcome", ""), JUDGED))
+"""Rows of the published messages of partition mappings: those with an `outcome` (a summary has none)."""
 PARTITION_KEYS: Final = ("implementation", "server_version", "source", "destination", "partitions", "bucket")
-"""Partition buckets count the distinct subjects of each group."""
+"""Partition buckets count the distinct subjects of each group (a null `bucket`: in no partition)."""
 
-WEIGHTED_ROWS: Final = All((Is("feature", "weighted"), IsNot("subject", ""), JUDGED))
-WEIGHTED_KEYS: Final = ("implementation", "server_version", "source", "weights", "bucket")
-DELIVERED: Final = IsNot("observed", "")
-"""Weighted buckets count the messages of each group, split by whether they were delivered."""
+WEIGHTED_ROWS: Final = All((Is("feature", "weighted"), IsNot("outcome", ""), JUDGED))
+WEIGHTED_KEYS: Final = ("implementation", "server_version", "source", "weights", "bucket", "outcome")
+"""Weighted buckets count the messages of each group: per entry delivered to, delivered elsewhere (a null
+`bucket`), lost and unchanged."""

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from records.owners import children, make_workdir
-from records.schema import ARROW_TYPES, COLUMNS
+from records.schema import ARROW_TYPES, COLUMNS, NULLABLE
 from reference.errors import interruption
 from reports.errors import ReportError
+from reports.load import upgraded
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -349,9 +350,17 @@ def spark_schema() -> object:
     """The records' Spark schema, from ``records.schema.ARROW_TYPES``."""
     from pyspark.sql import types as T
 
-    return T.StructType([T.StructField(name, spark_type(ARROW_TYPES[name]), False) for name in COLUMNS])
+    return T.StructType(
+        [T.StructField(name, spark_type(ARROW_TYPES[name]), name in NULLABLE) for name in COLUMNS]
+    )
+
+
+STORED = "stored_records"
+"""The view of the part files as stored, which `read_records` reads as the current schema."""
 
 
 def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """All part files as one DataFrame with the records schema (no schema inference)."""
-    return spark.read.schema(spark_schema()).parquet(*paths)  # type: ignore[arg-type]
+    """All part files as one DataFrame of the records schema: read with it (no schema inference; a column
+    absent from a file is null), then as the current schema (``reports.load.upgraded``)."""
+    spark.read.schema(spark_schema()).parquet(*paths).createOrReplaceTempView(STORED)  # type: ignore[arg-type]
+    return spark.sql(upgraded(STORED))

@@ -21,7 +21,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from records.schema import text_array, texts_of
+from records.schema import DELIVERED, LOST, text_array, texts_of
 from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
@@ -64,19 +64,27 @@ def partition_position(transform: Transform) -> tuple[int | None, int]:
     return None, 0
 
 
-def bucket_of(subject: str, position: int | None) -> int:
-    """The partition number at `position` of a mapped subject, or -1 when there is none."""
+def bucket_of(subject: str, position: int | None) -> int | None:
+    """The partition number at `position` of a mapped subject, or None when there is none."""
     tokens = subject.split(".")
     if position is None or not -len(tokens) <= position < len(tokens):
-        return -1
+        return None
     token = tokens[position]
-    return int(token) if token.isdigit() and token.isascii() else -1
+    return int(token) if token.isdigit() and token.isascii() else None
+
+
+def landing(arrived: Sequence[str], position: int | None) -> tuple[int | None, str]:
+    """The `bucket` and `outcome` (records.schema) of a partition mapping's message that arrived on
+    `arrived`: the partition of its one arrival (none when it arrived more than once), lost when none."""
+    if not arrived:
+        return None, LOST
+    return (bucket_of(arrived[0], position) if len(arrived) == 1 else None), DELIVERED
 
 
 def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array:
     """`bucket_of` of every subject of a `text_array`, computed on the whole column (int64): one regular
     expression finds the token at `position` (counted from the end when negative) when it is all ASCII
-    digits."""
+    digits, null where there is none."""
     if position is None or not pa.types.is_string(subjects.type):
         return pa.array([bucket_of(subject, position) for subject in texts_of(subjects)], pa.int64())
     if position >= 0:
@@ -84,7 +92,7 @@ def buckets_of(subjects: pa.Array, position: int | None) -> pa.Array:
     else:
         pattern = rf"(?:^|\.)(?P<bucket>[0-9]+)(?:\.[^.]*){{{-position - 1}}}$"
     token = pc.struct_field(pc.extract_regex(subjects, pattern), [0])
-    return pc.cast(pc.fill_null(token, "-1"), pa.int64())
+    return pc.cast(token, pa.int64())
 
 
 def expected_of(transform: Transform, subjects: Sequence[str]) -> Computed:

@@ -31,7 +31,7 @@ from reference.transform import Transform, compile_transform
 from suites.distribution import ALPHA, GoodnessOfFit, uniformity
 from suites.engine.family import cases_of, check, record
 from suites.engine.verdicts import RunContext, judge_delivery, make_case
-from suites.expected import bucket_of, partition_position
+from suites.expected import landing, partition_position
 from suites.families import FAMILIES
 from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.reproduce import describe_divergences
@@ -158,7 +158,7 @@ def uniformity_case(
     when the observed partitions are implausible under equal shares (p < alpha)."""
     counts = [0] * count
     for case in cases:
-        if 0 <= case.bucket < count:
+        if case.bucket is not None and 0 <= case.bucket < count:
             counts[case.bucket] += 1
     fit = uniformity(counts)
     summary = make_case(
@@ -174,6 +174,7 @@ def uniformity_case(
         detail=f"{sum(counts)} distinct keys",
         seed=seed,
         partitions=count,
+        kind="summary",
     )
     return summary, fit
 
@@ -271,7 +272,7 @@ def rounds_cases(
             difference = ""
         else:
             difference = "non-deterministic"
-        bucket = bucket_of(arrived[0], position) if len(arrived) == 1 else -1
+        bucket, outcome = landing(arrived, position)
         cases.append(
             make_case(
                 context,
@@ -288,6 +289,7 @@ def rounds_cases(
                 duration_us=duration_us,
                 partitions=count,
                 bucket=bucket,
+                outcome=outcome,
             )
         )
     return cases

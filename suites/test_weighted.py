@@ -61,8 +61,8 @@ def weighted(server: Backend, context: RunContext, run: WeightedRun) -> list[Cas
 
 def shares(
     profile: ReleaseProfile, source: str, entries: tuple[WeightedDestination, ...]
-) -> dict[int, float]:
-    """The reference's share of each bucket of a weighted list."""
+) -> dict[int | None, float]:
+    """The reference's share of each bucket of a weighted list (`LOSS`: its remainder)."""
     return {c.bucket: c.share for c in categories_of(compile_weighted(source, entries, profile))}
 
 
@@ -85,7 +85,7 @@ class WeightedExample:
     source: str
     entries: tuple[WeightedDestination, ...]
     make_subjects: Callable[[int], list[str]] = field(repr=False)
-    documented: dict[int, float]  # bucket -> share
+    documented: dict[int | None, float]  # bucket (`LOSS`: the remainder) -> share
 
 
 DOCUMENTED = [

@@ -20,7 +20,7 @@ from reference.channels import ServerSpec
 from reference.functions import canonical_functions
 from reference.transform import NOT_DELIVERED, Transform
 from reference.weighted import WeightedDestination
-from suites.expected import bucket_of, partition_position
+from suites.expected import landing, partition_position
 from suites.oracle import EngineOracle, three_way
 
 
@@ -106,7 +106,9 @@ def make_case(
     seed: int = 0,
     duration_us: int = 0,
     partitions: int = 0,
-    bucket: int = -1,
+    bucket: int | None = None,
+    outcome: str = "",
+    kind: str = "case",
     stream_subjects: Sequence[str] = (),
     headers_only: bool = False,
     weights: Sequence[WeightedDestination] = (),
@@ -115,7 +117,8 @@ def make_case(
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
-    which of reference, server and engine agree (`suites.oracle`)."""
+    which of reference, server and engine agree (`suites.oracle`); `kind`, `bucket` and `outcome` are
+    as `records.schema` has them."""
     context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     expectation = ""
     if not difference:
@@ -146,11 +149,13 @@ def make_case(
         expected=expected,
         observed=observed,
         verdict=verdict,
+        kind=kind,
         detail=detail,
         expectation=expectation,
         difference=difference,
         partitions=partitions,
         bucket=bucket,
+        outcome=outcome,
         seed=seed,
         duration_us=duration_us,
         stream_subjects=tuple(stream_subjects),
@@ -185,7 +190,9 @@ class UnitCases:
         difference: str,
         detail: str = "",
         duration_us: int = 0,
-        bucket: int = -1,
+        bucket: int | None = None,
+        outcome: str = "",
+        kind: str = "case",
     ) -> Case:
         made = make_case(
             self.context,
@@ -201,6 +208,8 @@ class UnitCases:
             seed=self.seed,
             duration_us=duration_us,
             bucket=bucket,
+            outcome=outcome,
+            kind=kind,
             weights=self.weights,
         )
         return replace(made, steps=self.steps)
@@ -324,10 +333,10 @@ def judge_delivery(
     if expected == NOT_DELIVERED and difference != "unknown":
         detail = not_a_subject_note(written)
     feature = feature_of(transform)
-    partitions, bucket = 0, -1
+    partitions, bucket, outcome = 0, None, ""
     if feature == "partition":
         position, partitions = partition_position(transform)
-        bucket = bucket_of(arrived[0], position) if len(arrived) == 1 else -1
+        bucket, outcome = landing(arrived, position)
     return make_case(
         context,
         feature=feature,
@@ -343,6 +352,7 @@ def judge_delivery(
         duration_us=duration_us,
         partitions=partitions,
         bucket=bucket,
+        outcome=outcome,
         oracle=""
         if context.oracle is None or difference == "unknown"
         else three_way(written, observed if difference else written, engine),

@@ -23,7 +23,7 @@ from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import REFUSED, Case, CaseBlock, texts_of
+from records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
 from reference.errors import MappingError
 from reference.functions import canonical_functions
 from reference.profiles import ReleaseProfile
@@ -371,6 +371,7 @@ def _judge_group(
         observed="",
         verdict="agree",
         partitions=partitions,
+        outcome=DELIVERED if feature == "partition" else "",
         seed=seed,
         duration_us=duration_us,
         oracle="" if context.oracle is None else "all-agree",

@@ -17,11 +17,13 @@ remainder below 100 is lost ("For Artificial Loss").
 Per message, one case: delivered once on one of the reference's possible subjects (or not at all when
 the reference allows loss) agrees; delivered on the published subject itself where the reference has it
 lost is ``remainder-delivered``; anything else is ``weighted:<functions>:impossible-destination``.
-Per list, one summary case (empty subject): the observed shares against ``expected_distribution()`` by
-chi-square at ``suites.distribution.ALPHA``, ``weighted:<functions>:distribution`` when rejected. Each list
+Per list, one summary case (`kind` ``summary``, no subject): the observed shares against
+``expected_distribution()`` by chi-square at ``suites.distribution.ALPHA``,
+``weighted:<functions>:distribution`` when rejected. Each list
 publishes ``sample_size(shares)`` messages (a 5-point shift detected with power 0.99), at most
-``MAX_MESSAGES``. ``bucket`` is the index of the chosen entry in the list as configured, -1 for loss and
--2 for a remainder delivered unchanged (which the shares count as the loss it should have been).
+``MAX_MESSAGES``. A message case's ``outcome`` is ``delivered`` (``bucket``: the index of the chosen entry in
+the list as configured, none when no entry's), ``lost``, or ``unchanged`` for a remainder delivered on its
+published subject (which the shares count as the loss it should have been).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Final
 
 from hypothesis import strategies as st
 
@@ -39,7 +42,7 @@ from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import Case
+from records.schema import DELIVERED, LOST, UNCHANGED, Case
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
@@ -54,16 +57,16 @@ from suites.strategies import RECOMMENDED, mostly
 MAX_MESSAGES = 20_000
 """Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""
 
-LOSS = -1
-UNCHANGED = -2
+LOSS: Final = None
+"""The category of loss: no entry."""
 REMAINDER_DELIVERED = "remainder-delivered"
 
 
 @dataclass(frozen=True, slots=True)
 class Category:
-    """One possible outcome of a weighted list: an entry (its ``bucket``), the remainder, or loss."""
+    """One possible outcome of a weighted list: an entry (its ``bucket``), or loss (`LOSS`)."""
 
-    bucket: int
+    bucket: int | None
     share: float
     template: str | None  # the destination template; None for loss
     transform: Transform | None
@@ -81,12 +84,12 @@ class WeightedResult:
         return [*self.cases, *([self.summary] if self.summary else [])]
 
 
-def agreeing(cases: Sequence[Case], bucket: int) -> int:
-    """How many message cases agree on `bucket` (the summary case, which has no subject, is not one)."""
-    return sum(1 for case in cases if case.subject and case.verdict == "agree" and case.bucket == bucket)
+def agreeing(cases: Sequence[Case], bucket: int | None) -> int:
+    """How many message cases (those with an `outcome`) agree on `bucket`."""
+    return sum(1 for case in cases if case.outcome and case.verdict == "agree" and case.bucket == bucket)
 
 
-def selected(cases: Sequence[Case], bucket: int) -> int:
+def selected(cases: Sequence[Case], bucket: int | None) -> int:
     """How many message cases the draw sent to `bucket`: those agreeing on it and, for loss, the
     remainder delivered unchanged instead of lost."""
     unchanged = sum(1 for case in cases if case.difference == REMAINDER_DELIVERED) if bucket == LOSS else 0
@@ -185,7 +188,7 @@ def judge_weighted(
         outcomes = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}
         expected = "|".join([*outcomes, *(["(dropped)"] if loss_allowed else [])])
         arrived = observation.subjects_for(1, index)
-        bucket = LOSS
+        bucket, outcome = None, DELIVERED if arrived else LOST
         if not arrived and not observation.received(index):
             difference = "unknown"
         elif len(arrived) == 1 and arrived[0] in outcomes:
@@ -193,7 +196,7 @@ def judge_weighted(
         elif not arrived and loss_allowed:
             difference = ""
         elif arrived == [subject] and loss_allowed:
-            difference, bucket = REMAINDER_DELIVERED, UNCHANGED
+            difference, outcome = REMAINDER_DELIVERED, UNCHANGED
         else:
             difference = "impossible-destination"
         result.cases.append(
@@ -205,6 +208,7 @@ def judge_weighted(
                 detail=observation.failure if difference == "unknown" else "",
                 duration_us=duration_us,
                 bucket=bucket,
+                outcome=outcome,
             )
         )
     counts = [selected(result.cases, c.bucket) for c in categories]
@@ -222,6 +226,7 @@ def judge_weighted(
         detail=observation.failure
         if difference == "unknown"
         else f"{sum(counts)} of {len(subjects)} messages judged possible",
+        kind="summary",
     )
     return result
 

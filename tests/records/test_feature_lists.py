@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pyarrow as pa
+
 from fixtures.layouts import PLACES
 from records.replay import TRANSFORM_PLACES
-from records.schema import FEATURES, SCHEMA_VERSION
+from records.schema import FEATURES, SCHEMA, SCHEMA_VERSION
 from suites.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,6 +27,17 @@ def test_the_schema_document_names_its_version_and_every_feature() -> None:
     assert text.startswith(f"# Case records (schema version {SCHEMA_VERSION})\n")
     (row,) = [line for line in text.splitlines() if line.startswith("| feature | string |")]
     assert re.findall(r"`([a-z-]+)`", row) == list(FEATURES)
+
+
+def test_the_schema_document_has_a_row_per_column_in_order() -> None:
+    """Each column of `records.schema.SCHEMA`, with its type when scalar, nullable when it is."""
+    text = (ROOT / "docs" / "record-schema.md").read_text()
+    table = text[text.index("| column | type | meaning |") :].split("\n\n")[0].splitlines()[2:]
+    rows = [line.split(" | ")[:2] for line in table]
+    assert [name.removeprefix("| ") for name, _ in rows] == [field.name for field in SCHEMA]
+    for (_, kind), field in zip(rows, SCHEMA, strict=True):
+        if not pa.types.is_nested(field.type):
+            assert kind == str(field.type) + (" (null: none)" if field.nullable else "")
 
 
 def test_the_campaigns_guide_has_a_row_per_family() -> None:

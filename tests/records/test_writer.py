@@ -64,7 +64,7 @@ def test_blocks_and_single_cases_are_written_with_their_ids(tmp_path: Path) -> N
     rows = read_rows(run_dir)
     assert [row["case_id"] for row in rows] == [0, 1, 2, 3, 4]
     assert [row["subject"] for row in rows] == ["m.a", "m.b", "m.\\xff", "m.d", "m.e"]
-    assert [row["bucket"] for row in rows] == [1, 0, 2, 1, -1]
+    assert [row["bucket"] for row in rows] == [1, 0, 2, 1, None]
     assert {row["destination"] for row in rows} == {"o.{{partition(3,1)}}"}
     assert [row["verdict"] for row in rows] == ["agree"] * 4 + ["diverge"]
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -101,12 +101,22 @@ def test_a_block_of_arrow_columns_keeps_bytes_that_are_not_utf8(tmp_path: Path) 
     assert [row["subject"] for row in read_rows(tmp_path / "run")] == ["m.a", "m.\\xff"]
 
 
-def test_an_unknown_verdict_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("column", "value", "allowed"),
+    [
+        ("verdict", "maybe", "agree, diverge, expected, unknown"),
+        ("kind", "total", "case, summary"),
+        ("outcome", "bounced", "\\(empty\\), delivered, lost, unchanged"),
+    ],
+)
+def test_an_unknown_verdict_kind_or_outcome_is_refused(
+    tmp_path: Path, column: str, value: str, allowed: str
+) -> None:
     with (
         RecordWriter(tmp_path / "run") as writer,
-        pytest.raises(ValueError, match="'verdict' must be one of"),
+        pytest.raises(ValueError, match=f"^'{column}' must be one of {allowed} \\(got '{value}'\\)$"),
     ):
-        writer.add(shared_case(verdict="maybe"))
+        writer.add(shared_case(**{column: value}))
 
 
 def test_a_full_disk_gives_one_line_and_the_counts_still_add_up(tiny_disk: Path) -> None:

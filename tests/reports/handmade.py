@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from records.schema import Case
+from records.schema import DELIVERED, LOST, UNCHANGED, Case
 from records.writer import RecordWriter
 from reference.weighted import WeightedDestination
 from reports.__main__ import main
@@ -141,13 +141,16 @@ def hand_cases() -> list[Case]:
         "destination": PARTITION_DESTINATION,
         "partitions": 3,
     }
+    delivered = {**partition, "outcome": DELIVERED}
     for bucket, keys in enumerate((10, 20, 30)):
-        cases += [case(**partition, subject=f"p.k{bucket}-{key}", bucket=bucket) for key in range(keys)]
-    cases += [case(**partition, subject=f"p.k0-{key}", bucket=0, detail="round 2") for key in range(10)]
+        cases += [case(**delivered, subject=f"p.k{bucket}-{key}", bucket=bucket) for key in range(keys)]
+    cases += [case(**delivered, subject=f"p.k0-{key}", bucket=0, detail="round 2") for key in range(10)]
     cases += [
-        case(**partition, subject="p.gone", observed="", bucket=-1),
-        case(**partition, subject="p.unknown", observed="", bucket=-1, verdict="unknown"),
-        case(**partition, subject="", expected="uniform over 3 partitions", observed="chi2=10"),
+        case(**partition, subject="p.gone", observed="", outcome=LOST),
+        case(**partition, subject="p.unknown", observed="", outcome=LOST, verdict="unknown"),
+        case(
+            **partition, subject="", expected="uniform over 3 partitions", observed="chi2=10", kind="summary"
+        ),
     ]
     weighted = {
         "server_version": later,
@@ -158,15 +161,19 @@ def hand_cases() -> list[Case]:
         "weights": WEIGHTED_LIST,
         "subject": "w.s",
     }
-    for bucket, observed, count in ((0, "w.a", 55), (1, "w.b", 35), (-2, "w.s", 10)):
-        cases += [case(**weighted, observed=observed, bucket=bucket) for _ in range(count)]
+    for bucket, observed, outcome, count in (
+        (0, "w.a", DELIVERED, 55),
+        (1, "w.b", DELIVERED, 35),
+        (None, "w.s", UNCHANGED, 10),
+    ):
+        cases += [case(**weighted, observed=observed, bucket=bucket, outcome=outcome) for _ in range(count)]
     cases += [
-        case(**weighted, observed="", bucket=-1, verdict="unknown"),
-        case(**{**weighted, "subject": ""}, expected="shares", observed="chi2", bucket=-1),
+        case(**weighted, observed="", outcome=LOST, verdict="unknown"),
+        case(**{**weighted, "subject": ""}, expected="shares", observed="chi2", kind="summary"),
     ]
     loss = {**weighted, "source": "w.l", "weights": LOSS_LIST, "subject": "w.l"}
-    cases += [case(**loss, observed="w.l", bucket=0) for _ in range(40)]
-    cases += [case(**loss, observed="", bucket=-1) for _ in range(60)]
+    cases += [case(**loss, observed="w.l", bucket=0, outcome=DELIVERED) for _ in range(40)]
+    cases += [case(**loss, observed="", outcome=LOST) for _ in range(60)]
     return [replace(c, case_id=index) for index, c in enumerate(cases)]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from handmade import SPLIT, case, serve_site
 
-from records.schema import Case
+from records.schema import DELIVERED, UNCHANGED, Case
 from reports.build import build_report
 from reports.figures import OBSERVED_COLOUR
 from reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
@@ -51,14 +51,15 @@ def four_releases() -> list[Case]:
         )
         partition = {"feature": "partition", "functions": "wildcard+partition", "partitions": 4}
         cases += [
-            case(server_version=version, **partition, subject=f"p.{key}", bucket=key % 4)
+            case(server_version=version, **partition, subject=f"p.{key}", bucket=key % 4, outcome=DELIVERED)
             for key in range(400)
         ]
         listed = json.dumps([{"destination": "w.a", "weight": 70}, {"destination": "w.b", "weight": 20}])
         weighted = {"feature": "weighted", "functions": "", "source": "w.s", "destination": listed}
-        for bucket, share in ((0, 68), (1, 21), (-2, 11)):
+        for bucket, outcome, share in ((0, DELIVERED, 68), (1, DELIVERED, 21), (None, UNCHANGED, 11)):
             cases += [
-                case(server_version=version, **weighted, subject="w.s", bucket=bucket) for _ in range(share)
+                case(server_version=version, **weighted, subject="w.s", bucket=bucket, outcome=outcome)
+                for _ in range(share)
             ]
     cases.append(
         case(

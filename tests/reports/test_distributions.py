@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from records.schema import DELIVERED
+from records.schema import LOST as LOST_OUTCOME
 from reference.weighted import WeightedDestination
 from reports.distributions import (
     ELSEWHERE,
@@ -31,7 +33,7 @@ def weighted_list(*entries: tuple[str, int], cluster: str = "") -> tuple[Weighte
 def test_partition_distribution_of_one_mapping() -> None:
     buckets = [
         BucketCount(R, "p.*", "p.{{partition(3,1)}}", 3, b, n)
-        for b, n in ((-1, 2), (0, 10), (1, 20), (2, 30))
+        for b, n in ((None, 2), (0, 10), (1, 20), (2, 30))
     ]
     (item,) = partition_distributions(buckets)
     assert item.counts == {0: 10, 1: 20, 2: 30}
@@ -80,7 +82,10 @@ def test_lists_with_a_weight_above_100_are_refused() -> None:
 def test_weighted_shares_with_intervals_and_loss_rate() -> None:
     text = weighted_list(("w.l", 50))
     (item,) = weighted_shares(
-        [WeightedCount(R, "w.l", text, 0, True, 40), WeightedCount(R, "w.l", text, -1, False, 60)]
+        [
+            WeightedCount(R, "w.l", text, 0, DELIVERED, 40),
+            WeightedCount(R, "w.l", text, None, LOST_OUTCOME, 60),
+        ]
     )
     assert item.messages == 100
     assert item.loss_rate == 0.6
@@ -99,9 +104,9 @@ def test_weighted_shares_with_intervals_and_loss_rate() -> None:
 def test_weighted_shares_flag_loss_and_strays_where_the_list_allows_none() -> None:
     text = weighted_list(("w.a", 100))
     counts = [
-        WeightedCount(R, "w.s", text, 0, True, 900),
-        WeightedCount(R, "w.s", text, -1, False, 60),  # lost: a diverging case
-        WeightedCount(R, "w.s", text, -1, True, 40),  # delivered somewhere impossible
+        WeightedCount(R, "w.s", text, 0, DELIVERED, 900),
+        WeightedCount(R, "w.s", text, None, LOST_OUTCOME, 60),  # lost: a diverging case
+        WeightedCount(R, "w.s", text, None, DELIVERED, 40),  # delivered somewhere impossible
     ]
     (item,) = weighted_shares(counts)
     by = {share.category: share for share in item.shares}
@@ -116,7 +121,7 @@ def test_weighted_shares_flag_loss_and_strays_where_the_list_allows_none() -> No
 
 
 def test_weighted_shares_of_an_impossible_list_say_why() -> None:
-    (item,) = weighted_shares([WeightedCount(R, "w.s", weighted_list(("a", 140)), 0, True, 10)])
+    (item,) = weighted_shares([WeightedCount(R, "w.s", weighted_list(("a", 140)), 0, DELIVERED, 10)])
     assert "weight" in item.problem
     assert not item.consistent
     assert [share.label for share in item.shares] == ["entry 0"]

@@ -15,7 +15,7 @@ import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
 from records.owners import OWNER, process_identity
-from records.schema import Case
+from records.schema import DELIVERED, LOST, UNCHANGED, Case
 from reports import duckdb_sql
 from reports.load import load_records
 from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
@@ -79,17 +79,17 @@ def test_divergence_classes_with_counts_releases_and_smallest_case(hand_run: Pat
 def test_partition_buckets_count_distinct_keys_and_skip_summary_and_unknown_rows(hand_run: Path) -> None:
     assert duckdb_aggregates(hand_run).partitions == tuple(
         BucketCount(NEW, "p.*", PARTITION_DESTINATION, 3, bucket, count)
-        for bucket, count in ((-1, 1), (0, 10), (1, 20), (2, 30))
+        for bucket, count in ((0, 10), (1, 20), (2, 30), (None, 1))
     )
 
 
-def test_weighted_counts_by_bucket_and_delivery_skip_summary_and_unknown_rows(hand_run: Path) -> None:
+def test_weighted_counts_by_bucket_and_outcome_skip_summary_and_unknown_rows(hand_run: Path) -> None:
     assert duckdb_aggregates(hand_run).weighted == (
-        WeightedCount(NEW, "w.l", LOSS_LIST, -1, False, 60),
-        WeightedCount(NEW, "w.l", LOSS_LIST, 0, True, 40),
-        WeightedCount(NEW, "w.s", WEIGHTED_LIST, -2, True, 10),
-        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 0, True, 55),
-        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 1, True, 35),
+        WeightedCount(NEW, "w.l", LOSS_LIST, 0, DELIVERED, 40),
+        WeightedCount(NEW, "w.l", LOSS_LIST, None, LOST, 60),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 0, DELIVERED, 55),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, 1, DELIVERED, 35),
+        WeightedCount(NEW, "w.s", WEIGHTED_LIST, None, UNCHANGED, 10),
     )
 
 

@@ -74,22 +74,23 @@ def test_not_parquet_at_all(tmp_path: Path) -> None:
 
 def test_records_of_a_newer_schema(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
-    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": b"5"})
+    newer = a_table().replace_schema_metadata({b"nats_conformance_schema": str(SCHEMA_VERSION + 1).encode()})
     pq.write_table(newer, tmp_path / CASES / "part-00000.parquet")
     line = one_error_line(capsys, ["build", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert "holds records of schema version 5, newer than the 4 this report builder reads" in line
+    assert (
+        f"holds records of schema version {SCHEMA_VERSION + 1}, newer than the {SCHEMA_VERSION} this report "
+        "builder reads"
+    ) in line
 
 
 @pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
 def test_records_of_schema_2_read_without_steps(tmp_path: Path, engine: str) -> None:
-    """Schema 2 had no `steps`, and 32-bit `partitions` and `bucket`."""
+    """Schema 2 had no `steps`, and 32-bit `partitions` and `bucket` (-1 for none)."""
     (tmp_path / CASES).mkdir()
-    older = a_table().drop_columns(["steps", "oracle"])
-    for name in ("partitions", "bucket"):
-        narrow = older.column(name).cast(pa.int32())
-        older = older.set_column(
-            older.schema.get_field_index(name), pa.field(name, pa.int32(), False), narrow
-        )
+    older = a_table().drop_columns(["steps", "oracle", "kind", "outcome"])
+    for name, values in (("partitions", older["partitions"].to_pylist()), ("bucket", [-1] * older.num_rows)):
+        index = older.schema.get_field_index(name)
+        older = older.set_column(index, pa.field(name, pa.int32(), False), pa.array(values, pa.int32()))
     older = older.replace_schema_metadata({b"nats_conformance_schema": b"2"})
     pq.write_table(older, tmp_path / CASES / "part-00000.parquet")
     (run,) = load_records([tmp_path]).runs
@@ -125,7 +126,9 @@ def test_parquet_that_is_not_case_records(tmp_path: Path) -> None:
 def test_records_missing_a_column(tmp_path: Path) -> None:
     (tmp_path / CASES).mkdir()
     pq.write_table(a_table().drop_columns(["bucket"]), tmp_path / CASES / "part-00000.parquet")
-    with pytest.raises(ReportError, match=r"lacks the column\(s\) bucket of schema version 4"):
+    with pytest.raises(
+        ReportError, match=rf"lacks the column\(s\) bucket of schema version {SCHEMA_VERSION}"
+    ):
         load_records([tmp_path])
 
 
