@@ -63,10 +63,14 @@ FEATURES: Final = (
 )
 
 
+LITERAL: Final = "literal"
+"""How a class names the functions of a case that uses none."""
+
+
 def case_class_of(feature: str, functions: str, difference: str) -> str:
-    """A divergence's class as text, `feature:fn1+fn2:difference` (`literal` when no function is used);
+    """A divergence's class as text, `feature:fn1+fn2:difference` (`LITERAL` when no function is used);
     empty when nothing differed. The one place the text is made from its three parts."""
-    return f"{feature}:{functions or 'literal'}:{difference}" if difference else ""
+    return f"{feature}:{functions or LITERAL}:{difference}" if difference else ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from records.judgement import EngineJudgement, judgements
 from records.replay import replay_command
-from records.schema import VERDICTS, Case
+from records.schema import LITERAL, VERDICTS, Case
 from reports.bisection import ReleaseBisection
 from reports.changes import Change, Showing, changelog, showings
 from reports.coverage import ReleaseCoverage
@@ -34,7 +34,7 @@ from reports.matrix import (
     row_order,
     tallies,
 )
-from reports.model import Aggregates, VerdictCount
+from reports.model import UNCLASSIFIED, Aggregates, VerdictCount
 from reports.releases import Release, sorted_releases
 
 
@@ -64,6 +64,14 @@ class RunSummary:
         return f"{self.run_id} judged {pairs} (the nearest release the reference has rules for, or --profile)"
 
 
+def class_parts(smallest: Case) -> tuple[str, str, str]:
+    """A class's (feature, functions, difference) from a case of it, functions `LITERAL` when it uses
+    none, as its text shows them; (`UNCLASSIFIED`, '', '') for diverging cases with no difference."""
+    if not smallest.difference:
+        return (UNCLASSIFIED, "", "")
+    return (smallest.feature, smallest.functions or LITERAL, smallest.difference)
+
+
 @dataclass(frozen=True, slots=True)
 class Divergence:
     """One divergence class: ``feature:functions:difference``."""
@@ -91,10 +99,8 @@ class Divergence:
 
     @property
     def parts(self) -> tuple[str, str, str]:
-        """(feature, functions, difference); the class text when it has another shape."""
-        feature, _, rest = self.case_class.partition(":")
-        functions, _, difference = rest.rpartition(":")
-        return (feature, functions, difference) if functions else (self.case_class, "", "")
+        """(feature, functions, difference), as `class_parts` of its smallest case."""
+        return class_parts(self.smallest)
 
     def in_row(self, kind: str, name: str) -> bool:
         """True iff the class counts in a matrix row: its feature, or a function it uses."""
@@ -203,7 +209,7 @@ def divergences(aggregates: Aggregates) -> list[Divergence]:
     found = []
     for item in aggregates.classes:
         releases = tuple(sorted_releases(item.releases))
-        feature = item.case_class.partition(":")[0]
+        feature = class_parts(item.smallest)[0]
         found.append(
             Divergence(
                 case_class=item.case_class,

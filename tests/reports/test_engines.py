@@ -18,8 +18,9 @@ from records.owners import OWNER, process_identity
 from records.schema import DELIVERED, LOST, UNCHANGED, Case
 from reports import duckdb_sql
 from reports.load import load_records
-from reports.model import EXERCISED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
+from reports.model import EXERCISED, UNCLASSIFIED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
 from reports.releases import Release
+from reports.report import divergences
 from reports.spark import SCRATCH_PREFIX
 
 OLD = Release("nats-server", "2.9.25")
@@ -170,3 +171,21 @@ def test_a_spark_sessions_scratch_directory_names_its_owner(spark: Any) -> None:
     assert scratch.name.startswith(SCRATCH_PREFIX)
     assert (scratch / OWNER).read_text() == process_identity()
     assert scratch.parent == Path(tempfile.gettempdir())
+
+
+def test_a_class_is_shown_by_its_stored_parts(run_of: Callable[[list[Case]], Path]) -> None:
+    """A class's (feature, functions, difference) are those of its cases, not its text split at colons
+    (a difference may hold one); a diverging case with no difference is unclassified."""
+    run = run_of(
+        [
+            case(case_id=1, verdict="diverge", difference="reject:odd"),
+            case(case_id=2, feature="weighted", functions="", verdict="diverge", difference="distribution"),
+            case(case_id=3, verdict="diverge"),
+        ]
+    )
+    found = {item.case_class: item.parts for item in divergences(duckdb_aggregates(run))}
+    assert found == {
+        "mapping:wildcard:reject:odd": ("mapping", "wildcard", "reject:odd"),
+        "weighted:literal:distribution": ("weighted", "literal", "distribution"),
+        UNCLASSIFIED: (UNCLASSIFIED, "", ""),
+    }
