@@ -154,8 +154,9 @@ def judge_all(
 def uniformity_case(
     context: RunContext, transform: Transform, count: int, cases: Sequence[Case], *, seed: int
 ) -> tuple[Case, GoodnessOfFit]:
-    """The summary case of one uniformity test (empty subject): ``partition:partition:non-uniform``
-    when the observed partitions are implausible under equal shares (p < alpha)."""
+    """The summary case of one uniformity test (`kind` ``summary``, no subject):
+    ``partition:partition:non-uniform`` when the observed partitions are implausible under equal shares
+    (p < alpha)."""
     counts = [0] * count
     for case in cases:
         if case.bucket is not None and 0 <= case.bucket < count:

@@ -67,7 +67,7 @@ def hand_cases() -> list[Case]:
       the class's smallest case); validation ``left`` 1 expected (``left-right``); validation
       ``random`` 1 rejected as unsupported (agree);
       partition over 3 buckets: 10, 20 and 30 distinct keys, the 10 keys of bucket 0 published a
-      second time, one key not delivered (bucket -1), one ``unknown`` row and one summary row;
+      second time, one key lost (no bucket), one ``unknown`` row and one summary row;
       weighted 60/30 (remainder unchanged): 55, 35, 10 of 100 messages, plus one unknown and one
       summary row; weighted loss list (source listed at 50 %): 40 delivered, 60 lost.
     """
