@@ -267,6 +267,7 @@ def case_of(row: Mapping[str, Any]) -> Case:
     }
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
     values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
+    values["oracle"] = values["oracle"] or ""
     values["weights"] = weights_of(values["weights"])
     values["layout"] = tuple(
         ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]
