@@ -21,6 +21,7 @@ from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
 from reference.protocol import (
+    INTERNAL_ERROR,
     PROTOCOL_VERSION,
     QUESTIONS,
     BadRequestError,
@@ -104,7 +105,7 @@ def transform_reply(
     except ConformanceError as exc:
         return Refusal(exc.kind, str(exc))
     except Exception as exc:  # as handle_request: reported as data
-        return Refusal("internal-error", f"{type(exc).__name__}: {exc}")
+        return Refusal(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
 
 def transform_answer(
@@ -205,7 +206,7 @@ def handle_request(request: Any) -> Answer:
     except ConformanceError as exc:
         return _error(request_id, exc.kind, str(exc))
     except Exception as exc:  # the adapter must survive anything; report it as data
-        return _error(request_id, "internal-error", f"{type(exc).__name__}: {exc}")
+        return _error(request_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
     return {"id": request_id, **answer}
 
 

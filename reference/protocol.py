@@ -2,9 +2,9 @@
 
 This is the one place that knows the protocol's field names: each question parses from a decoded
 request object (`question_of`, with the `bad-request` texts of the protocol's field checks) and turns
-back into one (`wire`); each answer turns into its answer fields (`answer_fields`). Both sides of the
-protocol use it: the reference serving it (`reference.adapter`) and the client asking a library
-(`fixtures.clients.adapter`), which reads a hello as a `Greeting`.
+back into one (`wire`); each answer turns into its answer fields (`answer_fields`) and is read back from
+them as the answer to its question (`answer_of`). Both sides of the protocol use it: the reference
+serving it (`reference.adapter`) and the client asking a library (`fixtures.clients.adapter`).
 
 The types are plain slotted dataclasses, not frozen ones: a run builds one question and one answer per
 question asked, tens of thousands a second.
@@ -21,11 +21,13 @@ from reference.functions import LEGACY_WILDCARD, canonical_name
 from reference.weighted import parse_weight
 
 __all__ = [
+    "INTERNAL_ERROR",
     "JUDGED_KINDS",
     "MODES",
     "PROTOCOL_VERSION",
     "QUESTIONS",
     "Answer",
+    "AnswerError",
     "BadRequestError",
     "CoverageQuestion",
     "Covered",
@@ -45,10 +47,13 @@ __all__ = [
     "WeightedEntry",
     "WeightedQuestion",
     "answer_fields",
+    "answer_of",
     "question_of",
 ]
 
 PROTOCOL_VERSION: Final = 1
+INTERNAL_ERROR: Final = "internal-error"
+"""The error kind of an implementation's own failure ("Answers"), never a refusal of the question."""
 
 Request = Mapping[str, Any]
 """A decoded request object, as read from a request line."""
@@ -373,9 +378,9 @@ class Greeting:
     error_kinds: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, hello: Mapping[str, Any], program: str) -> Greeting:
-        """A hello's answer fields read (`program`: the implementation a hello that names none is);
-        raises `GreetingError` on a `mode`, `functions` or `error_kinds` the client cannot read."""
+    def parse(cls, hello: Mapping[str, Any]) -> Greeting:
+        """A hello's answer fields read (`implementation` '' when it names none); raises
+        `GreetingError` on a `mode`, `functions` or `error_kinds` the client cannot read."""
         mode = hello.get("mode", "account")
         if mode not in MODES:
             raise GreetingError(f"'mode' must be one of {', '.join(MODES)} (got {mode!r})")
@@ -398,7 +403,7 @@ class Greeting:
             )
         version = hello.get("server_version")
         return cls(
-            implementation=str(hello.get("implementation") or program),
+            implementation=str(hello.get("implementation") or ""),
             protocol=hello.get("protocol", PROTOCOL_VERSION),
             server_version=None if version is None else str(version),
             ops=frozenset(str(op) for op in hello.get("ops", ())),
@@ -439,3 +444,46 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
     if answer.error_kinds:
         fields["error_kinds"] = answer.error_kinds
     return fields
+
+
+class AnswerError(ValueError):
+    """An answer object without the result its question asks for, or with one of another type."""
+
+
+def _result(answer: Mapping[str, Any], name: str, *kinds: type) -> Any:
+    """An answer's field `name`, of one of the JSON types `kinds` (raises `AnswerError`)."""
+    if name not in answer:
+        raise AnswerError(f"answer without field {name!r}")
+    value = answer[name]
+    if type(value) not in kinds:
+        wanted = " or ".join("null" if kind is type(None) else kind.__name__ for kind in kinds)
+        raise AnswerError(f"field {name!r} must be a {wanted} (got {type(value).__name__})")
+    return value
+
+
+def _mapped(answer: Mapping[str, Any]) -> Mapped:
+    return Mapped(_result(answer, "subject", str, type(None)))
+
+
+RESULTS: Final[Mapping[str, Callable[[Mapping[str, Any]], Answer]]] = {
+    Hello.op: Greeting.parse,
+    TransformQuestion.op: _mapped,
+    WeightedQuestion.op: _mapped,
+    MatchQuestion.op: lambda answer: Matched(_result(answer, "match", bool)),
+    ValidSubjectQuestion.op: lambda answer: Validity(_result(answer, "valid", bool)),
+    PartitionQuestion.op: lambda answer: Partitioned(_result(answer, "partition", int)),
+    CoverageQuestion.op: lambda answer: Covered(
+        *(_result(answer, name, int) for name in ("blocks", "new", "reached"))
+    ),
+}
+"""Each operation's answer read from its answer fields, by `op` name."""
+
+
+def answer_of(question: Question, answer: Mapping[str, Any]) -> Answer:
+    """The answer an answer object gives `question` (its `id` and fields it does not know aside): a
+    `Refusal` when it names an `error`, else the question's result. Raises `AnswerError` when that is
+    missing or of another type, `GreetingError` on a hello's declarations the client cannot read."""
+    if "error" in answer:
+        detail = answer.get("detail")
+        return Refusal(_result(answer, "error", str), detail if type(detail) is str else "")
+    return RESULTS[question.op](answer)

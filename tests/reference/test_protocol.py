@@ -1,5 +1,5 @@
-"""The typed adapter messages (reference.protocol): questions read back from what they write, answers'
-fields, a hello read as a greeting, and the reference's order of refusals kept."""
+"""The typed adapter messages (reference.protocol): questions read back from what they write, answers
+read back from their fields, a hello read as a greeting, and the reference's order of refusals kept."""
 
 from __future__ import annotations
 
@@ -106,6 +106,36 @@ def test_answers_are_their_fields_on_the_wire() -> None:
     assert protocol.answer_fields(protocol.Covered(3, 1, 9)) == {"blocks": 3, "new": 1, "reached": 9}
 
 
+@pytest.mark.parametrize("question", QUESTIONS_ASKED, ids=lambda question: question.op)
+def test_an_answer_reads_back_from_its_fields(question: protocol.Question) -> None:
+    """What the reference answers each question, and a refusal of it, read back as the same answers
+    (the `id` and fields the client does not know aside)."""
+    answer = protocol.Covered(3, 1, 9) if isinstance(question, protocol.CoverageQuestion) else reply(question)
+    fields = {"id": 4, **protocol.answer_fields(answer), "later": True}
+    assert protocol.answer_of(question, fields) == answer
+    refusal = protocol.Refusal("invalid-destination", "why")
+    assert protocol.answer_of(question, protocol.answer_fields(refusal)) == refusal
+
+
+@pytest.mark.parametrize(
+    ("question", "fields", "message"),
+    [
+        (protocol.TransformQuestion("a", "b", "a"), {"subjects": "b"}, "answer without field 'subject'"),
+        (protocol.TransformQuestion("a", "b", "a"), {"subject": 5}, "field 'subject' must be a str or null"),
+        (protocol.MatchQuestion("a", "a"), {"match": 1}, "field 'match' must be a bool (got int)"),
+        (protocol.PartitionQuestion(["a"], 2), {"partition": True}, "field 'partition' must be a int"),
+        (protocol.CoverageQuestion(), {"blocks": 1, "new": 0}, "answer without field 'reached'"),
+        (protocol.ValidSubjectQuestion("a"), {"error": None}, "field 'error' must be a str (got NoneType)"),
+    ],
+)
+def test_an_answer_without_its_result_is_one_error(
+    question: protocol.Question, fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(protocol.AnswerError) as raised:
+        protocol.answer_of(question, fields)
+    assert str(raised.value).startswith(message)
+
+
 def test_the_reference_answers_typed_questions() -> None:
     assert reply(protocol.TransformQuestion("foo.*", "bar.$1", "foo.x")) == protocol.Mapped("bar.x")
     assert reply(protocol.PartitionQuestion(["customerid2"], 3)) == protocol.Partitioned(2)
@@ -119,8 +149,8 @@ def test_the_reference_answers_typed_questions() -> None:
 
 
 def test_a_hello_reads_as_a_greeting_with_the_protocols_defaults() -> None:
-    greeting = protocol.Greeting.parse({"protocol": 1, "server_version": "2.14.5"}, "prog")
-    assert greeting == protocol.Greeting("prog", 1, "2.14.5", frozenset(), None, "account", {})
+    greeting = protocol.Greeting.parse({"protocol": 1, "server_version": "2.14.5"})
+    assert greeting == protocol.Greeting("", 1, "2.14.5", frozenset(), None, "account", {})
     declared = protocol.Greeting.parse(
         {
             "implementation": "lib",
@@ -128,15 +158,14 @@ def test_a_hello_reads_as_a_greeting_with_the_protocols_defaults() -> None:
             "functions": ["Wildcard", "splitFromLeft"],
             "mode": "engine",
             "error_kinds": {"not-enough-args": "wrong-argument-count"},
-        },
-        "prog",
+        }
     )
     assert declared.implementation == "lib"
     assert declared.ops == {"hello", "transform"}
     assert declared.functions == {"wildcard", "splitFromLeft"}
     assert declared.mode == "engine"
     assert declared.error_kinds == {"not-enough-args": "wrong-argument-count"}
-    assert protocol.Greeting.parse(protocol.answer_fields(declared), "prog") == declared
+    assert protocol.Greeting.parse(protocol.answer_fields(declared)) == declared
 
 
 @pytest.mark.parametrize(
@@ -154,5 +183,5 @@ def test_a_hello_reads_as_a_greeting_with_the_protocols_defaults() -> None:
 )
 def test_a_hello_the_client_cannot_read_is_one_error(hello: dict[str, object], message: str) -> None:
     with pytest.raises(protocol.GreetingError) as raised:
-        protocol.Greeting.parse(hello, "prog")
+        protocol.Greeting.parse(hello)
     assert str(raised.value).startswith(message)
