@@ -27,6 +27,7 @@ from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
+from reference.protocol import Question
 from suites.drawing import BATCH
 from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
@@ -60,11 +61,11 @@ def main() -> None:
             cases = cases_of(asked)
             end_to_end.append(len(cases) / (finished - started))
             minimising.append(finished - asking)
-            requests = [_request(case) for case in cases]
+            questions = [_question(case) for case in cases]
             started = time.perf_counter()
-            for offset in range(0, len(requests), BATCH):
-                adapter.ask(requests[offset : offset + BATCH])
-            raw.append(len(requests) / (time.perf_counter() - started))
+            for offset in range(0, len(questions), BATCH):
+                adapter.ask(questions[offset : offset + BATCH])
+            raw.append(len(questions) / (time.perf_counter() - started))
     e2e, base = statistics.median(end_to_end), statistics.median(raw)
     print(f"adapter: {adapter.implementation}, {arguments.questions} questions x {arguments.repeats} repeats")
     print(f"end to end (draw, ask, judge, record): {e2e:12,.0f} questions/s (median)")
@@ -73,10 +74,10 @@ def main() -> None:
     print(f"of which minimising divergence classes: {statistics.median(minimising):.2f} s (median)")
 
 
-def _request(case: Case) -> dict[str, object]:
-    request = CaseFile.of(case).request()
-    assert request is not None
-    return request
+def _question(case: Case) -> Question:
+    question = CaseFile.of(case).question()
+    assert question is not None
+    return question
 
 
 if __name__ == "__main__":

@@ -22,12 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.clients.adapter import AdapterProcess, Request
+from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
+from reference.protocol import Question
 from suites.drawing import BATCH
 from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
@@ -37,13 +38,13 @@ REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def round_trip(adapter: AdapterProcess, requests: list[Request]) -> float:
-    """Questions per second of asking `requests` in batches."""
+def round_trip(adapter: AdapterProcess, questions: list[Question]) -> float:
+    """Questions per second of asking `questions` in batches."""
     started = time.perf_counter()
-    for offset in range(0, len(requests), BATCH):
-        answers = adapter.ask(requests[offset : offset + BATCH])
+    for offset in range(0, len(questions), BATCH):
+        answers = adapter.ask(questions[offset : offset + BATCH])
         assert all(answer is not None for answer in answers), adapter.failures
-    return len(requests) / (time.perf_counter() - started)
+    return len(questions) / (time.perf_counter() - started)
 
 
 def library_rate(adapter: AdapterProcess, release: str, questions: int) -> tuple[float, list[Case]]:
@@ -68,14 +69,14 @@ def main() -> None:
         AdapterProcess(engine_command(arguments.release)) as engine,
         AdapterProcess(REFERENCE, cwd=ROOT) as reference,
     ):
-        requests: list[Request] = []
+        questions: list[Question] = []
         for _ in range(arguments.repeats):
             rate, asked = library_rate(engine, arguments.release, arguments.questions)
             library_rates.append(rate)
-            requests = requests or [_request(case) for case in asked]
-            engine_rates.append(round_trip(engine, requests))
-            reference_rates.append(round_trip(reference, requests))
-    print(f"{len(requests)} questions (profile {arguments.release}) x {arguments.repeats} repeats, medians:")
+            questions = questions or [_question(case) for case in asked]
+            engine_rates.append(round_trip(engine, questions))
+            reference_rates.append(round_trip(reference, questions))
+    print(f"{len(questions)} questions (profile {arguments.release}) x {arguments.repeats} repeats, medians:")
     print(f"  {engine.implementation:<32} {statistics.median(engine_rates):12,.0f} questions/s round trip")
     print(
         f"  {reference.implementation:<32} {statistics.median(reference_rates):12,.0f} questions/s round trip"
@@ -84,10 +85,10 @@ def main() -> None:
     print("  (draw, ask, judge against the reference, build cases; no minimisation)")
 
 
-def _request(case: Case) -> Request:
-    request = CaseFile.of(case).request()
-    assert request is not None
-    return request
+def _question(case: Case) -> Question:
+    question = CaseFile.of(case).question()
+    assert question is not None
+    return question
 
 
 if __name__ == "__main__":

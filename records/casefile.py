@@ -19,6 +19,13 @@ from records.schema import Case
 from reference.channels import ServerSpec
 from reference.errors import ConformanceError
 from reference.matching import matching_subject
+from reference.protocol import (
+    MatchQuestion,
+    PartitionQuestion,
+    Question,
+    TransformQuestion,
+    ValidSubjectQuestion,
+)
 from reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
@@ -87,31 +94,28 @@ class CaseFile:
             },
         )
 
-    def request(self) -> dict[str, Any] | None:
-        """The adapter-protocol request asking the same question, or None (server-only features).
-        A library's `partition` and `valid_subject` questions are the features `partition` (functions
+    def question(self) -> Question | None:
+        """The adapter-protocol question asking the same, or None (server-only features). A library's
+        `partition` and `valid_subject` questions are the features `partition` (functions
         `partition-op`, the tokens as JSON in `source`, n in `partitions`) and `subjects`."""
         if self.functions == "partition-op":
-            return {"op": "partition", "tokens": json.loads(self.source), "n": self.partitions}
+            return PartitionQuestion(json.loads(self.source), self.partitions)
         if self.feature == "subjects":
-            literal = self.functions == "publish-rule"
-            return {"op": "valid_subject", "subject": self.subject, "literal": literal}
+            return ValidSubjectQuestion(self.subject, self.functions == "publish-rule")
         if self.feature in TRANSFORM_FEATURES:
-            return {
-                "op": "transform",
-                "source": self.source,
-                "destination": self.destination,
-                "subject": self.subject or matching_subject(self.source),
-                "server_version": self.server_version,
-            }
+            subject = self.subject or matching_subject(self.source)
+            return TransformQuestion(self.source, self.destination, subject, self.server_version)
         if self.feature == "matching":
-            return {"op": "match", "pattern": self.source, "subject": self.subject}
+            return MatchQuestion(self.source, self.subject)
         return None
 
     def to_json(self) -> str:
         """The case file's text: UTF-8 as written, or all escapes when a token is not valid UTF-8 (a cut
-        through a character, kept as lone surrogates), which JSON can state but UTF-8 cannot."""
-        document = {"format": FORMAT, "version": VERSION, **asdict(self), "request": self.request()}
+        through a character, kept as lone surrogates), which JSON can state but UTF-8 cannot. Its
+        `request` is its question's request object."""
+        question = self.question()
+        request = None if question is None else question.wire()
+        document = {"format": FORMAT, "version": VERSION, **asdict(self), "request": request}
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         try:
             text.encode("utf-8")

@@ -1,9 +1,10 @@
 """The questions of an adapter run (`suites.library`), drawn in a process of their own.
 
 Hypothesis draws each family's structure (a mapping, a pattern, a partition count, a subject rule) and a
-generator it seeds draws the family's questions (`family_of`). `families_drawn` runs the drawing in a
-child process (``python -m suites.drawing``) beside the asking and judging; the child writes batches of
-families to a pipe and dies when that pipe closes, however its parent ended. A seed names the same
+generator it seeds draws the family's questions (`family_of`), kept as a template question and the
+values its questions differ in (`Family`). `families_drawn` runs the drawing in a child process
+(``python -m suites.drawing``) beside the asking and judging; the child writes batches of families to
+a pipe and dies when that pipe closes, however its parent ended. A seed names the same
 questions in the child as anywhere else: `draw_families` depends on the seed alone.
 """
 
@@ -17,16 +18,24 @@ import random
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
 
 from fixtures.children import start_child
-from fixtures.clients.adapter import PIPE_SIZE, Request
+from fixtures.clients.adapter import PIPE_SIZE, TEMPLATES
 from reference.errors import ConformanceError
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import ReleaseProfile, for_version
+from reference.protocol import (
+    MatchQuestion,
+    PartitionQuestion,
+    Question,
+    TransformQuestion,
+    ValidSubjectQuestion,
+)
 from suites.strategies import (
     ODD_SOURCES,
     Enough,
@@ -89,23 +98,6 @@ its own Hypothesis run, so every kind and every function gets its share of a sho
 Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions)."""
 
 
-def transform_request(
-    source: str, destination: str, subject: str, profile: ReleaseProfile, engine_only: bool
-) -> Request:
-    request = {
-        "op": "transform",
-        "source": source,
-        "destination": destination,
-        "subject": subject,
-        "server_version": profile.name,
-    }
-    return {**request, "engine_only": True} if engine_only else request
-
-
-def partition_request(keys: list[str], n: int) -> Request:
-    return {"op": "partition", "tokens": keys, "n": n}
-
-
 def boundary(subject: str, kind: str, extra: str) -> str:
     """A subject next to a matching one: its last token dropped, one token more, or itself."""
     if kind == "shorter":
@@ -115,12 +107,26 @@ def boundary(subject: str, kind: str, extra: str) -> str:
     return subject
 
 
-def match_request(pattern: str, subject: str) -> Request:
-    return {"op": "match", "pattern": pattern, "subject": subject}
+Family = tuple[Question, tuple[Any, ...]]
+"""A family of questions as drawn: a template question (the fields its questions share; the one they
+differ in, `fixtures.clients.adapter.TEMPLATES`, left empty) and each question's value of that field.
+This is what crosses the drawing pipe: pickling the questions themselves costs about five times as much."""
 
 
-def valid_subject_request(subject: str, literal: bool) -> Request:
-    return {"op": "valid_subject", "subject": subject, "literal": literal}
+def questions_of(family: Family) -> list[Question]:
+    """A family's questions: its template with each of its values in the field they differ in."""
+    template, values = family
+    kind = type(template)
+    names = [field.name for field in fields(kind)]
+    shape = TEMPLATES[kind]
+    assert shape is not None, f"{kind.op} questions form no family"
+    at = names.index(shape[0])
+    arguments = [getattr(template, name) for name in names]
+    questions = []
+    for value in values:
+        arguments[at] = value
+        questions.append(kind(*arguments))
+    return questions
 
 
 TOKENS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
@@ -187,7 +193,7 @@ def family_size(op: str, cases: int, focus: Sequence[str] = ()) -> int:
 
 def family_of(
     op: str, structure: Structure, profile: ReleaseProfile, size: int, engine_only: bool = False
-) -> list[Request]:
+) -> Family:
     """Up to `size` distinct questions sharing a drawn structure, from a generator its seed seeds
     (so a run's seed names the same questions in any process)."""
     seed, drawn = structure
@@ -196,19 +202,20 @@ def family_of(
         source, destination = drawn
         pool = token_pool(rng, max(POOL, size))
         found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
-        return [transform_request(source, destination, subject, profile, engine_only) for subject in found]
+        return TransformQuestion(source, destination, "", profile.name, engine_only), tuple(found)
     pool = token_pool(rng)
     if op == "partition":
-        return [partition_request(rng.choices(pool, k=rng.randint(1, 4)), drawn[0]) for _ in range(size)]
+        keys = tuple(rng.choices(pool, k=rng.randint(1, 4)) for _ in range(size))
+        return PartitionQuestion([], drawn[0]), keys
     if op == "match":
         (pattern,) = drawn
         kinds = ("match", "shorter", "longer")
         matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
         subjects = dict.fromkeys(boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
-        return [match_request(pattern, subject) for subject in subjects]
+        return MatchQuestion(pattern, ""), tuple(subjects)
     choices = [*pool[:8], *SPECIAL_TOKENS]
     parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
-    return [valid_subject_request(".".join(chosen), drawn[0]) for chosen in parts]
+    return ValidSubjectQuestion("", drawn[0]), tuple(".".join(chosen) for chosen in parts)
 
 
 def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
@@ -231,7 +238,7 @@ def draw_families(
     cases: int,
     seed: int,
     engine_only: bool,
-    emit: Callable[[list[list[Request]]], None],
+    emit: Callable[[list[Family]], None],
     *,
     reward: Callable[[], float] | None = None,
 ) -> None:
@@ -240,19 +247,19 @@ def draw_families(
     guided drawing: each family is handed over alone, then `reward()` scores it with the blocks of code
     it ran that none before had, and Hypothesis's target phase mutates the structures that scored best
     (as HypoFuzz rewards new coverage)."""
-    pending: list[list[Request]] = []
+    pending: list[Family] = []
     queued = [0]
 
-    def batched(family: list[Request]) -> float:
+    def batched(family: Family) -> float:
         pending.append(family)
-        queued[0] += len(family)
+        queued[0] += len(family[1])
         if queued[0] >= BATCH:
             emit(pending[:])
             pending.clear()
             queued[0] = 0
         return 0.0  # asked in batches: no score to target
 
-    ask: Callable[[list[Request]], float] = batched
+    ask: Callable[[Family], float] = batched
     if reward is not None:
         reward()  # what answering any question runs is no family's finding
         ask = functools.partial(_guided, emit, reward)
@@ -262,9 +269,7 @@ def draw_families(
         emit(pending)
 
 
-def _guided(
-    emit: Callable[[list[list[Request]]], None], reward: Callable[[], float], family: list[Request]
-) -> float:
+def _guided(emit: Callable[[list[Family]], None], reward: Callable[[], float], family: Family) -> float:
     emit([family])
     return reward()
 
@@ -277,7 +282,7 @@ def draw_stratum(
     cases: int,
     seed: int,
     engine_only: bool,
-    ask: Callable[[list[Request]], float],
+    ask: Callable[[Family], float],
 ) -> None:
     """Up to `questions` questions of one stratum, family by family (the families of a run of `cases`),
     each handed to `ask`, whose score Hypothesis's target phase climbs."""
@@ -287,9 +292,10 @@ def draw_stratum(
     def collect(structure: Structure) -> float:
         if left[0] <= 0:
             raise Enough
-        family = family_of(op, structure, profile, family_size(op, cases, focus), engine_only)[: left[0]]
-        left[0] -= len(family)
-        return ask(family)
+        template, values = family_of(op, structure, profile, family_size(op, cases, focus), engine_only)
+        values = values[: left[0]]
+        left[0] -= len(values)
+        return ask((template, values))
 
     if questions:
         run_batches(functools.partial(_draw, structures(profile, op, focus)), questions, seed, collect)
@@ -302,7 +308,7 @@ class DrawingError(ConformanceError):
 @contextlib.contextmanager
 def families_drawn(
     profile: ReleaseProfile, cases: int, seed: int, engine_only: bool
-) -> Iterator[Iterator[list[list[Request]]]]:
+) -> Iterator[Iterator[list[Family]]]:
     """The batches `draw_families` hands out, drawn by a child process while the caller works on the
     ones before (a pipe of `PIPE_SIZE` lets it run ahead); the child is killed when the block ends."""
     mode = "engine" if engine_only else "account"
@@ -315,7 +321,7 @@ def families_drawn(
     )
     pipe = child.stdout
 
-    def batches() -> Iterator[list[list[Request]]]:
+    def batches() -> Iterator[list[Family]]:
         try:
             while (batch := pickle.load(pipe)) is not None:
                 yield batch
@@ -337,7 +343,7 @@ def main() -> None:
     os.dup2(2, 1)  # nothing printed can mix into the pickles
     release, cases, seed, mode = sys.argv[1:]
 
-    def emit(batch: list[list[Request]] | None) -> None:
+    def emit(batch: list[Family] | None) -> None:
         pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
         out.flush()
 

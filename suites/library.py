@@ -1,11 +1,11 @@
 """Transform libraries as targets: generated adapter-protocol questions, the library's answers compared
 with the reference's (docs/adapter-protocol.md).
 
-The reference answers through the same protocol handler it serves (`reference.adapter.handle_request`),
-so a library and the reference are asked the very same request. Questions cover the documented features a
-library can answer without a network: mapping (transform, including validation per release), partition,
-wildcard matching and subject validity. `{{random(n)}}` is left out: one draw cannot be compared with
-another (the server suites test its distribution).
+The reference answers from the same model its protocol handler serves (`reference.adapter`), so a
+library and the reference are asked the very same question (`reference.protocol`'s types). Questions
+cover the documented features a library can answer without a network: mapping (transform, including
+validation per release), partition, wildcard matching and subject validity. `{{random(n)}}` is left
+out: one draw cannot be compared with another (the server suites test its distribution).
 
 An answer is judged on what a mapping does: accept or reject, and the mapped subject. The error kinds
 of two rejections are compared only with `strict_errors`, after the adapter's own kinds are renamed as
@@ -33,28 +33,44 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from fixtures.clients.adapter import AdapterProcess, Answer, Request, Sent
+from fixtures.clients.adapter import AdapterProcess, Sent
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.replay import COMMAND_DETAIL
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
-from reference.adapter import handle_request, transform_answer
+from reference.adapter import handle_request, transform_reply
 from reference.functions import FUNCTIONS, LEGACY_WILDCARD
 from reference.matching import matches
 from reference.partition import partition
 from reference.profiles import NEWEST, ReleaseProfile, for_version
+from reference.protocol import (
+    INTERNAL_ERROR,
+    Answer,
+    CoverageQuestion,
+    Covered,
+    Mapped,
+    Matched,
+    MatchQuestion,
+    Partitioned,
+    PartitionQuestion,
+    Question,
+    Refusal,
+    TransformQuestion,
+    Validity,
+    ValidSubjectQuestion,
+    answer_fields,
+    answer_of,
+)
 from reference.subjects import is_valid_publish_subject, is_valid_subject
 from suites.drawing import (
     FOCUS,
     SPECIAL_TOKENS,
     STRATA,
+    Family,
     boundary,
     draw_families,
     families_drawn,
-    match_request,
-    partition_request,
-    transform_request,
-    valid_subject_request,
+    questions_of,
     wildcard_sources,
     without_random,
 )
@@ -71,7 +87,7 @@ from suites.engine.verdicts import (
 )
 from suites.expected import functions_named
 from suites.families.matching import wildcard_kinds
-from suites.oracle import three_way
+from suites.oracle import failed, three_way
 from suites.strategies import (
     destination_templates,
     patterns,
@@ -85,45 +101,42 @@ BACKEND = "adapter"
 Judged = Sequence[Case | CaseBlock]
 """What a run records: single cases, and blocks of agreeing cases that share a structure."""
 
-INTERNAL_ERROR = "internal-error"
-RESULT_FIELD = {"transform": "subject", "match": "match", "valid_subject": "valid", "partition": "partition"}
-"""The answer field that carries each operation's result."""
-
 
 @st.composite
-def transform_requests(
+def transform_questions(
     draw: st.DrawFn, profile: ReleaseProfile, names: Sequence[str] = (), engine_only: bool = False
-) -> Request:
+) -> TransformQuestion:
     """A mapping (its functions among `names` when given), a subject its source matches, and the
     release whose rules apply (those of the bare transform engine when `engine_only`)."""
     source = draw(wildcard_sources())
     destination = draw(without_random(destination_templates(source, profile, names)))
-    return transform_request(source, destination, draw(subjects_matching(source)), profile, engine_only)
+    subject = draw(subjects_matching(source))
+    return TransformQuestion(source, destination, subject, profile.name, engine_only)
 
 
-def partition_requests() -> st.SearchStrategy[Request]:
+def partition_questions() -> st.SearchStrategy[PartitionQuestion]:
     """Tokens and a partition count (the `partition` operation)."""
     return st.builds(
-        partition_request, st.lists(tokens(max_size=6), min_size=1, max_size=4), st.integers(1, 16)
+        PartitionQuestion, st.lists(tokens(max_size=6), min_size=1, max_size=4), st.integers(1, 16)
     )
 
 
 @st.composite
-def match_requests(draw: st.DrawFn) -> Request:
+def match_questions(draw: st.DrawFn) -> MatchQuestion:
     """A subscription pattern and a subject: one it matches, an unrelated one, or a boundary one
     (the pattern's tokens with `>` dropped or one token more)."""
     pattern = draw(patterns(max_tokens=4))
     kind = draw(st.sampled_from(["match", "other", "shorter", "longer"]))
     if kind == "other":
-        return match_request(pattern, draw(subjects(max_tokens=5)))
-    return match_request(pattern, boundary(draw(subjects_matching(pattern)), kind, draw(tokens(max_size=3))))
+        return MatchQuestion(pattern, draw(subjects(max_tokens=5)))
+    return MatchQuestion(pattern, boundary(draw(subjects_matching(pattern)), kind, draw(tokens(max_size=3))))
 
 
-def valid_subject_requests() -> st.SearchStrategy[Request]:
+def valid_subject_questions() -> st.SearchStrategy[ValidSubjectQuestion]:
     """Subjects with empty tokens, spaces and wildcards mixed in, checked by either rule."""
     token = tokens(max_size=4) | st.sampled_from(SPECIAL_TOKENS)
     return st.builds(
-        lambda parts, literal: valid_subject_request(".".join(parts), literal),
+        lambda parts, literal: ValidSubjectQuestion(".".join(parts), literal),
         st.lists(token, min_size=1, max_size=4),
         st.booleans(),
     )
@@ -131,14 +144,15 @@ def valid_subject_requests() -> st.SearchStrategy[Request]:
 
 def strategy_for(
     op: str, profile: ReleaseProfile, names: Sequence[str] = (), engine_only: bool = False
-) -> st.SearchStrategy[Request]:
+) -> st.SearchStrategy[Question]:
     """The questions of one operation (what a divergence of that operation is shrunk within)."""
-    return {
-        "transform": transform_requests(profile, names, engine_only),
-        "partition": partition_requests(),
-        "match": match_requests(),
-        "valid_subject": valid_subject_requests(),
-    }[op]
+    strategies: dict[str, st.SearchStrategy[Question]] = {
+        TransformQuestion.op: transform_questions(profile, names, engine_only),
+        PartitionQuestion.op: partition_questions(),
+        MatchQuestion.op: match_questions(),
+        ValidSubjectQuestion.op: valid_subject_questions(),
+    }
+    return strategies[op]
 
 
 _functions_named = functools.lru_cache(maxsize=4096)(functions_named)
@@ -148,7 +162,7 @@ _wildcard_kinds = functools.lru_cache(maxsize=4096)(wildcard_kinds)
 
 @dataclass(slots=True)
 class Judgement:
-    """What a request is about (feature, functions, the case columns) and what differed ('' if nothing)."""
+    """What a question is about (feature, functions, the case columns) and what differed ('' if nothing)."""
 
     feature: str
     functions: tuple[str, ...]
@@ -166,25 +180,23 @@ class Judgement:
 
 
 def _shown(answer: Answer | None) -> str:
-    """An answer as the case columns show it: its error kind, or its fields but `detail` as JSON (one
-    field of text, a boolean or an integer, the common answers, without the encoder's per-call cost)."""
-    if answer is None:
-        return ""
-    if "error" in answer:
-        return f"error {answer['error']}"
-    if len(answer) == 1:
-        ((name, value),) = answer.items()
-        if type(value) is str:
-            return f"{{{encode_basestring(name)}: {encode_basestring(value)}}}"
-        if type(value) is bool:
-            return f"{{{encode_basestring(name)}: {'true' if value else 'false'}}}"
-        if type(value) is int:
-            return f"{{{encode_basestring(name)}: {value}}}"
-    return json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
+    """An answer as the case columns show it: its error kind, or its answer fields as JSON (the common
+    answers without the encoder's per-call cost)."""
+    if isinstance(answer, Mapped):
+        subject = answer.subject
+        return '{"subject": null}' if subject is None else f'{{"subject": {encode_basestring(subject)}}}'
+    if isinstance(answer, Refusal):
+        return f"error {answer.kind}"
+    if isinstance(answer, Matched):
+        return '{"match": true}' if answer.match else '{"match": false}'
+    if isinstance(answer, Validity):
+        return '{"valid": true}' if answer.valid else '{"valid": false}'
+    if isinstance(answer, Partitioned):
+        return f'{{"partition": {answer.partition}}}'
+    return "" if answer is None else json.dumps(answer_fields(answer), ensure_ascii=False)
 
 
 def difference(
-    op: str,
     expected: Answer,
     observed: Answer | None,
     *,
@@ -200,7 +212,8 @@ def difference(
     protocol's)."""
     if observed is None:
         return "unknown"
-    wanted, got = expected.get("error"), observed.get("error")
+    wanted = expected.kind if isinstance(expected, Refusal) else ""
+    got = observed.kind if isinstance(observed, Refusal) else ""
     if got == INTERNAL_ERROR:
         return CRASH
     if got and error_kinds:
@@ -208,21 +221,18 @@ def difference(
     if wanted and got:
         return "" if wanted == got or not strict_errors else f"reference-reject-{wanted}-server-reject-{got}"
     if wanted:
-        return acceptance(str(wanted), None)[2]
+        return acceptance(wanted, None)[2]
     if got:
-        return f"{acceptance('', str(got))[2]}-{got}"
-    name = RESULT_FIELD[op]
-    if name not in observed:
-        return "target-answer-without-result"
-    if observed[name] == expected[name]:
+        return f"{acceptance('', got)[2]}-{got}"
+    if observed == expected:
         return ""
-    if op == "match":
-        return NOT_ARRIVED if expected[name] else UNEXPECTED
+    if isinstance(expected, Matched):
+        return NOT_ARRIVED if expected.match else UNEXPECTED
     return "value"
 
 
 def judge(
-    request: Request,
+    question: Question,
     expected: Answer,
     observed: Answer | None,
     *,
@@ -235,73 +245,66 @@ def judge(
     families name them (`wrong_subject`; ``...-accept-literal-source`` for a source without
     wildcards), and a mapping either side refuses is a `validation` case, as on a server, so one
     expectation covers a server and its transform engine."""
-    op = request["op"]
     differs = (
-        difference(op, expected, observed, strict_errors=strict_errors, error_kinds=error_kinds)
+        difference(expected, observed, strict_errors=strict_errors, error_kinds=error_kinds)
         if supported
         else NOT_SUPPORTED
     )
     shown = (_shown(expected),) * 2 if observed == expected else (_shown(expected), _shown(observed))
-    if op == "transform":
+    if isinstance(question, TransformQuestion):
+        source, destination = question.source, question.destination
         if differs == "value":
-            differs = wrong_subject(request["source"], request["destination"])
-        elif differs.endswith("-server-accept") and is_literal(request["source"]):
+            differs = wrong_subject(source, destination)
+        elif differs.endswith("-server-accept") and is_literal(source):
             differs += "-literal-source"
-        destination = request["destination"]
         functions = _functions_named(destination)
-        refused = "error" in expected or (observed or {}).get("error", INTERNAL_ERROR) != INTERNAL_ERROR
-        feature = "validation" if refused else "partition" if "partition" in functions else "mapping"
-        return Judgement(
-            feature, functions, request["source"], destination, request["subject"], *shown, differs
+        refused = isinstance(expected, Refusal) or (
+            isinstance(observed, Refusal) and observed.kind != INTERNAL_ERROR
         )
-    if op == "partition":
-        source = json.dumps(request["tokens"], ensure_ascii=False)
-        return Judgement("partition", ("partition-op",), source, "", "", *shown, differs, request["n"])
-    if op == "match":
-        kinds = _wildcard_kinds(request["pattern"])
-        return Judgement("matching", kinds, request["pattern"], "", request["subject"], *shown, differs)
-    rule = ("publish-rule",) if request.get("literal") else ("subject-rule",)
-    return Judgement("subjects", rule, "", "", request["subject"], *shown, differs)
+        feature = "validation" if refused else "partition" if "partition" in functions else "mapping"
+        return Judgement(feature, functions, source, destination, question.subject, *shown, differs)
+    if isinstance(question, PartitionQuestion):
+        source = json.dumps(question.tokens, ensure_ascii=False)
+        return Judgement("partition", ("partition-op",), source, "", "", *shown, differs, question.n)
+    if isinstance(question, MatchQuestion):
+        kinds = _wildcard_kinds(question.pattern)
+        return Judgement("matching", kinds, question.pattern, "", question.subject, *shown, differs)
+    assert isinstance(question, ValidSubjectQuestion), f"{question.op} questions are not judged"
+    rule = ("publish-rule",) if question.literal else ("subject-rule",)
+    return Judgement("subjects", rule, "", "", question.subject, *shown, differs)
 
 
-def is_supported(adapter: AdapterProcess, request: Request) -> bool:
+def is_supported(adapter: AdapterProcess, question: Question) -> bool:
     """Whether an adapter's hello lists the question's operation (when it lists any) and, for a
     transform, every `{{function}}` its destination names (when it lists functions)."""
-    if adapter.ops and request["op"] not in adapter.ops:
+    if adapter.ops and question.op not in adapter.ops:
         return False
-    if request["op"] != "transform" or adapter.functions is None:
+    if not isinstance(question, TransformQuestion) or adapter.functions is None:
         return True
-    named = _functions_named(request["destination"])
+    named = _functions_named(question.destination)
     return all(name in adapter.functions for name in named if name in FUNCTIONS and name != LEGACY_WILDCARD)
 
 
-def reference_answer(request: Request) -> Answer:
+def reference_answer(question: Question) -> Answer:
     """The reference's answer to a question: straight from its model (a transform from its compiled
     mapping), without the protocol's request checks, but through `handle_request` where those checks
     answer (a partition count below 1)."""
-    op = request["op"]
-    if op == "transform":
-        return transform_answer(
-            request["source"],
-            request["destination"],
-            request["subject"],
-            request.get("server_version"),
-            bool(request.get("engine_only")),
+    if isinstance(question, TransformQuestion):
+        return transform_reply(
+            question.source,
+            question.destination,
+            question.subject,
+            question.server_version,
+            question.engine_only,
         )
-    if op == "match":
-        return {"match": matches(request["pattern"], request["subject"])}
-    if op == "valid_subject":
-        subject = request["subject"]
-        return {
-            "valid": is_valid_publish_subject(subject)
-            if request.get("literal")
-            else is_valid_subject(subject)
-        }
-    if op == "partition" and request["n"] >= 1:
-        return {"partition": partition(request["tokens"], request["n"])}
-    answer = handle_request({**request, "id": None})
-    answer.pop("id", None)
-    return answer
+    if isinstance(question, MatchQuestion):
+        return Matched(matches(question.pattern, question.subject))
+    if isinstance(question, ValidSubjectQuestion):
+        subject = question.subject
+        return Validity(is_valid_publish_subject(subject) if question.literal else is_valid_subject(subject))
+    if isinstance(question, PartitionQuestion) and question.n >= 1:
+        return Partitioned(partition(question.tokens, question.n))
+    return answer_of(question, handle_request(question.wire()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,7 +312,7 @@ class Asked:
     """A batch of questions sent: which the adapter supports, and the batches sent to it and to
     `against` (None: nothing to ask)."""
 
-    batch: Sequence[Request]
+    batch: Sequence[Question]
     supported: Sequence[bool]
     adapter: Sent | None
     against: Sent | None
@@ -322,7 +325,7 @@ class LibraryRun:
     adapter: AdapterProcess
     context: RunContext
     record: Callable[[Judged], object]
-    found: dict[str, Request] = field(default_factory=dict)
+    found: dict[str, Question] = field(default_factory=dict)
     """The smallest question seen of each unexpected divergence class (where its minimisation falls
     back to)."""
     engine_only: bool = False
@@ -333,10 +336,10 @@ class LibraryRun:
     """A second target (`--against engine:RELEASE`) asked every question too; each case then records
     which of the reference, the adapter and it agree (`Case.oracle`, `suites.oracle`; an adapter that
     fails with `internal-error` where the engine does too agrees with it)."""
-    pending: tuple[Sequence[Sequence[Request]], Asked, int] | None = None
+    pending: tuple[Sequence[Sequence[Question]], Asked, int] | None = None
     """The families `ask_families` sent last, with the seed they are recorded with, not judged yet."""
 
-    def ask(self, batch: Sequence[Request], seed: int = 0) -> list[Case]:
+    def ask(self, batch: Sequence[Question], seed: int = 0) -> list[Case]:
         """Ask `batch`, record one case per question and return them (after the families still
         pending)."""
         self.settle()
@@ -344,18 +347,19 @@ class LibraryRun:
             self._case(judged, seed, unanswered, oracle)
             for judged, unanswered, oracle in self._judged(self._send(batch))
         ]
-        for request, case in zip(batch, cases, strict=True):
-            self._keep(request, case)
+        for question, case in zip(batch, cases, strict=True):
+            self._keep(question, case)
         self.record(cases)
         return cases
 
-    def ask_families(self, families: Sequence[Sequence[Request]], seed: int = 0) -> None:
+    def ask_families(self, families: Sequence[Family], seed: int = 0) -> None:
         """Send every family's questions in one round trip, then judge and record the families sent
         before, which the adapter has answered meanwhile (`settle` records the last ones): the agreeing
         questions of a family that share its columns as one `CaseBlock`, the others as single cases."""
-        sent = self._send([request for family in families for request in family])
+        asked = [questions_of(family) for family in families]
+        sent = self._send([question for family in asked for question in family])
         self.settle()
-        self.pending = (tuple(families), sent, seed)
+        self.pending = (asked, sent, seed)
 
     def settle(self) -> None:
         """Judge and record the families `ask_families` sent last, if any."""
@@ -368,12 +372,12 @@ class LibraryRun:
         recorded: list[Case | CaseBlock] = []
         for family in families:
             agreeing: dict[Key, list[tuple[int, Judgement]]] = {}
-            for request, (judgement, unanswered, oracle) in zip(
+            for question, (judgement, unanswered, oracle) in zip(
                 family, itertools.islice(judged, len(family)), strict=True
             ):
-                if judgement.difference or unanswered or request["op"] == "partition":
+                if judgement.difference or unanswered or isinstance(question, PartitionQuestion):
                     case = self._case(judgement, seed, unanswered, oracle)
-                    self._keep(request, case)
+                    self._keep(question, case)
                     recorded.append(case)
                 else:
                     key = (judgement.feature, judgement.functions, judgement.source, oracle)
@@ -381,15 +385,21 @@ class LibraryRun:
             recorded.extend(self._block(members, seed, oracle) for (*_, oracle), members in agreeing.items())
         self.record(recorded)
 
-    def _send(self, batch: Sequence[Request]) -> Asked:
-        """Send the questions of `batch` the adapter supports (and to `against`), answers unread."""
-        supported = [is_supported(self.adapter, request) for request in batch]
-        questions = [request for request, ok in zip(batch, supported, strict=True) if ok]
+    def _send(self, batch: Sequence[Question]) -> Asked:
+        """Send the questions of `batch` the adapter supports (and to `against`, its transforms under
+        the rules of the release it names), answers unread."""
+        supported = [is_supported(self.adapter, question) for question in batch]
+        questions = [question for question, ok in zip(batch, supported, strict=True) if ok]
         against = None
         if self.against is not None and questions:
-            release = str(self.against.hello.server_version or "")
+            release = self.against.hello.server_version
             against = self.against.send(
-                [{**q, "server_version": release} if release else q for q in questions]
+                [
+                    TransformQuestion(q.source, q.destination, q.subject, release, q.engine_only)
+                    if release and isinstance(q, TransformQuestion)
+                    else q
+                    for q in questions
+                ]
             )
         return Asked(batch, supported, self.adapter.send(questions) if questions else None, against)
 
@@ -399,30 +409,30 @@ class LibraryRun:
         asked = iter(self.adapter.receive(sent.adapter) if sent.adapter else [])
         compared = iter(self.against.receive(sent.against) if self.against and sent.against else [])
         result = []
-        for request, ok in zip(sent.batch, sent.supported, strict=True):
+        for question, ok in zip(sent.batch, sent.supported, strict=True):
             observed = next(asked) if ok else None
-            expected = reference_answer(request)
-            judged = self._judge(request, expected, observed, supported=ok)
+            expected = reference_answer(question)
+            judged = self._judge(question, expected, observed, supported=ok)
             oracle = ""
             if ok and self.against is not None:
                 answer = next(compared)
                 other = self._outcome(answer)
                 mine = self._outcome(expected)
                 theirs = self._outcome(observed, self.adapter.error_kinds)
-                if _failed(observed) and _failed(answer):  # both fail alike: the adapter follows the engine
+                if failed(observed) and failed(answer):  # both fail alike: the adapter follows the engine
                     theirs = other = INTERNAL_ERROR
                 if mine is not None and theirs is not None:
                     oracle = three_way(mine, theirs, other)
             result.append((judged, ok and observed is None, oracle))
         return result
 
-    def _keep(self, request: Request, case: Case) -> None:
-        """Keep `request` as its divergence class's smallest seen question when it is (an expected
+    def _keep(self, question: Question, case: Case) -> None:
+        """Keep `question` as its divergence class's smallest seen question when it is (an expected
         class is known already: it is not minimised)."""
         if case.verdict == "diverge":
             kept = self.found.get(case.case_class)
-            if kept is None or _size(request) < _size(kept):
-                self.found[case.case_class] = request
+            if kept is None or _size(question) < _size(kept):
+                self.found[case.case_class] = question
 
     def _block(self, members: Sequence[tuple[int, Judgement]], seed: int, oracle: str) -> CaseBlock:
         """Agreeing questions that share every column but case id, subject and answers."""
@@ -439,18 +449,18 @@ class LibraryRun:
     def _outcome(self, answer: Answer | None, kinds: Mapping[str, str] | None = None) -> str | None:
         """An answer as the three-way comparison sees it: the result, or a rejection (with its kind under
         --strict-errors, renamed by `kinds`); None: no answer."""
-        if answer is None or answer.get("error") == INTERNAL_ERROR:
+        if answer is None or failed(answer):
             return None
-        if "error" in answer:
-            kind = str(answer["error"])
+        if isinstance(answer, Refusal):
+            kind = answer.kind
             return f"reject:{(kinds or {}).get(kind, kind)}" if self.strict_errors else "reject"
-        return json.dumps({k: v for k, v in answer.items() if k != "detail"}, sort_keys=True)
+        return json.dumps(answer_fields(answer), sort_keys=True)
 
     def _judge(
-        self, request: Request, expected: Answer, observed: Answer | None, *, supported: bool = True
+        self, question: Question, expected: Answer, observed: Answer | None, *, supported: bool = True
     ) -> Judgement:
         return judge(
-            request,
+            question,
             expected,
             observed,
             strict_errors=self.strict_errors,
@@ -482,9 +492,9 @@ class LibraryRun:
             oracle=oracle,
         )
 
-    def class_of(self, request: Request) -> str:
+    def class_of(self, question: Question) -> str:
         """The case class of one question's divergence now ('' when the target agrees)."""
-        judged = self._judge(request, reference_answer(request), self.adapter.ask([request])[0])
+        judged = self._judge(question, reference_answer(question), self.adapter.ask([question])[0])
         return judged.case_class if judged.difference else ""
 
     def minimise(self, profile: ReleaseProfile, *, max_examples: int = 1000) -> list[Case]:
@@ -495,14 +505,14 @@ class LibraryRun:
             if case_class.endswith(":unknown"):
                 continue
 
-            def shows(candidate: Request, wanted: str = case_class) -> bool:
+            def shows(candidate: Question, wanted: str = case_class) -> bool:
                 return self.class_of(candidate) == wanted
 
             try:
                 names = [name for name in case_class.split(":")[1].split("+") if name != "literal"]
                 with seeded_generation():
-                    request = find(
-                        strategy_for(seen["op"], profile, names, self.engine_only),
+                    question = find(
+                        strategy_for(seen.op, profile, names, self.engine_only),
                         shows,
                         settings=settings(
                             max_examples=max_examples,
@@ -515,19 +525,14 @@ class LibraryRun:
                         random=random.Random(0),
                     )
             except NoSuchExample:
-                request = seen
-            request = min(request, seen, key=_size)
-            minimal.extend(case for case in self.ask([request]) if case.case_class == case_class)
+                question = seen
+            question = min(question, seen, key=_size)
+            minimal.extend(case for case in self.ask([question]) if case.case_class == case_class)
         return minimal
 
 
-def _failed(answer: Answer | None) -> bool:
-    """Whether an answer is the target's own failure (`internal-error`, docs/adapter-protocol.md)."""
-    return answer is not None and answer.get("error") == INTERNAL_ERROR
-
-
-def _size(request: Request) -> int:
-    return len(json.dumps(request))
+def _size(question: Question) -> int:
+    return len(json.dumps(question.wire()))
 
 
 def unanswered_operations(adapter: AdapterProcess) -> list[str]:
@@ -543,11 +548,6 @@ def unsupported_functions(adapter: AdapterProcess) -> list[str]:
     return [name for name in FOCUS if name != LEGACY_WILDCARD and name not in adapter.functions]
 
 
-COVERAGE_OP = "coverage"
-"""The optional operation of an adapter that reports the code its last questions ran
-(docs/adapter-protocol.md, "coverage"): `new`, the blocks none before had run."""
-
-
 def ask_questions(
     run: LibraryRun, profile: ReleaseProfile, *, cases: int, seed: int = 0, guided: bool = True
 ) -> None:
@@ -555,15 +555,15 @@ def ask_questions(
     batches of families (those the adapter does not support are recorded as such, not asked). An
     adapter that answers `coverage` is asked, `guided`, family by family in this process: each family
     scores the blocks of code it ran first (Hypothesis `target()`, as HypoFuzz rewards new coverage)."""
-    if guided and COVERAGE_OP in run.adapter.ops:
+    if guided and CoverageQuestion.op in run.adapter.ops:
 
-        def emit(families: list[list[Request]]) -> None:
+        def emit(families: list[Family]) -> None:
             run.ask_families(families, seed)
             run.settle()
 
         def reward() -> float:
-            (answer,) = run.adapter.ask([{"op": COVERAGE_OP}])
-            return float(answer.get("new", 0)) if answer is not None and "error" not in answer else 0.0
+            (answer,) = run.adapter.ask([CoverageQuestion()])
+            return float(answer.new) if isinstance(answer, Covered) else 0.0
 
         draw_families(profile, cases, seed, run.engine_only, emit, reward=reward)
         return
@@ -600,49 +600,47 @@ def run_library(
     )
     asked: list[Case] = []
     if known:
-        context.expectations.note_known(case for case in known if case.request() is not None)
+        context.expectations.note_known(case for case in known if case.question() is not None)
         with context.expectations.known_part() as part:
-            requests = [
-                asked_as(request, adapter, context.server_version) for request in known_requests(known)
+            questions = [
+                asked_as(question, adapter, context.server_version) for question in known_questions(known)
             ]
-            asked = replace(run, context=replace(context, expectations=part), found={}).ask(requests)
+            asked = replace(run, context=replace(context, expectations=part), found={}).ask(questions)
     ask_questions(run, profile, cases=cases, seed=seed, guided=guided)
     return [*(case for case in asked if case.verdict == "diverge"), *run.minimise(profile)]
 
 
-def known_requests(cases: Sequence[CaseFile]) -> list[Request]:
+def known_questions(cases: Sequence[CaseFile]) -> list[Question]:
     """The questions of the case files an adapter can answer (the others need a server)."""
-    return [request for case in cases if (request := case.request()) is not None]
+    return [question for case in cases if (question := case.question()) is not None]
 
 
-def asked_as(request: Request, adapter: AdapterProcess, version: str = "") -> Request:
+def asked_as(question: Question, adapter: AdapterProcess, version: str = "") -> Question:
     """A case file's question as `adapter` is asked it: a transform under `version`'s rules when given
     (else the case's own, if it names one), of the bare engine when the adapter's hello declares engine
     mode."""
-    if request["op"] == "transform":
-        if version:
-            request["server_version"] = version
-        elif not request.get("server_version"):
-            request.pop("server_version", None)
-        if adapter.mode == "engine":
-            request["engine_only"] = True
-    return request
+    if not isinstance(question, TransformQuestion):
+        return question
+    engine_only = question.engine_only or adapter.mode == "engine"
+    release = version or question.server_version or None
+    return TransformQuestion(question.source, question.destination, question.subject, release, engine_only)
 
 
 def replay_on_adapter(case: CaseFile, command: str, *, strict_errors: bool = False) -> list[Case]:
     """A case file's question asked of an adapter in the mode its hello declares, judged against the
     reference (not looked up in the expectations: a replay shows the comparison as it is)."""
-    request = case.request()
-    if request is None:
+    question = case.question()
+    if question is None:
         raise CaseFileError(f"a {case.feature} case needs a server: an adapter cannot answer it")
     counter = itertools.count()
     with AdapterProcess(command) as adapter:
-        if request["op"] not in adapter.ops:
-            raise CaseFileError(f"{adapter.implementation} does not answer {request['op']} questions")
-        request = asked_as(request, adapter)
-        version = for_version(str(request.get("server_version") or NEWEST.name)).name
+        if question.op not in adapter.ops:
+            raise CaseFileError(f"{adapter.implementation} does not answer {question.op} questions")
+        question = asked_as(question, adapter)
+        named = question.server_version if isinstance(question, TransformQuestion) else None
+        version = for_version(named or NEWEST.name).name
         context = RunContext(
             "replay", adapter.implementation, version, BACKEND, Expectations(), lambda: next(counter)
         )
         run = LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict_errors)
-        return run.ask([request])
+        return run.ask([question])

@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from fixtures.clients.adapter import AdapterProcess, Answer, Request
+from fixtures.clients.adapter import AdapterProcess
 from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
 from fixtures.engine import engine_command
 from reference.matching import matching_subject
+from reference.protocol import INTERNAL_ERROR, Answer, Mapped, Refusal, TransformQuestion
 
 ORACLE_CLASSES: Final = (
     "all-agree",
@@ -50,6 +51,11 @@ def three_way(reference: str, server: str, engine: str | None) -> str:
     if engine == server:
         return "reference-alone"
     return "target-alone" if engine == reference else "all-differ"
+
+
+def failed(answer: Answer | None) -> bool:
+    """Whether an answer is the target's own failure (`internal-error`, docs/adapter-protocol.md)."""
+    return isinstance(answer, Refusal) and answer.kind == INTERNAL_ERROR
 
 
 class EngineOracle:
@@ -79,17 +85,12 @@ class EngineOracle:
         self.close()
 
     def _ask(self, source: str, destination: str, subjects: Sequence[str]) -> list[Answer | None]:
-        requests: list[Request] = [
-            {
-                "op": "transform",
-                "source": source,
-                "destination": destination,
-                "subject": subject,
-                "server_version": self.release,
-            }
-            for subject in subjects
-        ]
-        return self._adapter.ask(requests)
+        """The engine's answers to the mapping's transform questions (None: no answer, or its own
+        failure)."""
+        answers = self._adapter.ask(
+            [TransformQuestion(source, destination, subject, self.release) for subject in subjects]
+        )
+        return [None if failed(answer) else answer for answer in answers]
 
     def accepts(self, source: str, destination: str) -> bool | None:
         """Whether the engine takes the mapping (None: no answer)."""
@@ -97,10 +98,11 @@ class EngineOracle:
         if key not in self._accepts:
             # The protocol's question needs a subject; one the source matches makes any error the mapping's.
             (answer,) = self._ask(source, destination, [matching_subject(source)])
-            if answer is None or answer.get("error") == "internal-error":
-                self._accepts[key] = None
-            else:
-                self._accepts[key] = answer.get("error") in (None, "subject-mismatch")
+            self._accepts[key] = (
+                None
+                if answer is None
+                else not isinstance(answer, Refusal) or answer.kind == "subject-mismatch"
+            )
         return self._accepts[key]
 
     def validation(self, source: str, destination: str) -> str | None:
@@ -110,12 +112,7 @@ class EngineOracle:
 
     def maps(self, source: str, destination: str, subjects: Sequence[str]) -> list[str | None]:
         """The subject the engine maps each of `subjects` to ('' when it refuses; None: no answer)."""
-        answers = self._ask(source, destination, subjects)
         return [
-            None
-            if answer is None or answer.get("error") == "internal-error"
-            else ""
-            if "error" in answer
-            else str(answer.get("subject", ""))
-            for answer in answers
+            str(answer.subject) if isinstance(answer, Mapped) else None if answer is None else ""
+            for answer in self._ask(source, destination, subjects)
         ]

@@ -29,9 +29,9 @@ from fixtures.cover import (
 from fixtures.engine import engine_command
 from fixtures.provision import cached_binary, go_environment
 from records.coverage import SOURCE_LINES
+from reference.protocol import CoverageQuestion, Covered, TransformQuestion
 from reports.build import build_report
 from suites.__main__ import main
-from suites.library import COVERAGE_OP
 
 pytestmark = [pytest.mark.live, pytest.mark.nightly]
 
@@ -151,28 +151,28 @@ def test_the_cover_engine_answers_the_blocks_its_questions_ran_and_keeps_its_cou
     """`coverage` of a -cover engine: a question's blocks are new once, asked again they run but are not
     new, another function's are; the counters it writes at exit still hold every question's blocks (the
     operation never clears them)."""
-    question = {"op": "transform", "source": "a.*", "destination": "b.$1", "subject": "a.x"}
-    split = {**question, "destination": "b.{{split(1,-)}}", "subject": "a.x-y"}
+    question = TransformQuestion("a.*", "b.$1", "a.x")
+    split = TransformQuestion("a.*", "b.{{split(1,-)}}", "a.x-y")
     counters = tmp_path / "counters"
     counters.mkdir()
     with AdapterProcess(
         engine_command(RELEASE, cover=True), environment={COVER_DIR: str(counters)}, close_grace=STOP_GRACE
     ) as engine:
-        assert COVERAGE_OP in engine.ops
-        engine.ask([{"op": COVERAGE_OP}])
+        assert CoverageQuestion.op in engine.ops
+        engine.ask([CoverageQuestion()])
         # asked a second time, the engine takes the transform from its cache: the third asking runs
         # what the second did
         first, second, again, other = (
-            engine.ask([asked, {"op": COVERAGE_OP}])[1] for asked in (question, question, question, split)
+            engine.ask([asked, CoverageQuestion()])[1] for asked in (question, question, question, split)
         )
-    assert first is not None
-    assert second is not None
-    assert again is not None
-    assert other is not None
-    assert first["new"] > 0
-    assert again["new"] == 0 < again["blocks"]
-    assert other["new"] > 0
-    assert other["reached"] == first["reached"] + second["new"] + other["new"]
+    assert isinstance(first, Covered)
+    assert isinstance(second, Covered)
+    assert isinstance(again, Covered)
+    assert isinstance(other, Covered)
+    assert first.new > 0
+    assert again.new == 0 < again.blocks
+    assert other.new > 0
+    assert other.reached == first.reached + second.new + other.new
     profile = tmp_path / "profile.txt"
     merge_counters(counters, module_source(RELEASE), profile)
     lines = profile.read_text().splitlines()

@@ -14,6 +14,16 @@ import pytest
 from fixtures.clients.adapter import AdapterProcess
 from fixtures.engine import engine_command
 from fixtures.provision import NATS_SERVER
+from reference.protocol import (
+    Answer,
+    Mapped,
+    Matched,
+    MatchQuestion,
+    Partitioned,
+    PartitionQuestion,
+    Refusal,
+    TransformQuestion,
+)
 from suites.engine_check import check_release, selected_releases
 
 pytestmark = pytest.mark.live
@@ -29,11 +39,9 @@ def engine() -> Iterator[AdapterProcess]:
 
 
 def transform(engine: AdapterProcess, source: str, destination: str, subject: str) -> str:
-    request = {"op": "transform", "source": source, "destination": destination, "subject": subject}
-    answer = engine.ask([request])[0]
-    assert answer is not None
-    assert "subject" in answer, answer
-    return str(answer["subject"])
+    (answer,) = engine.ask([TransformQuestion(source, destination, subject)])
+    assert isinstance(answer, Mapped), answer
+    return str(answer.subject)
 
 
 def test_hello_names_the_release_and_its_operations(engine: AdapterProcess) -> None:
@@ -74,8 +82,8 @@ def test_documented_partition_table_composite_key(
 ) -> None:
     destination = "foo.{{wildcard(1)}}.{{wildcard(2)}}.{{partition(10,1,2)}}"
     assert transform(engine, "foo.*.*", destination, subject) == f"{subject}.{partition}"
-    answer = engine.ask([{"op": "partition", "tokens": subject.split(".")[1:], "n": 10}])[0]
-    assert answer == {"partition": partition}
+    answer = engine.ask([PartitionQuestion(subject.split(".")[1:], 10)])[0]
+    assert answer == Partitioned(partition)
 
 
 OLD_RELEASES = {
@@ -91,16 +99,17 @@ def old_engine(request: pytest.FixtureRequest) -> Iterator[AdapterProcess]:
         yield adapter
 
 
-def error_kind(engine: AdapterProcess, request: dict[str, object]) -> object:
-    answer = engine.ask([{"op": "transform", **request}])[0]
+def error_kind(engine: AdapterProcess, question: TransformQuestion) -> str | Answer:
+    """The kind of the engine's refusal, or its answer when it maps the subject."""
+    (answer,) = engine.ask([question])
     assert answer is not None
-    return answer.get("error", answer)
+    return answer.kind if isinstance(answer, Refusal) else answer
 
 
 def test_old_releases_answer_transform_in_both_modes(old_engine: AdapterProcess) -> None:
     release = old_engine.hello.server_version
     assert old_engine.ops == OLD_RELEASES[release]
-    assert old_engine.ask([{"op": "match", "pattern": "foo.*.>", "subject": "foo.a.b"}]) == [{"match": True}]
+    assert old_engine.ask([MatchQuestion("foo.*.>", "foo.a.b")]) == [Matched(True)]
     assert transform(old_engine, "foo.*.*", "bar.$2.$1", "foo.a.b") == "bar.b.a"
     assert transform(old_engine, "foo.>", "bar.>", "foo.a.b") == "bar.a.b"
     # a source without `*` takes its destination verbatim (literal-source-destination-not-parsed)
@@ -113,15 +122,13 @@ def test_old_releases_answer_transform_in_both_modes(old_engine: AdapterProcess)
         ("foo..x", "bar"): "invalid-source",
     }
     for (source, destination), kind in kinds.items():
-        request = {"source": source, "destination": destination, "subject": "foo.a"}
-        assert error_kind(old_engine, request) == kind, (source, destination)
-    assert error_kind(old_engine, {"source": "foo.*", "destination": "bar.$1", "subject": "x.a"}) == (
-        "subject-mismatch"
-    )
+        question = TransformQuestion(source, destination, "foo.a")
+        assert error_kind(old_engine, question) == kind, (source, destination)
+    assert error_kind(old_engine, TransformQuestion("foo.*", "bar.$1", "x.a")) == "subject-mismatch"
     # whitespace: the account-mapping validator refuses it, the bare engine does not look
-    spaced = {"source": "foo.*", "destination": "a b.$1", "subject": "foo.a"}
-    assert error_kind(old_engine, spaced) == "invalid-destination"
-    assert error_kind(old_engine, {**spaced, "engine_only": True}) == {"subject": "a b.a"}
+    assert error_kind(old_engine, TransformQuestion("foo.*", "a b.$1", "foo.a")) == "invalid-destination"
+    spaced = TransformQuestion("foo.*", "a b.$1", "foo.a", engine_only=True)
+    assert error_kind(old_engine, spaced) == Mapped("a b.a")
 
 
 def test_2_8_has_the_wildcard_and_partition_functions() -> None:
@@ -130,9 +137,10 @@ def test_2_8_has_the_wildcard_and_partition_functions() -> None:
         for customer, partition in [(1, 0), (2, 2), (3, 1), (4, 2), (5, 1), (6, 0)]:
             subject = f"neworders.customerid{customer}"
             assert transform(engine, "neworders.*", destination, subject) == f"{subject}.{partition}"
-        assert engine.ask([{"op": "partition", "tokens": ["2", "b"], "n": 10}]) == [{"partition": 9}]
-        request = {"source": "foo.*", "destination": "{{wildcard(x)}}", "subject": "foo.a"}
-        assert error_kind(engine, request) == "invalid-argument"
+        assert engine.ask([PartitionQuestion(["2", "b"], 10)]) == [Partitioned(9)]
+        assert (
+            error_kind(engine, TransformQuestion("foo.*", "{{wildcard(x)}}", "foo.a")) == "invalid-argument"
+        )
         # other spellings are literal text in 2.8
         assert transform(engine, "foo.*", "$1.{{Wildcard(1)}}", "foo.a") == "a.{{Wildcard(1)}}"
 

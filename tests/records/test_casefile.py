@@ -12,6 +12,7 @@ import pytest
 from records.casefile import CaseFile, CaseFileError, read_case_file
 from records.writer import RecordWriter
 from reference.channels import ServerSpec
+from reference.protocol import MatchQuestion, PartitionQuestion, TransformQuestion, ValidSubjectQuestion
 from reference.weighted import WeightedDestination
 from tests.records.samples import CRASHING
 
@@ -51,22 +52,23 @@ def test_a_run_writes_the_smallest_case_of_each_class(tmp_path: Path) -> None:
     crash = read_case_file(files[1])
     assert crash.subject == "a.x"
     assert crash.found_on["verdict"] == "expected"
-    assert crash.request() == {
+    assert crash.question() == TransformQuestion("a.*", "b.{{partition(0,1)}}", "a.x", "2.10.27")
+    assert json.loads(files[1].read_text())["request"] == {
         "op": "transform",
         "source": "a.*",
         "destination": "b.{{partition(0,1)}}",
         "subject": "a.x",
         "server_version": "2.10.27",
     }
-    assert read_case_file(files[0]).request() == {"op": "match", "pattern": "a.>", "subject": "a"}
+    assert read_case_file(files[0]).question() == MatchQuestion("a.>", "a")
 
 
 def test_library_operations_round_trip() -> None:
     partition = CaseFile("partition", '["a", "b"]', "", "", "2.14.5", functions="partition-op", partitions=3)
-    assert partition.request() == {"op": "partition", "tokens": ["a", "b"], "n": 3}
+    assert partition.question() == PartitionQuestion(["a", "b"], 3)
     subjects = CaseFile("subjects", "", "", "a. b", "2.14.5", functions="publish-rule")
-    assert subjects.request() == {"op": "valid_subject", "subject": "a. b", "literal": True}
-    assert CaseFile("weighted", "a", "b", "a", "2.14.5").request() is None
+    assert subjects.question() == ValidSubjectQuestion("a. b", literal=True)
+    assert CaseFile("weighted", "a", "b", "a", "2.14.5").question() is None
 
 
 @pytest.mark.parametrize(

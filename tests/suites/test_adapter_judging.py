@@ -10,6 +10,7 @@ import io
 import json
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +18,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.clients.adapter import AdapterError, AdapterProcess, encoded
+from fixtures.clients.adapter import TEMPLATES, AdapterError, AdapterProcess, encoded
 from records.expectations import Expectations
 from records.schema import NOT_SUPPORTED, REFUSED, Case
 from reference.adapter import handle_request
 from reference.profiles import NEWEST
+from reference.protocol import (
+    CoverageQuestion,
+    Hello,
+    Mapped,
+    Matched,
+    MatchQuestion,
+    PartitionQuestion,
+    Question,
+    Refusal,
+    TransformQuestion,
+    ValidSubjectQuestion,
+    WeightedEntry,
+    WeightedQuestion,
+    answer_of,
+)
 from reports.build import build_report
 from reports.counts import run_tally
 from suites.__main__ import main
-from suites.drawing import draw_families
+from suites.drawing import draw_families, questions_of
 from suites.engine.verdicts import RunContext
 from suites.library import BACKEND, LibraryRun, _shown, difference, judge, reference_answer
 
@@ -34,98 +50,109 @@ PYTHON = shlex.quote(sys.executable)
 INDEPENDENT = f"adapter:{PYTHON} {ROOT / 'examples/adapters/independent.py'}"
 INDEPENDENT_NAME = "example-independent-adapter"
 
-ARGUMENTS = {"error": "wrong-argument-count"}
-TRANSFORM = {"op": "transform", "source": "a.*", "destination": "b.$1", "subject": "a.b"}
+ARGUMENTS = Refusal("wrong-argument-count")
+TRANSFORM = TransformQuestion("a.*", "b.$1", "a.b")
 
 
 ANY_TEXT = st.text() | st.sampled_from(["\udcc3", "é", "日本", '"', "\\", "\n", "null", "a: null, b"])
-REQUESTS = st.sampled_from(["transform", "match", "valid_subject", "partition", "hello"]).flatmap(
-    lambda op: st.fixed_dictionaries(
-        {"op": st.just(op)},
-        optional={
-            "id": st.integers(),
-            "source": ANY_TEXT,
-            "subject": ANY_TEXT,
-            "tokens": st.lists(ANY_TEXT, max_size=3),
-            "n": st.integers(-3, 20),
-            "server_version": ANY_TEXT,
-            "engine_only": st.booleans(),
-        },
-    )
+MAYBE_TEXT = st.none() | ANY_TEXT
+QUESTIONS = st.one_of(
+    st.builds(Hello),
+    st.builds(CoverageQuestion),
+    st.builds(TransformQuestion, ANY_TEXT, ANY_TEXT, ANY_TEXT, MAYBE_TEXT, st.booleans()),
+    st.builds(MatchQuestion, ANY_TEXT, ANY_TEXT),
+    st.builds(ValidSubjectQuestion, ANY_TEXT, st.booleans()),
+    st.builds(PartitionQuestion, st.lists(ANY_TEXT, max_size=3), st.integers(-3, 20)),
+    st.builds(
+        WeightedQuestion,
+        ANY_TEXT,
+        st.lists(st.builds(WeightedEntry, ANY_TEXT, st.integers(0, 100) | ANY_TEXT, MAYBE_TEXT), max_size=2),
+        ANY_TEXT,
+        st.integers(0, 99),
+        MAYBE_TEXT,
+        MAYBE_TEXT,
+    ),
 )
 
 
-def _families(drawn: list[tuple[dict[str, Any], list[str]]]) -> list[dict[str, Any]]:
-    """Each request asked of several subjects (when it has one), as a family's questions are."""
-    return [
-        {**request, "subject": text} if "subject" in request else request
-        for request, texts in drawn
-        for text in texts
-    ]
+def _families(drawn: list[tuple[Question, list[str]]]) -> list[Question]:
+    """Each question asked of several subjects or token lists (when it has such a field), as a family's
+    questions are."""
+    asked: list[Question] = []
+    for question, texts in drawn:
+        template = TEMPLATES[type(question)]
+        if template is None:
+            asked.append(question)
+            continue
+        name = template[0]
+        asked.extend(replace(question, **{name: [text] if name == "tokens" else text}) for text in texts)
+    return asked
 
 
 @given(
-    st.lists(st.tuples(REQUESTS, st.lists(ANY_TEXT, min_size=1, max_size=3)), max_size=6).map(_families),
+    st.lists(st.tuples(QUESTIONS, st.lists(ANY_TEXT, min_size=1, max_size=3)), max_size=6).map(_families),
     st.integers(0, 9),
 )
-def test_request_lines_are_what_json_dumps_writes(requests: list[dict[str, Any]], first_id: int) -> None:
+def test_request_lines_are_what_json_dumps_writes(questions: list[Question], first_id: int) -> None:
     """Templates per family, and any text (non-ASCII, lone surrogates) escaped as json.dumps does."""
-    written = "".join(json.dumps({**r, "id": first_id + i}) + "\n" for i, r in enumerate(requests))
-    assert encoded(requests, first_id) == written.encode()
+    written = "".join(json.dumps({**q.wire(), "id": first_id + i}) + "\n" for i, q in enumerate(questions))
+    assert encoded(questions, first_id) == written.encode()
 
 
 def test_the_reference_answers_drawn_questions_as_its_protocol_handler_does() -> None:
     """`reference_answer` skips the request checks, never the model: the same answers, the same case
     columns (`_shown`), for every kind of question drawn, and a partition count below 1."""
-    drawn: list[dict[str, Any]] = [{"op": "partition", "tokens": ["a"], "n": 0}]
-    draw_families(NEWEST, 2000, 7, False, lambda batch: drawn.extend(r for family in batch for r in family))
-    for request in drawn:
-        answer = handle_request({**request, "id": None})
-        del answer["id"]
-        assert reference_answer(request) == answer
-        shown = json.dumps({k: v for k, v in answer.items() if k != "detail"}, ensure_ascii=False)
-        assert _shown(answer) == (f"error {answer['error']}" if "error" in answer else shown)
+    drawn: list[Question] = [PartitionQuestion(["a"], 0)]
+    draw_families(
+        NEWEST, 2000, 7, False, lambda batch: drawn.extend(q for f in batch for q in questions_of(f))
+    )
+    assert {question.op for question in drawn} == {"transform", "match", "valid_subject", "partition"}
+    for question in drawn:
+        fields = handle_request(question.wire())
+        del fields["id"]
+        answer = reference_answer(question)
+        assert answer == answer_of(question, fields)
+        shown = json.dumps({k: v for k, v in fields.items() if k != "detail"}, ensure_ascii=False)
+        assert _shown(answer) == (f"error {fields['error']}" if "error" in fields else shown)
 
 
 def test_a_rejection_agrees_with_a_rejection_of_another_kind_unless_strict() -> None:
-    other = {"error": "invalid-argument"}
-    assert difference("transform", ARGUMENTS, other) == ""
-    strict = difference("transform", ARGUMENTS, other, strict_errors=True)
+    other = Refusal("invalid-argument")
+    assert difference(ARGUMENTS, other) == ""
+    strict = difference(ARGUMENTS, other, strict_errors=True)
     assert strict == "reference-reject-wrong-argument-count-server-reject-invalid-argument"
 
 
 def test_the_declared_error_kinds_are_honoured_under_strict_errors() -> None:
-    own = {"error": "not-enough-args"}
+    own = Refusal("not-enough-args")
     kinds = {"not-enough-args": "wrong-argument-count"}
-    assert difference("transform", ARGUMENTS, own, strict_errors=True, error_kinds=kinds) == ""
-    assert difference("transform", ARGUMENTS, own, strict_errors=True) == (
+    assert difference(ARGUMENTS, own, strict_errors=True, error_kinds=kinds) == ""
+    assert difference(ARGUMENTS, own, strict_errors=True) == (
         "reference-reject-wrong-argument-count-server-reject-not-enough-args"
     )
 
 
 def test_accept_against_reject_and_the_mapped_subject_still_diverge() -> None:
-    accepted = {"subject": "a.b"}
-    assert difference("transform", accepted, {"error": "x"}) == "reference-accept-server-reject-x"
-    assert difference("transform", ARGUMENTS, accepted) == (
-        "reference-reject-wrong-argument-count-server-accept"
-    )
-    assert difference("transform", accepted, {"subject": "b.a"}) == "value"
-    assert difference("transform", accepted, {"error": "internal-error"}) == "server-crash"
+    accepted = Mapped("a.b")
+    assert difference(accepted, Refusal("x")) == "reference-accept-server-reject-x"
+    assert difference(ARGUMENTS, accepted) == "reference-reject-wrong-argument-count-server-accept"
+    assert difference(accepted, Mapped("b.a")) == "value"
+    assert difference(accepted, Refusal("internal-error")) == "server-crash"
 
 
 def test_a_difference_has_the_name_a_server_family_gives_it() -> None:
     """The same error, one class wherever the transform ran: a mapping either side refuses is a
     validation case named as the validation family names it, a wrong match as a subscription shows it."""
-    rejected = judge(TRANSFORM, {"subject": "a.b"}, {"error": "unknown-function"})
+    rejected = judge(TRANSFORM, Mapped("a.b"), Refusal("unknown-function"))
     assert rejected.case_class == "validation:$n:reference-accept-server-reject-unknown-function"
-    accepted = judge({**TRANSFORM, "source": "a"}, ARGUMENTS, {"subject": "a"})
+    accepted = judge(replace(TRANSFORM, source="a"), ARGUMENTS, Mapped("a"))
     literal = "validation:$n:reference-reject-wrong-argument-count-server-accept-literal-source"
     assert accepted.case_class == literal
-    crashed = judge(TRANSFORM, {"subject": "a.b"}, {"error": "internal-error"})
+    crashed = judge(TRANSFORM, Mapped("a.b"), Refusal("internal-error"))
     assert crashed.case_class == "mapping:$n:server-crash"
-    match = {"op": "match", "pattern": "a.>", "subject": "a"}
-    assert judge(match, {"match": False}, {"match": True}).case_class == "matching:full:unexpected-delivery"
-    assert judge(match, {"match": True}, {"match": False}).case_class == "matching:full:not-delivered"
+    match = MatchQuestion("a.>", "a")
+    assert judge(match, Matched(False), Matched(True)).case_class == "matching:full:unexpected-delivery"
+    assert judge(match, Matched(True), Matched(False)).case_class == "matching:full:not-delivered"
 
 
 def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = False, error: str = "") -> str:
@@ -152,15 +179,15 @@ def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = Fals
     return f"{PYTHON} {script}"
 
 
-def ask(adapter: AdapterProcess, requests: list[dict[str, Any]], *, strict: bool = False) -> list[Case]:
+def ask(adapter: AdapterProcess, questions: list[Question], *, strict: bool = False) -> list[Case]:
     context = RunContext(
         "test", adapter.implementation, "2.14.5", BACKEND, Expectations(), iter(range(99)).__next__
     )
-    return LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict).ask(requests)
+    return LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict).ask(questions)
 
 
-def transform(destination: str, subject: str = "foo.ab") -> dict[str, Any]:
-    return {"op": "transform", "source": "foo.*", "destination": destination, "subject": subject}
+def transform(destination: str, subject: str = "foo.ab") -> TransformQuestion:
+    return TransformQuestion("foo.*", destination, subject)
 
 
 def test_what_the_hello_leaves_out_is_not_supported_and_not_asked(tmp_path: Path) -> None:
@@ -169,7 +196,7 @@ def test_what_the_hello_leaves_out_is_not_supported_and_not_asked(tmp_path: Path
         cases = ask(
             adapter,
             [
-                {"op": "partition", "tokens": ["a"], "n": 3},
+                PartitionQuestion(["a"], 3),
                 transform("x.{{splitFromLeft(1,1)}}"),
                 transform("x.{{Split(1,-)}}.$1"),
                 transform("x.{{nosuch(1)}}"),
@@ -179,6 +206,30 @@ def test_what_the_hello_leaves_out_is_not_supported_and_not_asked(tmp_path: Path
     not_supported = ("unknown", NOT_SUPPORTED)
     assert outcomes == [not_supported, not_supported, ("agree", ""), ("agree", "")]
     assert (tmp_path / "asked.log").read_text().split() == ["hello", "transform", "transform"]
+
+
+def test_an_answer_without_its_result_is_unknown_and_says_why(tmp_path: Path) -> None:
+    """An answer the client cannot read as its question's answer is out of protocol: no answer, never
+    a divergence; the adapter is started again for the next question."""
+    script = tmp_path / "renamed.py"
+    script.write_text(
+        "import sys\n"
+        "from reference.adapter import handle_request, serve\n"
+        "def handle(request):\n"
+        "    answer = handle_request(request)\n"
+        "    if request.get('op') == 'transform':\n"
+        "        answer['mapped'] = answer.pop('subject')\n"
+        "    return answer\n"
+        "serve(sys.stdin.buffer, sys.stdout.buffer, handle)\n"
+    )
+    with AdapterProcess(f"{PYTHON} {script}") as adapter:
+        cases = ask(adapter, [MatchQuestion("a.*", "a.b"), transform("x.$1")])
+        (unknown,) = ask(adapter, [transform("x.$1")])
+        (agreeing,) = ask(adapter, [MatchQuestion("a.*", "a")])
+    assert [(case.verdict, case.difference) for case in cases] == [("agree", ""), ("unknown", "unknown")]
+    assert "answered out of protocol (answer without field 'subject')" in cases[1].detail
+    assert "at request 2 of 2 (transform)" in cases[1].detail
+    assert (unknown.verdict, agreeing.verdict) == ("unknown", "agree")
 
 
 @pytest.mark.parametrize(

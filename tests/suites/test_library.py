@@ -18,9 +18,10 @@ from fixtures.clients.adapter import AdapterError, AdapterProcess
 from records.casefile import read_case_file
 from records.expectations import load_expectations
 from reference.profiles import NEWEST
+from reference.protocol import TransformQuestion
 from reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
 from suites.__main__ import main
-from suites.library import known_requests
+from suites.library import known_questions
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -91,7 +92,7 @@ def test_the_correct_adapter_shows_nothing(tmp_path: Path) -> None:
     """The shipped known cases an adapter can answer are asked first under each profile, then the
     drawn questions."""
     status, run_dir = campaign(tmp_path, CORRECT, "--profile", "2.9", "--profile", "2.14")
-    known = len(known_requests(load_expectations().known_cases))
+    known = len(known_questions(load_expectations().known_cases))
     assert known > 0
     assert status == 0
     assert manifest(run_dir)["verdicts"] == {
@@ -108,13 +109,12 @@ def test_a_case_file_replays_against_any_adapter(
 ) -> None:
     _, run_dir = planted_run
     (path,) = (run_dir / "divergences").glob("*-mapping_sliceFromLeft_wrong-subject.json")
-    assert read_case_file(path).request() == {
-        "op": "transform",
-        "source": "*",
-        "destination": "{{sliceFromLeft(1,1)}}",
-        "subject": read_case_file(path).subject,
-        "server_version": NEWEST.name,  # an adapter's rules default to the newest release's
-    }
+    assert read_case_file(path).question() == TransformQuestion(
+        "*",
+        "{{sliceFromLeft(1,1)}}",
+        read_case_file(path).subject,
+        NEWEST.name,  # an adapter's rules default to the newest release's
+    )
     assert main(["replay", str(path), "--target", PLANTED]) == 1
     assert "mapping diverge on example-planted-bugs-adapter" in capsys.readouterr().out
     assert main(["replay", str(path), "--target", CORRECT]) == 0
