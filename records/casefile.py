@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from records.schema import Case
+from records.schema import Case, case_class_of
 from reference.channels import ServerSpec
 from reference.errors import ConformanceError
 from reference.matching import matching_subject
@@ -29,8 +29,9 @@ from reference.protocol import (
 from reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
-VERSION: Final = 3
-"""Version 3 added `steps`; version 2 files read with none."""
+VERSION: Final = 4
+"""Version 4 added `difference` (older files: the last part of `case_class`, read once here), version 3
+`steps` (version 2 files read with none)."""
 OLDEST_VERSION: Final = 2
 """2: the typed fields of records schema 2 (stream subjects, headers-only, weights, layout, partitions);
 files of another version are refused, since version 1 kept these in text fields."""
@@ -54,7 +55,8 @@ class CaseFile:
     subject: str
     server_version: str
     functions: str = ""
-    case_class: str = ""
+    difference: str = ""
+    """What differed, as the case's `difference` column ('' when nothing did)."""
     expected: str = ""
     observed: str = ""
     detail: str = ""
@@ -75,7 +77,7 @@ class CaseFile:
             subject=case.subject,
             server_version=case.server_version,
             functions=case.functions,
-            case_class=case.case_class,
+            difference=case.difference,
             expected=case.expected,
             observed=case.observed,
             detail=case.detail,
@@ -93,6 +95,11 @@ class CaseFile:
                 "verdict": case.verdict,
             },
         )
+
+    @property
+    def case_class(self) -> str:
+        """The divergence class as text (`records.schema.case_class_of`)."""
+        return case_class_of(self.feature, self.functions, self.difference)
 
     def question(self) -> Question | None:
         """The adapter-protocol question asking the same, or None (server-only features). A library's
@@ -115,7 +122,13 @@ class CaseFile:
         `request` is its question's request object."""
         question = self.question()
         request = None if question is None else question.wire()
-        document = {"format": FORMAT, "version": VERSION, **asdict(self), "request": request}
+        document = {
+            "format": FORMAT,
+            "version": VERSION,
+            **asdict(self),
+            "case_class": self.case_class,
+            "request": request,
+        }
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         try:
             text.encode("utf-8")
@@ -170,7 +183,11 @@ def read_case_file(path: Path) -> CaseFile:
         subject=fields.text("subject"),
         server_version=fields.text("server_version"),
         functions=fields.text("functions"),
-        case_class=fields.text("case_class"),
+        difference=(
+            fields.text("difference")
+            if document["version"] >= 4
+            else fields.text("case_class").rpartition(":")[2]
+        ),
         expected=fields.text("expected"),
         observed=fields.text("observed"),
         detail=fields.text("detail"),

@@ -225,13 +225,12 @@ def replay_probe(
     A family names a case of several differences by the first one the expectations do not list, so
     the replay is judged with every entry but those of the class sought: where the case shows that
     class among others, it is named by it, listed or not."""
-    difference = case.case_class.rpartition(":")[2]
     choosing = replace(
         expectations,
         entries=tuple(
             entry
             for entry in expectations.entries
-            if not entry.explains(case.feature, case.functions, difference)
+            if not entry.explains(case.feature, case.functions, case.difference)
         ),
     )
 

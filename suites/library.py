@@ -325,9 +325,9 @@ class LibraryRun:
     adapter: AdapterProcess
     context: RunContext
     record: Callable[[Judged], object]
-    found: dict[str, Question] = field(default_factory=dict)
+    found: dict[str, tuple[Question, Case]] = field(default_factory=dict)
     """The smallest question seen of each unexpected divergence class (where its minimisation falls
-    back to)."""
+    back to), with its case."""
     engine_only: bool = False
     """Transform questions ask the bare transform engine, not the account-mapping validator."""
     strict_errors: bool = False
@@ -431,8 +431,8 @@ class LibraryRun:
         class is known already: it is not minimised)."""
         if case.verdict == "diverge":
             kept = self.found.get(case.case_class)
-            if kept is None or _size(question) < _size(kept):
-                self.found[case.case_class] = question
+            if kept is None or _size(question) < _size(kept[0]):
+                self.found[case.case_class] = (question, case)
 
     def _block(self, members: Sequence[tuple[int, Judgement]], seed: int, oracle: str) -> CaseBlock:
         """Agreeing questions that share every column but case id, subject and answers."""
@@ -501,15 +501,15 @@ class LibraryRun:
         """For every unexpected divergence class seen, the smallest question Hypothesis finds that still
         shows it, asked once more and recorded (the smallest seen when it is smaller, or none is found)."""
         minimal: list[Case] = []
-        for case_class, seen in sorted(self.found.items()):
-            if case_class.endswith(":unknown"):
+        for case_class, (seen, seen_case) in sorted(self.found.items()):
+            if seen_case.difference == "unknown":
                 continue
 
             def shows(candidate: Question, wanted: str = case_class) -> bool:
                 return self.class_of(candidate) == wanted
 
             try:
-                names = [name for name in case_class.split(":")[1].split("+") if name != "literal"]
+                names = seen_case.functions.split("+") if seen_case.functions else []
                 with seeded_generation():
                     question = find(
                         strategy_for(seen.op, profile, names, self.engine_only),

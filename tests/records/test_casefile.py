@@ -80,7 +80,7 @@ def test_library_operations_round_trip() -> None:
         ('{"format": "nats-conformance-case", "version": 2, "feature": ""}', "'feature' must be"),
         (
             '{"format": "nats-conformance-case", "version": 1, "feature": "x"}',
-            "case-file version 1; this reads 2 to 3",
+            "case-file version 1; this reads 2 to 4",
         ),
     ],
 )
@@ -111,7 +111,7 @@ def _written(tmp_path: Path) -> dict[str, object]:
         ("subject", ["a"], "a string"),
         ("server_version", False, "a string"),
         ("functions", None, "a string"),
-        ("case_class", {}, "a string"),
+        ("difference", {}, "a string"),
         ("expected", None, "a string"),
         ("observed", 1.5, "a string"),
         ("detail", None, "a string"),
@@ -156,3 +156,17 @@ def test_a_written_case_file_reads_back_with_its_typed_fields(tmp_path: Path) ->
     assert read.weights == (WeightedDestination("b", 50, None),)
     assert read.layout == (ServerSpec(("a", "b.*"), True),)
     assert read.found_on["verdict"] == "diverge"
+
+
+def test_a_version_3_file_reads_its_difference_from_its_class(tmp_path: Path) -> None:
+    """Before version 4 a file kept the class text only: its difference is the text's last part, and
+    the class it gives back is the one it was written with."""
+    document = _written(tmp_path)
+    written_class = document["case_class"]
+    document["version"] = 3
+    del document["difference"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document))
+    read = read_case_file(path)
+    assert read.difference == BASE.difference != ""
+    assert read.case_class == written_class

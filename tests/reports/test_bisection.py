@@ -21,7 +21,8 @@ CASE = CaseFile(
     destination="b.{{partition(0,1)}}",
     subject="a.x",
     server_version="2.10.27",
-    case_class=CLASS,
+    functions="partition",
+    difference="server-crash",
     found_on={"implementation": "nats-server", "server_version": "2.10.27"},
 )
 RESULT = Bisection(

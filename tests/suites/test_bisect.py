@@ -164,7 +164,8 @@ def test_a_case_file_of_another_implementation_is_refused(
         destination="",
         subject="x",
         server_version="0.25.6",
-        case_class="streaming:x:y",
+        functions="x",
+        difference="y",
         found_on={"implementation": "nats-streaming-server", "server_version": "0.25.6"},
     )
     path = tmp_path / "case.json"
@@ -264,7 +265,8 @@ def test_an_engine_bisection_needs_no_server(tmp_path: Path, capsys: pytest.Capt
         "y5.{{wildcard(1)}}",
         "",
         "2.9.25",
-        case_class="validation:wildcard:reference-reject-wildcard-index-out-of-range-server-accept-literal-source",
+        functions="wildcard",
+        difference="reference-reject-wildcard-index-out-of-range-server-accept-literal-source",
         found_on={"implementation": "nats-server", "server_version": "2.9.25"},
     )
     case_file = tmp_path / "case.json"
