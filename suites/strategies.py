@@ -107,6 +107,12 @@ def below(bound: int) -> st.SearchStrategy[int]:
     return st.integers(0, bound - 1)
 
 
+def pick(draw: st.DrawFn, items: Sequence[Drawn]) -> Drawn:
+    """One of `items`, as `st.sampled_from(items)` draws it (shrinking to the first) but without a
+    strategy built for a list known only at draw time."""
+    return items[draw(below(len(items)))]
+
+
 @st.composite
 def _normal_or_rare(
     draw: st.DrawFn, normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], one_in: int

@@ -35,12 +35,14 @@ takes to an option the reference refuses, a delete or a purge whose reply is not
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
@@ -75,7 +77,7 @@ from reference.versions import Version
 from suites.engine.family import JetStreamSlots, Judged
 from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case, wrong_subject
 from suites.expected import functions_named
-from suites.strategies import destination_templates
+from suites.strategies import below, destination_templates, pick
 
 FEATURE = "republish"
 STREAM = "RP"
@@ -229,6 +231,7 @@ def _operation(item: dict[str, Any]) -> Operation:
 # Strategies: stream layouts, RePublish options, publishes, operations, scenarios
 
 
+@functools.cache
 def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     """The subjects of one stream: one or two patterns under ``namespace`` (``*`` and ``>`` mixed)."""
     n = namespace
@@ -254,20 +257,40 @@ def _refinements(pattern: str) -> list[str]:
     return found
 
 
+SOURCE_KINDS = ("stream", "stream", "narrower", "default", "all", "broader", "outside")
+OPTION_KINDS = ("shaped", "template", "overlap", "overlap", "bare", "spaced", "weird")
+TRIES = 3
+"""Draws of an option before the example is rejected, as `SearchStrategy.filter` does."""
+PAYLOADS = st.binary(max_size=48)
+"""Message bodies: empty, short binary."""
+HEADER_NAMES = st.lists(st.sampled_from(APP_HEADERS), max_size=3, unique=True)
+"""The application headers of a publish: zero to three distinct names of `APP_HEADERS`."""
+POOL_SIZES = st.sampled_from([len(POOL), 1, 2])
+STORAGES = st.sampled_from(["memory", "file"])
+LIMITS = st.sampled_from([-1, 1, 2])
+SEEDS = st.integers(0, 2**32 - 1)
+# The strategies a scenario draws from are built once, here, with `below` or cached per argument: a
+# strategy built on every draw costs more to build and validate than to draw from (a RePublish
+# campaign, profiled). They stay composites, so that Hypothesis can copy a drawn source or destination
+# from one place of a scenario to another.
+
+
+@functools.cache
 @st.composite
-def sources_for(draw: st.DrawFn, subjects: Sequence[str]) -> str:
+def sources_for(draw: st.DrawFn, subjects: tuple[str, ...]) -> str:
     """A RePublish source: mostly one of the stream's subjects (shrinks to the first), else a narrower
     form of one, the default (empty), ``>``, a broader one (``ns.>``), or one outside the stream
     (valid from 2.10 only)."""
     namespace = subjects[0].split(".")[0]
-    kind = draw(st.sampled_from(["stream", "stream", "narrower", "default", "all", "broader", "outside"]))
+    kind = pick(draw, SOURCE_KINDS)
     if kind == "stream":
-        return draw(st.sampled_from(list(subjects)))
+        return pick(draw, subjects)
     if kind == "narrower":
-        return draw(st.sampled_from([r for s in subjects for r in _refinements(s)[1:]] or list(subjects)))
+        return pick(draw, [r for s in subjects for r in _refinements(s)[1:]] or subjects)
     return {"default": "", "all": ">", "broader": f"{namespace}.>", "outside": "elsewhere.*"}[kind]
 
 
+@functools.cache
 @st.composite
 def placeholder(draw: st.DrawFn, index: int, profile: ReleaseProfile) -> str:
     """A destination token standing for the source's ``index``-th ``*``, in a form the release has."""
@@ -276,16 +299,22 @@ def placeholder(draw: st.DrawFn, index: int, profile: ReleaseProfile) -> str:
         forms.append("partition")
     if "left" in profile.functions:
         forms += ["left", "right"]
-    form = draw(st.sampled_from(forms))
+    form = pick(draw, forms)
     if form == "$":
         return f"${index}"
     if form == "wildcard":
-        return draw(st.sampled_from([f"{{{{wildcard({index})}}}}", f"{{{{ wildcard({index}) }}}}"]))
+        return pick(draw, [f"{{{{wildcard({index})}}}}", f"{{{{ wildcard({index}) }}}}"])
     if form == "partition":
-        return f"{{{{partition({draw(st.integers(1, 5))},{index})}}}}"
-    return f"{{{{{form}({index},{draw(st.integers(1, 3))})}}}}"
+        return f"{{{{partition({1 + draw(below(5))},{index})}}}}"
+    return f"{{{{{form}({index},{1 + draw(below(3))})}}}}"
 
 
+@functools.cache
+def _orders(stars: int) -> st.SearchStrategy[list[int]]:
+    return st.permutations(list(range(1, stars + 1)))
+
+
+@functools.cache
 @st.composite
 def destinations_for(
     draw: st.DrawFn, source: str, namespace: str, profile: ReleaseProfile, *, literal: bool = True
@@ -296,97 +325,98 @@ def destinations_for(
     whose outputs can hold empty tokens that no subscriber can receive (the validation property still
     draws them)."""
     stars = source.split(".").count("*") if source else 0
-    indexes = draw(st.permutations(list(range(1, stars + 1)))) if stars else []
-    if indexes and draw(st.integers(0, 9)) == 0:
+    indexes = draw(_orders(stars)) if stars else []
+    if indexes and draw(below(10)) == 0:
         indexes = indexes[:-1]
     tokens = [draw(placeholder(i, profile)) for i in indexes]
-    if "random" in profile.functions and draw(st.integers(0, 5)) == 0:
-        tokens.append(f"{{{{random({draw(st.integers(1, 4))})}}}}")
+    if "random" in profile.functions and draw(below(6)) == 0:
+        tokens.append(f"{{{{random({1 + draw(below(4))})}}}}")
     if literal:
-        tokens.insert(draw(st.integers(0, len(tokens))), namespace)
+        tokens.insert(draw(below(len(tokens) + 1)), namespace)
     if not source or source.endswith(">"):
         tokens.append(">")
     return ".".join(tokens)
 
 
+@functools.cache
 @st.composite
 def valid_options(
-    draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile
+    draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile: ReleaseProfile
 ) -> RePublish:
-    """A RePublish option the reference accepts for a stream with ``subjects`` on this release.
+    """A RePublish option the reference accepts for a stream with ``subjects`` on this release: a
+    source of ``subjects`` and a destination for it, drawn again while the reference refuses it (at
+    most `TRIES` times, then the example is rejected).
 
     Excluded on 2.8: the default (empty) source, which 2.8 refuses (divergence
     ``republish-source-required``); a scenario needs its stream created."""
     rules = rules_for(profile)
     needs_source = not rules.headers_only  # 2.8, the release without a default source
-    drawn = candidate_options(subjects, namespace, profile, needs_source=needs_source)
-    return draw(drawn.filter(lambda option: not republish_violations(subjects, option, rules)))
+    for _ in range(TRIES):
+        source = draw(sources_for(subjects))
+        if needs_source and not source:
+            continue
+        option = RePublish(source, draw(destinations_for(source, namespace, profile)), draw(st.booleans()))
+        if not republish_violations(subjects, option, rules):
+            return option
+    return reject()
 
 
+@functools.cache
 @st.composite
-def candidate_options(
-    draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile, *, needs_source: bool
-) -> RePublish:
-    """A RePublish option of a source of ``subjects`` (not the empty one where `needs_source`) and a
-    destination for it (`valid_options` keeps those the reference accepts). Defined once, not per draw:
-    Hypothesis reads the source of every function `st.composite` decorates."""
-    source = draw(sources_for(subjects).filter(lambda s: bool(s) or not needs_source))
-    destination = draw(destinations_for(source, namespace, profile))
-    return RePublish(source, destination, draw(st.booleans()))
-
-
-@st.composite
-def options(draw: st.DrawFn, subjects: Sequence[str], namespace: str, profile: ReleaseProfile) -> RePublish:
+def options(draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile: ReleaseProfile) -> RePublish:
     """Any RePublish option, valid or not: mostly `valid_options`-like draws, plus destinations from the
     mapping strategies (functions of every release, odd casings, bad arguments), destinations that
     overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
     rule they break), a literal with whitespace, and the odd shapes of `WEIRD_DESTINATIONS`."""
     source = draw(sources_for(subjects))
-    kind = draw(st.sampled_from(["shaped", "template", "overlap", "overlap", "bare", "spaced", "weird"]))
+    kind = pick(draw, OPTION_KINDS)
     if kind == "shaped":
         destination = draw(destinations_for(source, namespace, profile))
     elif kind == "bare":
         destination = draw(destinations_for(source, namespace, profile, literal=False))
     elif kind == "spaced":
-        destination = draw(destinations_for(source, namespace + draw(st.sampled_from(SPACES)), profile))
+        destination = draw(destinations_for(source, namespace + pick(draw, SPACES), profile))
     elif kind == "template":
         destination = namespace + "." + draw(destination_templates(source or ">", profile))
     elif kind == "overlap":
         own = subjects[0].split(".")[0]
         destination = draw(destinations_for(source, own, profile))
     else:
-        destination = draw(st.sampled_from(WEIRD_DESTINATIONS)).replace("R", namespace)
+        destination = pick(draw, WEIRD_DESTINATIONS).replace("R", namespace)
     return RePublish(source, destination, draw(st.booleans()))
 
 
+@functools.cache
 @st.composite
-def published_subjects(draw: st.DrawFn, subjects: Sequence[str], pool: Sequence[str] = POOL) -> str:
+def published_subjects(draw: st.DrawFn, subjects: tuple[str, ...], pool: tuple[str, ...] = POOL) -> str:
     """A subject one of the stream's patterns matches (``*`` and ``>`` filled from ``pool``)."""
-    pattern = draw(st.sampled_from(list(subjects)))
     out: list[str] = []
-    for token in pattern.split("."):
+    for token in pick(draw, subjects).split("."):
         if token == "*":
-            out.append(draw(st.sampled_from(pool)))
+            out.append(pick(draw, pool))
         elif token == ">":
-            out += draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
+            out += [pick(draw, pool) for _ in range(1 + draw(below(2)))]
         else:
             out.append(token)
     return ".".join(out)
 
 
-def application_headers() -> st.SearchStrategy[tuple[tuple[str, str], ...]]:
+@functools.cache
+@st.composite
+def application_headers(draw: st.DrawFn) -> tuple[tuple[str, str], ...]:
     """Zero to three application headers with distinct names from `APP_HEADERS`."""
-    names = st.lists(st.sampled_from(APP_HEADERS), max_size=3, unique=True)
-    return names.flatmap(
-        lambda chosen: st.tuples(*[st.tuples(st.just(name), HEADER_VALUE) for name in chosen])
+    return tuple((name, draw(HEADER_VALUE)) for name in draw(HEADER_NAMES))
+
+
+@functools.cache
+def _kinds(*, deletes: bool, evicts: bool) -> st.SearchStrategy[list[str]]:
+    kinds = (
+        ["publish"] * 6 + ["purge", "edit"] + (["delete"] if deletes else []) + (["evict"] if evicts else [])
     )
+    return st.lists(st.sampled_from(kinds), min_size=1, max_size=MAX_OPERATIONS)
 
 
-def payloads() -> st.SearchStrategy[bytes]:
-    """Message bodies: empty, short binary."""
-    return st.binary(max_size=48)
-
-
+@functools.cache
 @st.composite
 def operations(
     draw: st.DrawFn, subjects: tuple[str, ...], profile: ReleaseProfile, *, deletes: bool, limit: int = -1
@@ -399,36 +429,34 @@ def operations(
     or all tokens of the pool, so that subjects repeat (per-subject limits, last sequences); with a
     per-subject `limit`, an `evict` step publishes one subject once past it, deletes the newest message
     and purges the subject (the edge of a limit, then a delete, where a stream's state can go wrong)."""
-    kinds = ["publish"] * 6 + ["purge", "edit"] + (["delete"] if deletes else [])
-    kinds += ["evict"] if deletes and limit > 0 else []
-    pool = POOL[: draw(st.sampled_from([len(POOL), 1, 2]), label="distinct tokens")]
+    pool = POOL[: draw(POOL_SIZES, label="distinct tokens")]
     drawn: list[Operation] = []
     published: list[str] = []
     deleted: list[str] = []
-    for kind in draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=MAX_OPERATIONS)):
+    for kind in draw(_kinds(deletes=deletes, evicts=deletes and limit > 0)):
         if kind == "evict":
             subject = draw(published_subjects(subjects, pool))
-            drawn += [Publish(subject, draw(payloads()), ()) for _ in range(limit + 1)]
+            drawn += [Publish(subject, draw(PAYLOADS), ()) for _ in range(limit + 1)]
             published += [subject] * (limit + 1)
             deleted.append(subject)
             drawn += [Delete(len(published)), Purge(subject)]
         elif kind == "publish":
             headers = draw(application_headers())
-            msg_id = draw(st.sampled_from(MSG_IDS))
+            msg_id = pick(draw, MSG_IDS)
             if msg_id:
                 headers = (*headers, (HEADER_MSG_ID, msg_id))
-            again = st.sampled_from(deleted[-1:]) if deleted else st.nothing()
-            subject = draw(st.one_of(again, published_subjects(subjects, pool)))
+            again = deleted and draw(below(2)) == 0
+            subject = deleted[-1] if again else draw(published_subjects(subjects, pool))
             published.append(subject)
-            drawn.append(Publish(subject, draw(payloads()), headers))
+            drawn.append(Publish(subject, draw(PAYLOADS), headers))
         elif kind == "delete":
-            newest = st.just(len(published)) if published else st.nothing()
-            sequence = draw(st.one_of(newest, st.integers(1, len(published) + 1)))
+            newest = published and draw(below(2)) == 0
+            sequence = len(published) if newest else 1 + draw(below(len(published) + 1))
             deleted += published[sequence - 1 : sequence]
             drawn.append(Delete(sequence))
         elif kind == "purge":
-            recent = st.sampled_from(deleted[-1:]) if deleted else st.nothing()
-            drawn.append(Purge(draw(st.one_of(recent, st.sampled_from([None, *subjects, *published])))))
+            recent = deleted and draw(below(2)) == 0
+            drawn.append(Purge(deleted[-1] if recent else pick(draw, [None, *subjects, *published])))
         else:
             drawn.append(Edit(draw(valid_options(subjects, DESTINATIONS, profile))))
     return tuple(drawn)
@@ -439,14 +467,13 @@ def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
     """A stream, an option (mostly one the reference accepts, else any), and operations for it."""
     rules = rules_for(profile)
     subjects = draw(stream_subject_layouts(NAMESPACE))
-    option = draw(
-        st.one_of(valid_options(subjects, DESTINATIONS, profile), options(subjects, DESTINATIONS, profile))
-    )
-    storage = draw(st.sampled_from(["memory", "file"]))
-    limit = draw(st.sampled_from([-1, 1, 2]))
+    any_option = draw(below(2)) == 1
+    option = draw((options if any_option else valid_options)(subjects, DESTINATIONS, profile))
+    storage = draw(STORAGES)
+    limit = draw(LIMITS)
     valid = not republish_violations(subjects, option, rules)
     ops = draw(operations(subjects, profile, deletes=True, limit=limit)) if valid else ()
-    return RepublishScenario(subjects, option, storage, limit, ops, draw(st.integers(0, 2**32 - 1)))
+    return RepublishScenario(subjects, option, storage, limit, ops, draw(SEEDS))
 
 
 # ---------------------------------------------------------------------------------------------------
