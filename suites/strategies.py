@@ -9,6 +9,7 @@ templates, with wrong argument counts, unknown names, out-of-range indexes and o
 from __future__ import annotations
 
 import functools
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -113,6 +114,27 @@ def pick(draw: st.DrawFn, items: Sequence[Drawn]) -> Drawn:
     return items[draw(below(len(items)))]
 
 
+@functools.cache
+def sizes(low: int, high: int) -> st.SearchStrategy[int]:
+    """A list's size from `low` to `high` in one choice, each size about as often as `st.lists` draws it
+    (with one choice per element, whether one more comes); shrinks to `low`."""
+    span = high - low
+    average = min(max(low * 2, low + 5), (low + high) / 2) - low
+
+    def mean(p: float) -> float:
+        return (1 / (1 - p) - 1) * (1 - p**span)
+
+    bounds = (0.0, 1.0)
+    for _ in range(50):
+        middle = sum(bounds) / 2
+        bounds = (middle, bounds[1]) if mean(middle) < average else (bounds[0], middle)
+    p = bounds[0]
+    shares = [(1 - p) * p**size for size in range(span)] + [p**span]
+    return st.sampled_from(
+        [low + size for size, share in enumerate(shares) for _ in range(round(100 * share))]
+    )
+
+
 @st.composite
 def _normal_or_rare(
     draw: st.DrawFn, normal: st.SearchStrategy[Drawn], rare: st.SearchStrategy[Drawn], one_in: int
@@ -130,9 +152,23 @@ def mostly(
     return _normal_or_rare(normal, rare, one_in)
 
 
-def edged(normal: st.SearchStrategy[int]) -> st.SearchStrategy[int]:
-    """Mostly `normal`; about one draw in eight an edge value (shrinks towards `normal`)."""
-    return mostly(normal, st.sampled_from(INTEGER_EDGES), one_in=8)
+def weighted(normal: Sequence[Drawn], rare: Sequence[Drawn], *, one_in: int) -> tuple[Drawn, ...]:
+    """Values for `st.sampled_from`, which then draws in one choice what `mostly` of two `sampled_from`
+    draws in two choices and a composite (Hypothesis's work per choice is most of a mapping unit's
+    drawing): a value of `rare` one time in `one_in`, each value of a side as often as the others;
+    shrinks to `normal[0]`. The values come in blocks of `one_in - 1` of `normal` and one of `rare`, each
+    side in turn, so that any stretch of blocks holds `rare` one time in `one_in`: Hypothesis picks from
+    more than 256 values unevenly, the first ones more often."""
+    step = one_in - 1
+    blocks = math.lcm(len(normal) // math.gcd(len(normal), step), len(rare))
+    return tuple(
+        value
+        for block in range(blocks)
+        for value in (
+            *(normal[(block * step + i) % len(normal)] for i in range(step)),
+            rare[block % len(rare)],
+        )
+    )
 
 
 @functools.cache
@@ -153,29 +189,51 @@ def patterns(*, max_tokens: int = 5) -> st.SearchStrategy[str]:
     return st.tuples(body, st.booleans()).map(lambda parts: ".".join(parts[0] + ([">"] if parts[1] else [])))
 
 
+ODD: st.SearchStrategy[str] = st.sampled_from(ODD_TOKENS + ODD_LITERALS)
+STAR = st.just("*")
+SEEDS = st.integers(0, 2**32 - 1)
+
+
+def token_or(draw: st.DrawFn, other: st.SearchStrategy[str], *, max_size: int) -> str:
+    """`other` half the time, else a literal token of up to `max_size` recommended characters, one in ten
+    of those odd (`ODD_TOKENS`, `ODD_LITERALS`); shrinks towards `other`. One choice picks the kind
+    (a `one_of` of `other` and a `mostly` of the literal kinds took two, and two composites)."""
+    kind = draw(below(20))
+    if kind < 10:
+        return draw(other)
+    if kind < 19:
+        return draw(tokens(max_size=max_size))
+    return draw(ODD)
+
+
 @functools.cache
 def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchStrategy[str]:
     """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd (a shape or
     a forbidden character), and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes
     the first token so that sources in one configuration never overlap."""
-    token = mostly(tokens(max_size=4), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
-    short = st.lists(st.one_of(st.just("*"), token), min_size=1, max_size=max_tokens)
-    body = mostly(short, long_bodies(), one_in=20)
+    return _sources(namespace, max_tokens)
 
-    def build(drawn: tuple[list[str], bool]) -> str:
-        parts, tail = drawn
-        head = [namespace] if namespace else []
-        return ".".join(head + parts + ([">"] if tail else []))
 
-    return st.tuples(body, st.booleans()).map(build)
+@st.composite
+def _sources(draw: st.DrawFn, namespace: str | None, max_tokens: int) -> str:
+    if draw(below(20)) == 19:
+        parts = draw(long_bodies())
+    else:
+        parts = [token_or(draw, STAR, max_size=4) for _ in range(draw(sizes(1, max_tokens)))]
+    head = [namespace] if namespace else []
+    return ".".join(head + parts + ([">"] if draw(st.booleans()) else []))
 
 
 @st.composite
 def long_bodies(draw: st.DrawFn) -> list[str]:
-    """20-200 short tokens with one or two `*` at drawn (often deep) positions."""
-    parts = draw(st.lists(tokens(max_size=2), min_size=20, max_size=200))
-    for _ in range(draw(st.integers(1, 2))):
-        parts[draw(below(len(parts)))] = "*"
+    """20-200 tokens of one or two recommended characters (20 and about 5 more on average, as a
+    Hypothesis list of them drew) with one or two `*` at drawn (often deep) positions. The tokens come
+    from a generator Hypothesis seeds: drawn one by one, they were a sixth of a mapping unit's choices."""
+    rng = random.Random(draw(SEEDS))
+    size = 20 + min(180, int(rng.expovariate(1 / 5)))
+    parts = ["".join(rng.choices(RECOMMENDED, k=rng.randint(1, 2))) for _ in range(size)]
+    for _ in range(1 + draw(below(2))):
+        parts[draw(below(size))] = "*"
     return parts
 
 
@@ -192,17 +250,34 @@ def _named(name: str, casing_choice: int) -> str:
     return name
 
 
-CASINGS = st.sampled_from((0, 0, 0, 1, 2))
+CASING_WEIGHTS = (0, 0, 0, 1, 2)
+CASINGS = st.sampled_from(CASING_WEIGHTS)
 """How a function's name is spelled (`_named`): mostly as documented."""
-PARTITION_KEYS = st.sampled_from((1, 2, 2, 3, 0))
-PARTITION_ARGUMENTS = mostly(st.sampled_from(PARTITION_COUNTS), st.sampled_from(INTEGER_EDGES), one_in=4)
-"""Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count of 2 sees only
-the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32 bits, are where
-releases differ."""
-SPLIT_SEPARATORS = mostly(st.sampled_from(SEPARATORS), st.sampled_from(ODD_SEPARATORS), one_in=8)
-RANDOM_ARGUMENTS = mostly(edged(st.integers(1, 10)), st.just(0), one_in=10)
-"""Random counts; one in ten `random(0)`, whose output the reference gives (always ``0``)."""
-WIDTHS = edged(st.integers(1, 6))
+FORMS = st.sampled_from(
+    [(CASING_WEIGHTS[index % 5], index % 21 == 20, index % 8 == 7) for index in range(5 * 21 * 8)]
+)
+"""How a function token is written, in one choice: its name's casing (`CASINGS`), one argument too few
+or too many one time in 21, spaced as users write it (``{{ wildcard(1) }}``) one time in eight; shrinks
+to as documented, unspaced, its arguments as they are. Each part repeats with a period of its own (5, 21,
+8: coprime, so every combination is there once), which keeps its share where Hypothesis picks unevenly
+(the first of more than 256 values more often)."""
+PARTITION_CALLS = st.sampled_from(
+    [
+        (count, keys)
+        for count in weighted(PARTITION_COUNTS, INTEGER_EDGES, one_in=4)
+        for keys in (1, 2, 2, 3, 0)
+    ]
+)
+"""A `{{partition(n, ...)}}` token's count and its number of keys, in one choice of 240 (Hypothesis picks
+evenly up to 256). Counts spread over the range (Hypothesis's integers crowd at the low bound, and a count
+of 2 sees only the hash's lowest bit), and one in four at an edge: below one, and past 31 and 32 bits,
+are where releases differ."""
+SPLIT_SEPARATORS = st.sampled_from(weighted(SEPARATORS, ODD_SEPARATORS, one_in=8))
+EDGED_COUNTS = weighted(range(1, 11), INTEGER_EDGES, one_in=8)
+RANDOM_ARGUMENTS = st.sampled_from(weighted(EDGED_COUNTS, (0,), one_in=10))
+"""Random counts, one in eight at an integer edge; one in ten `random(0)`, whose output the reference
+gives (always ``0``)."""
+WIDTHS = st.sampled_from(weighted(range(1, 7), INTEGER_EDGES, one_in=8))
 
 
 def function_tokens(
@@ -217,9 +292,9 @@ def function_tokens(
 def _function_tokens(count: int, profile: ReleaseProfile, names: tuple[str, ...]) -> st.SearchStrategy[str]:
     """`function_tokens` for a source of `count` wildcards, built once (building strategies costs more
     than drawing from them)."""
-    valid = st.integers(1, max(count, 1))
+    valid = range(1, max(count, 1) + 1)
     # One index in five is out of range: enough for the refusals, while most tokens reach the transform.
-    index = mostly(valid, st.sampled_from((0, count + 1, -1, *INTEGER_EDGES[3:])), one_in=5)
+    index = st.sampled_from(weighted(valid, (0, count + 1, -1, *INTEGER_EDGES[3:]), one_in=5))
     known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
     wanted = {name.lower() for name in names}
     choices = [
@@ -227,18 +302,20 @@ def _function_tokens(count: int, profile: ReleaseProfile, names: tuple[str, ...]
         for name in ["wildcard", "$", *known]
         if not wanted or name.lower() in wanted or (name == "$" and "$n" in wanted)
     ]
-    drawn = _function_token(st.sampled_from(choices or ["wildcard"]), index)
     called = [name for name in CALLED if name in choices] or ["wildcard"]
-    return mostly(drawn, _malformed_call(st.sampled_from(called), index), one_in=12)
+    # One token in twelve is a malformed call, drawn in the same choice as its function.
+    well_formed = [(name, False) for name in choices or ["wildcard"]]
+    return _function_token(
+        st.sampled_from(weighted(well_formed, [(name, True) for name in called], one_in=12)), index
+    )
 
 
-@st.composite
-def _malformed_call(draw: st.DrawFn, functions: st.SearchStrategy[str], index: st.SearchStrategy[int]) -> str:
-    """A call of a function with zero to four arguments, each an index, an integer edge, a malformed
-    argument (`MALFORMED_ARGUMENTS`) or a separator: too few, too many, non-integer, negative and huge
-    arguments of every function (``{{wildcard()}}``, ``{{split(1)}}``, ``{{left(1,a)}}``,
+def _malformed_call(draw: st.DrawFn, name: str, index: st.SearchStrategy[int]) -> str:
+    """A call of `name` with zero to four arguments, each an index, an integer edge, a malformed argument
+    (`MALFORMED_ARGUMENTS`) or a separator: too few, too many, non-integer, negative and huge arguments of
+    every function (``{{wildcard()}}``, ``{{split(1)}}``, ``{{left(1,a)}}``,
     ``{{partition(2147483648,1)}}``); most of them the reference rejects."""
-    name = draw(functions)
+    casing = draw(CASINGS)
     argument = st.one_of(
         index.map(str),
         st.sampled_from(MALFORMED_ARGUMENTS),
@@ -246,39 +323,49 @@ def _malformed_call(draw: st.DrawFn, functions: st.SearchStrategy[str], index: s
         st.sampled_from(SEPARATORS + ODD_SEPARATORS),
     )
     arguments = draw(st.lists(argument, max_size=4))
-    return "{{" + _named(name, draw(CASINGS)) + "(" + ",".join(arguments) + ")}}"
+    return "{{" + _named(name, casing) + "(" + ",".join(arguments) + ")}}"
 
 
 def malformed_function_tokens(source: str) -> st.SearchStrategy[str]:
     """Malformed calls of every function for `source` (`_malformed_call`)."""
     count = wildcard_count(source)
     index = st.sampled_from((1, max(count, 1), count + 1, 0, -1))
-    return _malformed_call(st.sampled_from(CALLED), index)
+    return _malformed_calls(st.sampled_from(CALLED), index)
 
 
 @st.composite
-def _function_token(draw: st.DrawFn, functions: st.SearchStrategy[str], index: st.SearchStrategy[int]) -> str:
-    name = draw(functions)
+def _malformed_calls(
+    draw: st.DrawFn, functions: st.SearchStrategy[str], index: st.SearchStrategy[int]
+) -> str:
+    return _malformed_call(draw, draw(functions), index)
+
+
+@st.composite
+def _function_token(
+    draw: st.DrawFn, functions: st.SearchStrategy[tuple[str, bool]], index: st.SearchStrategy[int]
+) -> str:
+    """A token calling one of `functions`, malformed when it says so (`_malformed_call`)."""
+    name, malformed = draw(functions)
+    if malformed:
+        return _malformed_call(draw, name, index)
     if name == "$":
         return f"${draw(index)}"
-    casing = draw(CASINGS)
+    casing, shortened, spaced = draw(FORMS)
     spelled = _named(canonical_name(name) or name, casing)
-    i = draw(index)
     if name in {"wildcard", "nosuch"}:
-        args = [str(i)]
+        args = [str(draw(index))]
     elif name == "partition":
-        keys = [draw(index) for _ in range(draw(PARTITION_KEYS))]
-        args = [str(draw(PARTITION_ARGUMENTS))]
-        args += [str(k) for k in keys]
+        partitions, keys = draw(PARTITION_CALLS)
+        args = [str(partitions), *(str(draw(index)) for _ in range(keys))]
     elif name == "split":
-        args = [str(i), draw(SPLIT_SEPARATORS)]
+        args = [str(draw(index)), draw(SPLIT_SEPARATORS)]
     elif name == "random":
         args = [str(draw(RANDOM_ARGUMENTS))]
     else:
-        args = [str(i), str(draw(WIDTHS))]
-    if draw(below(20)) == 0:
+        args = [str(draw(index)), str(draw(WIDTHS))]
+    if shortened:
         args = args[:-1] if len(args) > 1 else [*args, "1"]
-    if draw(below(8)) == 7:  # spaced as users write it ({{ wildcard(1) }}); shrinks unspaced
+    if spaced:
         return "{{ " + spelled + "(" + ", ".join(args) + ") }}"
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
@@ -292,10 +379,6 @@ def swarms() -> st.SearchStrategy[list[str]]:
     unknown one), so that a unit draws a few functions in depth, their edges included, rather than all
     of them thinly."""
     return st.lists(st.sampled_from(SWARM), min_size=1, max_size=3, unique=True)
-
-
-LITERAL_TOKENS = mostly(tokens(max_size=5), st.sampled_from(ODD_TOKENS + ODD_LITERALS), one_in=10)
-"""The literal tokens of destinations."""
 
 
 def destination_templates(
@@ -312,18 +395,20 @@ def _destination_templates(
     count: int, tail: bool, profile: ReleaseProfile, names: tuple[str, ...]
 ) -> st.SearchStrategy[str]:
     """`destination_templates` for a source of `count` wildcards (`tail`: ending in `>`), built once."""
-    function = _function_tokens(count, profile, names)
-    parts = st.lists(function | LITERAL_TOKENS, min_size=0 if names else 1, max_size=3 if names else 4)
-    return _destination_template(parts, function if names else None, tail)
+    return _destination_template(_function_tokens(count, profile, names), bool(names), tail)
 
 
 @st.composite
 def _destination_template(
-    draw: st.DrawFn, tokens: st.SearchStrategy[list[str]], required: st.SearchStrategy[str] | None, tail: bool
+    draw: st.DrawFn, function: st.SearchStrategy[str], focused: bool, tail: bool
 ) -> str:
-    parts = draw(tokens)
-    if required is not None:
-        parts.insert(draw(below(len(parts) + 1)), draw(required))
+    """Function tokens and literal tokens of up to five characters (`token_or`), one to four, or none to
+    three and then one more function token when `focused`."""
+    parts = [
+        token_or(draw, function, max_size=5) for _ in range(draw(sizes(0, 3) if focused else sizes(1, 4)))
+    ]
+    if focused:
+        parts.insert(draw(below(len(parts) + 1)), draw(function))
     if tail and draw(st.booleans()):
         parts.append(">")
     return ".".join(parts)
@@ -436,11 +521,11 @@ def matching_tokens() -> st.SearchStrategy[str]:
 
 
 @st.composite
-def pool_patterns(draw: st.DrawFn, token: st.SearchStrategy[str]) -> str:
-    """A pattern of `matching_batches`: 0-4 tokens or ``*``, then optionally ``>`` (forced when nothing
-    else). Composites are defined once, not per draw: Hypothesis reads the source of every function
-    `st.composite` decorates."""
-    body = draw(st.lists(token | st.just("*"), max_size=4))
+def pool_patterns(draw: st.DrawFn, token_or_star: st.SearchStrategy[str]) -> str:
+    """A pattern of `matching_batches`: 0-4 of `token_or_star`, then optionally ``>`` (forced when
+    nothing else). Composites are defined once, not per draw: Hypothesis reads the source of every
+    function `st.composite` decorates."""
+    body = [draw(token_or_star) for _ in range(draw(sizes(0, 4)))]
     if not body or draw(st.booleans()):
         body.append(">")
     return ".".join(body)
@@ -456,11 +541,11 @@ def pool_subjects(draw: st.DrawFn, token: st.SearchStrategy[str], patterns: Sequ
             if part == "*":
                 parts.append(draw(token))
             elif part == ">":
-                parts += draw(st.lists(token, min_size=1, max_size=2))
+                parts += [draw(token) for _ in range(draw(sizes(1, 2)))]
             else:
                 parts.append(part)
         return ".".join(parts)
-    return ".".join(draw(st.lists(token, min_size=1, max_size=5)))
+    return ".".join(draw(token) for _ in range(draw(sizes(1, 5))))
 
 
 @st.composite
@@ -476,8 +561,10 @@ def matching_batches(
     """
     pool = draw(st.lists(matching_tokens(), min_size=1, max_size=5, unique=True), label="pool")
     token = st.sampled_from(pool)
+    # A token or `*` evenly in one choice (a `one_of` of the two took two).
+    token_or_star = st.sampled_from([*pool, *["*"] * len(pool)])
 
-    patterns = st.lists(pool_patterns(token), min_size=1, max_size=max_patterns, unique=True)
+    patterns = st.lists(pool_patterns(token_or_star), min_size=1, max_size=max_patterns, unique=True)
     drawn = draw(patterns, label="patterns")
     published = draw(
         st.lists(pool_subjects(token, drawn), min_size=1, max_size=max_subjects), label="subjects"

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import accumulate, islice
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -46,8 +46,11 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 
 
 def random_tokens(rng: random.Random, size: int) -> list[str]:
-    """`size` tokens of recommended characters, lengths 1 to 20."""
-    return ["".join(rng.choices(ALPHABET, k=length)) for length in rng.choices(range(1, 21), k=size)]
+    """`size` tokens of recommended characters, lengths 1 to 20 (cut from one string of them: a mapping
+    unit's 512 tokens drawn one by one took a twentieth of its drawing)."""
+    lengths = rng.choices(range(1, 21), k=size)
+    text = "".join(rng.choices(ALPHABET, k=sum(lengths)))
+    return [text[end - length : end] for end, length in zip(accumulate(lengths), lengths, strict=True)]
 
 
 def token_pool(rng: random.Random) -> list[str]:
