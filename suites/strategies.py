@@ -194,7 +194,8 @@ STAR = st.just("*")
 SEEDS = st.integers(0, 2**32 - 1)
 
 
-def token_or(draw: st.DrawFn, other: st.SearchStrategy[str], *, max_size: int) -> str:
+@st.composite
+def token_or(draw: st.DrawFn, other: st.SearchStrategy[str], max_size: int) -> str:
     """`other` half the time, else a literal token of up to `max_size` recommended characters, one in ten
     of those odd (`ODD_TOKENS`, `ODD_LITERALS`); shrinks towards `other`. One choice picks the kind
     (a `one_of` of `other` and a `mostly` of the literal kinds took two, and two composites)."""
@@ -219,7 +220,7 @@ def _sources(draw: st.DrawFn, namespace: str | None, max_tokens: int) -> str:
     if draw(below(20)) == 19:
         parts = draw(long_bodies())
     else:
-        parts = [token_or(draw, STAR, max_size=4) for _ in range(draw(sizes(1, max_tokens)))]
+        parts = draw(st.lists(token_or(STAR, 4), min_size=1, max_size=max_tokens))
     head = [namespace] if namespace else []
     return ".".join(head + parts + ([">"] if draw(st.booleans()) else []))
 
@@ -404,9 +405,7 @@ def _destination_template(
 ) -> str:
     """Function tokens and literal tokens of up to five characters (`token_or`), one to four, or none to
     three and then one more function token when `focused`."""
-    parts = [
-        token_or(draw, function, max_size=5) for _ in range(draw(sizes(0, 3) if focused else sizes(1, 4)))
-    ]
+    parts = draw(st.lists(token_or(function, 5), min_size=0 if focused else 1, max_size=3 if focused else 4))
     if focused:
         parts.insert(draw(below(len(parts) + 1)), draw(function))
     if tail and draw(st.booleans()):
