@@ -310,7 +310,9 @@ def test_an_adapter_written_without_the_reference_shows_no_divergence(
     assert manifest["settings"]["plan"]["strict_errors"] is True
     assert manifest["verdicts"]["diverge"] == manifest["verdicts"]["expected"] == 0
     assert manifest["verdicts"]["agree"] >= 4000
-    assert manifest["features"]["validation"]["agree"] >= 1000  # rejections, their kinds compared
+    # Rejections, their kinds compared: 842-1,396 with seeds 0-3, since the strategies draw mostly valid
+    # destinations as they describe (fb0b352 drew 2,010 at seed 0, and 990 valid mappings against 1,941).
+    assert manifest["features"]["validation"]["agree"] >= 500
     tally = run_tally(run_dir)
     assert tally["unknown"] == tally[REFUSED] == 0
     assert tally[NOT_SUPPORTED] == manifest["verdicts"]["unknown"] > 0  # the partitions it leaves out
