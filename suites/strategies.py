@@ -212,17 +212,16 @@ def sources(*, namespace: str | None = None, max_tokens: int = 4) -> st.SearchSt
     """Mapping sources with 0-3 `*` wildcards and an optional final `>`, one token in ten odd (a shape or
     a forbidden character), and one in twenty long (20-200 tokens, a `*` deep inside); `namespace` fixes
     the first token so that sources in one configuration never overlap."""
-    return _sources(namespace, max_tokens)
+    return _sources(namespace, st.lists(token_or(STAR, 4), min_size=1, max_size=max_tokens))
 
 
 @st.composite
-def _sources(draw: st.DrawFn, namespace: str | None, max_tokens: int) -> str:
-    if draw(below(20)) == 19:
-        parts = draw(long_bodies())
-    else:
-        parts = draw(st.lists(token_or(STAR, 4), min_size=1, max_size=max_tokens))
+def _sources(draw: st.DrawFn, namespace: str | None, short: st.SearchStrategy[list[str]]) -> str:
+    """A source: `short`, or one time in twenty a long body (strategies are built once, outside: built
+    in a composite, Hypothesis validates them on every draw)."""
+    parts = draw(LONG_BODIES if draw(below(20)) == 19 else short)
     head = [namespace] if namespace else []
-    return ".".join(head + parts + ([">"] if draw(st.booleans()) else []))
+    return ".".join(head + parts + ([">"] if draw(BOOLEANS) else []))
 
 
 @st.composite
@@ -236,6 +235,10 @@ def long_bodies(draw: st.DrawFn) -> list[str]:
     for _ in range(1 + draw(below(2))):
         parts[draw(below(size))] = "*"
     return parts
+
+
+LONG_BODIES = long_bodies()
+BOOLEANS = st.booleans()
 
 
 def wildcard_count(source: str) -> int:
@@ -317,14 +320,19 @@ def _malformed_call(draw: st.DrawFn, name: str, index: st.SearchStrategy[int]) -
     every function (``{{wildcard()}}``, ``{{split(1)}}``, ``{{left(1,a)}}``,
     ``{{partition(2147483648,1)}}``); most of them the reference rejects."""
     casing = draw(CASINGS)
+    return "{{" + _named(name, casing) + "(" + ",".join(draw(_arguments(index))) + ")}}"
+
+
+@functools.cache
+def _arguments(index: st.SearchStrategy[int]) -> st.SearchStrategy[list[str]]:
+    """The arguments of `_malformed_call`, built once per `index`."""
     argument = st.one_of(
         index.map(str),
         st.sampled_from(MALFORMED_ARGUMENTS),
         st.sampled_from(INTEGER_EDGES).map(str),
         st.sampled_from(SEPARATORS + ODD_SEPARATORS),
     )
-    arguments = draw(st.lists(argument, max_size=4))
-    return "{{" + _named(name, casing) + "(" + ",".join(arguments) + ")}}"
+    return st.lists(argument, max_size=4)
 
 
 def malformed_function_tokens(source: str) -> st.SearchStrategy[str]:
@@ -396,19 +404,22 @@ def _destination_templates(
     count: int, tail: bool, profile: ReleaseProfile, names: tuple[str, ...]
 ) -> st.SearchStrategy[str]:
     """`destination_templates` for a source of `count` wildcards (`tail`: ending in `>`), built once."""
-    return _destination_template(_function_tokens(count, profile, names), bool(names), tail)
+    function = _function_tokens(count, profile, names)
+    size = (0, 3) if names else (1, 4)
+    parts = st.lists(token_or(function, 5), min_size=size[0], max_size=size[1])
+    return _destination_template(parts, function if names else None, tail)
 
 
 @st.composite
 def _destination_template(
-    draw: st.DrawFn, function: st.SearchStrategy[str], focused: bool, tail: bool
+    draw: st.DrawFn, tokens: st.SearchStrategy[list[str]], required: st.SearchStrategy[str] | None, tail: bool
 ) -> str:
-    """Function tokens and literal tokens of up to five characters (`token_or`), one to four, or none to
-    three and then one more function token when `focused`."""
-    parts = draw(st.lists(token_or(function, 5), min_size=0 if focused else 1, max_size=3 if focused else 4))
-    if focused:
-        parts.insert(draw(below(len(parts) + 1)), draw(function))
-    if tail and draw(st.booleans()):
+    """Function tokens and literal tokens of up to five characters (`token_or`), then one more function
+    token (`required`) when the destination focuses on some functions."""
+    parts = draw(tokens)
+    if required is not None:
+        parts.insert(draw(below(len(parts) + 1)), draw(required))
+    if tail and draw(BOOLEANS):
         parts.append(">")
     return ".".join(parts)
 
