@@ -281,8 +281,8 @@ def test_a_task_whose_worker_is_killed_is_retried_and_every_case_is_counted_once
     each task's journal counting its own parts and the manifest the rows on disk."""
     command = [
         *campaign_command(tmp_path, "local[2,4]", "--shards", "1", "--seed", str(SEED)),
-        *("--family", "mapping", "--family", "matching", "--budget", "mapping=6000"),
-        *("--budget", "matching=6000"),
+        *("--family", "mapping", "--family", "matching", "--budget", "mapping=30000"),
+        *("--budget", "matching=600"),
     ]
     process = subprocess.Popen(
         command,
@@ -300,9 +300,10 @@ def test_a_task_whose_worker_is_killed_is_retried_and_every_case_is_counted_once
         for path in begun if len(begun) == 2 else []:  # both tasks begun: a journal begun later is a retry
             with contextlib.suppress(OSError, ValueError):
                 journal = json.loads(path.read_text())
-                # half its budget left: a task nearly done (matching records 6,000 cases in under a
-                # second) could end between this read and the kill, leaving nothing to run again
-                if journal["status"] == "running" and 0 < journal["cases"] <= 3000:
+                # the mapping task (the matching task never records 1,000) with half its budget left: a
+                # task nearly done could end between this read and the kill, leaving nothing to run
+                # again (a mapping task records 6,000 cases in about 3 s, its journal every 2 s)
+                if journal["status"] == "running" and 1000 <= journal["cases"] <= 15000:
                     killed = (path.stem, journal["owner"])
                     break
         time.sleep(0.1)
