@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings, target
 from hypothesis import seed as hypothesis_seed
@@ -530,32 +530,35 @@ def matching_tokens() -> st.SearchStrategy[str]:
     return st.text(alphabet=RECOMMENDED, min_size=1, max_size=3) | st.sampled_from(UTF8_TOKENS)
 
 
-@st.composite
-def pool_patterns(draw: st.DrawFn, token_or_star: st.SearchStrategy[str]) -> str:
-    """A pattern of `matching_batches`: 0-4 of `token_or_star`, then optionally ``>`` (forced when
-    nothing else). Composites are defined once, not per draw: Hypothesis reads the source of every
-    function `st.composite` decorates."""
-    body = [draw(token_or_star) for _ in range(draw(sizes(0, 4)))]
+MATCHING_POOL: Final = st.lists(matching_tokens(), min_size=1, max_size=5, unique=True)
+"""The token pool of one `matching_batches` draw, built once."""
+
+
+def pool_pattern(draw: st.DrawFn, pool: Sequence[str]) -> str:
+    """A pattern of `matching_batches`: 0-4 tokens, each a pool token or ``*`` evenly (one choice), then
+    optionally ``>`` (forced when nothing else)."""
+    tokens = len(pool)
+    picks = [draw(below(2 * tokens)) for _ in range(draw(sizes(0, 4)))]
+    body = [pool[index] if index < tokens else "*" for index in picks]
     if not body or draw(st.booleans()):
         body.append(">")
     return ".".join(body)
 
 
-@st.composite
-def pool_subjects(draw: st.DrawFn, token: st.SearchStrategy[str], patterns: Sequence[str]) -> str:
-    """A subject of `matching_batches`: one of `patterns` with its wildcards filled with tokens, or 1-5
-    tokens."""
+def pool_subject(draw: st.DrawFn, pool: Sequence[str], patterns: Sequence[str]) -> str:
+    """A subject of `matching_batches`: one of `patterns` with its wildcards filled with pool tokens, or
+    1-5 pool tokens."""
     if draw(st.booleans()):
         parts: list[str] = []
-        for part in draw(st.sampled_from(patterns)).split("."):
+        for part in pick(draw, patterns).split("."):
             if part == "*":
-                parts.append(draw(token))
+                parts.append(pick(draw, pool))
             elif part == ">":
-                parts += [draw(token) for _ in range(draw(sizes(1, 2)))]
+                parts += [pick(draw, pool) for _ in range(draw(sizes(1, 2)))]
             else:
                 parts.append(part)
         return ".".join(parts)
-    return ".".join(draw(token) for _ in range(draw(sizes(1, 5))))
+    return ".".join(pick(draw, pool) for _ in range(draw(sizes(1, 5))))
 
 
 @st.composite
@@ -564,21 +567,15 @@ def matching_batches(
 ) -> tuple[list[str], list[str]]:
     """Patterns and subjects built from one small token pool, so they overlap often.
 
-    Patterns: 0-4 pool tokens or ``*``, then optionally ``>`` (forced when nothing else). Subjects: half
-    are a drawn pattern with its wildcards filled from the pool (often matching it, and others), half
-    are 1-5 pool tokens; up to ``max_bulk`` more of both kinds come from a seeded generator. Duplicate
-    subjects are dropped. Shrinks to one pattern, one subject, one token.
+    Patterns: 0-4 pool tokens or ``*``, then optionally ``>`` (forced when nothing else); drawn again,
+    a pattern is kept once. Subjects: half are a drawn pattern with its wildcards filled from the pool
+    (often matching it, and others), half are 1-5 pool tokens; up to ``max_bulk`` more of both kinds come
+    from a seeded generator. Duplicate subjects are dropped. Shrinks to one pattern, one subject, one
+    token.
     """
-    pool = draw(st.lists(matching_tokens(), min_size=1, max_size=5, unique=True), label="pool")
-    token = st.sampled_from(pool)
-    # A token or `*` evenly in one choice (a `one_of` of the two took two).
-    token_or_star = st.sampled_from([*pool, *["*"] * len(pool)])
-
-    patterns = st.lists(pool_patterns(token_or_star), min_size=1, max_size=max_patterns, unique=True)
-    drawn = draw(patterns, label="patterns")
-    published = draw(
-        st.lists(pool_subjects(token, drawn), min_size=1, max_size=max_subjects), label="subjects"
-    )
+    pool = draw(MATCHING_POOL, label="pool")
+    drawn = list(dict.fromkeys(pool_pattern(draw, pool) for _ in range(draw(sizes(1, max_patterns)))))
+    published = [pool_subject(draw, pool, drawn) for _ in range(draw(sizes(1, max_subjects)))]
     # Volume: more subjects of the same two kinds from a seeded generator (cheap to draw; shrinks to none).
     rng = random.Random(draw(st.integers(0, 2**32 - 1), label="bulk_seed"))
     for _ in range(draw(st.integers(0, 4).map(lambda k: k * max_bulk // 4), label="bulk")):

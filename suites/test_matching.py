@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from fixtures.servers.base import Backend
 from records.writer import RecordWriter
 from reference.matching import matches
+from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families.matching import judge_matching
 from suites.harness import clear_mappings, observe_subscriptions
@@ -42,7 +43,9 @@ def test_subscriptions_receive_exactly_the_matching_subjects(
     observation = observe_subscriptions(server.url, patterns, subjects)
     pairs = max(1, len(patterns) * len(subjects))
     duration_us = int((time.perf_counter() - began) * 1e6 / pairs)
-    cases = judge_matching(context, patterns, subjects, observation, seed=seed, duration_us=duration_us)
+    cases = cases_of(
+        judge_matching(context, patterns, subjects, observation, seed=seed, duration_us=duration_us)
+    )
     recorder.extend(cases)
     assert len(cases) == len(patterns) * len(subjects)
     diverged = [case for case in cases if case.verdict == "diverge"]
@@ -86,7 +89,7 @@ def test_documented_wildcard_examples(server: Backend, context: RunContext, reco
     subjects = list(dict.fromkeys(subject for _, subject in DOCUMENTED))
     clear_mappings(server)
     observation = observe_subscriptions(server.url, patterns, subjects)
-    cases = judge_matching(context, patterns, subjects, observation)
+    cases = cases_of(judge_matching(context, patterns, subjects, observation))
     recorder.extend(cases)
     assert not observation.failure, observation.failure
     by_pair = {(case.source, case.subject): case for case in cases}

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Final
+
+import pyarrow as pa
 
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
-from records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case
+from records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, Texts
 from records.schema import case_class_of as class_text
 from reference.channels import ServerSpec
 from reference.functions import canonical_functions
@@ -164,6 +167,49 @@ def make_case(
         layout=tuple(layout),
         oracle=oracle,
     )
+
+
+def agreeing_block(
+    context: RunContext,
+    *,
+    feature: str,
+    functions: Sequence[str],
+    source: str,
+    destination: str,
+    subjects: Texts,
+    expected: Texts,
+    buckets: Sequence[int | None] | pa.Array | None = None,
+    seed: int = 0,
+    duration_us: int = 0,
+    partitions: int = 0,
+    outcome: str = "",
+    oracle: str = "",
+) -> CaseBlock:
+    """The agreeing cases of one transform or pattern as one block: each observed what it expected, and
+    gets the next case id."""
+    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
+    shared = Case(
+        run_id=context.run_id,
+        case_id=-1,
+        implementation=context.implementation,
+        server_version=context.server_version,
+        backend=context.backend,
+        feature=feature,
+        functions="+".join(canonical_functions(functions)),
+        source=source,
+        destination=destination,
+        subject="",
+        expected="",
+        observed="",
+        verdict="agree",
+        partitions=partitions,
+        outcome=outcome,
+        seed=seed,
+        duration_us=duration_us,
+        oracle=oracle,
+    )
+    case_ids = list(islice(iter(context.next_case_id, None), len(subjects)))
+    return CaseBlock(shared, case_ids, subjects, expected, expected, buckets)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, islice
+from itertools import accumulate
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,13 +25,13 @@ from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
 from reference.errors import MappingError
-from reference.functions import canonical_functions
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform, compile_transform
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import (
     CRASH,
     RunContext,
+    agreeing_block,
     feature_of,
     judge_delivery,
     make_case,
@@ -357,30 +357,23 @@ def _judge_group(
         subject_column, expected = subject_column.filter(keep), expected.filter(keep)
         buckets = None if buckets is None else buckets.filter(keep)
     feature = feature_of(transform)
-    context.expectations.note_feature(context.server_version, feature, "+".join(transform.functions))
-    partitions = partition_position(transform)[1] if feature == "partition" else 0
-    shared = Case(
-        run_id=context.run_id,
-        case_id=-1,
-        implementation=context.implementation,
-        server_version=context.server_version,
-        backend=context.backend,
-        feature=feature,
-        functions="+".join(canonical_functions(transform.functions)),
-        source=transform.source,
-        destination=transform.destination,
-        subject="",
-        expected="",
-        observed="",
-        verdict="agree",
-        partitions=partitions,
-        outcome=DELIVERED if feature == "partition" else "",
-        seed=seed,
-        duration_us=duration_us,
-        oracle="" if context.oracle is None else "all-agree",
+    result.blocks.append(
+        agreeing_block(
+            context,
+            feature=feature,
+            functions=transform.functions,
+            source=transform.source,
+            destination=transform.destination,
+            subjects=subject_column,
+            expected=expected,
+            buckets=buckets,
+            seed=seed,
+            duration_us=duration_us,
+            partitions=partition_position(transform)[1] if feature == "partition" else 0,
+            outcome=DELIVERED if feature == "partition" else "",
+            oracle="" if context.oracle is None else "all-agree",
+        )
     )
-    case_ids = list(islice(iter(context.next_case_id, None), len(expected)))
-    result.blocks.append(CaseBlock(shared, case_ids, subject_column, expected, expected, buckets))
 
 
 def _apply_bisecting(

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import Case
+from records.schema import Case, CaseBlock, text_array
 from reference.matching import SubjectIndex
 from reference.profiles import ReleaseProfile
 from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, UNEXPECTED, RunContext, make_case
+from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, UNEXPECTED, RunContext, agreeing_block, make_case
 from suites.harness import SubscriptionObservation, observe_subscriptions
 from suites.strategies import matching_batches
 
@@ -43,20 +43,26 @@ def judge_matching(
     *,
     seed: int = 0,
     duration_us: int = 0,
-) -> list[Case]:
+) -> list[Case | CaseBlock]:
     """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
     ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
     (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
-    order, subscription id = position + 1."""
+    order, subscription id = position + 1. A pattern's agreeing cases are one block; the others single
+    cases, first."""
     index = SubjectIndex(patterns)
-    cases: list[Case] = []
+    single: list[Case | CaseBlock] = []
     kinds = [wildcard_kinds(pattern) for pattern in patterns]
+    agreeing: list[tuple[list[str], list[str]]] = [([], []) for _ in patterns]
     for position, subject in enumerate(subjects):
         matched = index.match(subject)
         confirmed = observation.received(position)
         for slot, pattern in enumerate(patterns):
             expected = "match" if pattern in matched else "no-match"
             arrived = observation.subjects_for(slot + 1, position)
+            if confirmed and len(arrived) == (expected == "match") and (not arrived or arrived[0] == subject):
+                agreeing[slot][0].append(subject)
+                agreeing[slot][1].append(expected)
+                continue
             observed = "|".join("match" if got == subject else f"match:{got}" for got in arrived)
             observed = observed or "no-match"
             if not arrived and not confirmed:
@@ -71,7 +77,7 @@ def judge_matching(
                 difference = DUPLICATED
             else:
                 difference = "wrong-subject"
-            cases.append(
+            single.append(
                 make_case(
                     context,
                     feature="matching",
@@ -87,7 +93,22 @@ def judge_matching(
                     duration_us=duration_us,
                 )
             )
-    return cases
+    for slot, (agreed, expected_texts) in enumerate(agreeing):
+        if agreed:
+            single.append(
+                agreeing_block(
+                    context,
+                    feature="matching",
+                    functions=kinds[slot],
+                    source=patterns[slot],
+                    destination="",
+                    subjects=text_array(agreed),
+                    expected=text_array(expected_texts),
+                    seed=seed,
+                    duration_us=duration_us,
+                )
+            )
+    return single
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ import itertools
 import pytest
 
 from records.expectations import Expectations
+from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families.matching import judge_matching, wildcard_kinds
 from suites.harness import SubscriptionObservation
@@ -39,7 +40,7 @@ def test_judge_matching_gives_every_pair_one_verdict() -> None:
         published=2,  # b was never confirmed: unknown for b, but deliveries still count
         failure="connection lost",
     )
-    cases = judge_matching(context(), patterns, subjects, observation)
+    cases = cases_of(judge_matching(context(), patterns, subjects, observation))
     assert len(cases) == 9
     verdicts = {(c.source, c.subject): (c.expected, c.observed, c.verdict, c.case_class) for c in cases}
     assert verdicts[("a.*", "a.x")] == ("match", "match", "agree", "")
