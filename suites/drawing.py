@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 
 from fixtures.children import start_child
 from fixtures.clients.adapter import PIPE_SIZE, TEMPLATES
-from reference.errors import ConformanceError
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import ReleaseProfile, for_version
 from reference.protocol import (
@@ -36,6 +35,7 @@ from reference.protocol import (
     TransformQuestion,
     ValidSubjectQuestion,
 )
+from suites.engine.prefetch import DrawingError
 from suites.strategies import (
     ODD_SOURCES,
     Enough,
@@ -299,10 +299,6 @@ def draw_stratum(
 
     if questions:
         run_batches(functools.partial(_draw, structures(profile, op, focus)), questions, seed, collect)
-
-
-class DrawingError(ConformanceError):
-    """The drawing process ended before it had drawn every question."""
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
 from suites.engine.family import Family, Judged, ServerLostError, check_many, record, verdicts
+from suites.engine.prefetch import units_drawn_apart
 from suites.engine.progress import Progress
 from suites.engine.verdicts import RunContext
 from suites.strategies import Enough, run_batches
@@ -67,7 +68,12 @@ def run_family(
     cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
     conforming run spends its budget on new draws; a unit drawn again is not run again. A family that
     runs units side by side runs them a full batch at a time, and the batch's score goes to the draw
-    that completed it."""
+    that completed it.
+
+    Until a unit shows an unexpected divergence, the units are drawn by a copy of this process while
+    this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
+    nothing, so drawing apart spends the budget on the same kind of draws. From the first unexpected
+    divergence on, the units are drawn here, and their scores guide the draws."""
     rng = random.Random(seed)
     strategy = family.units(session.profile)
     done = 0
@@ -118,6 +124,24 @@ def run_family(
             judged_apart = replace(context, expectations=part)
             for start in range(0, len(known), width):
                 run_units(known[start : start + width], judged_apart)
+    guided = False
+    with units_drawn_apart(strategy, budget, rng) as drawn_apart:
+        for unit in drawn_apart:
+            if done >= budget:
+                break
+            units += 1
+            seen.add(unit)
+            pending.append(unit)
+            if len(pending) >= width:
+                batch = pending[:width]
+                del pending[:width]
+                if run_units(batch):
+                    guided = True
+                    break
+    if not guided:
+        run_units(pending[:])
+        return done
+    rng = random.Random(f"{seed} guided")  # the drawing process drew from `rng`'s seeds
     # One unit per Hypothesis example, whatever `width`: an example's drawing slows with its size, so a
     # batch is filled from several examples.
     draw: Callable[[st.DataObject], Sequence[object]] = lambda data: [data.draw(strategy)]  # noqa: E731
