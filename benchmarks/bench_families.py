@@ -16,9 +16,10 @@ and calls of threads running side by side count the wall time they cover, once):
 - `streams`: JetStream stream creation and deletion (and a JetStream client's connection);
 - `streaming`: a NATS Streaming layout's servers started and stopped.
 
-Apart from the setup, `draw` is the wall time of drawing units (the engine's `data.draw` of a family's
-strategy: Hypothesis and the family's strategies), and `units/s drawing` the units per second of drawing
-alone: what no change to the setup or the server's work can take a family past.
+Apart from the setup, `draw` is the wall time the run spent drawing units itself (the engine's
+`data.draw` of a family's strategy: Hypothesis and the family's strategies) or waiting for the next unit
+of a drawing process (`suites.engine.prefetch`, which draws while the run runs the units before): what
+the run lost to drawing.
 
 With `--baseline TREE` (a `git worktree` of another commit) every measurement also runs on that tree's
 code, the two trees alternating within each repeat (which goes first alternates too), and the table
@@ -45,8 +46,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = ("start", "reload", "streams", "streaming")
-DRAW = ("hypothesis.strategies._internal.core", "DataObject", "draw")
-"""The call that draws a unit (`suites.engine.run.run_family`'s `data.draw`), timed as `draw`."""
+DRAW = (
+    ("hypothesis.strategies._internal.core", "DataObject", "draw"),
+    ("suites.engine.prefetch", "DrawnUnits", "__next__"),
+)
+"""The calls that draw a unit (`suites.engine.run.run_family`'s `data.draw`) or wait for one drawn
+apart, timed as `draw`; a call a tree lacks is skipped."""
 SETUP_CALLS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "start": (
         ("fixtures.servers.process", "ProcessBackend", "start"),
@@ -122,9 +127,12 @@ class Timers:
                 method = owner.__dict__.get(method_name)
                 if method is not None:
                     setattr(owner, method_name, self.wrap(category, method))
-        module_name, class_name, method_name = DRAW
-        owner = getattr(importlib.import_module(module_name), class_name)
-        setattr(owner, method_name, self.wrap("draw", getattr(owner, method_name)))
+        for module_name, class_name, method_name in DRAW:
+            try:
+                owner = getattr(importlib.import_module(module_name), class_name)
+            except ImportError:
+                continue
+            setattr(owner, method_name, self.wrap("draw", getattr(owner, method_name)))
         run = importlib.import_module("suites.engine.run")
         for name in ("check", "check_many"):
             checked = getattr(run, name, None)
@@ -219,23 +227,21 @@ def medians(results: list[dict[str, Any]]) -> dict[str, float]:
     for category in CATEGORIES:
         row[category] = statistics.median(r["setup"][category] / r["wall"] for r in results)
     row["setup"] = statistics.median(sum(r["setup"].values()) / r["wall"] for r in results)
-    drawn = [r for r in results if r.get("draw")]  # a worker of a tree before the draw timer has none
-    row["draw"] = statistics.median(r["draw"] / r["wall"] for r in drawn) if drawn else 0.0
-    row["units/s drawing"] = statistics.median(r["units"] / r["draw"] for r in drawn) if drawn else 0.0
+    row["draw"] = statistics.median(r.get("draw", 0.0) / r["wall"] for r in results)
     return row
 
 
 def table(name: str, rows: dict[str, dict[str, float]]) -> Iterator[str]:
     yield f"\n{name}"
     shares = " | ".join(CATEGORIES)
-    yield f"| family | wall | cases | units | cases/s | units/s | setup | {shares} | draw | units/s drawing |"
-    yield "|---" * (9 + len(CATEGORIES)) + "|"
+    yield f"| family | wall | cases | units | cases/s | units/s | setup | {shares} | draw |"
+    yield "|---" * (8 + len(CATEGORIES)) + "|"
     for family, row in rows.items():
         parts = [f"{row[category]:.0%}" for category in CATEGORIES]
         yield (
             f"| {family} | {row['wall']:.1f} s | {row['cases']:,.0f} | {row['units']:,.0f} | "
             f"{row['cases/s']:,.0f} | {row['units/s']:,.1f} | {row['setup']:.0%} | {' | '.join(parts)} | "
-            f"{row['draw']:.0%} | {row['units/s drawing']:,.1f} |"
+            f"{row['draw']:.0%} |"
         )
 
 

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from hypothesis import strategies as st
 
-from fixtures.children import fork_child
+from fixtures.children import Forked, fork_child
 from fixtures.clients.adapter import PIPE_SIZE
 from reference.errors import ConformanceError
 from suites.strategies import Enough, run_batches
@@ -52,23 +52,35 @@ def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
     pickle.dump(None, out, pickle.HIGHEST_PROTOCOL)
 
 
+class DrawnUnits:
+    """The units a drawing process sends, in order (`units_drawn_apart`)."""
+
+    def __init__(self, child: Forked) -> None:
+        self.child = child
+
+    def __iter__(self) -> DrawnUnits:
+        return self
+
+    def __next__(self) -> Any:
+        """The next unit, once the drawing process has drawn it."""
+        try:
+            unit = pickle.load(self.child.stdout)
+        except EOFError:
+            raise DrawingError(f"the drawing process exited with status {self.child.wait()}") from None
+        if unit is None:
+            raise StopIteration
+        return unit
+
+
 @contextlib.contextmanager
 def units_drawn_apart(
     strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
-) -> Iterator[Iterator[Any]]:
+) -> Iterator[DrawnUnits]:
     """The units `draw_units` draws, drawn by a copy of this process while the caller runs the ones
     before (the copy draws from a copy of `rng`, which is left as it was); the copy is killed when the
     block ends."""
     child = fork_child(lambda out: draw_units(strategy, budget, rng, out), pipe_size=PIPE_SIZE)
-
-    def units() -> Iterator[Any]:
-        try:
-            while (unit := pickle.load(child.stdout)) is not None:
-                yield unit
-        except EOFError:
-            raise DrawingError(f"the drawing process exited with status {child.wait()}") from None
-
     try:
-        yield units()
+        yield DrawnUnits(child)
     finally:
         child.kill()
