@@ -178,15 +178,19 @@ def agreeing_block(
     destination: str,
     subjects: Texts,
     expected: Texts,
+    observed: Texts | None = None,
     buckets: Sequence[int | None] | pa.Array | None = None,
+    bucket: int | None = None,
     seed: int = 0,
     duration_us: int = 0,
     partitions: int = 0,
     outcome: str = "",
     oracle: str = "",
+    steps: tuple[str, ...] = (),
+    weights: Sequence[WeightedDestination] = (),
 ) -> CaseBlock:
-    """The agreeing cases of one transform or pattern as one block: each observed what it expected, and
-    gets the next case id."""
+    """The agreeing cases of one transform, pattern or list as one block, each getting the next case id:
+    each observed what it expected (`observed`, when given: what it observed that agrees)."""
     context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     shared = Case(
         run_id=context.run_id,
@@ -203,13 +207,18 @@ def agreeing_block(
         observed="",
         verdict="agree",
         partitions=partitions,
+        bucket=bucket,
         outcome=outcome,
         seed=seed,
         duration_us=duration_us,
+        steps=steps,
+        weights=tuple(weights),
         oracle=oracle,
     )
     case_ids = list(islice(iter(context.next_case_id, None), len(subjects)))
-    return CaseBlock(shared, case_ids, subjects, expected, expected, buckets)
+    return CaseBlock(
+        shared, case_ids, subjects, expected, expected if observed is None else observed, buckets
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +268,34 @@ class UnitCases:
             weights=self.weights,
         )
         return replace(made, steps=self.steps)
+
+    def block(
+        self,
+        *,
+        subjects: Texts,
+        expected: Texts,
+        observed: Texts,
+        duration_us: int = 0,
+        bucket: int | None = None,
+        outcome: str = "",
+    ) -> CaseBlock:
+        """Its agreeing cases of one `bucket` and `outcome` as one block (`agreeing_block`)."""
+        return agreeing_block(
+            self.context,
+            feature=self.feature,
+            functions=self.functions,
+            source=self.source,
+            destination=self.destination,
+            subjects=subjects,
+            expected=expected,
+            observed=observed,
+            bucket=bucket,
+            seed=self.seed,
+            duration_us=duration_us,
+            outcome=outcome,
+            steps=self.steps,
+            weights=self.weights,
+        )
 
 
 def acceptance(refusal: str, server_message: str | None) -> tuple[str, str, str]:

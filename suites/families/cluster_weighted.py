@@ -33,7 +33,7 @@ from fixtures.servers.process import ProcessBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.replay import CLUSTER_SUFFIX
-from records.schema import Case
+from records.schema import Case, CaseBlock
 from reference.profiles import ReleaseProfile
 from reference.weighted import WeightedDestination
 from suites.engine.family import Judged, TargetServer
@@ -153,12 +153,17 @@ class ClusterWeightedFamily(TargetServer):
         observed: tuple[WeightedObservation, ...],
     ) -> Judged:
         """Each server's messages and shares against the list its cluster uses (a refusal: one case)."""
-        judged: list[Case] = []
+        judged: list[Case | CaseBlock] = []
         for cluster, observation in zip(CLUSTERS, observed, strict=False):
             cases = judge_weighted(context, profile, replace(unit, cluster=cluster), observation).all_cases
             if cluster != CLUSTERS[0]:
                 step = json.dumps({"published-on": cluster})
-                cases = [replace(case, steps=(*case.steps, step)) for case in cases]
+                cases = [
+                    replace(case, shared=replace(case.shared, steps=(*case.shared.steps, step)))
+                    if isinstance(case, CaseBlock)
+                    else replace(case, steps=(*case.steps, step))
+                    for case in cases
+                ]
             judged += cases
         return judged
 

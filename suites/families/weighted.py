@@ -42,7 +42,7 @@ from fixtures.errors import ConfigRejectedError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
-from records.schema import DELIVERED, LOST, UNCHANGED, Case
+from records.schema import DELIVERED, LOST, UNCHANGED, Case, CaseBlock
 from reference.errors import MappingError
 from reference.profiles import ReleaseProfile
 from reference.transform import Transform
@@ -74,26 +74,24 @@ class Category:
 
 @dataclass(slots=True)
 class WeightedResult:
-    """The cases of one weighted run and its summary case."""
+    """The cases of one weighted run: the messages that agree, a block per outcome and bucket; the
+    others one case each; and its summary case."""
 
+    blocks: list[CaseBlock] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
     summary: Case | None = None
 
     @property
-    def all_cases(self) -> list[Case]:
-        return [*self.cases, *([self.summary] if self.summary else [])]
+    def all_cases(self) -> list[Case | CaseBlock]:
+        return [*self.blocks, *self.cases, *([self.summary] if self.summary else [])]
 
-
-def agreeing(cases: Sequence[Case], bucket: int | None) -> int:
-    """How many message cases (those with an `outcome`) agree on `bucket`."""
-    return sum(1 for case in cases if case.outcome and case.verdict == "agree" and case.bucket == bucket)
-
-
-def selected(cases: Sequence[Case], bucket: int | None) -> int:
-    """How many message cases the draw sent to `bucket`: those agreeing on it and, for loss, the
-    remainder delivered unchanged instead of lost."""
-    unchanged = sum(1 for case in cases if case.difference == REMAINDER_DELIVERED) if bucket == LOSS else 0
-    return agreeing(cases, bucket) + unchanged
+    def selected(self, bucket: int | None) -> int:
+        """How many messages the draw sent to `bucket`: those agreeing on it and, for loss, the remainder
+        delivered unchanged instead of lost."""
+        agreeing = sum(len(block) for block in self.blocks if block.shared.bucket == bucket)
+        if bucket != LOSS:
+            return agreeing
+        return agreeing + sum(1 for case in self.cases if case.difference == REMAINDER_DELIVERED)
 
 
 def categories_of(mapping: WeightedMapping) -> tuple[Category, ...]:
@@ -184,6 +182,7 @@ def judge_weighted(
     duration_us = observed.duration_us
     loss_allowed = any(c.bucket == LOSS for c in categories)
     cases = UnitCases(context, "weighted", functions, source, "", seed, run.steps, tuple(entries))
+    agreed: dict[tuple[int | None, str], tuple[list[str], list[str], list[str]]] = {}
     for index, subject in enumerate(subjects):
         outcomes = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}
         expected = "|".join([*outcomes, *(["(dropped)"] if loss_allowed else [])])
@@ -199,6 +198,12 @@ def judge_weighted(
             difference, outcome = REMAINDER_DELIVERED, UNCHANGED
         else:
             difference = "impossible-destination"
+        if not difference:
+            texts = agreed.setdefault((bucket, outcome), ([], [], []))
+            texts[0].append(subject)
+            texts[1].append(expected)
+            texts[2].append("|".join(arrived))
+            continue
         result.cases.append(
             cases.case(
                 subject=subject,
@@ -211,7 +216,18 @@ def judge_weighted(
                 outcome=outcome,
             )
         )
-    counts = [selected(result.cases, c.bucket) for c in categories]
+    for (bucket, outcome), (agreed_subjects, expected_texts, observed_texts) in agreed.items():
+        result.blocks.append(
+            cases.block(
+                subjects=agreed_subjects,
+                expected=expected_texts,
+                observed=observed_texts,
+                duration_us=duration_us,
+                bucket=bucket,
+                outcome=outcome,
+            )
+        )
+    counts = [result.selected(c.bucket) for c in categories]
     fit = chi_square(counts, [c.share for c in categories])
     names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
     difference = "distribution" if fit.rejected else ""

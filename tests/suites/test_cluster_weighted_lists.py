@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from records.expectations import Expectations
 from reference.profiles import for_version
 from reference.weighted import WeightedDestination, compile_weighted
+from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.cluster_weighted import CLUSTERS, scoped_lists
@@ -77,11 +78,11 @@ def test_each_server_is_judged_by_its_own_clusters_entries() -> None:
     profile = for_version("2.14.9")
     east = delivered([s.replace("wt.s", "wt.d5") for s in subjects])
     west = delivered([s.replace("wt.s", "wt.d7") for s in subjects])
-    judged = family.judge(context, profile, unit, (east, west))
+    judged = cases_of(family.judge(context, profile, unit, (east, west)))
     assert len(judged) == 2 * (len(subjects) + 1)
     assert {case.verdict for case in judged} == {"agree"}
     assert sum(bool(case.steps) for case in judged) == len(subjects) + 1
-    swapped = family.judge(context, profile, unit, (east, east))
+    swapped = cases_of(family.judge(context, profile, unit, (east, east)))
     wrong = [case for case in swapped if case.verdict == "diverge"]
     assert {case.difference for case in wrong} >= {"impossible-destination"}
     assert all(case.steps == ('{"published-on": "west"}',) for case in wrong)

@@ -16,6 +16,7 @@ from records.expectations import Expectations
 from reference.errors import MappingError
 from reference.profiles import for_version
 from reference.weighted import WeightedDestination, compile_weighted
+from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES
 from suites.families.weighted import (
@@ -146,8 +147,11 @@ def test_a_single_entry_run_carries_its_form_in_every_case() -> None:
     run = WeightedRun("wt.s", (W("wt.d0", 100),), ("wt.s",) * 3, cluster=CLUSTER, single=True)
     deliveries = SubscriptionObservation({(1, i): ["wt.d0"] for i in range(3)}, published=3)
     result = judge_weighted(context(), for_version("2.14.9"), run, WeightedObservation(deliveries=deliveries))
-    assert {case.steps for case in result.all_cases} == {(SINGLE_STEP,)}
-    assert {case.verdict for case in result.all_cases} == {"agree"}
+    cases = cases_of(result.all_cases)
+    assert len(cases) == 4  # three messages and the shares
+    assert {case.steps for case in cases} == {(SINGLE_STEP,)}
+    assert {case.verdict for case in cases} == {"agree"}
+    assert {(case.bucket, case.observed) for case in cases if case.kind == "case"} == {(0, "wt.d0")}
 
 
 def test_refused_families_draw_only_refused_lists_and_run_in_a_cluster() -> None:
