@@ -637,6 +637,26 @@ def run_batches(
         raise ended[0]
 
 
+def runs_of_units(
+    strategy: st.SearchStrategy[Drawn],
+    budget: int,
+    rng: random.Random,
+    on_units: Callable[[list[Drawn]], float],
+    drawn: Callable[[], int],
+    *,
+    after_run: Callable[[], object] = lambda: None,
+) -> None:
+    """Runs of `run_batches`, one unit of `strategy` per example and each run seeded from `rng`, until
+    `drawn()` distinct units reach `budget` or a run draws nothing new (Hypothesis draws some units again,
+    so a run of N examples draws fewer than N); `after_run` follows each run."""
+    while drawn() < budget:
+        before = drawn()
+        run_batches(lambda data: [data.draw(strategy)], budget - before, rng.randrange(2**32), on_units)
+        after_run()
+        if drawn() == before:
+            break
+
+
 class Enough(Exception):
     """Raised by a batch callback once its budget is spent: ends `run_batches`."""
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fixtures.children import Forked, fork_child
 from fixtures.clients.adapter import PIPE_SIZE
 from reference.errors import ConformanceError
-from suites.strategies import Enough, run_batches
+from suites.strategies import Enough, runs_of_units
 
 
 class DrawingError(ConformanceError):
@@ -29,9 +29,8 @@ class DrawingError(ConformanceError):
 
 
 def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random, out: IO[bytes]) -> None:
-    """Up to `budget` distinct units of `strategy`, generated as `run_family` generates them when every
-    score is nothing (runs of Hypothesis examples without shrinking, each seeded from `rng`, until the
-    budget is drawn or a run draws nothing new), pickled to `out` one by one, then None."""
+    """Up to `budget` distinct units of `strategy`, drawn as `run_family` draws them itself
+    (`runs_of_units`) while every score is nothing, pickled to `out` one by one, then None."""
     seen: set[object] = set()
 
     def emit(drawn: Sequence[object]) -> float:
@@ -44,11 +43,7 @@ def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
         out.flush()
         return 0.0
 
-    while len(seen) < budget:
-        before = len(seen)
-        run_batches(lambda data: [data.draw(strategy)], budget - len(seen), rng.randrange(2**32), emit)
-        if len(seen) == before:
-            break
+    runs_of_units(strategy, budget, rng, emit, lambda: len(seen))
     pickle.dump(None, out, pickle.HIGHEST_PROTOCOL)
 
 

@@ -8,11 +8,9 @@ judged.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-
-from hypothesis import strategies as st
 
 from fixtures.session import Session
 from records.schema import Case
@@ -22,7 +20,7 @@ from suites.engine.family import Family, Judged, ServerLostError, check_many, re
 from suites.engine.prefetch import units_drawn_apart
 from suites.engine.progress import Progress
 from suites.engine.verdicts import RunContext
-from suites.strategies import Enough, run_batches
+from suites.strategies import Enough, runs_of_units
 
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
@@ -141,15 +139,14 @@ def run_family(
     if not guided:
         run_units(pending[:])
         return done
-    rng = random.Random(f"{seed} guided")  # the drawing process drew from `rng`'s seeds
-    # One unit per Hypothesis example, whatever `width`: an example's drawing slows with its size, so a
-    # batch is filled from several examples.
-    draw: Callable[[st.DataObject], Sequence[object]] = lambda data: [data.draw(strategy)]  # noqa: E731
-    while done < budget and units < budget:
-        before = units
-        run_batches(draw, budget - units, rng.randrange(2**32), on_units)
+
+    def tail() -> None:
+        """Run the units a run of examples left queued."""
         run_units(pending[:])
         pending.clear()
-        if units == before:
-            break
+
+    # The drawing process drew from `rng`'s seeds; one unit per Hypothesis example, whatever `width`: an
+    # example's drawing slows with its size, so a batch is filled from several examples.
+    drawn = lambda: budget if done >= budget else units  # noqa: E731
+    runs_of_units(strategy, budget, random.Random(f"{seed} guided"), on_units, drawn, after_run=tail)
     return done

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 
@@ -88,6 +88,17 @@ def feature_of(transform: Transform) -> str:
     return "partition" if "partition" in transform.functions else "mapping"
 
 
+def transform_columns(transform: Transform) -> dict[str, Any]:
+    """The columns every case of a mapping shares (feature, functions, source, destination), as
+    `make_case` and `agreeing_block` name them."""
+    return {
+        "feature": feature_of(transform),
+        "functions": transform.functions,
+        "source": transform.source,
+        "destination": transform.destination,
+    }
+
+
 def case_class_of(feature: str, functions: Sequence[str], difference: str) -> str:
     """A divergence's class as text (records.schema.case_class_of), the functions as
     `canonical_functions` gives them."""
@@ -117,11 +128,12 @@ def make_case(
     weights: Sequence[WeightedDestination] = (),
     layout: Sequence[ServerSpec] = (),
     oracle: str = "",
+    case_id: int | None = None,
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
     which of reference, server and engine agree (`suites.oracle`); `kind`, `bucket` and `outcome` are
-    as `records.schema` has them."""
+    as `records.schema` has them. It gets the run's next case id unless `case_id` is given."""
     context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     expectation = ""
     if not difference:
@@ -140,7 +152,7 @@ def make_case(
         expectation = entry.id if entry else ""
     return Case(
         run_id=context.run_id,
-        case_id=context.next_case_id(),
+        case_id=context.next_case_id() if case_id is None else case_id,
         implementation=context.implementation,
         server_version=context.server_version,
         backend=context.backend,
@@ -172,53 +184,20 @@ def make_case(
 def agreeing_block(
     context: RunContext,
     *,
-    feature: str,
-    functions: Sequence[str],
-    source: str,
-    destination: str,
     subjects: Texts,
     expected: Texts,
     observed: Texts | None = None,
     buckets: Sequence[int | None] | pa.Array | None = None,
-    bucket: int | None = None,
-    seed: int = 0,
-    duration_us: int = 0,
-    partitions: int = 0,
-    outcome: str = "",
-    oracle: str = "",
     steps: tuple[str, ...] = (),
-    weights: Sequence[WeightedDestination] = (),
+    **columns: Any,
 ) -> CaseBlock:
     """The agreeing cases of one transform, pattern or list as one block, each getting the next case id:
-    each observed what it expected (`observed`, when given: what it observed that agrees)."""
-    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
-    shared = Case(
-        run_id=context.run_id,
-        case_id=-1,
-        implementation=context.implementation,
-        server_version=context.server_version,
-        backend=context.backend,
-        feature=feature,
-        functions="+".join(canonical_functions(functions)),
-        source=source,
-        destination=destination,
-        subject="",
-        expected="",
-        observed="",
-        verdict="agree",
-        partitions=partitions,
-        bucket=bucket,
-        outcome=outcome,
-        seed=seed,
-        duration_us=duration_us,
-        steps=steps,
-        weights=tuple(weights),
-        oracle=oracle,
-    )
+    each observed what it expected (`observed`, when given: what it observed that agrees). `columns` are
+    those the block's cases share, as `make_case` takes them."""
+    shared = make_case(context, subject="", expected="", observed="", difference="", case_id=-1, **columns)
     case_ids = list(islice(iter(context.next_case_id, None), len(subjects)))
-    return CaseBlock(
-        shared, case_ids, subjects, expected, expected if observed is None else observed, buckets
-    )
+    observed = expected if observed is None else observed
+    return CaseBlock(replace(shared, steps=steps), case_ids, subjects, expected, observed, buckets)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +215,17 @@ class UnitCases:
     steps: tuple[str, ...] = ()
     weights: Sequence[WeightedDestination] = ()
 
+    def _shared(self) -> dict[str, Any]:
+        """The columns every case of the unit has alike, as `make_case` and `agreeing_block` name them."""
+        return {
+            "feature": self.feature,
+            "functions": self.functions,
+            "source": self.source,
+            "destination": self.destination,
+            "seed": self.seed,
+            "weights": self.weights,
+        }
+
     def case(
         self,
         *,
@@ -251,50 +241,30 @@ class UnitCases:
     ) -> Case:
         made = make_case(
             self.context,
-            feature=self.feature,
-            functions=self.functions,
-            source=self.source,
-            destination=self.destination,
+            **self._shared(),
             subject=subject,
             expected=expected,
             observed=observed,
             difference=difference,
             detail=detail,
-            seed=self.seed,
             duration_us=duration_us,
             bucket=bucket,
             outcome=outcome,
             kind=kind,
-            weights=self.weights,
         )
         return replace(made, steps=self.steps)
 
-    def block(
-        self,
-        *,
-        subjects: Texts,
-        expected: Texts,
-        observed: Texts,
-        duration_us: int = 0,
-        bucket: int | None = None,
-        outcome: str = "",
-    ) -> CaseBlock:
-        """Its agreeing cases of one `bucket` and `outcome` as one block (`agreeing_block`)."""
+    def block(self, *, subjects: Texts, expected: Texts, observed: Texts, **columns: Any) -> CaseBlock:
+        """Its agreeing cases of one bucket and outcome as one block (`agreeing_block`; `columns`:
+        `duration_us`, `bucket`, `outcome`)."""
         return agreeing_block(
             self.context,
-            feature=self.feature,
-            functions=self.functions,
-            source=self.source,
-            destination=self.destination,
+            **self._shared(),
+            **columns,
             subjects=subjects,
             expected=expected,
             observed=observed,
-            bucket=bucket,
-            seed=self.seed,
-            duration_us=duration_us,
-            outcome=outcome,
             steps=self.steps,
-            weights=self.weights,
         )
 
 
@@ -422,10 +392,7 @@ def judge_delivery(
         bucket, outcome = landing(arrived, position)
     return make_case(
         context,
-        feature=feature,
-        functions=transform.functions,
-        source=transform.source,
-        destination=transform.destination,
+        **transform_columns(transform),
         subject=subject,
         expected=expected,
         observed=observed,

@@ -36,6 +36,7 @@ from suites.engine.verdicts import (
     judge_delivery,
     make_case,
     rejection_case,
+    transform_columns,
 )
 from suites.expected import ExpectedSubjects, instance_of, partition_position
 from suites.harness import Observation, publish_and_observe
@@ -360,10 +361,7 @@ def _judge_group(
     result.blocks.append(
         agreeing_block(
             context,
-            feature=feature,
-            functions=transform.functions,
-            source=transform.source,
-            destination=transform.destination,
+            **transform_columns(transform),
             subjects=subject_column,
             expected=expected,
             buckets=buckets,

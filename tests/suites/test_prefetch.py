@@ -1,6 +1,5 @@
 """Units drawn by a copy of the process (`suites.engine.prefetch`) are the units `run_family` draws
-itself when every score is nothing, in the same order; a run that finds something unexpected draws the
-rest itself."""
+itself when every score is nothing, in the same order."""
 
 from __future__ import annotations
 
@@ -11,14 +10,13 @@ import pytest
 from hypothesis import strategies as st
 
 from suites.engine.prefetch import DrawingError, units_drawn_apart
-from suites.strategies import Enough, run_batches
+from suites.strategies import Enough, runs_of_units
 
 UNITS = st.tuples(st.integers(0, 50), st.sampled_from("abc"))
 
 
 def drawn_here(budget: int, seed: int) -> list[object]:
-    """What `run_family`'s own loop draws: runs of examples seeded from one generator, each unit once."""
-    rng = random.Random(seed)
+    """What `run_family` draws itself (`runs_of_units`) while every score is nothing."""
     units: list[object] = []
 
     def on_units(drawn: Sequence[object]) -> float:
@@ -27,11 +25,7 @@ def drawn_here(budget: int, seed: int) -> list[object]:
         units.extend(unit for unit in drawn if unit not in units)
         return 0.0
 
-    while len(units) < budget:
-        before = len(units)
-        run_batches(lambda data: [data.draw(UNITS)], budget - len(units), rng.randrange(2**32), on_units)
-        if len(units) == before:
-            break
+    runs_of_units(UNITS, budget, random.Random(seed), on_units, lambda: len(units))
     return units
 
 
