@@ -1,5 +1,6 @@
 """The family registry is imported in every process: it loads neither protobuf nor the NATS Streaming
-client, which the streaming family imports only when it probes channels (the `streaming` extra)."""
+client, which the streaming family imports only when it probes channels (the `streaming` extra), nor
+SciPy, which the weighted family imports only when it judges a list's shares."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_registry_imports_no_protobuf_and_no_streaming_client() -> None:
+def test_the_registry_imports_no_protobuf_no_streaming_client_and_no_scipy() -> None:
     probe = (
         "import sys, suites.families\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('google', 'fixtures.clients.streaming'))))"
+        "lazy = ('google', 'fixtures.clients.streaming', 'scipy')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(lazy)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
