@@ -72,7 +72,6 @@ def run_family(
     this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
     nothing, so drawing apart spends the budget on the same kind of draws. From the first unexpected
     divergence on, the units are drawn here, and their scores guide the draws."""
-    rng = random.Random(seed)
     strategy = family.units(session.profile)
     done = 0
     units = 0
@@ -123,7 +122,7 @@ def run_family(
             for start in range(0, len(known), width):
                 run_units(known[start : start + width], judged_apart)
     guided = False
-    with units_drawn_apart(strategy, budget, rng) as drawn_apart:
+    with units_drawn_apart(strategy, budget, random.Random(seed)) as drawn_apart:
         for unit in drawn_apart:
             if done >= budget:
                 break
@@ -145,7 +144,7 @@ def run_family(
         run_units(pending[:])
         pending.clear()
 
-    # The drawing process drew from `rng`'s seeds; one unit per Hypothesis example, whatever `width`: an
+    # Seeds other than the drawing process's; one unit per Hypothesis example, whatever `width`: an
     # example's drawing slows with its size, so a batch is filled from several examples.
     drawn = lambda: budget if done >= budget else units  # noqa: E731
     runs_of_units(strategy, budget, random.Random(f"{seed} guided"), on_units, drawn, after_run=tail)
