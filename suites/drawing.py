@@ -2,32 +2,28 @@
 
 Hypothesis draws each family's structure (a mapping, a pattern, a partition count, a subject rule) and a
 generator it seeds draws the family's questions (`family_of`), kept as a template question and the
-values its questions differ in (`Family`). `families_drawn` runs the drawing in a child process
-(``python -m suites.drawing``) beside the asking and judging; the child writes batches of families to
-a pipe and dies when that pipe closes, however its parent ended. A seed names the same
-questions in the child as anywhere else: `draw_families` depends on the seed alone.
+values its questions differ in (`Family`). `families_drawn` runs the drawing in a copy of the process
+beside the asking and judging; the copy writes batches of families to a pipe and dies when that pipe
+closes, however its parent ended. A seed names the same questions in the copy as anywhere else:
+`draw_families` depends on the seed alone.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import pickle
 import random
-import signal
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from hypothesis import strategies as st
 
-from fixtures.children import start_child
+from fixtures.children import fork_child
 from fixtures.clients.adapter import PIPE_SIZE, TEMPLATES
 from reference.functions import MAPPING_FUNCTIONS
-from reference.profiles import ReleaseProfile, for_version
+from reference.profiles import ReleaseProfile
 from reference.protocol import (
     MatchQuestion,
     PartitionQuestion,
@@ -46,8 +42,6 @@ from suites.strategies import (
     run_batches,
     sources,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 BATCH = 2000
 """Questions per round trip to the adapter."""
@@ -305,47 +299,28 @@ def draw_stratum(
 def families_drawn(
     profile: ReleaseProfile, cases: int, seed: int, engine_only: bool
 ) -> Iterator[Iterator[list[Family]]]:
-    """The batches `draw_families` hands out, drawn by a child process while the caller works on the
-    ones before (a pipe of `PIPE_SIZE` lets it run ahead); the child is killed when the block ends."""
-    mode = "engine" if engine_only else "account"
-    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
-    child = start_child(
-        [sys.executable, "-m", "suites.drawing", profile.name, str(cases), str(seed), mode],
-        pipe_size=PIPE_SIZE,
-        environment={"PYTHONPATH": path},
-        refused=lambda name, why: DrawingError(f"cannot run {name}: {why}"),
-    )
-    pipe = child.stdout
+    """The batches `draw_families` hands out, drawn by a copy of this process
+    (`fixtures.children.fork_child`) while the caller works on the ones before (a pipe of `PIPE_SIZE`
+    lets it run ahead); the copy is killed when the block ends."""
+
+    def draw(out: IO[bytes]) -> None:
+        def emit(batch: list[Family] | None) -> None:
+            pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
+            out.flush()
+
+        draw_families(profile, cases, seed, engine_only, emit)
+        emit(None)
+
+    child = fork_child(draw, pipe_size=PIPE_SIZE)
 
     def batches() -> Iterator[list[Family]]:
         try:
-            while (batch := pickle.load(pipe)) is not None:
+            while (batch := pickle.load(child.stdout)) is not None:
                 yield batch
         except EOFError:
-            raise DrawingError(f"the drawing process exited with status {child.process.wait()}") from None
+            raise DrawingError(f"the drawing process exited with status {child.wait()}") from None
 
     try:
         yield batches()
     finally:
         child.kill()
-
-
-def main() -> None:
-    """``python -m suites.drawing RELEASE CASES SEED MODE``: `draw_families`' batches pickled to standard
-    output, then None."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent ends it
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # its parent gone, the next write ends it
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # nothing printed can mix into the pickles
-    release, cases, seed, mode = sys.argv[1:]
-
-    def emit(batch: list[Family] | None) -> None:
-        pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
-        out.flush()
-
-    draw_families(for_version(release), int(cases), int(seed), mode == "engine", emit)
-    emit(None)
-
-
-if __name__ == "__main__":
-    main()

@@ -15,7 +15,7 @@ from reference.environment import VARIABLES
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("reference", "fixtures", "suites", "records", "reports")
 PASSED_THROUGH = {"PYTHONPATH"}
-"""Read only to hand on to a child process with the checkout added (suites/drawing.py): not a setting."""
+"""Read only to hand on to a child process with the checkout added (fixtures/reaper.py): not a setting."""
 INDIRECT = {"fixtures/configfile.py": {key.environment for key in KEYS.values() if key.environment}}
 """The variables a module reads through a name the scan cannot follow (the configuration file's keys
 that an environment variable overrides)."""
