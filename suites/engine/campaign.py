@@ -211,6 +211,7 @@ def run_one(
     expectations: Expectations,
     diverged: list[Case],
     progress: Progress | None = None,
+    draw_apart: bool = True,
 ) -> list[FamilyOutcome]:
     """One family on a server of `target` started for it (a start that fails is tried again, and each
     retry journaled as a restart: `Session.started`), counted on `progress` (the campaign's; by default
@@ -257,6 +258,7 @@ def run_one(
                         if plan.known_cases
                         else ()
                     ),
+                    draw_apart=draw_apart,
                 )
             except ServerLostError as lost:
                 if target.backend != "external":

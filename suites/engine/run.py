@@ -56,6 +56,7 @@ def run_family(
     seed: int,
     sink: Sink,
     known: Sequence[object] = (),
+    draw_apart: bool = True,
 ) -> int:
     """Run the `known` units first (the listed findings' cases, as Hypothesis replays its database
     before it generates), then draw, execute, judge and record units until `budget` cases are recorded
@@ -71,7 +72,8 @@ def run_family(
     Until a unit shows an unexpected divergence, the units are drawn by a copy of this process while
     this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
     nothing, so drawing apart spends the budget on the same kind of draws. From the first unexpected
-    divergence on, the units are drawn here, and their scores guide the draws."""
+    divergence on, the units are drawn here, and their scores guide the draws. Without `draw_apart` (a
+    scaled-out task, whose cluster's workers fill the cores) every unit is drawn here."""
     strategy = family.units(session.profile)
     done = 0
     units = 0
@@ -121,21 +123,25 @@ def run_family(
             judged_apart = replace(context, expectations=part)
             for start in range(0, len(known), width):
                 run_units(known[start : start + width], judged_apart)
-    guided = False
-    with units_drawn_apart(strategy, budget, random.Random(seed)) as drawn_apart:
-        for unit in drawn_apart:
-            if done >= budget:
-                break
-            units += 1
-            seen.add(unit)
-            pending.append(unit)
-            if len(pending) >= width:
-                batch = pending[:width]
-                del pending[:width]
-                if run_units(batch):
-                    guided = True
+
+    def run_drawn_apart() -> bool:
+        """Run the units the drawing process draws; True once one showed an unexpected divergence."""
+        nonlocal units
+        with units_drawn_apart(strategy, budget, random.Random(seed)) as drawn_apart:
+            for unit in drawn_apart:
+                if done >= budget:
                     break
-    if not guided:
+                units += 1
+                seen.add(unit)
+                pending.append(unit)
+                if len(pending) >= width:
+                    batch = pending[:width]
+                    del pending[:width]
+                    if run_units(batch):
+                        return True
+        return False
+
+    if draw_apart and not run_drawn_apart():
         run_units(pending[:])
         return done
 
@@ -147,5 +153,6 @@ def run_family(
     # Seeds other than the drawing process's; one unit per Hypothesis example, whatever `width`: an
     # example's drawing slows with its size, so a batch is filled from several examples.
     drawn = lambda: budget if done >= budget else units  # noqa: E731
-    runs_of_units(strategy, budget, random.Random(f"{seed} guided"), on_units, drawn, after_run=tail)
+    rng = random.Random(f"{seed} guided" if draw_apart else seed)
+    runs_of_units(strategy, budget, rng, on_units, drawn, after_run=tail)
     return done

@@ -154,6 +154,7 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
                 writer=writer,
                 expectations=expectations,
                 diverged=result.diverged,
+                draw_apart=False,  # the cluster's workers already fill the cores
             )
         except BaseException as error:  # every ending is in the result
             cause = interruption(error)
