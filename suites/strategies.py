@@ -540,7 +540,7 @@ def pool_pattern(draw: st.DrawFn, pool: Sequence[str]) -> str:
     tokens = len(pool)
     picks = [draw(below(2 * tokens)) for _ in range(draw(sizes(0, 4)))]
     body = [pool[index] if index < tokens else "*" for index in picks]
-    if not body or draw(st.booleans()):
+    if not body or draw(BOOLEANS):
         body.append(">")
     return ".".join(body)
 
@@ -548,7 +548,7 @@ def pool_pattern(draw: st.DrawFn, pool: Sequence[str]) -> str:
 def pool_subject(draw: st.DrawFn, pool: Sequence[str], patterns: Sequence[str]) -> str:
     """A subject of `matching_batches`: one of `patterns` with its wildcards filled with pool tokens, or
     1-5 pool tokens."""
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         parts: list[str] = []
         for part in pick(draw, patterns).split("."):
             if part == "*":

@@ -47,10 +47,10 @@ def judge_matching(
     """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
     ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
     (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
-    order, subscription id = position + 1. A pattern's agreeing cases are one block; the others single
-    cases, first."""
+    order, subscription id = position + 1. The cases that differ come one by one, then each pattern's
+    agreeing cases as one block."""
     index = SubjectIndex(patterns)
-    single: list[Case | CaseBlock] = []
+    judged: list[Case | CaseBlock] = []
     kinds = [wildcard_kinds(pattern) for pattern in patterns]
     agreeing: list[tuple[list[str], list[str]]] = [([], []) for _ in patterns]
     for position, subject in enumerate(subjects):
@@ -77,7 +77,7 @@ def judge_matching(
                 difference = DUPLICATED
             else:
                 difference = "wrong-subject"
-            single.append(
+            judged.append(
                 make_case(
                     context,
                     feature="matching",
@@ -95,7 +95,7 @@ def judge_matching(
             )
     for slot, (agreed, expected_texts) in enumerate(agreeing):
         if agreed:
-            single.append(
+            judged.append(
                 agreeing_block(
                     context,
                     feature="matching",
@@ -108,7 +108,7 @@ def judge_matching(
                     duration_us=duration_us,
                 )
             )
-    return single
+    return judged
 
 
 @dataclass(frozen=True, slots=True)
