@@ -22,8 +22,8 @@ from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
 from fixtures.engine import engine_command, engine_release
 from fixtures.errors import ProvisionError, TargetLostError
 from fixtures.options import OptionError, RunConfig, build_run_config, client_auth
-from fixtures.provision import DEFAULT_LINES, NATS_SERVER, report_to_stderr
-from fixtures.releases import ReleaseSelection, known_releases
+from fixtures.provision import NATS_SERVER, report_to_stderr
+from fixtures.releases import ReleaseSelection, known_releases, newest_releases
 from fixtures.servers.streaming import NATS_NETWORK_LINE
 from records.casefile import CaseFile, read_case_file
 from records.expectations import (
@@ -363,15 +363,6 @@ def scheduling(
 def run_at_url(run: RunConfig | None) -> bool:
     """Whether a target of `run` is a server at a URL (which a task cannot reach as its own)."""
     return run is not None and any(target.backend == "external" for target in run.targets)
-
-
-def newest_releases() -> list[str]:
-    """What a campaign tests when no release is named: the newest patch of each default line and of the
-    newest line, as the Go module proxy lists them today (`fixtures.releases.known_releases`)."""
-    known = known_releases(NATS_SERVER, progress=report_to_stderr)
-    chosen = known.newest_patches(DEFAULT_LINES)
-    report_to_stderr(f"testing {', '.join(chosen)}: the newest of each default line ({known.describe()})")
-    return chosen
 
 
 def swept_releases(lines: list[str], since: str | None) -> list[str]:
