@@ -93,6 +93,7 @@ def test_map_prints_the_mapped_subjects(capsys: pytest.CaptureFixture[str]) -> N
         (("report", "runs", "--out", "r", "--engine", "nope"), "argument --engine: invalid choice"),
         (("gate", "runs"), "required: --baseline"),
         (("provision", "--product", "nope"), "argument --product: invalid choice"),
+        (("provision", "--product", "natscli", "--newest"), "--newest: names nats-server releases"),
         (("map", "foo.*", "bar.{{nope(1)}}", "foo.x"), "unknown-function: "),
     ],
 )
