@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +99,30 @@ def test_simulated_false_alarms_and_detections_match_the_stated_rates() -> None:
     shifted = [0.5 + DEVIATION, 0.3 - DEVIATION * 0.6, 0.2 - DEVIATION * 0.4]
     assert _rejections(shifted, shares, messages, trials=100, seed=2) >= 95  # power 0.99
     assert ALPHA == 1e-6
+
+
+def test_the_statistics_agree_with_scipy_stats_and_do_not_load_it() -> None:
+    """The test and the sample size use `scipy.special` alone (`scipy.stats` took most of a second to
+    load in every campaign judging a weighted list), with the numbers `scipy.stats` gives."""
+    stats = pytest.importorskip("scipy.stats")
+    counts, shares = [5100, 2400, 2500], [0.5, 0.25, 0.25]
+    reference = stats.chisquare(counts, [sum(counts) * share for share in shares])
+    fit = chi_square(counts, shares)
+    assert fit.statistic == pytest.approx(reference.statistic)
+    assert fit.p_value == pytest.approx(reference.pvalue)
+    critical = stats.chi2.isf(ALPHA, 2)
+    assert power_of(3000, shares) == pytest.approx(stats.ncx2.sf(critical, 2, 3000 * effect_size(shares)))
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from suites.distribution import chi_square, sample_size;"
+            "chi_square([60, 40], [0.5, 0.5]); sample_size([0.5, 0.5]);"
+            "print(sorted(m for m in sys.modules if m in ('scipy.stats', 'scipy.optimize')))",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"
