@@ -236,3 +236,24 @@ def test_the_known_cases_confirmations_are_told_apart_from_the_draws() -> None:
     classify(known, "2.10.27", "partition", "partition:server-crash")
     assert known.stale() == []
     assert known.by_known_case_alone() == [LEFT_RIGHT]
+
+
+def test_a_class_asked_again_is_answered_alike_and_a_part_notes_its_own_evidence() -> None:
+    """`classify` remembers its answers per class, but each `Expectations` its own: the known cases'
+    part notes what it confirmed even when the run asked the same class before it."""
+    known = Expectations((LEFT_RIGHT, CRASH))
+    for _ in range(2):
+        assert classify(known, "2.10.27", "partition", "partition:server-crash") == CRASH
+        assert classify(known, "2.12.0", "partition", "partition:server-crash") is None
+    assert known.confirmed == {"crash": {"2.10.27"}}
+    assert known.covered == {"lr": {"2.10.27", "2.12.0"}, "crash": {"2.10.27"}}
+    with known.known_part() as part:
+        assert classify(part, "2.10.27", "partition", "partition:server-crash") == CRASH
+        assert part.confirmed == {"crash": {"2.10.27"}}
+    assert known.known_confirmed == {"crash": {"2.10.27"}}
+    assert (
+        replace(known, entries=(LEFT_RIGHT,)).classify(
+            "nats-server", "2.10.27", feature="partition", functions="partition", difference="server-crash"
+        )
+        is None
+    )
