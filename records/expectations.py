@@ -178,27 +178,17 @@ class Expectations:
         default_factory=dict, init=False, repr=False, compare=False
     )
     """Per (implementation, version), the entries whose range holds it, in order (`in_range`)."""
-    _classified: dict[tuple[str, str, str, str, str], Expectation | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    """`classify`'s answers: a class asked again changes no evidence (what it noted is noted)."""
 
     def classify(
         self, implementation: str, version: str, *, feature: str, functions: str, difference: str
     ) -> Expectation | None:
         """The entry explaining a divergence of this class, or None (an unexpected divergence)."""
-        key = (implementation, version, feature, functions, difference)
-        if key in self._classified:
-            return self._classified[key]
-        found = None
         for entry in self.in_range(implementation, version):
             _note(self.covered, entry.id, version)
             if entry.explains(feature, functions, difference):
                 _note(self.confirmed, entry.id, version)
-                found = entry
-                break
-        self._classified[key] = found
-        return found
+                return entry
+        return None
 
     def in_range(self, implementation: str, version: str) -> tuple[Expectation, ...]:
         """The entries covering this implementation and version, in the file's order: worked out once per

@@ -239,8 +239,9 @@ def test_the_known_cases_confirmations_are_told_apart_from_the_draws() -> None:
 
 
 def test_a_class_asked_again_is_answered_alike_and_a_part_notes_its_own_evidence() -> None:
-    """`classify` remembers its answers per class, but each `Expectations` its own: the known cases'
-    part notes what it confirmed even when the run asked the same class before it."""
+    """The entries in range of a release are worked out once per `Expectations` (`in_range`): a class
+    asked again is answered alike, the known cases' part notes what it confirmed even when the run asked
+    the same class before it, and a copy with other entries works out its own."""
     known = Expectations((LEFT_RIGHT, CRASH))
     for _ in range(2):
         assert classify(known, "2.10.27", "partition", "partition:server-crash") == CRASH
