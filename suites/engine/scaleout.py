@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr, suppress
 from dataclasses import dataclass, field, replace
@@ -38,7 +39,7 @@ import pyarrow.parquet as pq
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
 from records.owners import PREFIX, make_workdir
-from records.schema import Case, case_of
+from records.schema import VERDICTS, Case, case_of
 from records.writer import CASES, TASKS, RecordsError, RecordWriter
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
@@ -282,7 +283,7 @@ class ScaleOut:
         finally:
             try:
                 with suppress(RecordsError):  # closing the writer journals the run from its reserved room
-                    job.show(writer, progress)
+                    job.show(writer, progress, final=True)
             finally:
                 progress.end()  # the line ends, so that an error's line is its own
             note_tasks(writer, tasks, results)
@@ -400,9 +401,10 @@ class Job:
             raise self.error
         return self.results
 
-    def show(self, writer: RecordWriter, progress: Progress) -> None:
-        """Journal the tasks' counts (`sweep`) and show them on the progress display."""
-        ended = sweep(writer)
+    def show(self, writer: RecordWriter, progress: Progress, *, final: bool = False) -> None:
+        """Journal the tasks' counts (`sweep`, `final` once the job is over) and show them on the
+        progress display."""
+        ended = sweep(writer, final=final)
         progress.label = f"{self.run_dir.name}: {ended}/{self.count} tasks ended,"
         progress.set(writer.manifest()["verdicts"])
 
@@ -446,16 +448,47 @@ def merged(shares: list[FamilyOutcome]) -> list[FamilyOutcome]:
     return list(families.values())
 
 
-def sweep(writer: RecordWriter) -> int:
-    """Count every task journal of the run in `writer`'s manifest; returns how many tasks have ended."""
+def sweep(writer: RecordWriter, *, final: bool = False) -> int:
+    """Count every task journal of the run in `writer`'s manifest; returns how many tasks have ended.
+    `final`: the job is over, so a task whose journal still says `running` was cancelled by Spark
+    (`Job.stop`) between two of its journals, and its cases are the rows of its parts on disk
+    (`cancelled`)."""
     journals: dict[str, dict[str, Any]] = {}
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         try:
             journals[path.stem] = json.loads(path.read_text())
         except (OSError, ValueError):
             continue  # replaced in one step: only a task starting again removes it
+        if final and journals[path.stem].get("status") == "running":
+            journals[path.stem] = cancelled(journals[path.stem], writer.run_dir, path)
     writer.note_shards(journals)
     return sum(journal.get("status") != "running" for journal in journals.values())
+
+
+def cancelled(journal: dict[str, Any], run_dir: Path, path: Path) -> dict[str, Any]:
+    """The journal of a task killed while it ran, counting the rows its parts hold (a part is renamed
+    into place whole; a half-written one keeps its `.tmp` name), written over `path` (not on a full
+    disk: the driver's manifest, which has room of its own, counts them all the same)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for part in sorted((run_dir / CASES).glob(f"part-{path.stem}-*.parquet")):
+        table = pq.read_table(part, columns=["feature", "verdict"])
+        counts.update(zip(table["feature"].to_pylist(), table["verdict"].to_pylist(), strict=True))
+    features: dict[str, dict[str, int]] = {}
+    for (feature, verdict), count in sorted(counts.items()):
+        features.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
+    verdicts = dict.fromkeys(VERDICTS, 0)
+    for (_, verdict), count in counts.items():
+        verdicts[verdict] += count
+    rows = sum(counts.values())
+    recount = {**journal, "status": "interrupted", "signal": "cancelled", "features": features}
+    recount.update(verdicts=verdicts, cases=rows, written=rows)
+    staged = path.with_suffix(".json.tmp")
+    try:
+        staged.write_text(json.dumps(recount, indent=2, sort_keys=True) + "\n")
+        os.replace(staged, path)
+    except OSError:
+        staged.unlink(missing_ok=True)
+    return recount
 
 
 def merge_profiles(writer: RecordWriter) -> None:

@@ -101,7 +101,7 @@ def test_a_full_disk_while_the_driver_journals_does_not_end_the_job(
     writer = RecordWriter(tmp_path / "run", run_id="run")
     polls: list[int] = []
 
-    def full_disk(_: RecordWriter) -> int:
+    def full_disk(_: RecordWriter, **__: object) -> int:
         polls.append(1)
         if len(polls) <= 2:
             raise RecordsError("cannot write run/manifest.json: No space left on device")
@@ -141,6 +141,35 @@ def test_a_known_case_that_crashed_its_server_is_not_run_on_a_server_at_a_url() 
     everything = set(known_units(family, known, restartable=True))
     assert crash & everything
     assert set(known_units(family, known, restartable=False)) == everything - crash
+
+
+def test_a_task_spark_cancelled_between_two_journals_counts_the_rows_its_parts_hold(tmp_path: Path) -> None:
+    """The job is over and a task's journal still says `running`: Spark killed it after it wrote a part
+    its journal does not count yet. The driver's final sweep counts the rows of its parts, in the run's
+    manifest and in the task's journal, which says how it ended."""
+    run_dir = tmp_path / "run"
+    task = RecordWriter(run_dir, run_id="run", shard="t0001", first_case_id=TASK_IDS)
+    for verdict in ("agree", "agree", "diverge"):
+        task.add(case(case_id=task.next_case_id(), verdict=verdict))
+        task.flush()
+    task.close("interrupted")
+    journal = run_dir / TASKS / "t0001.json"
+    earlier = json.loads(journal.read_text())  # as the task's last journal before its third part
+    earlier.update(status="running", cases=2, written=2)
+    earlier["features"]["mapping"].update(agree=2, diverge=0)
+    journal.write_text(json.dumps(earlier))
+    driver = RecordWriter(run_dir, run_id="run")
+    assert scaleout.sweep(driver) == 0
+    assert driver.manifest()["cases"] == 2
+    assert scaleout.sweep(driver, final=True) == 1
+    driver.close("interrupted")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    rows = sum(pq.read_metadata(part).num_rows for part in (run_dir / CASES).glob("part-t0001-*.parquet"))
+    assert manifest["cases"] == manifest["written"] == rows == 3
+    assert manifest["features"]["mapping"] == {"agree": 2, "diverge": 1, "expected": 0, "unknown": 0}
+    now = json.loads(journal.read_text())
+    assert (now["status"], now["signal"], now["cases"]) == ("interrupted", "cancelled", 3)
+    assert now["features"] == manifest["features"]
 
 
 def test_a_resume_runs_again_a_task_journaled_completed_with_lost_records(tmp_path: Path) -> None:
