@@ -480,12 +480,7 @@ class RecordWriter:
         """The journal: the counts of the parts settled so far (all of them once closed), its own and
         those of its shards' latest journals."""
         settled = self.settled + self._shard_counts()
-        by_feature: dict[str, dict[str, int]] = {}
-        for (feature, verdict), count in sorted(settled.items()):
-            by_feature.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
-        totals = dict.fromkeys(VERDICTS, 0)
-        for (_, verdict), count in settled.items():
-            totals[verdict] += count
+        by_feature, totals = tallied(settled)
         shards = self._shards.values()
         return {
             "run_id": self.run_id,
@@ -607,3 +602,15 @@ def run_status(manifest: dict[str, Any]) -> str:
     if status != "running" or manifest.get("host") != socket.gethostname():
         return status
     return status if is_process_alive(str(manifest.get("owner", ""))) else "killed"
+
+
+def tallied(counts: Counter[tuple[str, str]]) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """Counts by (feature, verdict) as a journal holds them: by feature, every verdict named (sorted),
+    and the totals by verdict."""
+    by_feature: dict[str, dict[str, int]] = {}
+    for (feature, verdict), count in sorted(counts.items()):
+        by_feature.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
+    totals = dict.fromkeys(VERDICTS, 0)
+    for (_, verdict), count in counts.items():
+        totals[verdict] += count
+    return by_feature, totals

@@ -39,8 +39,8 @@ import pyarrow.parquet as pq
 from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
 from records.owners import PREFIX, make_workdir
-from records.schema import VERDICTS, Case, case_of
-from records.writer import CASES, TASKS, RecordsError, RecordWriter
+from records.schema import Case, case_of
+from records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
 from reports.spark import check_master, is_local, spark_errors, spark_session
@@ -473,12 +473,7 @@ def cancelled(journal: dict[str, Any], run_dir: Path, path: Path) -> dict[str, A
     for part in sorted((run_dir / CASES).glob(f"part-{path.stem}-*.parquet")):
         table = pq.read_table(part, columns=["feature", "verdict"])
         counts.update(zip(table["feature"].to_pylist(), table["verdict"].to_pylist(), strict=True))
-    features: dict[str, dict[str, int]] = {}
-    for (feature, verdict), count in sorted(counts.items()):
-        features.setdefault(feature, dict.fromkeys(VERDICTS, 0))[verdict] = count
-    verdicts = dict.fromkeys(VERDICTS, 0)
-    for (_, verdict), count in counts.items():
-        verdicts[verdict] += count
+    features, verdicts = tallied(counts)
     rows = sum(counts.values())
     recount = {**journal, "status": "interrupted", "signal": "cancelled", "features": features}
     recount.update(verdicts=verdicts, cases=rows, written=rows)
