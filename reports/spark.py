@@ -133,9 +133,12 @@ def spark_session(
                 "the spark engine needs pyspark: pip install 'nats-conformance[spark]', "
                 "or use --engine duckdb"
             ) from error
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        yield active
+    from pyspark import SparkContext
+
+    # Spark keeps the active session per thread (and per py4j connection): whether this process has one
+    # is its context's.
+    if SparkContext._active_spark_context is not None:
+        yield SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
         return
     # A work directory naming this process: a driver killed with SIGKILL leaves it, and the next process
     # that makes one removes it (records.owners).

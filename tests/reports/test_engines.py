@@ -7,6 +7,7 @@ aggregates (one shared session, a few hundred rows).
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from reports.load import load_records
 from reports.model import EXERCISED, UNCLASSIFIED, UNSUPPORTED, Aggregates, BucketCount, WeightedCount
 from reports.releases import Release
 from reports.report import divergences
-from reports.spark import SCRATCH_PREFIX
+from reports.spark import SCRATCH_PREFIX, spark_session
 
 OLD = Release("nats-server", "2.9.25")
 NEW = Release("nats-server", "2.10.27")
@@ -171,6 +172,22 @@ def test_a_spark_sessions_scratch_directory_names_its_owner(spark: Any) -> None:
     assert scratch.name.startswith(SCRATCH_PREFIX)
     assert (scratch / OWNER).read_text() == process_identity()
     assert scratch.parent == Path(tempfile.gettempdir())
+
+
+def test_the_session_of_this_process_is_used_from_any_thread_and_left_running(spark: Any) -> None:
+    """A thread of its own has no active session (Spark keeps it per thread): the process's session is
+    still the one used, and the block does not stop it."""
+    counted: list[int] = []
+
+    def count() -> None:
+        with spark_session("local[2]") as session:
+            counted.append(session.range(3).count())
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    thread.join()
+    assert counted == [3]
+    assert not spark.sparkContext._jsc.sc().isStopped()
 
 
 def test_a_class_is_shown_by_its_stored_parts(run_of: Callable[[list[Case]], Path]) -> None:
