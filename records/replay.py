@@ -21,9 +21,6 @@ from records.schema import FEATURES, Case
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
 
-COMMAND_DETAIL: Final = "adapter command: "
-"""How an adapter case's `detail` begins: the command the question was asked of follows."""
-
 SERVER: Final = "nats-server"
 """The implementation whose release a replay's `--server-version` names."""
 REPLAY: Final = ("nats-conformance", "replay")
@@ -44,13 +41,6 @@ def layout_of(backend: str) -> tuple[str, str]:
     return backend, ""
 
 
-def adapter_command(case: Case) -> str:
-    """The adapter command a library case was asked of (from its `detail`), '' if not recorded."""
-    if not case.detail.startswith(COMMAND_DETAIL):
-        return ""
-    return case.detail[len(COMMAND_DETAIL) :].split("; adapter ", 1)[0]
-
-
 def layout_json(layout: Sequence[ServerSpec]) -> str:
     """A streaming layout's JSON form (what `--source` of a streaming replay reads): one item per server,
     its channel list, or `{"channels": [...], "clustered": true}` for a server with clustering."""
@@ -65,7 +55,7 @@ def replay_command(case: Case) -> str:
     """The command that runs this one case again on a fresh server of the same release and backend, or
     of the same adapter: the case's columns as options (see the module docstring)."""
     if case.backend == "adapter":  # a transform library: the question again, to the same command
-        parts = [*REPLAY, "--target", f"adapter:{adapter_command(case)}", "--profile", case.server_version]
+        parts = [*REPLAY, "--target", f"adapter:{case.command}", "--profile", case.server_version]
         parts += ["--feature", case.feature, "--functions", case.functions]
     else:
         backend, layout = layout_of(case.backend)

@@ -15,12 +15,13 @@ import pyarrow as pa
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 
-ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5}
+ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5, "command": 6}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
 derive them (`reports.load.upgraded`). Schema 3 also widened `partitions` and `bucket` to 64 bits
-(readers widen older records' 32-bit values); schema 5 made `bucket` null where it was negative."""
+(readers widen older records' 32-bit values); schema 5 made `bucket` null where it was negative; schema 6
+moved an adapter's command from `detail` to `command`."""
 
 KINDS: Final = ("case", "summary")
 """A row is one case, or the summary of a unit's distribution test (a weighted list's shares, a partition
@@ -108,6 +109,7 @@ class Case:
     layout: tuple[ServerSpec, ...] = ()
     steps: tuple[str, ...] = ()
     oracle: str = ""
+    command: str = ""
 
     @property
     def case_class(self) -> str:
@@ -239,6 +241,7 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     ),
     "steps": pa.list_(pa.field("item", pa.string(), nullable=False)),
     "oracle": pa.string(),
+    "command": pa.string(),
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
@@ -268,6 +271,7 @@ def case_of(row: Mapping[str, Any]) -> Case:
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
     values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
     values["oracle"] = values["oracle"] or ""
+    values["command"] = values["command"] or ""
     values["weights"] = weights_of(values["weights"])
     values["layout"] = tuple(
         ServerSpec(tuple(str(c) for c in s["channels"]), bool(s["clustered"])) for s in values["layout"]

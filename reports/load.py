@@ -7,7 +7,7 @@ metadata, is of a newer schema than ``records.schema.SCHEMA_VERSION`` or lacks a
 one line naming it, so that Spark only ever sees files it can read. A manifest of a newer manifest
 format (``records.writer.MANIFEST_FORMAT``) or naming a newer schema version is refused the same way.
 
-Records of schemas 2 to 4 are read as the current schema in one place, `upgraded`, the SQL through which
+Records of schemas 2 to 5 are read as the current schema in one place, `upgraded`, the SQL through which
 both engines open the part files: every rule and query sees one shape.
 """
 
@@ -39,8 +39,20 @@ MESSAGE_BEFORE_5: Final = (
 )
 """A published message of a weighted list or partition mapping before schema 5 (a library's partition
 question has no subject, a transform question through an adapter no partition count)."""
+ADAPTER_BEFORE_6: Final = "command IS NULL AND detail LIKE 'adapter command: %'"
+"""An adapter's case before schema 6: its `detail` began with its command, then `; ` and the adapter's
+failure, if any."""
+FAILURE_BEFORE_6: Final = "instr(detail, '; adapter ')"
 UPGRADES: Final = {
     "oracle": "coalesce(oracle, '')",
+    "command": (
+        f"CASE WHEN {ADAPTER_BEFORE_6} THEN split_part(substr(detail, 18), '; adapter ', 1) "
+        "ELSE coalesce(command, '') END"
+    ),
+    "detail": (
+        f"CASE WHEN NOT ({ADAPTER_BEFORE_6}) THEN detail WHEN {FAILURE_BEFORE_6} > 0 "
+        f"THEN substr(detail, {FAILURE_BEFORE_6} + 2) ELSE '' END"
+    ),
     "kind": f"coalesce(kind, CASE WHEN {SUMMARY_BEFORE_5} THEN 'summary' ELSE 'case' END)",
     "bucket": "CASE WHEN outcome IS NOT NULL OR bucket >= 0 THEN bucket END",
     "outcome": (
@@ -52,7 +64,8 @@ UPGRADES: Final = {
 schema 4 there was no `oracle`; before schema 5 no `kind` and no `outcome` (null when read), and
 `bucket` held -1 for no partition or entry, a lost message included, and -2 for a message delivered
 unchanged, and a summary had only its empty subject: a message's outcome follows from its bucket and
-whether anything was observed."""
+whether anything was observed. Before schema 6 an adapter's command began its `detail`
+(`ADAPTER_BEFORE_6`)."""
 
 
 def upgraded(stored: str) -> str:

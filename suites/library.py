@@ -36,7 +36,6 @@ from hypothesis.errors import NoSuchExample
 from fixtures.clients.adapter import AdapterProcess, Sent
 from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
-from records.replay import COMMAND_DETAIL
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.adapter import handle_request, transform_reply
 from reference.functions import FUNCTIONS, LEGACY_WILDCARD
@@ -472,9 +471,7 @@ class LibraryRun:
         self, judged: Judgement, seed: int, unanswered: bool, oracle: str = "", case_id: int | None = None
     ) -> Case:
         """The case of one judged question (`case_id`: the shared columns of a block, not a case)."""
-        detail = f"{COMMAND_DETAIL}{self.adapter.command}"
-        if unanswered and self.adapter.failures:
-            detail += f"; {self.adapter.failures[-1]}"
+        detail = self.adapter.failures[-1] if unanswered and self.adapter.failures else ""
         context = self.context if case_id is None else replace(self.context, next_case_id=lambda: case_id)
         return make_case(
             context,
@@ -487,6 +484,7 @@ class LibraryRun:
             observed=judged.observed,
             difference=judged.difference,
             detail=detail,
+            command=self.adapter.command,
             seed=seed,
             partitions=judged.partitions,
             oracle=oracle,

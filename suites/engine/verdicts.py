@@ -128,6 +128,7 @@ def make_case(
     weights: Sequence[WeightedDestination] = (),
     layout: Sequence[ServerSpec] = (),
     oracle: str = "",
+    command: str = "",
     case_id: int | None = None,
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
@@ -178,6 +179,7 @@ def make_case(
         weights=tuple(weights),
         layout=tuple(layout),
         oracle=oracle,
+        command=command,
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from records.casefile import CaseFile
-from records.replay import COMMAND_DETAIL, REPLAY, layout_json, replay_command
+from records.replay import REPLAY, layout_json, replay_command
 from records.schema import FEATURES, Case
 from reference.channels import ServerSpec
 from reference.weighted import WeightedDestination
@@ -37,7 +37,7 @@ def rich_case(feature: str, backend: str) -> Case:
         expected="x",
         observed="y",
         verdict="diverge",
-        detail=f"{COMMAND_DETAIL}python lib.py --fast" if backend == "adapter" else "",
+        command="python lib.py --fast" if backend == "adapter" else "",
         partitions=3,
         stream_subjects=("s.>", "t.*"),
         headers_only=True,

@@ -166,3 +166,40 @@ def test_schema_4_markers_read_as_kinds_outcomes_and_buckets(tmp_path: Path) -> 
     assert [(row["kind"], row["outcome"], row["bucket"]) for row in rows] == [
         row[6:] for row in SCHEMA_4_ROWS
     ]
+
+
+SCHEMA_5_DETAILS = (
+    # detail as stored -> command, detail
+    ("adapter command: python lib.py --fast", "python lib.py --fast", ""),
+    (
+        "adapter command: ./lib; adapter exited with status 1",
+        "./lib",
+        "adapter exited with status 1",
+    ),
+    ("nats: no responders", "", "nats: no responders"),
+    ("", "", ""),
+)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_schema_5_adapter_details_read_as_command_and_detail(
+    tmp_path: Path, engine: str, request: Any
+) -> None:
+    """Before schema 6 an adapter's case began its `detail` with its command, then its failure."""
+    cases = [case(case_id=index, detail=detail) for index, (detail, *_) in enumerate(SCHEMA_5_DETAILS)]
+    (tmp_path / CASES).mkdir()
+    part = tmp_path / CASES / "part-00000.parquet"
+    pq.write_table(
+        cases_table(cases)
+        .drop_columns(["command"])
+        .replace_schema_metadata({b"nats_conformance_schema": b"5"}),
+        part,
+    )
+    if engine == "spark":
+        from reports.spark import read_records
+
+        frame = read_records(request.getfixturevalue("spark"), [str(part)])
+        rows = [row.asDict() for row in frame.orderBy("case_id").collect()]
+    else:
+        rows = read_back([str(part)])
+    assert [(row["command"], row["detail"]) for row in rows] == [row[1:] for row in SCHEMA_5_DETAILS]
