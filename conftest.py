@@ -4,14 +4,11 @@ deprecated aliases, and use the plugin's `nats_*` fixtures under the short names
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from typing import Literal
 
 import pytest
 
-from fixtures.docker import process_daemon
-from fixtures.errors import DockerUnavailableError
 from fixtures.options import Target
 from fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
 from tests.live.campaigns import newest_of_session
@@ -21,22 +18,6 @@ pytest_plugins = ["fixtures.plugin", "pytester"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_deprecated_options(parser)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_configure(config: pytest.Config) -> None:
-    """Under pytest-xdist (`-n`), the controller starts the Docker daemon the workers share, and stops
-    it after them: a worker that started it would stop it when its own tests end, under the other's
-    containers. Without one, each worker says so as it would alone."""
-    if (
-        hasattr(config, "workerinput")
-        or not getattr(config.option, "numprocesses", None)
-        or not active(config)
-    ):
-        return
-    if "container" in config.stash[RUN_CONFIG].backends:
-        with contextlib.suppress(DockerUnavailableError):
-            process_daemon()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
