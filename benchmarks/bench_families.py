@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = ("start", "reload", "streams", "streaming")
 DRAW = (
     ("hypothesis.strategies._internal.core", "DataObject", "draw"),
-    ("suites.engine.prefetch", "DrawnUnits", "__next__"),
+    ("suites.engine.prefetch", "Drawn", "__next__"),
 )
 """The calls that draw a unit (`suites.engine.run.run_family`'s `data.draw`) or wait for one drawn
 apart, timed as `draw`; a call a tree lacks is skipped."""

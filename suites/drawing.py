@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import pickle
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import IO, Any
+from typing import Any
 
 from hypothesis import strategies as st
 
-from fixtures.children import fork_child
-from fixtures.clients.adapter import PIPE_SIZE, TEMPLATES
+from fixtures.clients.adapter import TEMPLATES
 from reference.functions import MAPPING_FUNCTIONS
 from reference.profiles import ReleaseProfile
 from reference.protocol import (
@@ -31,7 +29,7 @@ from reference.protocol import (
     TransformQuestion,
     ValidSubjectQuestion,
 )
-from suites.engine.prefetch import DrawingError
+from suites.engine.prefetch import Drawn, drawn_apart
 from suites.strategies import (
     ODD_SOURCES,
     Enough,
@@ -295,32 +293,9 @@ def draw_stratum(
         run_batches(functools.partial(_draw, structures(profile, op, focus)), questions, seed, collect)
 
 
-@contextlib.contextmanager
 def families_drawn(
     profile: ReleaseProfile, cases: int, seed: int, engine_only: bool
-) -> Iterator[Iterator[list[Family]]]:
-    """The batches `draw_families` hands out, drawn by a copy of this process
-    (`fixtures.children.fork_child`) while the caller works on the ones before (a pipe of `PIPE_SIZE`
-    lets it run ahead); the copy is killed when the block ends."""
-
-    def draw(out: IO[bytes]) -> None:
-        def emit(batch: list[Family] | None) -> None:
-            pickle.dump(batch, out, pickle.HIGHEST_PROTOCOL)
-            out.flush()
-
-        draw_families(profile, cases, seed, engine_only, emit)
-        emit(None)
-
-    child = fork_child(draw, pipe_size=PIPE_SIZE)
-
-    def batches() -> Iterator[list[Family]]:
-        try:
-            while (batch := pickle.load(child.stdout)) is not None:
-                yield batch
-        except EOFError:
-            raise DrawingError(f"the drawing process exited with status {child.wait()}") from None
-
-    try:
-        yield batches()
-    finally:
-        child.kill()
+) -> contextlib.AbstractContextManager[Drawn]:
+    """The batches `draw_families` hands out, drawn by a copy of this process while the caller works on
+    the ones before (`suites.engine.prefetch.drawn_apart`)."""
+    return drawn_apart(lambda emit: draw_families(profile, cases, seed, engine_only, emit))

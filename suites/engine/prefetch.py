@@ -1,11 +1,13 @@
-"""A family's units drawn by a copy of this process while this one runs the ones drawn before.
+"""What a run draws, drawn by a copy of this process while this one works on what was drawn before.
 
-Drawing is Python's work and so is most of running a unit (publishing, judging, recording): one
-process does one at a time, whatever the machine's cores. The copy (`fixtures.children.fork_child`)
-draws the units Hypothesis generates from a seed, each once, and pickles them into a pipe that lets it
-run ahead; the run reads them in order. What it draws does not depend on what the run finds, so a
-run whose units show something unexpected goes back to drawing its units itself
-(`suites.engine.run.run_family`), where each unit's score reaches Hypothesis.
+Drawing is Python's work and so is most of running a unit or asking a question (publishing, judging,
+recording): one process does one at a time, whatever the machine's cores. The copy
+(`fixtures.children.fork_child`) runs the drawing and pickles each thing it draws into a pipe that lets
+it run ahead; the run reads them in order (`drawn_apart`). A family's units are drawn from a seed, each
+once (`units_drawn_apart`); what they are does not depend on what the run finds, so a run whose units
+show something unexpected goes back to drawing its units itself (`suites.engine.run.run_family`), where
+each unit's score reaches Hypothesis. An adapter run's questions are drawn the same way
+(`suites.drawing.families_drawn`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from hypothesis import strategies as st
@@ -23,59 +25,76 @@ from fixtures.clients.adapter import PIPE_SIZE
 from reference.errors import ConformanceError
 from suites.strategies import Enough, runs_of_units
 
+Emit = Callable[[Any], None]
+"""What a drawing hands each thing it draws to."""
+
 
 class DrawingError(ConformanceError):
-    """The drawing process ended before it had drawn every unit."""
+    """The drawing process ended before it had drawn everything."""
 
 
-def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random, out: IO[bytes]) -> None:
+class Drawn:
+    """What a drawing process sends, in order (`drawn_apart`)."""
+
+    def __init__(self, child: Forked) -> None:
+        self.child = child
+
+    def __iter__(self) -> Drawn:
+        return self
+
+    def __next__(self) -> Any:
+        """The next thing drawn, once the drawing process has drawn it."""
+        try:
+            drawn = pickle.load(self.child.stdout)
+        except EOFError:
+            raise DrawingError(f"the drawing process exited with status {self.child.wait()}") from None
+        if drawn is None:
+            raise StopIteration
+        return drawn
+
+
+@contextlib.contextmanager
+def drawn_apart(draw: Callable[[Emit], None]) -> Iterator[Drawn]:
+    """What `draw` hands to the function it is given (never None), drawn by a copy of this process while
+    the caller works on what came before (a pipe of `PIPE_SIZE` bytes lets the copy run ahead); the copy
+    is killed when the block ends. Reading raises `DrawingError` when the copy ends before `draw` has
+    returned."""
+
+    def work(out: IO[bytes]) -> None:
+        def emit(drawn: Any) -> None:
+            pickle.dump(drawn, out, pickle.HIGHEST_PROTOCOL)
+            out.flush()
+
+        draw(emit)
+        emit(None)
+
+    child = fork_child(work, pipe_size=PIPE_SIZE)
+    try:
+        yield Drawn(child)
+    finally:
+        child.kill()
+
+
+def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random, emit: Emit) -> None:
     """Up to `budget` distinct units of `strategy`, drawn as `run_family` draws them itself
-    (`runs_of_units`) while every score is nothing, pickled to `out` one by one, then None."""
+    (`runs_of_units`) while every score is nothing, handed to `emit` one by one."""
     seen: set[object] = set()
 
-    def emit(drawn: Sequence[object]) -> float:
+    def on_units(drawn: Sequence[object]) -> float:
         if len(seen) >= budget:
             raise Enough
         for unit in drawn:
             if unit not in seen:
                 seen.add(unit)
-                pickle.dump(unit, out, pickle.HIGHEST_PROTOCOL)
-        out.flush()
+                emit(unit)
         return 0.0
 
-    runs_of_units(strategy, budget, rng, emit, lambda: len(seen))
-    pickle.dump(None, out, pickle.HIGHEST_PROTOCOL)
+    runs_of_units(strategy, budget, rng, on_units, lambda: len(seen))
 
 
-class DrawnUnits:
-    """The units a drawing process sends, in order (`units_drawn_apart`)."""
-
-    def __init__(self, child: Forked) -> None:
-        self.child = child
-
-    def __iter__(self) -> DrawnUnits:
-        return self
-
-    def __next__(self) -> Any:
-        """The next unit, once the drawing process has drawn it."""
-        try:
-            unit = pickle.load(self.child.stdout)
-        except EOFError:
-            raise DrawingError(f"the drawing process exited with status {self.child.wait()}") from None
-        if unit is None:
-            raise StopIteration
-        return unit
-
-
-@contextlib.contextmanager
 def units_drawn_apart(
     strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
-) -> Iterator[DrawnUnits]:
-    """The units `draw_units` draws, drawn by a copy of this process while the caller runs the ones
-    before (the copy draws from a copy of `rng`, which is left as it was); the copy is killed when the
-    block ends."""
-    child = fork_child(lambda out: draw_units(strategy, budget, rng, out), pipe_size=PIPE_SIZE)
-    try:
-        yield DrawnUnits(child)
-    finally:
-        child.kill()
+) -> contextlib.AbstractContextManager[Drawn]:
+    """The units `draw_units` draws, drawn apart (`drawn_apart`) from a copy of `rng`, which is left as
+    it was."""
+    return drawn_apart(lambda emit: draw_units(strategy, budget, rng, emit))
