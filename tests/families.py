@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.expectations import Expectations
-from records.schema import REFUSED
+from records.schema import REFUSED, Case
 from records.writer import RecordWriter
 from suites.engine.progress import Progress
 from suites.engine.run import Sink, run_family
@@ -58,7 +59,24 @@ def run_agreeing(
 ) -> list[dict[str, Any]]:
     """The registered family `name` for `budget` cases on a fresh server (`live_session`), asserting
     that the budget was spent and no case diverged or was left unknown, save the subjects of a mapping
-    whose crash or refusal is a listed divergence (nothing went through it)."""
+    whose crash or refusal is a listed divergence (nothing went through it). A run whose only fault is
+    unknown cases (a unit its server cut short: on a loaded machine, a request's deadline can pass) runs
+    once more, afresh in `run_dir`, and that run must have none."""
+    rows, diverged, unknown = _run_once(name, budget, server_factory, expectations, run_dir)
+    if unknown and not diverged:
+        shutil.rmtree(run_dir)
+        rows, diverged, unknown = _run_once(name, budget, server_factory, expectations, run_dir)
+    assert not diverged, diverged
+    assert not unknown, sorted(unknown)[:3]
+    return rows
+
+
+def _run_once(
+    name: str, budget: int, server_factory: Callable[[], Backend], expectations: Expectations, run_dir: Path
+) -> tuple[list[dict[str, Any]], list[Case], set[tuple[str, str, str]]]:
+    """One run of `run_agreeing`: its rows, the first of its diverging cases (`Sink.diverged`: none
+    when none diverged), and its unknown cases that no listed crash or refusal explains (source,
+    destination, detail)."""
     with live_session(name, server_factory=server_factory, expectations=expectations, run_dir=run_dir) as (
         session,
         context,
@@ -69,6 +87,7 @@ def run_agreeing(
     verdicts = writer.manifest()["verdicts"]
     rows = pq.read_table(sorted((run_dir / "cases").glob("*.parquet"))).to_pylist()
     assert done >= budget
+    assert bool(verdicts["diverge"]) == bool(sink.diverged)
 
     # A listed crash of a mapping (an `expected` case) leaves its subjects unknown, and a listed refusal
     # leaves them `mapping-refused`: nothing went through it. Any other unknown case fails the run.
@@ -88,5 +107,4 @@ def run_agreeing(
         and (row["source"], row["destination"]) not in crashed
         and not (row["difference"] == REFUSED and (row["source"], row["destination"]) in refused)
     }
-    assert verdicts["diverge"] == len(unknown) == 0, (sink.diverged[:3], sorted(unknown)[:3])
-    return rows
+    return rows, sink.diverged, unknown
