@@ -231,7 +231,9 @@ class RecordWriter:
         shard: str = "",
         first_case_id: int = 0,
     ) -> None:
-        self.run_dir = run_dir
+        self.run_dir = run_dir.absolute()
+        """Absolute: the process may change its working directory while the writer runs (a test's
+        `monkeypatch.chdir`), and its timer thread writes parts at any moment."""
         self.run_id = run_id or new_run_id()
         self.settings = dict(settings or {})
         self.part_rows = part_rows

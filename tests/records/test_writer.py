@@ -76,6 +76,21 @@ def test_blocks_and_single_cases_are_written_with_their_ids(tmp_path: Path) -> N
     assert pq.read_schema(parts[0]).metadata == SCHEMA.metadata
 
 
+def test_a_run_directory_given_relative_stays_where_it_was_when_the_directory_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pytest session's writer (`--nats-records-dir runs`) runs on while a test changes directory."""
+    monkeypatch.chdir(tmp_path)
+    writer = RecordWriter(Path("runs") / "run", run_id="run")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    writer.add(shared_case(case_id=writer.next_case_id()))
+    writer.flush()
+    writer.close()
+    assert [row["case_id"] for row in read_rows(tmp_path / "runs" / "run")] == [0]
+    assert not (tmp_path / "elsewhere" / "runs").exists()
+
+
 def test_a_block_expands_to_the_cases_it_stands_for() -> None:
     block = CaseBlock(shared_case(), [7, 8], ["m.a", "m.b"], ["o.1", "o.0"], ["o.1", "o.0"], [1, 0])
     cases = block.cases()
