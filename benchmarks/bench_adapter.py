@@ -2,11 +2,13 @@
 trip of the same questions to the same adapter process.
 
 Run: ``.venv/bin/python benchmarks/bench_adapter.py [--questions N] [--repeats R] [--adapter CMD]``.
-End to end is ``suites.library.run_library`` (Hypothesis-drawn structures with seeded bulk, drawn by a
-process of its own, each batch sent before the previous one is judged, the reference's answer to every
-request, judging, case building, then minimisation of every unexpected divergence class: with no
+End to end is the library family run by the engine (``suites.engine.run.run_family`` on an
+``AdapterSession``: Hypothesis-drawn structures with seeded bulk, drawn by a process of their own,
+``SIDE_BY_SIDE`` families per round trip, the reference's answer to every question, judging, case
+building), then the minimisation of every unexpected divergence class (``suites.engine.shrink``; with no
 expectations here, every class; the default adapter, ``examples/adapters/correct.py``, has none). The
-baseline sends the same questions, already drawn, through ``AdapterProcess.ask`` and does nothing else.
+baseline sends the same questions, already drawn, through ``AdapterProcess.ask`` in batches of 2,000
+and does nothing else.
 Prints medians of R repeats, their ratio, and the median time minimisation took of the end to end run.
 """
 
@@ -28,12 +30,16 @@ from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
 from reference.protocol import Question
-from suites.drawing import BATCH
 from suites.engine.family import cases_of
+from suites.engine.run import run_family, unwritten
+from suites.engine.shrink import minimise
 from suites.engine.verdicts import RunContext
-from suites.library import BACKEND, LibraryRun, ask_questions
+from suites.families import LIBRARY
+from suites.families.library import BACKEND, AdapterSession
 
 ROOT = Path(__file__).resolve().parents[1]
+BATCH = 2000
+"""Questions per round trip of the baseline."""
 
 
 def main() -> None:
@@ -52,11 +58,12 @@ def main() -> None:
                 "bench", adapter.implementation, "2.14.5", BACKEND, Expectations(), counter.__next__
             )
             started = time.perf_counter()
-            # run_library's steps, timed apart
-            run = LibraryRun(adapter, context, asked.extend, engine_only=adapter.mode == "engine")
-            ask_questions(run, for_version("2.14.5"), cases=arguments.questions)
+            # run_adapter's steps, timed apart
+            session = AdapterSession(adapter, for_version("2.14.5"))
+            sink = unwritten(also=asked.extend, shrinks=True)
+            run_family(LIBRARY, session, context, budget=arguments.questions, seed=0, sink=sink)
             asking = time.perf_counter()
-            run.minimise(for_version("2.14.5"))
+            minimise(LIBRARY, session, context, sink.smallest or {}, unwritten())
             finished = time.perf_counter()
             cases = cases_of(asked)
             end_to_end.append(len(cases) / (finished - started))

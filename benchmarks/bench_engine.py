@@ -2,11 +2,11 @@
 (`--target engine:RELEASE`) beside the reference adapter (`python -m reference serve`) in the same run.
 
 Run: ``.venv/bin/python benchmarks/bench_engine.py [--release 2.14.5] [--questions N] [--repeats R]``.
-The questions are the adapter library's (``suites.library``, the release's profile), drawn once. Each
-repeat sends all of them to each adapter through ``AdapterProcess.ask`` in batches of ``BATCH``
-(encode, pipe, answer, decode: the end-to-end round trip a campaign pays per question), then runs the
-library loop (draw, ask, judge against the reference, build cases; not the minimisation of divergence
-classes) against the engine. Prints
+The questions are the library family's (``suites.families.library``, the release's profile), drawn
+once. Each repeat runs the library family against the engine (``suites.engine.run.run_family``: draw,
+ask, judge against the reference, build cases; not the minimisation of divergence classes), then sends
+its questions to each adapter through ``AdapterProcess.ask`` in batches of ``BATCH`` (encode, pipe,
+answer, decode: the round trip a campaign pays per question). Prints
 medians of R repeats.
 """
 
@@ -29,13 +29,16 @@ from records.expectations import Expectations
 from records.schema import Case, CaseBlock
 from reference.profiles import for_version
 from reference.protocol import Question
-from suites.drawing import BATCH
 from suites.engine.family import cases_of
+from suites.engine.run import run_family, unwritten
 from suites.engine.verdicts import RunContext
-from suites.library import BACKEND, LibraryRun, ask_questions
+from suites.families import LIBRARY
+from suites.families.library import BACKEND, AdapterSession
 
 REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
 ROOT = Path(__file__).resolve().parents[1]
+BATCH = 2000
+"""Questions per round trip."""
 
 
 def round_trip(adapter: AdapterProcess, questions: list[Question]) -> float:
@@ -53,7 +56,10 @@ def library_rate(adapter: AdapterProcess, release: str, questions: int) -> tuple
     counter = itertools.count()
     context = RunContext("bench", adapter.implementation, release, BACKEND, Expectations(), counter.__next__)
     started = time.perf_counter()
-    ask_questions(LibraryRun(adapter, context, asked.extend), for_version(release), cases=questions)
+    sink = unwritten(also=asked.extend)
+    run_family(
+        LIBRARY, AdapterSession(adapter, for_version(release)), context, budget=questions, seed=0, sink=sink
+    )
     cases = cases_of(asked)
     return len(cases) / (time.perf_counter() - started), cases
 

@@ -4,9 +4,9 @@ fixed number of questions to a -cover engine reaches, with and without guidance.
     .venv/bin/python benchmarks/bench_guidance.py [--release 2.14.9] [--questions 10000] [--seeds 5]
 
 For each seed, `nats-conformance coverage --target engine:R --cases N --seed S` runs once guided (the
-engine answers `coverage`, each family scores the blocks it ran first: `suites.library.ask_questions`)
-and once `--unguided`, in fresh processes, into a scratch folder. From each run's merged profile it
-counts the blocks of the server package that ran, and from its coverage.json the statements of
+engine answers `coverage`, each family scores the blocks it ran first: `suites.engine.run.run_family`
+with guidance) and once `--unguided`, in fresh processes, into a scratch folder. From each run's merged
+profile it counts the blocks of the server package that ran, and from its coverage.json the statements of
 server/subject_transform.go and of the mapping surface. The table gives the median, minimum and
 maximum over the seeds of each mode, and the ratio of the guided median to the unguided one.
 """

@@ -50,8 +50,7 @@ from reference.cli import Parser
 from reference.errors import ConformanceError, InvalidVersionError, UnknownVersionError
 from reference.profiles import RELEASE_LINES, has_profile, nearest_profile
 from reference.versions import Version
-from suites.library import replay_on_adapter
-from suites.replay import replay_file_on_server
+from suites.replay import replay_file_on_server, replay_on_adapter
 
 OLDEST: Final = f"{RELEASE_LINES[0].name}.0"
 """The default lower bound: the first release of the oldest line the reference profiles know."""

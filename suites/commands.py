@@ -58,8 +58,7 @@ from suites.engine_check import add_engine_check_command
 from suites.expectations_check import add_expectations_command, update_expectations
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
-from suites.library import replay_on_adapter
-from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_outcome
+from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_on_adapter, replay_outcome
 from suites.reproduce import describe_case, describe_divergences
 from suites.targets import Targets, gather_targets
 

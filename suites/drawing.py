@@ -1,20 +1,18 @@
-"""The questions of an adapter run (`suites.library`), drawn in a process of their own.
+"""The questions of the library family (`suites.families.library`), drawn family by family.
 
 Hypothesis draws each family's structure (a mapping, a pattern, a partition count, a subject rule) and a
 generator it seeds draws the family's questions (`family_of`), kept as a template question and the
-values its questions differ in (`Family`). `families_drawn` runs the drawing in a copy of the process
-beside the asking and judging; the copy writes batches of families to a pipe and dies when that pipe
-closes, however its parent ended. A seed names the same questions in the copy as anywhere else:
+values its questions differ in (`QuestionFamily`). A seed names the same questions in any process
+(the engine draws them in a copy of the process beside the asking, `suites.engine.prefetch`):
 `draw_families` depends on the seed alone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from hypothesis import strategies as st
@@ -29,7 +27,6 @@ from reference.protocol import (
     TransformQuestion,
     ValidSubjectQuestion,
 )
-from suites.engine.prefetch import Drawn, drawn_apart
 from suites.strategies import (
     ODD_SOURCES,
     Enough,
@@ -41,8 +38,6 @@ from suites.strategies import (
     sources,
 )
 
-BATCH = 2000
-"""Questions per round trip to the adapter."""
 FAMILY = (25, 200)
 """Questions per Hypothesis example (one drawn structure, many inputs from a generator it seeds): one
 per 800 questions of the run, at least 25 and at most 200, so that a short run still draws many
@@ -99,15 +94,27 @@ def boundary(subject: str, kind: str, extra: str) -> str:
     return subject
 
 
-Family = tuple[Question, tuple[Any, ...]]
-"""A family of questions as drawn: a template question (the fields its questions share; the one they
-differ in, `fixtures.clients.adapter.TEMPLATES`, left empty) and each question's value of that field.
-This is what crosses the drawing pipe: pickling the questions themselves costs about five times as much."""
+@dataclass(frozen=True, slots=True, eq=False)
+class QuestionFamily:
+    """A family of questions as drawn: a template question (the fields its questions share; the one they
+    differ in, `fixtures.clients.adapter.TEMPLATES`, left empty) and each question's value of that field.
+    This is what crosses the drawing pipe: pickling the questions themselves costs about five times as
+    much. Each is drawn once, so two are told apart by identity (questions are not hashable)."""
+
+    template: Question
+    values: tuple[Any, ...]
+
+    @classmethod
+    def alone(cls, question: Question) -> QuestionFamily:
+        """The family of one question."""
+        shape = TEMPLATES[type(question)]
+        assert shape is not None, f"{question.op} questions form no family"
+        return cls(question, (getattr(question, shape[0]),))
 
 
-def questions_of(family: Family) -> list[Question]:
+def questions_of(family: QuestionFamily) -> list[Question]:
     """A family's questions: its template with each of its values in the field they differ in."""
-    template, values = family
+    template, values = family.template, family.values
     kind = type(template)
     names = [field.name for field in fields(kind)]
     shape = TEMPLATES[kind]
@@ -183,9 +190,7 @@ def family_size(op: str, cases: int, focus: Sequence[str] = ()) -> int:
     return min(max(cases // 800, FAMILY[0]), FAMILY[1]) * FAMILY_SCALE[op]
 
 
-def family_of(
-    op: str, structure: Structure, profile: ReleaseProfile, size: int, engine_only: bool = False
-) -> Family:
+def family_of(op: str, structure: Structure, profile: ReleaseProfile, size: int) -> QuestionFamily:
     """Up to `size` distinct questions sharing a drawn structure, from a generator its seed seeds
     (so a run's seed names the same questions in any process)."""
     seed, drawn = structure
@@ -194,20 +199,20 @@ def family_of(
         source, destination = drawn
         pool = token_pool(rng, max(POOL, size))
         found = dict.fromkeys(bulk_subjects(source, rng, size, pool=pool))
-        return TransformQuestion(source, destination, "", profile.name, engine_only), tuple(found)
+        return QuestionFamily(TransformQuestion(source, destination, "", profile.name), tuple(found))
     pool = token_pool(rng)
     if op == "partition":
         keys = tuple(rng.choices(pool, k=rng.randint(1, 4)) for _ in range(size))
-        return PartitionQuestion([], drawn[0]), keys
+        return QuestionFamily(PartitionQuestion([], drawn[0]), keys)
     if op == "match":
         (pattern,) = drawn
         kinds = ("match", "shorter", "longer")
         matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
         subjects = dict.fromkeys(boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
-        return MatchQuestion(pattern, ""), tuple(subjects)
+        return QuestionFamily(MatchQuestion(pattern, ""), tuple(subjects))
     choices = [*pool[:8], *SPECIAL_TOKENS]
     parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
-    return ValidSubjectQuestion("", drawn[0]), tuple(".".join(chosen) for chosen in parts)
+    return QuestionFamily(ValidSubjectQuestion("", drawn[0]), tuple(".".join(chosen) for chosen in parts))
 
 
 def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
@@ -226,44 +231,14 @@ def _shares(cases: int) -> list[int]:
 
 
 def draw_families(
-    profile: ReleaseProfile,
-    cases: int,
-    seed: int,
-    engine_only: bool,
-    emit: Callable[[list[Family]], None],
-    *,
-    reward: Callable[[], float] | None = None,
+    profile: ReleaseProfile, cases: int, seed: int, ask: Callable[[QuestionFamily], float]
 ) -> None:
-    """`cases` questions under `profile`'s rules, in families drawn stratum by stratum (`STRATA`), handed
-    to `emit` in batches of at least `BATCH` questions (the last one fewer). With `reward`, coverage-
-    guided drawing: each family is handed over alone, then `reward()` scores it with the blocks of code
-    it ran that none before had, and Hypothesis's target phase mutates the structures that scored best
-    (as HypoFuzz rewards new coverage)."""
-    pending: list[Family] = []
-    queued = [0]
-
-    def batched(family: Family) -> float:
-        pending.append(family)
-        queued[0] += len(family[1])
-        if queued[0] >= BATCH:
-            emit(pending[:])
-            pending.clear()
-            queued[0] = 0
-        return 0.0  # asked in batches: no score to target
-
-    ask: Callable[[Family], float] = batched
-    if reward is not None:
-        reward()  # what answering any question runs is no family's finding
-        ask = functools.partial(_guided, emit, reward)
+    """`cases` questions under `profile`'s rules, in families drawn stratum by stratum (`STRATA`), each
+    handed to `ask`, whose score (the code a family ran that none before had, in a coverage-guided run)
+    Hypothesis's target phase climbs: later draws mutate the structures that scored best, as HypoFuzz
+    rewards new coverage."""
     for stratum, share in zip(STRATA, _shares(cases), strict=True):
-        draw_stratum(profile, stratum, share, cases=cases, seed=seed, engine_only=engine_only, ask=ask)
-    if pending:
-        emit(pending)
-
-
-def _guided(emit: Callable[[list[Family]], None], reward: Callable[[], float], family: Family) -> float:
-    emit([family])
-    return reward()
+        draw_stratum(profile, stratum, share, cases=cases, seed=seed, ask=ask)
 
 
 def draw_stratum(
@@ -273,8 +248,7 @@ def draw_stratum(
     *,
     cases: int,
     seed: int,
-    engine_only: bool,
-    ask: Callable[[Family], float],
+    ask: Callable[[QuestionFamily], float],
 ) -> None:
     """Up to `questions` questions of one stratum, family by family (the families of a run of `cases`),
     each handed to `ask`, whose score Hypothesis's target phase climbs."""
@@ -284,18 +258,10 @@ def draw_stratum(
     def collect(structure: Structure) -> float:
         if left[0] <= 0:
             raise Enough
-        template, values = family_of(op, structure, profile, family_size(op, cases, focus), engine_only)
-        values = values[: left[0]]
+        family = family_of(op, structure, profile, family_size(op, cases, focus))
+        values = family.values[: left[0]]
         left[0] -= len(values)
-        return ask((template, values))
+        return ask(QuestionFamily(family.template, values))
 
     if questions:
         run_batches(functools.partial(_draw, structures(profile, op, focus)), questions, seed, collect)
-
-
-def families_drawn(
-    profile: ReleaseProfile, cases: int, seed: int, engine_only: bool
-) -> contextlib.AbstractContextManager[Drawn]:
-    """The batches `draw_families` hands out, drawn by a copy of this process while the caller works on
-    the ones before (`suites.engine.prefetch.drawn_apart`)."""
-    return drawn_apart(lambda emit: draw_families(profile, cases, seed, engine_only, emit))

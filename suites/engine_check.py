@@ -3,8 +3,8 @@ random questions, agreement printed per release and per divergence class.
 
     python -m suites engine-check --questions 200000    # every pinned release
 
-Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the adapter
-library's (`suites.library`), under the release's profile, with `transform` asked in engine mode
+Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the library
+family's (`suites.families.library`), under the release's profile, with `transform` asked in engine mode
 (`engine_only`, the bare engine that `nats server mapping` runs: "Subject Mapping and Partitioning"
 on docs.nats.io). No server starts and nothing is recorded. Where the documents speak and the engine
 does otherwise, the class is listed in `expectations.toml` (an entry whose `implementation` pattern
@@ -29,8 +29,12 @@ from records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from records.schema import NOT_SUPPORTED, Case, CaseBlock
 from reference.cli import Parser, count
 from reference.profiles import for_version
+from suites.engine.family import Judged
+from suites.engine.run import run_family, unwritten
+from suites.engine.shrink import minimise as minimise_classes
 from suites.engine.verdicts import RunContext
-from suites.library import BACKEND, Judged, LibraryRun, ask_questions, unanswered_operations
+from suites.families import LIBRARY
+from suites.families.library import BACKEND, AdapterSession, unanswered_operations
 
 DEFAULT_RELEASES = ",".join(NATS_SERVER.lines.values())
 """Every pinned release (`fixtures.provision`): 2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15, 2.14.5."""
@@ -111,11 +115,12 @@ def check_release(
             load_expectations() if expectations is None else expectations,
             lambda: next(counter),
         )
-        run = LibraryRun(adapter, context, check.count, engine_only=True)
-        ask_questions(run, profile, cases=questions, seed=seed)
+        session = AdapterSession(adapter, profile, seed=seed, engine_only=True)
+        sink = unwritten(also=check.count, shrinks=True)
+        run_family(LIBRARY, session, context, budget=questions, seed=seed, sink=sink)
         if minimise:
-            run.record = lambda _cases: None
-            check.minimal.update((case.case_class, case) for case in run.minimise(profile))
+            found = minimise_classes(LIBRARY, session, context, sink.smallest or {}, unwritten())
+            check.minimal.update((case.case_class, case) for case in found)
     return check
 
 

@@ -1,6 +1,6 @@
-"""One case run again on a fresh server: the `replay` command's work, for command-line fields or a case
-file (records.casefile), on any release and backend. Known divergences are not looked up: a replay shows
-the comparison with the reference as it is."""
+"""One case run again on a fresh server or asked of an adapter: the `replay` command's work, for
+command-line fields or a case file (records.casefile), on any release and backend. Known divergences are
+not looked up: a replay shows the comparison with the reference as it is."""
 
 from __future__ import annotations
 
@@ -8,17 +8,20 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Final
 
+from fixtures.clients.adapter import AdapterProcess
 from fixtures.options import RunConfig
 from fixtures.provision import resolve_binary
 from fixtures.servers import open_backend
 from fixtures.session import Session
-from records.casefile import CaseFile
+from records.casefile import CaseFile, CaseFileError
 from records.expectations import Expectations
 from records.schema import Case
-from reference.profiles import for_version
-from suites.engine.family import Family, cases_of, check
+from reference.profiles import NEWEST, for_version
+from reference.protocol import TransformQuestion
+from suites.engine.family import ServerFamily, cases_of, check
 from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_case
+from suites.families import FAMILIES, LIBRARY, family_of_case
+from suites.families.library import BACKEND, AdapterSession
 
 
 def replay_on_server(
@@ -37,7 +40,7 @@ def replay_on_server(
 
 
 def _replay(
-    run: RunConfig, family: Family[Any, Any], case: CaseFile, expectations: Expectations
+    run: RunConfig, family: ServerFamily[Any, Any], case: CaseFile, expectations: Expectations
 ) -> list[Case]:
     server = family.server_for(open_backend(run.targets[0], run, binary_resolver=resolve_binary))
     counter = itertools.count()
@@ -65,6 +68,23 @@ def replay_file_on_server(
         if case.source.strip() == EXAMPLE_SOURCE:
             return replay_example()
     return replay_on_server(run, case, layout=layout, expectations=expectations)
+
+
+def replay_on_adapter(case: CaseFile, command: str, *, strict_errors: bool = False) -> list[Case]:
+    """A case file's question asked of an adapter (`LIBRARY`) in the mode its hello declares, under the
+    rules of the release the case names (else the newest)."""
+    unit = LIBRARY.unit_of(case)
+    with AdapterProcess(command) as adapter:
+        if unit.template.op not in adapter.ops:
+            raise CaseFileError(f"{adapter.implementation} does not answer {unit.template.op} questions")
+        named = unit.template.server_version if isinstance(unit.template, TransformQuestion) else None
+        profile = for_version(named or NEWEST.name)
+        counter = itertools.count()
+        context = RunContext(
+            "replay", adapter.implementation, profile.name, BACKEND, Expectations(), lambda: next(counter)
+        )
+        session = AdapterSession(adapter, profile, strict_errors=strict_errors)
+        return cases_of(check(LIBRARY, session, context, unit))
 
 
 REPLAY_OUTCOMES: Final = ("fixed", "still failing", "unknown")

@@ -594,6 +594,21 @@ def matching_batches(
     return drawn, [s for s in dict.fromkeys(published) if not s.startswith(RESERVED_PREFIX)]
 
 
+def run_settings(examples: int, last: Phase) -> settings:
+    """Settings of a run that draws `examples` with nothing saved or timed, then goes on to `last`: the
+    target phase of a campaign (which records, never fails) or the shrink phase of a minimisation."""
+    return settings(
+        max_examples=examples,
+        database=None,
+        phases=[Phase.generate, last],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+    )
+
+
 def run_batches(
     draw_batch: Callable[[st.DataObject], Drawn],
     examples: int,
@@ -608,16 +623,7 @@ def run_batches(
     when that run does not fail the same way."""
     ended: list[Exception] = []
 
-    @settings(
-        max_examples=examples,
-        database=None,
-        phases=[Phase.generate, Phase.target],
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        derandomize=False,
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=False,
-    )
+    @run_settings(examples, Phase.target)
     @given(data=st.data())
     def body(data: st.DataObject) -> None:
         batch = draw_batch(data)

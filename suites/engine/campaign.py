@@ -29,13 +29,19 @@ from records.schema import Case
 from records.writer import RecordsError, RecordWriter
 from reference.errors import UnknownVersionError, interruption
 from reference.profiles import ReleaseProfile, for_version, nearest_profile
-from suites.engine.family import Family, ServerLostError
+from suites.engine.family import ServerFamily, ServerLostError
 from suites.engine.progress import Progress
 from suites.engine.run import Sink, run_family
+from suites.engine.shrink import minimise
 from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_case
+from suites.families import FAMILIES, LIBRARY, family_of_case
+from suites.families.library import (
+    BACKEND,
+    AdapterSession,
+    unanswered_operations,
+    unsupported_functions,
+)
 from suites.junit import FamilyOutcome
-from suites.library import BACKEND, Judged, run_library, unanswered_operations, unsupported_functions
 from suites.oracle import EngineOracle
 
 if TYPE_CHECKING:
@@ -77,9 +83,9 @@ class CampaignPlan:
     every unit, to measure what the generators find on their own."""
     guided: bool = True
     """An adapter that answers `coverage` (a -cover engine) is asked in coverage-guided draws
-    (`suites.library.ask_questions`); False draws as for any adapter, the baseline of guidance."""
+    (`suites.engine.run.run_family`); False draws as for any adapter, the baseline of guidance."""
 
-    def budget(self, family: Family[Any, Any]) -> int:
+    def budget(self, family: ServerFamily[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
 
     def describe(self) -> dict[str, object]:
@@ -204,7 +210,7 @@ def run_campaign(
 def run_one(
     target: Target,
     run: RunConfig,
-    family: Family[Any, Any],
+    family: ServerFamily[Any, Any],
     *,
     plan: CampaignPlan,
     writer: RecordWriter,
@@ -283,7 +289,9 @@ def lost_line(url: str, apply_command: str | None, lost: ServerLostError) -> str
     return f"the server at {url} stopped answering after a case crashed it and {how} ({lost})"
 
 
-def known_units(family: Family[Any, Any], expectations: Expectations, *, restartable: bool) -> list[Any]:
+def known_units(
+    family: ServerFamily[Any, Any], expectations: Expectations, *, restartable: bool
+) -> list[Any]:
     """The units of the expectations' known cases that `family` runs (the family that replays each), noted
     as run (`Expectations.note_known`); a unit that crashed a server is left out unless the target is
     `restartable` (a server at a URL is not this suite's to crash)."""
@@ -361,7 +369,9 @@ def run_adapter(
     diverged: list[Case],
     progress: Progress | None = None,
 ) -> list[FamilyOutcome]:
-    """The mapping budget of questions to one adapter under one release's rules, then its minimal cases;
+    """The library family (`suites.families.library`) on one adapter under one release's rules, with the
+    mapping budget of questions: the expectations' known cases an adapter can answer first, then the
+    drawn questions, then the minimal case of each unexpected divergence class (`suites.engine.shrink`);
     judged by `plan.against`'s engine (`plan.judge_by`), its verdict is journaled (`records.judgement`)."""
     budget = plan.budget(FAMILIES["mapping"])
     progress = progress or Progress(total=budget)
@@ -370,7 +380,7 @@ def run_adapter(
     with AdapterProcess(
         target.command, environment=target.environment, close_grace=target.close_grace
     ) as adapter:
-        version = for_version(profile).name
+        release = for_version(profile)
         functions = [f"{{{{{name}}}}}" for name in unsupported_functions(adapter)]
         unsupported = [*unanswered_operations(adapter), *functions]
         if unsupported:
@@ -379,37 +389,41 @@ def run_adapter(
                 "out; their questions are recorded as not supported)",
                 file=sys.stderr,
             )
-        expectations.note_run(adapter.implementation, version)
+        expectations.note_run(adapter.implementation, release.name)
         context = RunContext(
-            writer.run_id, adapter.implementation, version, BACKEND, expectations, writer.next_case_id
+            writer.run_id, adapter.implementation, release.name, BACKEND, expectations, writer.next_case_id
         )
-        progress.begin(f"{adapter.implementation}@{version}:", budget)
-        sink = Sink(writer, progress, [])
+        session = AdapterSession(
+            adapter, release, strict_errors=plan.strict_errors, against=against, seed=plan.seed
+        )
+        progress.begin(f"{adapter.implementation}@{release.name}:", budget)
         tally = DivergenceTally()
-
-        def record(judged: Judged) -> tuple[int, int]:
-            tally.add(judged)
-            return sink.record(judged)
-
+        sink = Sink(writer, progress, [], smallest={}, also=tally.add)
+        known = (
+            [case for case in expectations.known_cases if case.question() is not None]
+            if plan.known_cases
+            else []
+        )
+        expectations.note_known(known)
         try:
-            minimal = run_library(
-                adapter,
+            run_family(
+                LIBRARY,
+                session,
                 context,
-                record,
-                cases=budget,
+                budget=budget,
                 seed=plan.seed,
-                strict_errors=plan.strict_errors,
-                against=against,
-                known=expectations.known_cases if plan.known_cases else (),
-                guided=plan.guided,
+                sink=sink,
+                known=[LIBRARY.unit_of(case) for case in known],
+                guidance=session.guidance(plan.guided),
             )
+            minimal = minimise(LIBRARY, session, context, sink.smallest or {}, sink)
         finally:
             progress.end()
             if against is not None:
                 against.close()
         if against is not None and plan.judge_by == "engine":
-            release = str(against.hello.server_version or plan.against)
-            judgement = tally.judgement(f"{adapter.implementation}@{version}", release)
+            engine = str(against.hello.server_version or plan.against)
+            judgement = tally.judgement(f"{adapter.implementation}@{release.name}", engine)
             writer.note_judgement(judgement.describe())
-        diverged[:0] = [case for case in minimal if case.verdict == "diverge"]
-        return [before.outcome(writer, f"{adapter.implementation}@{version}", "library")]
+        diverged[:0] = minimal
+        return [before.outcome(writer, f"{adapter.implementation}@{release.name}", LIBRARY.name)]

@@ -1,18 +1,21 @@
-"""What a feature family declares, and the started target it runs on.
+"""What a feature family declares, and the target it runs on.
 
-A family is four things: a strategy that draws a *unit* (one case or one batch of cases that share a
-server configuration), how a unit is executed on a target (returning what was observed, never judging),
-how that observation is judged against the reference (cases with verdicts, never touching a server), and
-which unit a recorded case file spells (replay and bisection). The engine (`suites.engine.run`) and the
-pytest properties only ever call these.
+A family is four things: how it draws *units* (one case or one batch of cases that share a server
+configuration or a round trip), how a unit is executed on a target (returning what was observed, never
+judging), how that observation is judged against the reference (cases with verdicts, never touching the
+target), and which unit a recorded case file spells (replay, bisection, shrinking). The engine
+(`suites.engine.run`) and the pytest properties only ever call these. A target is a started server
+(`fixtures.session.Session`, the families of `suites.families.FAMILIES`) or a transform library asked
+questions (`suites.families.library.AdapterSession`, the library family).
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
@@ -29,6 +32,7 @@ from records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
 from records.writer import RecordWriter
 from reference.profiles import ReleaseProfile
 from suites.engine.verdicts import RunContext, make_case
+from suites.strategies import runs_of_units
 
 Unit = TypeVar("Unit")
 Observed = TypeVar("Observed")
@@ -36,9 +40,47 @@ Judged = Sequence[Case | CaseBlock]
 """A unit's cases: single cases (every divergence is one) and blocks of cases sharing one verdict."""
 
 
-class Family(Protocol, Generic[Unit, Observed]):
-    """One feature family. `name` is its registry key (and `--budget NAME=N`); `features` are the
-    `feature` values of its records; `budget` is its default number of cases per target in a campaign."""
+@dataclass(frozen=True, slots=True)
+class Draws:
+    """What a family's drawing is asked for: units handed to `on_units` a few at a time (it runs them
+    and returns their score, which Hypothesis's target phase climbs) until `drawn()` reaches `budget` or
+    `on_units` raises `Enough`; the same `seed` draws the same units in any process. `after_run` follows
+    each Hypothesis run."""
+
+    budget: int
+    seed: int | str
+    on_units: Callable[[list[Any]], float]
+    drawn: Callable[[], int]
+    after_run: Callable[[], object] = lambda: None
+
+
+class Target(Protocol):
+    """Where a family's units run: what the engine asks of it besides the family's own calls."""
+
+    @property
+    def profile(self) -> ReleaseProfile:
+        """The release whose rules the target is judged by."""
+        ...
+
+    @property
+    def restarts(self) -> list[str]:
+        """Why the target was restarted, once per restart (journaled in the run)."""
+        ...
+
+    def recover(self, error: ServerError) -> str:
+        """Bring the target back after `error` cut a unit short; returns the reason its cases get."""
+        ...
+
+    def is_running(self) -> bool: ...
+
+
+On = TypeVar("On", bound=Target)
+
+
+class Family(Protocol, Generic[Unit, Observed, On]):
+    """One feature family on targets of type `On`. `name` is its registry key (and `--budget NAME=N`);
+    `features` are the `feature` values of its records; `budget` is its default number of cases per
+    target in a campaign."""
 
     @property
     def name(self) -> str: ...
@@ -56,27 +98,68 @@ class Family(Protocol, Generic[Unit, Observed]):
     def budget(self) -> int: ...
 
     @property
-    def layout(self) -> str:
-        """How the family lays out the target's servers (`records.replay.LAYOUTS`; '' for the target's
-        one server): the suffix of its records' backend, which replay's ``--layout`` brings back."""
-        ...
-
-    @property
     def side_by_side(self) -> int:
-        """How many units run at once on the family's server (1: one after the other). A family whose
+        """How many units run at once on the family's target (1: one after the other). A family whose
         units share nothing on the server but the server itself (no subject, stream or account of one
         unit is another's), and spend their time waiting or in setup they can share, sets more
         (`check_many`, `execute_many`)."""
         ...
 
-    def width(self, session: Session) -> int:
+    @property
+    def steered(self) -> bool:
+        """Whether the run's unexpected divergences steer its draws once one shows (`run_family`); a
+        family whose drawing shares its budget out in a fixed way is drawn the same way to the end."""
+        ...
+
+    def width(self, session: On) -> int:
         """How many units run at once on `session`: `side_by_side`, or fewer where the session cannot hold
         that many apart."""
         ...
 
-    def slot(self, session: Session, index: int) -> Session:
+    def slot(self, session: On, index: int) -> On:
         """The session the `index`-th of units running side by side uses (its own account's user where
         units would otherwise share subjects or streams; the session itself where they share nothing)."""
+        ...
+
+    def draw(self, profile: ReleaseProfile, draws: Draws) -> None:
+        """Draw units for a target of this release, as `draws` asks."""
+        ...
+
+    def execute(self, session: On, unit: Unit) -> Observed:
+        """Runs the unit on the target and returns what was observed."""
+        ...
+
+    def execute_many(self, session: On, units: Sequence[Unit]) -> list[Observed | ServerError]:
+        """Runs up to `side_by_side` units at once and returns what was observed of each, or the server
+        error that cut it short (`check_many` restarts the server and runs each such unit again alone)."""
+        ...
+
+    def judge(self, context: RunContext, profile: ReleaseProfile, unit: Unit, observed: Observed) -> Judged:
+        """The verdict of every case of the unit, against the reference of `profile`'s release."""
+        ...
+
+    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Unit, reason: str) -> Judged:
+        """The cases of a unit its server cut short (see `check`), every one `unknown` with `reason`."""
+        ...
+
+    def unit_of(self, case: CaseFile) -> Unit:
+        """The unit a case file spells, to run it again."""
+        ...
+
+    def shrinking(self, profile: ReleaseProfile, case: Case) -> st.SearchStrategy[Unit] | None:
+        """Where a run looks for a smaller unit showing `case`'s class of divergence
+        (`suites.engine.shrink`); None: the family's runs record what they drew, unshrunk (its pytest
+        properties shrink)."""
+        ...
+
+
+class ServerFamily(Family[Unit, Observed, Session], Protocol):
+    """A family run on a server of a target (`suites.families.FAMILIES`)."""
+
+    @property
+    def layout(self) -> str:
+        """How the family lays out the target's servers (`records.replay.LAYOUTS`; '' for the target's
+        one server): the suffix of its records' backend, which replay's ``--layout`` brings back."""
         ...
 
     def server_for(self, server: Backend) -> Backend:
@@ -96,27 +179,6 @@ class Family(Protocol, Generic[Unit, Observed]):
         """Draws one unit for a target of this release."""
         ...
 
-    def execute(self, session: Session, unit: Unit) -> Observed:
-        """Runs the unit on the target and returns what was observed."""
-        ...
-
-    def execute_many(self, session: Session, units: Sequence[Unit]) -> list[Observed | ServerError]:
-        """Runs up to `side_by_side` units at once and returns what was observed of each, or the server
-        error that cut it short (`check_many` restarts the server and runs each such unit again alone)."""
-        ...
-
-    def judge(self, context: RunContext, profile: ReleaseProfile, unit: Unit, observed: Observed) -> Judged:
-        """The verdict of every case of the unit, against the reference of `profile`'s release."""
-        ...
-
-    def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Unit, reason: str) -> Judged:
-        """The cases of a unit its server cut short (see `check`), every one `unknown` with `reason`."""
-        ...
-
-    def unit_of(self, case: CaseFile) -> Unit:
-        """The unit a case file spells, to run it again."""
-        ...
-
 
 class TargetServer:
     """What most families need of a server: the target's own, as started with no extra configuration,
@@ -125,6 +187,7 @@ class TargetServer:
     __slots__ = ()
     features: tuple[str, ...]
     side_by_side = 1
+    steered = True
     operator = False
 
     @property
@@ -145,6 +208,17 @@ class TargetServer:
 
     def base_config(self, server: Backend) -> ServerConfig:
         return ServerConfig()
+
+    def draw(self, profile: ReleaseProfile, draws: Draws) -> None:
+        """Runs of Hypothesis drawing one unit of `units` per example (`runs_of_units`)."""
+        family: Any = self
+        rng = random.Random(draws.seed)
+        runs_of_units(
+            family.units(profile), draws.budget, rng, draws.on_units, draws.drawn, after_run=draws.after_run
+        )
+
+    def shrinking(self, profile: ReleaseProfile, case: Case) -> None:
+        return None
 
     def execute_many(self, session: Session, units: Sequence[Any]) -> list[Any]:
         """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`, with the
@@ -219,7 +293,7 @@ class ServerLostError(ServerStartError):
         self.judged = judged
 
 
-def check(family: Family[Unit, Observed], session: Session, context: RunContext, unit: Unit) -> Judged:
+def check(family: Family[Unit, Observed, On], session: On, context: RunContext, unit: Unit) -> Judged:
     """Execute one unit and judge it: what every caller of a family does. A unit its server cut short
     (a server, wire or JetStream error: the server died of something other than the unit, or a wait on it
     passed its deadline) restarts the server, and its cases are `unknown` with the reason; those of a
@@ -238,7 +312,7 @@ def check(family: Family[Unit, Observed], session: Session, context: RunContext,
 
 
 def check_many(
-    family: Family[Unit, Observed], session: Session, context: RunContext, units: Sequence[Unit]
+    family: Family[Unit, Observed, On], session: On, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
     """`check` of several units executed at once on the session's server (`Family.execute_many`, never
     more than `family.side_by_side`), judged one after the other in their order. A unit whose execution
@@ -270,7 +344,7 @@ def check_many(
                 rest += family.judge(context, session.profile, unit, outcome)
         return ServerLostError(str(failed), rest)
 
-    if cut and not session.server.is_running():
+    if cut and not session.is_running():
         try:
             session.recover(cut[0])
         except ServerStartError as failed:

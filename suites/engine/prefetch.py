@@ -6,24 +6,22 @@ recording): one process does one at a time, whatever the machine's cores. The co
 it run ahead; the run reads them in order (`drawn_apart`). A family's units are drawn from a seed, each
 once (`units_drawn_apart`); what they are does not depend on what the run finds, so a run whose units
 show something unexpected goes back to drawing its units itself (`suites.engine.run.run_family`), where
-each unit's score reaches Hypothesis. An adapter run's questions are drawn the same way
-(`suites.drawing.families_drawn`).
+each unit's score reaches Hypothesis.
 """
 
 from __future__ import annotations
 
 import contextlib
 import pickle
-import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
-
-from hypothesis import strategies as st
 
 from fixtures.children import Forked, fork_child
 from fixtures.clients.adapter import PIPE_SIZE
 from reference.errors import ConformanceError
-from suites.strategies import Enough, runs_of_units
+from reference.profiles import ReleaseProfile
+from suites.engine.family import Draws, Family
+from suites.strategies import Enough
 
 Emit = Callable[[Any], None]
 """What a drawing hands each thing it draws to."""
@@ -75,9 +73,11 @@ def drawn_apart(draw: Callable[[Emit], None]) -> Iterator[Drawn]:
         child.kill()
 
 
-def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random, emit: Emit) -> None:
-    """Up to `budget` distinct units of `strategy`, drawn as `run_family` draws them itself
-    (`runs_of_units`) while every score is nothing, handed to `emit` one by one."""
+def draw_units(
+    family: Family[Any, Any, Any], profile: ReleaseProfile, budget: int, seed: int, emit: Emit
+) -> None:
+    """Up to `budget` distinct units of `family`, drawn as `run_family` draws them itself while every
+    score is nothing, handed to `emit` one by one."""
     seen: set[object] = set()
 
     def on_units(drawn: Sequence[object]) -> float:
@@ -89,12 +89,11 @@ def draw_units(strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
                 emit(unit)
         return 0.0
 
-    runs_of_units(strategy, budget, rng, on_units, lambda: len(seen))
+    family.draw(profile, Draws(budget, seed, on_units, lambda: len(seen)))
 
 
 def units_drawn_apart(
-    strategy: st.SearchStrategy[Any], budget: int, rng: random.Random
+    family: Family[Any, Any, Any], profile: ReleaseProfile, budget: int, seed: int
 ) -> contextlib.AbstractContextManager[Drawn]:
-    """The units `draw_units` draws, drawn apart (`drawn_apart`) from a copy of `rng`, which is left as
-    it was."""
-    return drawn_apart(lambda emit: draw_units(strategy, budget, rng, emit))
+    """The units `draw_units` draws, drawn apart (`drawn_apart`)."""
+    return drawn_apart(lambda emit: draw_units(family, profile, budget, seed, emit))

@@ -7,20 +7,20 @@ judged.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
+import io
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fixtures.session import Session
+from records.casefile import size
 from records.schema import Case
 from records.writer import RecordWriter
 from reference.errors import raise_pending_interrupt
-from suites.engine.family import Family, Judged, ServerLostError, check_many, record, verdicts
+from suites.engine.family import Draws, Family, Judged, On, ServerLostError, check_many, record, verdicts
 from suites.engine.prefetch import units_drawn_apart
 from suites.engine.progress import Progress
 from suites.engine.verdicts import RunContext
-from suites.strategies import Enough, runs_of_units
+from suites.strategies import Enough
 
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""
@@ -28,28 +28,47 @@ KEPT_DIVERGENCES = 100
 
 @dataclass(frozen=True, slots=True)
 class Sink:
-    """Where a target's cases go: the run's records, the progress line, and the first divergences."""
+    """Where a target's cases go: the run's records, the progress line, the first divergences and, for
+    a family whose runs shrink what they find, the smallest case of each class of unexpected divergence
+    (`suites.engine.shrink`)."""
 
-    writer: RecordWriter
+    writer: RecordWriter | None
+    """None: cases are judged and counted, never written (`engine-check`)."""
     progress: Progress
     diverged: list[Case]
+    smallest: dict[str, Case] | None = None
+    also: Callable[[Judged], object] = lambda judged: None
+    """Called with every judged unit too (a run's divergence tally)."""
 
     def record(self, judged: Judged) -> tuple[int, int]:
         """Write every case of a judged unit; returns how many there were, and how many distinct classes
         of unexpected divergence they show. Then an interrupt that was lost on its way is raised."""
-        record(self.writer, judged)
+        if self.writer is not None:
+            record(self.writer, judged)
+        self.also(judged)
         raise_pending_interrupt()
         single = [item for item in judged if isinstance(item, Case) and item.verdict == "diverge"]
         self.diverged.extend(single[: max(0, KEPT_DIVERGENCES - len(self.diverged))])
+        if self.smallest is not None:
+            for case in single:
+                kept = self.smallest.get(case.case_class)
+                if kept is None or size(case) < size(kept):
+                    self.smallest[case.case_class] = case
         counts = verdicts(judged)
         self.progress.add(counts)
         classes = {item.case_class for item in judged if isinstance(item, Case) and item.verdict == "diverge"}
         return counts.total(), len(classes)
 
 
+def unwritten(*, also: Callable[[Judged], object] = lambda judged: None, shrinks: bool = False) -> Sink:
+    """A sink that writes nothing and shows no progress, handing every judged unit to `also` (a check
+    that counts, a benchmark); with `shrinks` it keeps each class's smallest divergence."""
+    return Sink(None, Progress(stream=io.StringIO()), [], smallest={} if shrinks else None, also=also)
+
+
 def run_family(
-    family: Family[Any, Any],
-    session: Session,
+    family: Family[Any, Any, On],
+    session: On,
     context: RunContext,
     *,
     budget: int,
@@ -57,6 +76,7 @@ def run_family(
     sink: Sink,
     known: Sequence[object] = (),
     draw_apart: bool = True,
+    guidance: Callable[[], float] | None = None,
 ) -> int:
     """Run the `known` units first (the listed findings' cases, as Hypothesis replays its database
     before it generates), then draw, execute, judge and record units until `budget` cases are recorded
@@ -72,9 +92,12 @@ def run_family(
     Until a unit shows an unexpected divergence, the units are drawn by a copy of this process while
     this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
     nothing, so drawing apart spends the budget on the same kind of draws. From the first unexpected
-    divergence on, the units are drawn here, and their scores guide the draws. Without `draw_apart` (a
-    scaled-out task, whose cluster's workers fill the cores) every unit is drawn here."""
-    strategy = family.units(session.profile)
+    divergence on, the units of a `steered` family are drawn here, and their scores guide the draws.
+    Without `draw_apart` (a scaled-out task, whose cluster's workers fill the cores) every unit is drawn
+    here. With `guidance` (a target that reports the code it ran:
+    `suites.families.library.AdapterSession`) every unit is drawn here and run alone, and its score is
+    what `guidance()` says it reached that no unit before had (as HypoFuzz rewards new coverage)."""
+    profile = session.profile
     done = 0
     units = 0
     seen: set[object] = set()
@@ -100,17 +123,21 @@ def run_family(
             found += classes
         return float(found)
 
-    def on_units(drawn: Sequence[object]) -> float:
-        """Queue the drawn units not run before (Hypothesis draws some again: mutations of earlier ones
-        copy a unit into its neighbour) and run them once `width` are queued, so that every batch runs
-        side by side as many units as the family allows."""
+    def fresh(drawn: Sequence[object]) -> list[object]:
+        """The drawn units not run before (Hypothesis draws some again: mutations of earlier ones copy
+        a unit into its neighbour), counted as drawn; raises `Enough` once the budget is spent."""
         nonlocal units
         if done >= budget or units >= budget:
             raise Enough
-        fresh = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
-        units += len(fresh)
-        seen.update(fresh)
-        pending.extend(fresh)
+        new = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
+        units += len(new)
+        seen.update(new)
+        return new
+
+    def on_units(drawn: Sequence[object]) -> float:
+        """Queue the fresh units and run them once `width` are queued, so that every batch runs side by
+        side as many units as the family allows."""
+        pending.extend(fresh(drawn))
         found = 0.0
         while len(pending) >= width:
             batch = pending[:width]
@@ -123,11 +150,28 @@ def run_family(
             judged_apart = replace(context, expectations=part)
             for start in range(0, len(known), width):
                 run_units(known[start : start + width], judged_apart)
+    left = max(0, budget - done)
+
+    if guidance is not None:
+        reached = guidance
+
+        def on_guided(drawn: Sequence[object]) -> float:
+            """Run each fresh unit alone; its score is what it reached first."""
+            found = 0.0
+            for unit in fresh(drawn):
+                run_units([unit])
+                found += reached()
+            return found
+
+        reached()  # what running any unit reaches is no unit's finding
+        family.draw(profile, Draws(left, seed, on_guided, lambda: units))
+        return done
 
     def run_drawn_apart() -> bool:
-        """Run the units the drawing process draws; True once one showed an unexpected divergence."""
+        """Run the units the drawing process draws; True once one showed an unexpected divergence (in a
+        `steered` family)."""
         nonlocal units
-        with units_drawn_apart(strategy, budget, random.Random(seed)) as drawn_apart:
+        with units_drawn_apart(family, profile, left, seed) as drawn_apart:
             for unit in drawn_apart:
                 if done >= budget:
                     break
@@ -137,7 +181,7 @@ def run_family(
                 if len(pending) >= width:
                     batch = pending[:width]
                     del pending[:width]
-                    if run_units(batch):
+                    if run_units(batch) and family.steered:
                         return True
         return False
 
@@ -153,6 +197,6 @@ def run_family(
     # Seeds other than the drawing process's; one unit per Hypothesis example, whatever `width`: an
     # example's drawing slows with its size, so a batch is filled from several examples.
     drawn = lambda: budget if done >= budget else units  # noqa: E731
-    rng = random.Random(f"{seed} guided" if draw_apart else seed)
-    runs_of_units(strategy, budget, rng, on_units, drawn, after_run=tail)
+    guided_seed = f"{seed} guided" if draw_apart else seed
+    family.draw(profile, Draws(budget, guided_seed, on_units, drawn, after_run=tail))
     return done

@@ -8,11 +8,12 @@ from typing import Any, Final
 from records.casefile import CaseFile
 from records.replay import layout_of
 from reference.errors import ConformanceError
-from suites.engine.family import Family
+from suites.engine.family import ServerFamily
 from suites.families.cluster import ClusterFamily
 from suites.families.cluster_weighted import ClusterWeightedFamily
 from suites.families.contexts import ContextsFamily
 from suites.families.imports import ImportFamily
+from suites.families.library import LibraryFamily
 from suites.families.mapping import MappingFamily
 from suites.families.matching import MatchingFamily
 from suites.families.overlap import OverlapFamily
@@ -44,7 +45,7 @@ IMPORT_OPERATOR: Final = (
 )
 """The summaries of the families that are another family's unit run another way."""
 
-FAMILIES: Final[dict[str, Family[Any, Any]]] = {
+FAMILIES: Final[dict[str, ServerFamily[Any, Any]]] = {
     family.name: family
     for family in (
         MappingFamily(),
@@ -89,11 +90,16 @@ FAMILIES: Final[dict[str, Family[Any, Any]]] = {
 }
 
 
+LIBRARY: Final = LibraryFamily()
+"""The family asked of adapter and engine targets (`--target adapter:...`), where every family above runs
+on a server."""
+
+
 class UnknownFamilyError(ConformanceError, ValueError):
     """A family or feature name no family declares."""
 
 
-def family_named(name: str) -> Family[Any, Any]:
+def family_named(name: str) -> ServerFamily[Any, Any]:
     """The family registered as `name` (one-line error naming the known ones otherwise)."""
     try:
         return FAMILIES[name]
@@ -101,7 +107,7 @@ def family_named(name: str) -> Family[Any, Any]:
         raise UnknownFamilyError(f"no family named {name!r} (known: {', '.join(FAMILIES)})") from None
 
 
-def family_of_feature(feature: str, *, layout: str = "") -> Family[Any, Any]:
+def family_of_feature(feature: str, *, layout: str = "") -> ServerFamily[Any, Any]:
     """The first family whose records carry `feature` (the one that replays such a case) and that lays
     its servers out as `layout` (`records.replay.LAYOUTS`, '' for the target's one server)."""
     for family in FAMILIES.values():
@@ -111,7 +117,7 @@ def family_of_feature(feature: str, *, layout: str = "") -> Family[Any, Any]:
     raise UnknownFamilyError(f"no family records the feature {feature!r}{laid_out}")
 
 
-def family_of_case(case: CaseFile, *, layout: str = "") -> Family[Any, Any]:
+def family_of_case(case: CaseFile, *, layout: str = "") -> ServerFamily[Any, Any]:
     """The family that runs a case file's unit again: the first of its feature, in `layout`, or else in
     the layout it was found in."""
     return family_of_feature(case.feature, layout=layout or layout_of(case.found_on.get("backend", ""))[1])

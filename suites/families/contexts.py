@@ -35,7 +35,7 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import RePublish
 from reference.subjects import is_valid_subject
-from suites.engine.family import Family, Judged, TargetServer
+from suites.engine.family import Judged, ServerFamily, TargetServer
 from suites.engine.verdicts import RunContext
 from suites.families.imports import ImportFamily, ImportRun
 from suites.families.mapping import MappingFamily, random_tokens
@@ -45,7 +45,7 @@ from suites.families.validation import ValidationFamily
 from suites.strategies import MappingBatch, bulk_subjects, destination_templates, sources, swarms
 
 SUBJECTS = 5
-PLACES: tuple[Family[Any, Any], ...] = (
+PLACES: tuple[ServerFamily[Any, Any], ...] = (
     ValidationFamily(),
     MappingFamily(),
     ImportFamily(),
@@ -81,7 +81,9 @@ class ContextsUnit:
         )
 
 
-def places(unit: ContextsUnit, version: str, backend: str) -> list[tuple[int, Family[Any, Any], object]]:
+def places(
+    unit: ContextsUnit, version: str, backend: str
+) -> list[tuple[int, ServerFamily[Any, Any], object]]:
     """The places of `unit` on a release (those it has): (index in `PLACES`, family, unit). RePublish
     needs a stream of the source, which only a valid subject can be ("Subject-Based Messaging",
     docs.nats.io), so a source that is not one leaves it out."""

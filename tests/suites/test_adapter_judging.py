@@ -22,7 +22,7 @@ from fixtures.clients.adapter import TEMPLATES, AdapterError, AdapterProcess, en
 from records.expectations import Expectations
 from records.schema import NOT_SUPPORTED, REFUSED, Case
 from reference.adapter import handle_request
-from reference.profiles import NEWEST
+from reference.profiles import NEWEST, for_version
 from reference.protocol import (
     CoverageQuestion,
     Hello,
@@ -41,9 +41,11 @@ from reference.protocol import (
 from reports.build import build_report
 from reports.counts import run_tally
 from suites.__main__ import main
-from suites.drawing import draw_families, questions_of
+from suites.drawing import QuestionFamily, draw_families, questions_of
+from suites.engine.family import cases_of, check_many
 from suites.engine.verdicts import RunContext
-from suites.library import BACKEND, LibraryRun, _shown, difference, judge, reference_answer
+from suites.families import LIBRARY
+from suites.families.library import BACKEND, AdapterSession, _shown, difference, judge, reference_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -103,9 +105,12 @@ def test_the_reference_answers_drawn_questions_as_its_protocol_handler_does() ->
     """`reference_answer` skips the request checks, never the model: the same answers, the same case
     columns (`_shown`), for every kind of question drawn, and a partition count below 1."""
     drawn: list[Question] = [PartitionQuestion(["a"], 0)]
-    draw_families(
-        NEWEST, 2000, 7, False, lambda batch: drawn.extend(q for f in batch for q in questions_of(f))
-    )
+
+    def ask(family: QuestionFamily) -> float:
+        drawn.extend(questions_of(family))
+        return 0.0
+
+    draw_families(NEWEST, 2000, 7, ask)
     assert {question.op for question in drawn} == {"transform", "match", "valid_subject", "partition"}
     for question in drawn:
         fields = handle_request(question.wire())
@@ -180,10 +185,13 @@ def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = Fals
 
 
 def ask(adapter: AdapterProcess, questions: list[Question], *, strict: bool = False) -> list[Case]:
+    """The cases of `questions` asked in one round trip, each a unit of its own."""
     context = RunContext(
         "test", adapter.implementation, "2.14.5", BACKEND, Expectations(), iter(range(99)).__next__
     )
-    return LibraryRun(adapter, context, lambda _cases: None, strict_errors=strict).ask(questions)
+    session = AdapterSession(adapter, for_version("2.14.5"), strict_errors=strict)
+    units = [QuestionFamily.alone(question) for question in questions]
+    return [case for judged in check_many(LIBRARY, session, context, units) for case in cases_of(judged)]
 
 
 def transform(destination: str, subject: str = "foo.ab") -> TransformQuestion:

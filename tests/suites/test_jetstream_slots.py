@@ -13,7 +13,7 @@ import pytest
 from fixtures.servers.base import Backend
 from records.expectations import Expectations
 from reference.profiles import ReleaseProfile
-from suites.engine.family import Family, JetStreamSlots, cases_of, check, check_many
+from suites.engine.family import JetStreamSlots, ServerFamily, cases_of, check, check_many
 from suites.families import FAMILIES
 from suites.strategies import Enough, run_batches
 from tests.families import live_session
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.live, pytest.mark.min_server("2.10.0")]
 RANDOM = "random("
 
 
-def _units(family: Family[Any, Any], profile: ReleaseProfile, count: int) -> list[Any]:
+def _units(family: ServerFamily[Any, Any], profile: ReleaseProfile, count: int) -> list[Any]:
     """`count` distinct units the family draws with seed 1, as a campaign does."""
     strategy = family.units(profile)
     units: list[Any] = []

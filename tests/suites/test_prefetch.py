@@ -1,5 +1,5 @@
 """Units drawn by a copy of the process (`suites.engine.prefetch`) are the units `run_family` draws
-itself when every score is nothing, in the same order."""
+itself when every score is nothing, in the same order: a server family's and the library family's."""
 
 from __future__ import annotations
 
@@ -9,10 +9,24 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import strategies as st
 
+from reference.profiles import NEWEST, ReleaseProfile
+from suites.drawing import questions_of
+from suites.engine.family import Draws, TargetServer
 from suites.engine.prefetch import DrawingError, units_drawn_apart
+from suites.families import LIBRARY
 from suites.strategies import Enough, runs_of_units
 
 UNITS = st.tuples(st.integers(0, 50), st.sampled_from("abc"))
+
+
+class Drawing(TargetServer):
+    """A family of `strategy`'s units (only its drawing is used here)."""
+
+    def __init__(self, strategy: st.SearchStrategy[object]) -> None:
+        self.strategy = strategy
+
+    def units(self, profile: ReleaseProfile) -> st.SearchStrategy[object]:
+        return self.strategy
 
 
 def drawn_here(budget: int, seed: int) -> list[object]:
@@ -30,23 +44,30 @@ def drawn_here(budget: int, seed: int) -> list[object]:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_units_drawn_apart_are_the_units_drawn_here_and_the_generator_is_left_as_it_was(seed: int) -> None:
-    rng = random.Random(seed)
-    with units_drawn_apart(UNITS, 120, rng) as units:
+def test_units_drawn_apart_are_the_units_drawn_here(seed: int) -> None:
+    with units_drawn_apart(Drawing(UNITS), NEWEST, 120, seed) as units:
         apart = list(units)
     assert apart == drawn_here(120, seed)
     assert len(apart) == len(set(apart)) == 120
-    assert rng.getstate() == random.Random(seed).getstate()
+
+
+def test_the_library_familys_questions_drawn_apart_are_those_drawn_here() -> None:
+    here: list[object] = []
+    LIBRARY.draw(NEWEST, Draws(3000, 5, lambda units: here.extend(units) or 0.0, lambda: 0))
+    with units_drawn_apart(LIBRARY, NEWEST, 3000, 5) as units:
+        apart = list(units)
+    assert [questions_of(unit) for unit in apart] == [questions_of(unit) for unit in here]
+    assert sum(len(unit.values) for unit in apart) == 3000
 
 
 def test_a_small_space_ends_when_a_run_draws_nothing_new() -> None:
-    with units_drawn_apart(st.integers(0, 9), 1000, random.Random(3)) as units:
+    with units_drawn_apart(Drawing(st.integers(0, 9)), NEWEST, 1000, 3) as units:
         assert sorted(units) == list(range(10))
 
 
 def test_a_drawing_process_that_fails_is_one_error() -> None:
     with (
-        units_drawn_apart(st.integers().map(lambda n: 1 // 0), 10, random.Random(0)) as units,
+        units_drawn_apart(Drawing(st.integers().map(lambda n: 1 // 0)), NEWEST, 10, 0) as units,
         pytest.raises(DrawingError, match="the drawing process exited with status 1"),
     ):
         list(units)
