@@ -168,7 +168,6 @@ def uniformity_case(
         functions=("partition",),
         source=transform.source,
         destination=transform.destination,
-        subject="",
         expected=f"uniform over {count} partitions (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),
         difference="non-uniform" if fit.rejected else "",

@@ -244,7 +244,6 @@ class TargetServer:
             functions=(),
             source="",
             destination="",
-            subject="",
             expected="",
             observed="",
             difference="unknown",

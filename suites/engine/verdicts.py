@@ -112,10 +112,10 @@ def make_case(
     functions: Sequence[str],
     source: str,
     destination: str,
-    subject: str,
     expected: str,
     observed: str,
     difference: str,
+    subject: str = "",
     detail: str = "",
     seed: int = 0,
     duration_us: int = 0,
@@ -132,9 +132,10 @@ def make_case(
     case_id: int | None = None,
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
-    (the last part of its case class); `detail` with no observation makes it `unknown`. `oracle` says
-    which of reference, server and engine agree (`suites.oracle`); `kind`, `bucket` and `outcome` are
-    as `records.schema` has them. It gets the run's next case id unless `case_id` is given."""
+    (the last part of its case class); a case without `subject` is one of a configuration, not of a
+    message; `detail` with no observation makes it `unknown`. `oracle` says which of reference, server
+    and engine agree (`suites.oracle`); `kind`, `bucket` and `outcome` are as `records.schema` has
+    them. It gets the run's next case id unless `case_id` is given."""
     context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     expectation = ""
     if not difference:
@@ -300,7 +301,6 @@ def rejection_case(
         functions=functions,
         source=source,
         destination=destination,
-        subject="",
         expected=expected,
         observed=observed,
         difference=difference,

@@ -309,7 +309,6 @@ def _startup_case(
         source="",
         destination=f"server {label}",
         layout=layout_column(run.layout),
-        subject="",
         expected=expected.describe(),
         observed=observed,
         difference=difference,

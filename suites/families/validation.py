@@ -233,7 +233,6 @@ def judge_validation(
         functions=functions_named(destination),
         source=source,
         destination=destination,
-        subject="",
         expected=expected,
         observed=verdict.observed,
         difference=difference,

@@ -262,7 +262,6 @@ def refusal_case(context: RunContext, run: WeightedRun, observed: WeightedObserv
         source=run.source,
         destination="",
         weights=run.entries,
-        subject="",
         expected=expected,
         observed=verdict,
         difference=difference,

@@ -81,7 +81,6 @@ def ft_case(
         functions=("fault-tolerance",),
         source=EXAMPLE_SOURCE,
         destination=what,
-        subject="",
         expected=expected,
         observed=observed,
         difference=difference,

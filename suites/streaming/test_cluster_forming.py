@@ -82,7 +82,6 @@ def test_running_servers_fail_when_the_cluster_forms(
         functions=("cluster-forming",),
         source=SOURCE,
         destination="servers 1 and 2",
-        subject="",
         expected="both start; once routed, one fails: duplicate-channel",
         observed=observed,
         difference="" if agrees else "reference-late-duplicate-server-other",
