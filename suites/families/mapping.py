@@ -44,13 +44,15 @@ from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+TO_ALPHABET = bytes(ALPHABET[byte % len(ALPHABET)].encode()[0] for byte in range(256))
+"""A random byte as a character of `ALPHABET`, each alike (64 characters: 256 is a multiple)."""
 
 
 def random_tokens(rng: random.Random, size: int) -> list[str]:
-    """`size` tokens of recommended characters, lengths 1 to 20 (cut from one string of them: a mapping
-    unit's 512 tokens drawn one by one took a twentieth of its drawing)."""
+    """`size` tokens of recommended characters, lengths 1 to 20, cut from one string of random bytes
+    read as `ALPHABET` (a character per `random()` call took a fifth of a mapping unit's drawing)."""
     lengths = rng.choices(range(1, 21), k=size)
-    text = "".join(rng.choices(ALPHABET, k=sum(lengths)))
+    text = rng.randbytes(sum(lengths)).translate(TO_ALPHABET).decode()
     return [text[end - length : end] for end, length in zip(accumulate(lengths), lengths, strict=True)]
 
 
