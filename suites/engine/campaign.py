@@ -88,6 +88,12 @@ class CampaignPlan:
     def budget(self, family: ServerFamily[Any, Any]) -> int:
         return self.budgets.get(family.name, family.budget)
 
+    @property
+    def questions(self) -> int:
+        """The questions an adapter is asked under each profile: the mapping family's budget when the
+        plan sets it (`--cases`), else the library family's default."""
+        return self.budgets.get("mapping", LIBRARY.budget)
+
     def describe(self) -> dict[str, object]:
         return {
             "budgets": {name: self.budget(family) for name, family in FAMILIES.items()},
@@ -105,7 +111,7 @@ def planned_cases(run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[
     """The cases the plan asks for: every family's budget on every server target, and the mapping budget
     per adapter and release profile (what the progress display counts down from)."""
     families = sum(plan.budget(family) for family in FAMILIES.values())
-    questions = plan.budget(FAMILIES["mapping"]) * sum(len(adapter.profiles) for adapter in adapters)
+    questions = plan.questions * sum(len(adapter.profiles) for adapter in adapters)
     return (len(run.targets) * families if run else 0) + questions
 
 
@@ -373,7 +379,7 @@ def run_adapter(
     mapping budget of questions: the expectations' known cases an adapter can answer first, then the
     drawn questions, then the minimal case of each unexpected divergence class (`suites.engine.shrink`);
     judged by `plan.against`'s engine (`plan.judge_by`), its verdict is journaled (`records.judgement`)."""
-    budget = plan.budget(FAMILIES["mapping"])
+    budget = plan.questions
     progress = progress or Progress(total=budget)
     before = Tally.of(writer)
     against = AdapterProcess(engine_command(plan.against)) if plan.against else None

@@ -20,6 +20,7 @@ from hypothesis import Phase, find
 from hypothesis.errors import NoSuchExample
 
 from records.casefile import CaseFile, size
+from records.expectations import Expectations
 from records.schema import Case
 from suites.engine.family import Family, On, cases_of, check, divergences
 from suites.engine.run import Sink
@@ -38,7 +39,12 @@ def minimise(
 ) -> list[Case]:
     """The recorded minimal cases of every class in `found` (a class's smallest case seen) that
     `family.shrinking` can search; a class whose cases were `unknown` is not shrunk."""
-    trial = replace(context, next_case_id=itertools.count().__next__)
+    # Trials judge by the same entries but leave the run's evidence (confirmations, features) alone.
+    trial = replace(
+        context,
+        expectations=Expectations(context.expectations.entries),
+        next_case_id=itertools.count().__next__,
+    )
     minimal: list[Case] = []
     for case_class, seen in sorted(found.items()):
         strategy = family.shrinking(session.profile, seen)
