@@ -383,6 +383,7 @@ SWARM = ("$n", *ALL_FUNCTIONS, "nosuch")
 """The function tokens a swarm draws from."""
 
 
+@functools.cache
 def swarms() -> st.SearchStrategy[list[str]]:
     """A swarm: one to three of the function tokens a destination may use (``$n``, every function, an
     unknown one), so that a unit draws a few functions in depth, their edges included, rather than all

@@ -10,6 +10,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from hypothesis import strategies as st
 
@@ -33,7 +34,15 @@ from suites.engine.verdicts import (
 )
 from suites.expected import functions_named, instance_of
 from suites.harness import publish_and_observe
-from suites.strategies import ODD_SOURCES, destination_templates, mostly, odd_destinations, sources, swarms
+from suites.strategies import (
+    ODD_SOURCES,
+    below,
+    destination_templates,
+    mostly,
+    odd_destinations,
+    sources,
+    swarms,
+)
 
 Pair = tuple[str, str]
 
@@ -60,6 +69,29 @@ def edge_destination(source: str) -> st.SearchStrategy[str]:
     return st.just(EDGE_CALLS[zlib.crc32(source.encode("utf-8", "surrogateescape")) % len(EDGE_CALLS)] + tail)
 
 
+VALIDATION_SOURCES: Final = mostly(sources(namespace="v"), st.sampled_from(ODD_SOURCES), one_in=30)
+"""One source in thirty is no subject or an odd one (`ODD_SOURCES`); built once (a strategy built in a
+composite is validated again on every draw)."""
+
+
+@st.composite
+def _pairs(draw: st.DrawFn, profile: ReleaseProfile) -> Pair:
+    """A source and a destination for it, of a swarm of one to three functions (so that each function is
+    drawn in depth, its edges included); one destination in ten is empty (required by the document), one
+    in eight at the edges of the rules (`odd_destinations`: `>` alone, `*`, malformed calls), and one in
+    ten one of `EDGE_CALLS`. Each choice is drawn as `mostly` draws it, before the one strategy it picks
+    is built: the same choices as nested `mostly` strategies, without building the others."""
+    source = draw(VALIDATION_SOURCES)
+    swarm = draw(swarms())
+    if draw(below(10)) == 9:
+        return source, ""
+    if draw(below(10)) == 9:
+        return source, draw(edge_destination(source))
+    if draw(below(8)) == 7:
+        return source, draw(odd_destinations(source, profile))
+    return source, draw(destination_templates(source, profile, swarm))
+
+
 @dataclass(frozen=True, slots=True)
 class ValidationFamily(TargetServer):
     name: str = "validation"
@@ -72,23 +104,7 @@ class ValidationFamily(TargetServer):
     side_by_side: int = 32
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
-        @st.composite
-        def pair(draw: st.DrawFn) -> Pair:
-            """A source and a destination for it, of a swarm of one to three functions (so that each
-            function is drawn in depth, its edges included); one destination in ten is empty (required
-            by the document), one in eight at the edges of the rules (`odd_destinations`: `>` alone,
-            `*`, malformed calls), and one in ten one of `EDGE_CALLS`; one source in thirty is no
-            subject or an odd one (`ODD_SOURCES`)."""
-            source = draw(mostly(sources(namespace="v"), st.sampled_from(ODD_SOURCES), one_in=30))
-            templates = destination_templates(source, profile, draw(swarms()))
-            edges = mostly(
-                mostly(templates, odd_destinations(source, profile), one_in=8),
-                edge_destination(source),
-                one_in=10,
-            )
-            return source, draw(mostly(edges, st.just(""), one_in=10))
-
-        return pair()
+        return _pairs(profile)
 
     def base_config(self, server: Backend) -> ServerConfig:
         """An account of the default user's, beside which each unit's account runs (`execute_many`); none
