@@ -384,7 +384,7 @@ def sigkill_while_server_stopped(context: Context) -> str:
 def faulted_campaign(context: Context, directory: Path, fault: signal.Signals) -> dict[str, Any]:
     out = directory / "out"
     launched = Launched(
-        campaign(out, "--family", "mapping", "--cases", "12000"),
+        campaign(out, "--family", "mapping", "--cases", "48000"),
         directory / "command",
         {"NATS_CONFORMANCE_DEADLINE": DEADLINE},
     )
@@ -414,7 +414,7 @@ def _restarted(context: Context, fault: signal.Signals) -> str:
 @probe(
     "server-sigkill-restarted",
     "server",
-    "SIGKILL the nats-server of a 12,000-case campaign in its middle",
+    "SIGKILL the nats-server of a 48,000-case campaign in its middle",
     "the campaign restarts it and completes; the restart is in the manifest; cases = rows; its exit "
     "status is the one its records say",
 )
@@ -425,7 +425,7 @@ def server_sigkill_restarted(context: Context) -> str:
 @probe(
     "server-sigstop-restarted",
     "server",
-    "SIGSTOP (hang) the nats-server of a 12,000-case campaign in its middle, never SIGCONT",
+    "SIGSTOP (hang) the nats-server of a 48,000-case campaign in its middle, never SIGCONT",
     "the campaign gives up on it, starts another and completes; the restart is listed; cases = rows; the "
     "stopped server is not left",
 )

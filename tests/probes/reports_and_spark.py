@@ -37,7 +37,7 @@ STOP_SECONDS = 8.0
 
 
 def _report_run(context: Context) -> Path:
-    """A completed 12,000-case run (the one whose server was killed), for the reports to read."""
+    """A completed 48,000-case run (the one whose server was killed), for the reports to read."""
     faulted = context.once("server-SIGKILL", lambda d: faulted_campaign(context, d, signal.SIGKILL))
     return Path(faulted["run_dir"])
 
@@ -118,7 +118,7 @@ def sigterm_during_report_spark(context: Context) -> str:
 
 # -- sweeps and Spark-scheduled campaigns, faulted and resumed -------------------------------------------
 
-SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "12000")
+SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "36000")
 """A sweep of the releases from 2.15.0 on (three in the cache), one mapping task each."""
 
 
