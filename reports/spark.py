@@ -10,6 +10,7 @@ must be readable by the executors at the same path.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import logging
 import os
@@ -141,8 +142,11 @@ def spark_session(
         yield SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
         return
     # A work directory naming this process: a driver killed with SIGKILL leaves it, and the next process
-    # that makes one removes it (records.owners).
+    # that makes one removes it (records.owners). It is removed when the session stops, and again when
+    # the process exits: the JVM outlives the session, keeps its first session's directory as its local
+    # root, and a later session of the process makes its block directories there again.
     scratch = make_workdir(SCRATCH_PREFIX)
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     with _silenced(), ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)
         log4j = scratch / "log4j2.properties"
