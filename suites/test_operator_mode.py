@@ -26,6 +26,7 @@ from fixtures.pytest_fixtures import announced_version
 from fixtures.servers.base import Backend
 from fixtures.servers.local import LocalServer
 from fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
+from fixtures.servers.probe import Prober
 from fixtures.session import Session
 from records.writer import RecordWriter
 from reference.partition import FNV_OFFSET_BASIS, fnv1a32
@@ -154,6 +155,25 @@ def test_pushed_mapping_takes_effect_without_a_restart(operator_server: Operator
     assert identity(operator_server) == before
     assert operator_server.is_running()
     assert "Reloaded server configuration" not in operator_server.logs()[offset:]
+
+
+def test_a_connection_kept_open_sees_each_pushed_generation(operator_server: OperatorBackend) -> None:
+    """A user connected before a push publishes through the pushed JWT's mappings (the backend's probe
+    keeps one connection between pushes, `fixtures.servers.probe.Prober`); a prober whose connection
+    was closed opens another."""
+    prober = Prober(operator_server.url)
+    try:
+        generation = operator_server.config.generation
+        assert prober(generation)
+        assert not prober(generation + 1)
+        operator_server.apply(ServerConfig().with_mappings(Mapping("kept.*", "seen.$1")))
+        assert operator_server.config.generation == generation + 1
+        assert prober(generation + 1)
+        assert not prober(generation)
+        prober.close()
+        assert prober(generation + 1)
+    finally:
+        prober.close()
 
 
 OVER_100_ANSWERS = {
