@@ -3,7 +3,7 @@ setting units up (server start and stop, configuration reload, JetStream stream 
 NATS Streaming layouts) against the rest (drawing, publishing, judging, recording).
 
     .venv/bin/python benchmarks/bench_families.py [--target 2.14.5] [--repeats 3] [--family NAME ...]
-        [--plan default] [--scale 1.0] [--seed 1] [--baseline TREE]
+        [--plan default] [--scale 1.0] [--seed 1] [--warm] [--baseline TREE]
 
 Each family runs as a campaign of that family alone (`run_campaign`, its known cases first, then drawn
 units up to its budget: the plan's, times `--scale`) in a fresh process, into a scratch run directory
@@ -21,10 +21,16 @@ Apart from the setup, `draw` is the wall time the run spent drawing units itself
 of a drawing process (`suites.engine.prefetch`, which draws while the run runs the units before): what
 the run lost to drawing.
 
+With `--warm` each worker first runs its family with a budget of one unit, untimed, in the same process:
+what a process does once and a campaign of every family pays once (a module a tree imports on first use,
+such as `scipy.special` for the first chi-square test, the worker pool of `suites.expected`) is then
+outside the measure, in both trees alike; without it, a small family's wall holds them.
+
 With `--baseline TREE` (a `git worktree` of another commit) every measurement also runs on that tree's
 code, the two trees alternating within each repeat (which goes first alternates too), and the table
 gives each tree's medians and the ratios of this tree to the baseline. Units are calls to
-`suites.engine.family.check` (and to its batched form where one exists), each a distinct unit.
+`suites.engine.family.check` (and to its batched form where one exists, and units handed to a slot of
+`suites.engine.rolling` where that exists), each a distinct unit.
 """
 
 from __future__ import annotations
@@ -138,6 +144,17 @@ class Timers:
             checked = getattr(run, name, None)
             if checked is not None:
                 setattr(run, name, self.counted(checked, batched=name == "check_many"))
+        try:
+            rolling = importlib.import_module("suites.engine.rolling").Rolling
+        except ImportError:  # a tree from before units ran without batches
+            return
+        submit = rolling.submit
+
+        def submitted(runner: Any, unit: Any) -> None:
+            self.units += 1
+            submit(runner, unit)
+
+        rolling.submit = submitted
 
     def counted(self, checked: Callable[..., Any], *, batched: bool) -> Callable[..., Any]:
         @functools.wraps(checked)
@@ -162,16 +179,21 @@ def worker(arguments: argparse.Namespace) -> None:
     from suites.engine.campaign import CampaignPlan, run_campaign
     from suites.families import FAMILIES
 
-    timers = Timers()
-    timers.install()
-    budgets = dict.fromkeys(FAMILIES, 0) | {arguments.worker: arguments.budget}
-    plan = CampaignPlan(budgets=budgets, seed=arguments.seed)
+    def plan_of(budget: int) -> CampaignPlan:
+        budgets = dict.fromkeys(FAMILIES, 0) | {arguments.worker: budget}
+        return CampaignPlan(budgets=budgets, seed=arguments.seed)
+
     run = RunConfig((parse_version_spec(arguments.target),), ("process",))
     with (
         tempfile.TemporaryDirectory() as scratch,
         open(os.devnull, "w") as quiet,
         contextlib.redirect_stderr(quiet),
     ):
+        if arguments.warm:
+            run_campaign(run, plan_of(1), Path(scratch) / "warm", load_expectations())
+        timers = Timers()
+        timers.install()
+        plan = plan_of(arguments.budget)
         run_dir = Path(scratch) / "run"
         began = time.perf_counter()
         writer, _ = run_campaign(run, plan, run_dir, load_expectations())
@@ -204,6 +226,7 @@ def measure(tree: Path, family: str, budget: int, arguments: argparse.Namespace)
         arguments.target,
         "--seed",
         str(arguments.seed),
+        *(["--warm"] if arguments.warm else []),
     ]
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(command, cwd=tree, env=environment, capture_output=True, text=True, check=False)
@@ -255,6 +278,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline", help="a worktree of the baseline commit, measured alternately")
     parser.add_argument("--json", help="write every measurement here")
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="run the family once (a budget of one unit) in each worker before the timed run, so that "
+        "what a process does once (imports on first use, a worker pool's start) is not timed",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--budget", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tree", default=str(ROOT), help=argparse.SUPPRESS)
@@ -287,7 +316,8 @@ def main() -> None:
         Path(arguments.json).write_text(json.dumps(results, indent=1))
     print(
         f"\nnats-server {arguments.target}, plan {arguments.plan} x {arguments.scale}, "
-        f"seed {arguments.seed}, medians of {arguments.repeats}, {os.cpu_count()} cores, "
+        f"seed {arguments.seed}, medians of {arguments.repeats}{', warmed' if arguments.warm else ''}, "
+        f"{os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f}"
     )
     summary = {name: {family: medians(runs) for family, runs in per.items()} for name, per in results.items()}

@@ -106,6 +106,14 @@ class Family(Protocol, Generic[Unit, Observed, On]):
         ...
 
     @property
+    def rolling(self) -> bool:
+        """Whether units side by side share nothing but their slots (the default `execute_many`, each in
+        a thread on its slot's session), so that a slot takes the next unit as soon as its own has ended
+        (`suites.engine.rolling`); a family whose batch shares server actions (one reload for every
+        unit's accounts) runs a batch at a time."""
+        ...
+
+    @property
     def steered(self) -> bool:
         """Whether the run's unexpected divergences steer its draws once one shows (`run_family`); a
         family whose drawing shares its budget out in a fixed way is drawn the same way to the end."""
@@ -187,6 +195,7 @@ class TargetServer:
     __slots__ = ()
     features: tuple[str, ...]
     side_by_side = 1
+    rolling = True
     steered = True
     operator = False
 
@@ -224,15 +233,11 @@ class TargetServer:
         """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`, with the
         others `alongside` when there are several."""
         family: Any = self
-
-        def attempt(index: int, unit: object) -> object:
-            try:
-                return family.execute(replace(self.slot(session, index), alongside=len(units) > 1), unit)
-            except ServerError as error:
-                return error
-
+        alongside = len(units) > 1
         with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
-            return list(pool.map(attempt, range(len(units)), units))
+            return list(
+                pool.map(lambda i, u: in_slot(family, session, i, u, alongside), range(len(units)), units)
+            )
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Any, reason: str) -> Judged:
         """One `unknown` case standing for the whole unit, for a family whose cases depend on the server's
@@ -250,6 +255,17 @@ class TargetServer:
             detail=reason,
         )
         return [case]
+
+
+def in_slot(
+    family: Family[Unit, Observed, Session], session: Session, index: int, unit: Unit, alongside: bool
+) -> Any:
+    """`family.execute` of `unit` on the session of its `index`-th slot (`Family.slot`), with other units
+    `alongside` or not: what it observed, or the server error that cut it short."""
+    try:
+        return family.execute(replace(family.slot(session, index), alongside=alongside), unit)
+    except ServerError as error:
+        return error
 
 
 class JetStreamSlots(TargetServer):
@@ -325,8 +341,18 @@ def check_many(
         raise ValueError(
             f"{len(units)} units at once, where {family.name} has room for {family.side_by_side}"
         )
+    return judge_outcomes(family, session, context, units, family.execute_many(session, units))
 
-    outcomes = family.execute_many(session, units)
+
+def judge_outcomes(
+    family: Family[Unit, Observed, On],
+    session: On,
+    context: RunContext,
+    units: Sequence[Unit],
+    outcomes: Sequence[Observed | ServerError],
+) -> list[Judged]:
+    """The judged cases of units that ran side by side, in their order, from what each execution observed
+    or the server error that cut it short (`check_many`; `suites.engine.rolling`)."""
     cut = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
     judged: list[Judged] = []
 

@@ -8,10 +8,11 @@ judged.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
+from fixtures.session import Session
 from records.casefile import size
 from records.schema import Case
 from records.writer import RecordWriter
@@ -19,6 +20,7 @@ from reference.errors import raise_pending_interrupt
 from suites.engine.family import Draws, Family, Judged, On, ServerLostError, check_many, record, verdicts
 from suites.engine.prefetch import units_drawn_apart
 from suites.engine.progress import Progress
+from suites.engine.rolling import Rolling
 from suites.engine.verdicts import RunContext
 from suites.strategies import Enough
 
@@ -87,7 +89,9 @@ def run_family(
     cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
     conforming run spends its budget on new draws; a unit drawn again is not run again. A family that
     runs units side by side runs them a full batch at a time, and the batch's score goes to the draw
-    that completed it.
+    that completed it; the units of a `rolling` family drawn apart (and its known units) run without
+    batches, each slot taking the next unit as its own ends, each judged as it ends
+    (`suites.engine.rolling`).
 
     Until a unit shows an unexpected divergence, the units are drawn by a copy of this process while
     this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
@@ -99,38 +103,62 @@ def run_family(
     what `guidance()` says it reached that no unit before had (as HypoFuzz rewards new coverage)."""
     profile = session.profile
     done = 0
-    units = 0
+    drawn_units = 0
     seen: set[object] = set()
     pending: list[object] = []
 
     width = max(1, family.width(session))
+    rolls = width > 1 and family.rolling and isinstance(session, Session)
+    found = 0
+
+    def recorded(judged: Judged) -> None:
+        """Record a judged unit's cases, counting them and the classes of unexpected divergence."""
+        nonlocal done, found
+        cases, classes = sink.record(judged)
+        done += cases
+        found += classes
 
     def run_units(batch: Sequence[object], context: RunContext = context) -> float:
         """Check `batch` (side by side, as the family allows), recording each unit's cases in order;
         returns the distinct unexpected divergence classes they found."""
-        nonlocal done
         if not batch:
             return 0.0
+        before = found
         try:
             judged_units = check_many(family, session, context, batch)
         except ServerLostError as lost:
             sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
             raise
-        found = 0
         for judged in judged_units:
-            cases, classes = sink.record(judged)
-            done += cases
-            found += classes
-        return float(found)
+            recorded(judged)
+        return float(found - before)
+
+    def run_rolling(units: Iterable[object], context: RunContext = context, *, drawn: bool = True) -> bool:
+        """Run `units` side by side, each slot taking the next as its own ends (`Rolling`); `drawn` units
+        are counted as drawn, and stop once the budget is spent or one showed an unexpected divergence
+        (in a `steered` family), which returns True."""
+        nonlocal drawn_units
+        before = found
+        on_server = cast(Family[Any, Any, Session], family)
+        with Rolling(on_server, cast(Session, session), context, width, recorded) as rolling:
+            for unit in units:
+                if drawn and (done >= budget or (found > before and family.steered)):
+                    break
+                if drawn:
+                    drawn_units += 1
+                    seen.add(unit)
+                rolling.submit(unit)
+            rolling.finish()
+        return found > before and family.steered
 
     def fresh(drawn: Sequence[object]) -> list[object]:
         """The drawn units not run before (Hypothesis draws some again: mutations of earlier ones copy
         a unit into its neighbour), counted as drawn; raises `Enough` once the budget is spent."""
-        nonlocal units
-        if done >= budget or units >= budget:
+        nonlocal drawn_units
+        if done >= budget or drawn_units >= budget:
             raise Enough
         new = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
-        units += len(new)
+        drawn_units += len(new)
         seen.update(new)
         return new
 
@@ -138,18 +166,21 @@ def run_family(
         """Queue the fresh units and run them once `width` are queued, so that every batch runs side by
         side as many units as the family allows."""
         pending.extend(fresh(drawn))
-        found = 0.0
+        score = 0.0
         while len(pending) >= width:
             batch = pending[:width]
             del pending[:width]
-            found += run_units(batch)
-        return found
+            score += run_units(batch)
+        return score
 
     if known:
         with context.expectations.known_part() as part:
             judged_apart = replace(context, expectations=part)
-            for start in range(0, len(known), width):
-                run_units(known[start : start + width], judged_apart)
+            if rolls:
+                run_rolling(known, judged_apart, drawn=False)
+            else:
+                for start in range(0, len(known), width):
+                    run_units(known[start : start + width], judged_apart)
     left = max(0, budget - done)
 
     if guidance is not None:
@@ -157,25 +188,27 @@ def run_family(
 
         def on_guided(drawn: Sequence[object]) -> float:
             """Run each fresh unit alone; its score is what it reached first."""
-            found = 0.0
+            score = 0.0
             for unit in fresh(drawn):
                 run_units([unit])
-                found += reached()
-            return found
+                score += reached()
+            return score
 
         reached()  # what running any unit reaches is no unit's finding
-        family.draw(profile, Draws(left, seed, on_guided, lambda: units))
+        family.draw(profile, Draws(left, seed, on_guided, lambda: drawn_units))
         return done
 
     def run_drawn_apart() -> bool:
         """Run the units the drawing process draws; True once one showed an unexpected divergence (in a
         `steered` family)."""
-        nonlocal units
+        nonlocal drawn_units
         with units_drawn_apart(family, profile, left, seed) as drawn_apart:
+            if rolls:
+                return run_rolling(drawn_apart)
             for unit in drawn_apart:
                 if done >= budget:
                     break
-                units += 1
+                drawn_units += 1
                 seen.add(unit)
                 pending.append(unit)
                 if len(pending) >= width:
@@ -196,7 +229,7 @@ def run_family(
 
     # Seeds other than the drawing process's; one unit per Hypothesis example, whatever `width`: an
     # example's drawing slows with its size, so a batch is filled from several examples.
-    drawn = lambda: budget if done >= budget else units  # noqa: E731
+    drawn = lambda: budget if done >= budget else drawn_units  # noqa: E731
     guided_seed = f"{seed} guided" if draw_apart else seed
     family.draw(profile, Draws(budget, guided_seed, on_units, drawn, after_run=tail))
     return done

@@ -449,6 +449,7 @@ class LibraryFamily:
     budget: int = 20_000
     side_by_side: int = SIDE_BY_SIDE
     steered: bool = False
+    rolling: bool = False
 
     def width(self, session: AdapterSession) -> int:
         return self.side_by_side

@@ -173,6 +173,8 @@ class OverlapFamily(TargetServer):
     budget: int = 3_000
     operator: bool = False
     side_by_side: int = 32
+    rolling: bool = False
+    """A batch's sequences share its reloads (`execute_many`)."""
     accounts: itertools.count[int] = field(default_factory=itertools.count, compare=False)
     """Numbers the accounts of sequences run side by side: each sequence starts in an account no earlier
     configuration held, since a server may keep what an account it dropped had (the name is never used

@@ -102,6 +102,8 @@ class ValidationFamily(TargetServer):
     features: tuple[str, ...] = ("validation",)
     budget: int = 600
     side_by_side: int = 32
+    rolling: bool = False
+    """A batch's units share its reload (`execute_many`)."""
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
         return _pairs(profile)

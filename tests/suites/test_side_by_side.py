@@ -24,6 +24,7 @@ from reference.profiles import ReleaseProfile, for_version
 from suites.engine import run
 from suites.engine.family import TargetServer, cases_of, check_many
 from suites.engine.progress import Progress
+from suites.engine.rolling import Rolling
 from suites.engine.run import Sink
 from suites.engine.verdicts import RunContext, make_case
 
@@ -57,6 +58,7 @@ class Family(TargetServer):
 
     crash: int = -1
     side_by_side: int = 4
+    rolling: bool = True
     name: str = "scripted"
     summary: str = "an int, waited on"
     budget: int = 10
@@ -142,12 +144,85 @@ def test_more_units_at_once_than_the_family_has_room_for_are_refused_before_any_
     assert family.runs == []
 
 
+def _campaign(family: Family, backend: Backend) -> tuple[int, list[Case]]:
+    """`run_family` of `family` on a scripted server: the cases it counted, and those it judged in order."""
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+    session = Session(backend, for_version("2.14.5"))  # type: ignore[arg-type]
+    judged: list[Case] = []
+    sink = Sink(None, Progress(stream=io.StringIO()), [], also=lambda unit: judged.extend(cases_of(unit)))
+    done = run.run_family(family, session, context, budget=10, seed=1, sink=sink)
+    return done, judged
+
+
+@dataclass
+class Holding(Family):
+    """`Family` whose unit `held` waits until `others` units have ended (in a batch of four it would
+    wait for ever: the other three are all that runs beside it)."""
+
+    held: int = 0
+    others: int = 6
+    ended: list[int] = field(default_factory=list)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def execute(self, session: Session, unit: int) -> str:
+        with self.lock:
+            self.runs.append((unit, threading.current_thread().name))
+        if unit == self.held:
+            assert self.released.wait(10), "no other unit ended while the held one ran"
+        with self.lock:
+            self.ended.append(unit)
+            if len(self.ended) >= self.others:
+                self.released.set()
+        return f"seen {unit}"
+
+
+def test_rolling_slots_take_the_next_unit_while_a_slow_one_runs() -> None:
+    """Side by side without batches (`suites.engine.rolling`): while unit 0 runs, the three other slots
+    take unit after unit (unit 0 ends only once six others have); every unit is judged once."""
+    family = Holding()
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
+    session = Session(Backend(), for_version("2.14.5"))  # type: ignore[arg-type]
+    judged: list[Case] = []
+    with Rolling(family, session, context, 4, lambda unit: judged.extend(cases_of(unit))) as rolling:
+        for unit in range(10):
+            rolling.submit(unit)
+        rolling.finish()
+    assert family.ended.index(0) >= family.others
+    assert sorted(int(case.subject) for case in judged) == list(range(10))
+
+
+def test_a_campaign_of_a_rolling_family_runs_every_drawn_unit_once() -> None:
+    family = Holding(held=-1, others=0)
+    done, judged = _campaign(family, Backend())
+    assert done == 10
+    assert sorted(int(case.subject) for case in judged) == sorted(unit for unit, _ in family.runs)
+    assert sorted(unit for unit, _ in family.runs) == list(range(10))
+
+
+def test_a_crash_among_rolling_units_goes_to_the_unit_that_causes_it() -> None:
+    """A server error stops new units until the running ones have ended; then, as after a batch, the
+    server is restarted once and each cut unit runs again alone, where the one that kills the server is
+    told so."""
+    family = Crashing(crash=2)
+    backend = Backend()
+    backend.logs = lambda: "" if backend.running else "panic: runtime error"  # type: ignore[method-assign]
+    done, judged = _campaign(family, backend)
+    assert done == 10
+    observed = {case.subject: case.observed for case in judged}
+    assert observed.pop("2") == "crashed: panic: runtime error"
+    assert observed == {subject: f"seen {subject}" for subject in observed}
+    assert backend.running
+
+
 def test_a_campaign_fills_every_batch_with_units_not_run_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hypothesis draws some units again (its mutations copy a unit into its neighbour); the units not run
-    before wait until a whole batch of them can run side by side."""
-    family = Family()
+    before wait until a whole batch of them can run side by side (a family whose batch shares server
+    actions: not `rolling`)."""
+    family = Family(rolling=False)
     batches: list[int] = []
     counter = itertools.count()
     context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
