@@ -96,8 +96,9 @@ def boundary(subject: str, kind: str, extra: str) -> str:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class QuestionFamily:
-    """A family of questions as drawn: a template question (the fields its questions share; the one they
-    differ in, `fixtures.clients.adapter.TEMPLATES`, left empty) and each question's value of that field.
+    """A family of questions as drawn: a template question (the fields its questions share; its value of
+    the one they differ in, `fixtures.clients.adapter.TEMPLATES`, is never read) and each question's value
+    of that field.
     This is what crosses the drawing pipe: pickling the questions themselves costs about five times as
     much. Each is drawn once, so two are told apart by identity (questions are not hashable)."""
 

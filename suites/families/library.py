@@ -358,7 +358,11 @@ class AdapterSession:
     def ask(self, units: Sequence[QuestionFamily]) -> list[Answers]:
         """Every unit's questions in one round trip (those the adapter supports), to `against` too."""
         asked = [
-            [asked_as(q, self.adapter, self.profile.name, self.engine_only) for q in questions_of(unit)]
+            questions_of(
+                QuestionFamily(
+                    asked_as(unit.template, self.adapter, self.profile.name, self.engine_only), unit.values
+                )
+            )
             for unit in units
         ]
         flat = [question for questions in asked for question in questions]
