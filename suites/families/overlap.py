@@ -213,51 +213,22 @@ class OverlapFamily(TargetServer):
     def execute_many(
         self, session: Session, units: Sequence[OverlapRun]
     ) -> list[tuple[StepObservation, ...] | ServerError]:
-        """Sequences that put their steps in force the same way (reload or restart, step by step) run
-        together, each in a new account: step by step one reload or restart applies every such sequence's
-        configuration (`Session.configure_apart`), then each one's subjects are published as its account's
-        user. A sequence whose step the server refuses, or whose observation fails, stops there (its
-        account leaves the configuration). A server error ends the batch, a server found dead among
-        several sequences too: the sequences not yet decided get it, and each runs again alone
+        """Sequences run together, each in a new account, one reload or restart putting a step of several
+        in force at once (`Session.configure_apart`), then each one's subjects published as its account's
+        user. Sequences share a step when they put every step up to it in force the same way: they form
+        a tree (the first configuration shared by all, then a branch for each way the next step goes in
+        force), walked depth first, a reload's branch before a restart's, so that a sequence left waiting
+        is always one whose next step is a restart, which starts from its configuration alone. A sequence
+        whose step the server refuses, or whose observation fails, stops there (its account leaves the
+        configuration). A server error ends the batch, a server found dead among several sequences too:
+        the sequences not yet ended get it, and each runs again alone
         (`suites.engine.family.check_many`)."""
-        outcomes: dict[int, tuple[StepObservation, ...]] = {}
-        alike: dict[tuple[str, ...], list[int]] = {}
-        for index, unit in enumerate(units):
-            alike.setdefault(tuple(step.how for step in unit.steps), []).append(index)
-        for hows, indices in alike.items():
-            try:
-                observed = self._run_apart(session, hows, [units[index] for index in indices])
-            except ServerError as error:
-                return [outcomes.get(index, error) for index in range(len(units))]
-            outcomes.update(zip(indices, observed, strict=True))
-        return [outcomes[index] for index in range(len(units))]
-
-    def _run_apart(
-        self, session: Session, hows: tuple[str, ...], units: list[OverlapRun]
-    ) -> list[tuple[StepObservation, ...]]:
-        """`execute_many` of sequences whose steps are put in force as `hows` says."""
-        names = [f"o{next(self.accounts)}" for _ in units]
-        urls = [session.as_user(Account(name).credentials).url for name in names]
-        observed: list[list[StepObservation]] = [[] for _ in units]
-        running = list(range(len(units)))
-        for number, how in enumerate(hows):
-            groups = [
-                (Account(names[index], units[index].steps[number].config_mappings),) for index in running
-            ]
-            refusals = session.configure_apart(groups, restart=how == RESTART)
-            ran = []
-            for index, refusal in zip(running, refusals, strict=True):
-                if refusal:
-                    observed[index].append(StepObservation(rejection=refusal))
-                    continue
-                deliveries = observe_subscriptions(urls[index], [">"], units[index].subjects)
-                observed[index].append(StepObservation(deliveries=deliveries))
-                if not deliveries.failure:
-                    ran.append(index)
-            failures = [_failure_of(observed[index][-1]) for index in running]
-            _restart_if_dead(session, next((failure for failure in failures if failure), ""), len(running))
-            running = ran
-        return [tuple(steps) for steps in observed]
+        walk = _Walk(session, units, [f"o{next(self.accounts)}" for _ in units])
+        try:
+            walk.steps(list(range(len(units))), 0)
+        except ServerError as error:
+            return [tuple(walk.observed[i]) if i in walk.ended else error for i in range(len(units))]
+        return [tuple(steps) for steps in walk.observed]
 
     def execute_alone(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
         """From no mappings (an earlier sequence may have left one a server did not replace), put each
@@ -375,6 +346,44 @@ class OverlapFamily(TargetServer):
         if not case.steps:
             raise MappingError("an overlap case is replayed from its steps (--steps, or its case file)")
         return OverlapRun(tuple(Step.from_json(step) for step in case.steps), (case.subject,))
+
+
+class _Walk:
+    """`OverlapFamily.execute_many`'s walk of a batch's sequences, each in its account (`names`)."""
+
+    def __init__(self, session: Session, units: Sequence[OverlapRun], names: list[str]) -> None:
+        self.session = session
+        self.units = units
+        self.names = names
+        self.urls = [session.as_user(Account(name).credentials).url for name in names]
+        self.observed: list[list[StepObservation]] = [[] for _ in units]
+        self.ended: set[int] = set()
+
+    def steps(self, indices: list[int], number: int) -> None:
+        """Put step `number` of the sequences `indices` (which put every step before it in force the same
+        way) in force at once, observe each, then walk on with those that go on, grouped by how their
+        next step goes in force, restarts last."""
+        session, units = self.session, self.units
+        how = units[indices[0]].steps[number].how
+        groups = [(Account(self.names[i], units[i].steps[number].config_mappings),) for i in indices]
+        refusals = session.configure_apart(groups, restart=how == RESTART)
+        going: dict[str, list[int]] = {}
+        for index, refusal in zip(indices, refusals, strict=True):
+            unit, observed = units[index], self.observed[index]
+            if refusal:
+                observed.append(StepObservation(rejection=refusal))
+            else:
+                observed.append(
+                    StepObservation(deliveries=observe_subscriptions(self.urls[index], [">"], unit.subjects))
+                )
+            if _failure_of(observed[-1]) or refusal or number + 1 == len(unit.steps):
+                self.ended.add(index)
+            else:
+                going.setdefault(unit.steps[number + 1].how, []).append(index)
+        failures = [_failure_of(self.observed[index][-1]) for index in indices]
+        _restart_if_dead(session, next((failure for failure in failures if failure), ""), len(indices))
+        for next_how in sorted(going, key=lambda way: way == RESTART):
+            self.steps(going[next_how], number + 1)
 
 
 def _failure_of(seen: StepObservation) -> str:

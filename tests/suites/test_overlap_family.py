@@ -12,11 +12,14 @@ import pytest
 
 from fixtures.options import Target
 from fixtures.servers.base import Backend
+from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
 from suites.__main__ import main
-from suites.families.overlap import Step
-from tests.families import run_agreeing
+from suites.engine.family import cases_of
+from suites.families import FAMILIES
+from suites.families.overlap import OverlapRun, Step
+from tests.families import live_session, run_agreeing
 
 pytestmark = pytest.mark.live
 
@@ -66,3 +69,52 @@ def test_a_redirected_source_replays_from_its_steps(
         "od.m0s1.b",
         "od.m0s2.b",
     ]
+
+
+def test_sequences_share_the_steps_they_put_in_force_the_same_way(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three sequences, reloaded, reloaded twice and restarted after their first configuration, take four
+    configuration changes (the first configuration, the reload both reloaded sequences share, the
+    second reload and the restart) where each alone takes two or three; each agrees, as alone."""
+    first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
+    redirected = Step("reload", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
+    units = [
+        OverlapRun((first, redirected), ("ov.a.b", "ov.b", "ov.a")),
+        OverlapRun((first, redirected, Step("reload", (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
+        OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
+    ]
+    changes: list[tuple[int, bool]] = []
+    configure_apart = Session.configure_apart
+
+    def counted(session: Session, groups: list[object], *, restart: bool = False) -> list[str]:
+        changes.append((len(groups), restart))
+        return configure_apart(session, groups, restart=restart)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Session, "configure_apart", counted)
+    family = FAMILIES["overlap"]
+    with live_session(
+        "overlap", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (
+        session,
+        context,
+        _,
+    ):
+        if not session.base.accounts:
+            pytest.skip("sequences run one at a time on a server started with no account")
+        outcomes = family.execute_many(session, units)
+        judged = [
+            cases_of(family.judge(context, session.profile, u, o))
+            for u, o in zip(units, outcomes, strict=True)
+        ]
+    assert changes == [(3, False), (2, False), (1, False), (1, True)]
+    assert all(case.verdict == "agree" for cases in judged for case in cases), [
+        (case.subject, case.observed, case.difference)
+        for cases in judged
+        for case in cases
+        if case.verdict != "agree"
+    ]
+    assert [len(cases) for cases in judged] == [6, 6, 4]
