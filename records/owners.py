@@ -13,13 +13,17 @@ import tempfile
 from pathlib import Path
 
 
-def _process_start_time(pid: int) -> str | None:
-    """The kernel's start time of `pid` (field 22 of /proc/PID/stat), None if it does not exist."""
+def _process_start_time(pid: int, *, running: bool = False) -> str | None:
+    """The kernel's start time of `pid` (field 22 of /proc/PID/stat), None if it does not exist (with
+    `running`, also when it has ended and waits to be reaped: a zombie, state Z, or dead, X)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[-1].split()[19]
+    fields = stat.rsplit(")", 1)[-1].split()
+    if running and fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
 
 
 def children(pid: int | None = None) -> set[int]:
@@ -43,13 +47,15 @@ def process_identity(pid: int | None = None) -> str:
 
 
 def is_process_alive(identity: str) -> bool:
-    """True while the process named by `process_identity()` output still runs."""
+    """True while the process named by `process_identity()` output still runs. One that has ended is not
+    running while its parent has yet to reap it (an orphan whose new parent never reaps, as a container's
+    first process may not, stays a zombie for good)."""
     pid_text, _, start = identity.partition(":")
     try:
         pid = int(pid_text)
     except ValueError:
         return False
-    current = _process_start_time(pid)
+    current = _process_start_time(pid, running=True)
     return current is not None and (start in ("", "?") or current == start)
 
 
