@@ -21,6 +21,8 @@ function x release) then shows, from the same pairs, where a destination is acce
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +30,7 @@ from hypothesis import strategies as st
 
 from fixtures.clients.jetstream import jetstream_config
 from fixtures.config import Account, ServerConfig
+from fixtures.errors import ServerError
 from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, NAMESPACE
 from fixtures.servers.base import Backend
 from fixtures.session import Session
@@ -35,7 +38,7 @@ from records.casefile import CaseFile
 from reference.profiles import ReleaseProfile
 from reference.republish import RePublish
 from reference.subjects import is_valid_subject
-from suites.engine.family import Judged, ServerFamily, TargetServer
+from suites.engine.family import JetStreamSlots, Judged, ServerFamily, TargetServer
 from suites.engine.verdicts import RunContext
 from suites.families.imports import ImportFamily, ImportRun
 from suites.families.mapping import MappingFamily, random_tokens
@@ -119,6 +122,10 @@ class ContextsFamily(TargetServer):
     )
     features: tuple[str, ...] = tuple(feature for family in PLACES for feature in family.features)
     budget: int = 1_000
+    side_by_side: int = 16
+    """Units of a batch (`execute_many`): their account places one unit after the other, their JetStream
+    places side by side, each unit's in a JetStream account of its own."""
+    rolling: bool = False
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -141,6 +148,59 @@ class ContextsFamily(TargetServer):
             session.clear()
             observed.append((index, family.execute(session, member)))
         return tuple(observed)
+
+    def execute_many(
+        self, session: Session, units: Sequence[ContextsUnit]
+    ) -> list[tuple[tuple[int, object], ...] | ServerError]:
+        """`execute` of several units: the account places of one unit after the other, each from the base
+        configuration (mapping and stream import: each a configuration of its own), but validation, whose
+        family puts many units in one reload (`ValidationFamily.execute_many`), for every unit at once;
+        then, with one JetStream account for each unit beside the base ones, the JetStream places
+        (stream transform, RePublish: streams and their waits) of every unit side by side, each unit's in
+        its account, its places one after the other. A server error ends the batch: every unit gets it,
+        and each runs again alone (`suites.engine.family.check_many`)."""
+        version, backend = session.server.version, session.server.name
+        observed: list[list[tuple[int, object]]] = [[] for _ in units]
+        batched: dict[int, list[tuple[int, object]]] = {}
+        jetstream: list[list[tuple[int, ServerFamily[Any, Any], object]]] = [[] for _ in units]
+        try:
+            for number, unit in enumerate(units):
+                for index, family, member in places(unit, version, backend):
+                    if isinstance(family, JetStreamSlots):
+                        jetstream[number].append((index, family, member))
+                    elif family.width(session) > 1 and not family.rolling:
+                        batched.setdefault(index, []).append((number, member))
+                    else:
+                        session.clear()
+                        observed[number].append((index, family.execute(session, member)))
+            for index, members in batched.items():
+                session.clear()
+                outcomes = PLACES[index].execute_many(session, [member for _, member in members])
+                for (number, _), outcome in zip(members, outcomes, strict=True):
+                    if isinstance(outcome, ServerError):
+                        raise outcome
+                    observed[number].append((index, outcome))
+            accounts = [Account(f"cx{number}", jetstream=True) for number in range(len(units))]
+            session.configure_accounts(*session.base.accounts, *accounts)
+        except ServerError as error:
+            return [error] * len(units)
+
+        def run(number: int) -> tuple[tuple[int, object], ...] | ServerError:
+            slot = replace(session.as_user(accounts[number].credentials), alongside=True)
+            try:
+                for index, family, member in jetstream[number]:
+                    observed[number].append((index, family.execute(slot, member)))
+            except ServerError as error:
+                return error
+            return tuple(sorted(observed[number], key=lambda place: place[0]))
+
+        with ThreadPoolExecutor(len(units), thread_name_prefix="contexts-unit") as pool:
+            outcomes = list(pool.map(run, range(len(units))))
+        try:
+            session.clear()
+        except ServerError as error:
+            return [error] * len(units)
+        return outcomes
 
     def judge(
         self,

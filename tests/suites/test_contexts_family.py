@@ -16,12 +16,12 @@ from reference.versions import Version
 from suites.engine.family import cases_of
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
-from suites.families.contexts import PLACES, ContextsUnit
+from suites.families.contexts import PLACES, ContextsUnit, places
 from suites.families.imports import ImportRun
 from suites.families.republish import RepublishScenario
 from suites.families.streams import TransformRun
 from suites.strategies import MappingBatch
-from tests.families import run_agreeing
+from tests.families import live_session, run_agreeing
 
 
 def test_a_unit_is_the_same_pair_in_every_place() -> None:
@@ -70,3 +70,37 @@ def test_a_unit_cut_short_is_unknown_in_every_place_the_release_has() -> None:
     cases = cases_of(FAMILIES["contexts"].unknown(context, for_version("2.9.25"), unit, "no PONG"))
     assert {case.verdict for case in cases} == {"unknown"}
     assert {case.feature for case in cases} == {"validation", "mapping", "stream-import", "republish"}
+
+
+@pytest.mark.live
+def test_a_batch_observes_every_place_of_each_unit_as_alone(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """Units of a batch (`ContextsFamily.execute_many`: account places one unit after the other, the
+    JetStream places side by side in accounts of their own) each observe every place the release has,
+    in order, and each agrees as it does alone."""
+    family = FAMILIES["contexts"]
+    units = [
+        ContextsUnit("t.*", "t.x.$1", ("t.a", "t.b")),
+        ContextsUnit("t.*.*", "t.y.{{wildcard(2)}}.{{wildcard(1)}}", ("t.a.b",)),
+        ContextsUnit("t.a.>", "t.z.>", ("t.a.b", "t.a.b.c")),
+    ]
+    with live_session(
+        "contexts", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (
+        session,
+        context,
+        _,
+    ):
+        outcomes = family.execute_many(session, units)
+        alone = [family.execute(session, unit) for unit in units]
+        version, backend = session.server.version, session.server.name
+        for unit, together, single in zip(units, outcomes, alone, strict=True):
+            assert not isinstance(together, Exception), together
+            indices = [index for index, _, _ in places(unit, version, backend)]
+            assert [index for index, _ in together] == indices
+            for observed in (together, single):
+                verdicts = {
+                    case.verdict for case in cases_of(family.judge(context, session.profile, unit, observed))
+                }
+                assert verdicts == {"agree"}, (unit, verdicts)
