@@ -113,10 +113,10 @@ def chi_square_tail(statistic: float, dof: int) -> float:
     """P(X >= `statistic`) for X chi-square with `dof` degrees of freedom (a whole number), in closed form:
     the upper regularised gamma function Q(k/2, x/2) is, for even k, e^(-x/2) times the sum over
     i < k/2 of (x/2)^i / i!, and for odd k, erfc(sqrt(x/2)) plus e^(-x/2) times the sum over
-    1 <= i <= (k-1)/2 of (x/2)^(i-1/2) / Gamma(i+1/2). Each term
-    is taken from its logarithm, so that none overflows; every term is positive, so nothing cancels. The
-    one chi-square function a run uses: loading `scipy.special` for it cost the first weighted unit of a
-    process 0.26 s (cProfile)."""
+    1 <= i <= (k-1)/2 of (x/2)^(i-1/2) / Gamma(i+1/2). Each term is taken from its logarithm, so that
+    none overflows; every term is positive, so nothing cancels. Judging needs no other chi-square
+    function: loading `scipy.special` for this one cost a process's first weighted unit 0.26 s
+    (cProfile); drawing a weighted unit still loads it (`sample_size`)."""
     if dof < 1:
         raise ValueError(f"'dof' must be a whole number of at least 1 (got {dof})")
     if statistic <= 0:
