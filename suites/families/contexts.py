@@ -173,8 +173,7 @@ class ContextsFamily(TargetServer):
                     else:
                         session.clear()
                         observed[number].append((index, family.execute(session, member)))
-            for index, members in batched.items():
-                session.clear()
+            for index, members in batched.items():  # each applies its whole configuration itself
                 outcomes = PLACES[index].execute_many(session, [member for _, member in members])
                 for (number, _), outcome in zip(members, outcomes, strict=True):
                     if isinstance(outcome, ServerError):
