@@ -152,27 +152,23 @@ class ContextsFamily(TargetServer):
     def execute_many(
         self, session: Session, units: Sequence[ContextsUnit]
     ) -> list[tuple[tuple[int, object], ...] | ServerError]:
-        """`execute` of several units: the account places of one unit after the other, each from the base
-        configuration (mapping and stream import: each a configuration of its own), but validation, whose
-        family puts many units in one reload (`ValidationFamily.execute_many`), for every unit at once;
-        then, with one JetStream account for each unit beside the base ones, the JetStream places
-        (stream transform, RePublish: streams and their waits) of every unit side by side, each unit's in
-        its account, its places one after the other. A server error ends the batch: every unit gets it,
-        and each runs again alone (`suites.engine.family.check_many`)."""
+        """`execute` of several units: each account place (validation, mapping, stream import) for every
+        unit at once, in one reload, each unit in accounts of its own (the place's family's
+        `execute_many`); then, with one JetStream account for each unit beside the base ones, the
+        JetStream places (stream transform, RePublish: streams and their waits) of every unit side by
+        side, each unit's in its account, its places one after the other. A server error ends the batch:
+        every unit gets it, and each runs again alone (`suites.engine.family.check_many`)."""
         version, backend = session.server.version, session.server.name
         observed: list[list[tuple[int, object]]] = [[] for _ in units]
         batched: dict[int, list[tuple[int, object]]] = {}
         jetstream: list[list[tuple[int, ServerFamily[Any, Any], object]]] = [[] for _ in units]
+        for number, unit in enumerate(units):
+            for index, family, member in places(unit, version, backend):
+                if isinstance(family, JetStreamSlots):
+                    jetstream[number].append((index, family, member))
+                else:
+                    batched.setdefault(index, []).append((number, member))
         try:
-            for number, unit in enumerate(units):
-                for index, family, member in places(unit, version, backend):
-                    if isinstance(family, JetStreamSlots):
-                        jetstream[number].append((index, family, member))
-                    elif family.width(session) > 1 and not family.rolling:
-                        batched.setdefault(index, []).append((number, member))
-                    else:
-                        session.clear()
-                        observed[number].append((index, family.execute(session, member)))
             for index, members in batched.items():  # each applies its whole configuration itself
                 outcomes = PLACES[index].execute_many(session, [member for _, member in members])
                 for (number, _), outcome in zip(members, outcomes, strict=True):

@@ -25,7 +25,9 @@ import json
 import random
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
@@ -38,6 +40,7 @@ from fixtures.layouts import (
     EXPORTS,
     IMPORTER,
     KINDS,
+    apart,
     import_accounts,
     import_chain,
     relay_subject,
@@ -145,6 +148,14 @@ class ImportRun:
             (self.unexported, IMPORT_NOT_EXPORTED),
         )
         return next((kind for twisted, kind in twists if twisted), "")
+
+    def reference(self, profile: ReleaseProfile) -> tuple[Transform | None, str]:
+        """The reference's transform of the import (None when it refuses it) and why it refuses the
+        configuration ('' when it takes it)."""
+        try:
+            return compile_in(feature_of(self.kind), self.source, self.local, profile), self.refusal
+        except MappingError as refused:
+            return None, refused.kind
 
     @property
     def local(self) -> str:
@@ -339,18 +350,62 @@ class ImportFamily(TargetServer):
                 if attempt or not failed.crashed:
                     return failed
                 session.restarts.append(f"{RESTARTED} {failed.failure} (loading a unit's configuration)")
+        return self._observed(session, unit, session.peer_url)
+
+    def execute_many(
+        self, session: Session, units: Sequence[ImportRun]
+    ) -> list[ImportObservation | ServerError]:
+        """Several units at once (`contexts`; the family's own units run one at a time): each unit's
+        accounts under names of its own (`fixtures.layouts.apart`), all in one reload
+        (`Session.configure_apart`; the server's refusal of an import names its `accounts` block's line,
+        and the import's subject), then each unit's subjects published side by side, each between its
+        own importer and exporter. A unit the server cut short gets the error, and runs
+        again alone (`check_many`), where a crash is found."""
+        groups = [apart(unit.accounts(), str(number)) for number, unit in enumerate(units)]
+
+        def parts_named(fault: str) -> list[int]:
+            """The units whose import the fault names ('Error adding stream import "S": ... from "S" to
+            "T"...')."""
+            return [
+                number
+                for number, unit in enumerate(units)
+                if f'import "{unit.source}"' in fault and f'to "{unit.local}"' in fault
+            ]
+
+        try:
+            session.save_counters(session.base)
+            refusals = session.configure_apart(groups, parts_named=parts_named)
+        except ServerError as error:
+            return [error] * len(units)
+
+        def observed(number: int) -> ImportObservation | ServerError:
+            if refusals[number]:
+                return ImportObservation(rejection=refusals[number])
+            importer, exporter, *_ = groups[number]
+            slot = replace(session.as_user(importer.credentials), alongside=True)
+            try:
+                return self._observed(slot, units[number], slot.as_user(exporter.credentials).url)
+            except ServerError as error:
+                return error
+
+        with ThreadPoolExecutor(len(units), thread_name_prefix="import-unit") as pool:
+            return list(pool.map(observed, range(len(units))))
+
+    def _observed(self, session: Session, unit: ImportRun, exporter_url: str) -> ImportObservation:
+        """Publish the unit's subjects with its import in force: the exporter's through a stream import,
+        the importer's requests through a service import."""
         if may_map_to_whitespace(unit.destination, session.profile):
             return ImportObservation(configured=True, failure=UNOBSERVABLE)
         if unit.kind == "stream":
             seen = observe_subscriptions(
-                session.url, [">"], unit.subjects, publisher_url=session.peer_url, timeout=TIMEOUT
+                session.url, [">"], unit.subjects, publisher_url=exporter_url, timeout=TIMEOUT
             )
             if seen.failure:
                 return self._failed(session, seen.failure, configured=True)
             arrived = tuple(tuple(seen.subjects_for(1, index)) for index in range(len(unit.subjects)))
             return ImportObservation(configured=True, arrived=arrived)
         try:
-            return _request(session.url, session.peer_url, unit.subjects)
+            return _request(session.url, exporter_url, unit.subjects)
         except WireError as error:
             return self._failed(session, str(error), configured=True)
 
@@ -366,11 +421,7 @@ class ImportFamily(TargetServer):
     ) -> Judged:
         """The configuration's case, then one per published subject; every case carries the unit's step."""
         feature = feature_of(unit.kind)
-        try:
-            transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
-            refusal = unit.refusal
-        except MappingError as refused:
-            transform, refusal = None, refused.kind
+        transform, refusal = unit.reference(profile)
         functions = transform.functions if transform else functions_named(unit.local)
         literal = LITERAL_SOURCE if is_literal(unit.source) else ""
         expected, verdict, difference = acceptance(refusal, observed.rejection or None)

@@ -11,15 +11,16 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping, Place, ServerConfig
-from fixtures.errors import ConfigRejectedError
+from fixtures.config import Account, Mapping, Place, ServerConfig
+from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -119,6 +120,64 @@ class MappingFamily(TargetServer):
 
     def execute(self, session: Session, unit: MappingBatch) -> MappingObservation:
         return execute_mapping_batch(session, compile_batch(unit, session.profile))
+
+    def execute_many(
+        self, session: Session, units: Sequence[MappingBatch]
+    ) -> list[MappingObservation | ServerError]:
+        """Several units at once (`contexts`; the family's own units run one at a time), on a server whose
+        base configuration has accounts: each unit's mappings in an account of its own, all in one reload
+        (`Session.apply_apart`: a mapping the server refuses goes to its unit, with the server's words),
+        then each unit's subjects published side by side as its account's user. A unit the server cut
+        short gets the error, and runs again alone (`check_many`), where a crash is found."""
+        compiled = [compile_batch(unit, session.profile) for unit in units]
+        parts = [(number, item) for number, items in enumerate(compiled) for item in items]
+        accounts = [Account(f"m{number}") for number in range(len(units))]
+        index_of = {
+            (accounts[number].name, transform.source): index
+            for index, (number, (transform, _)) in enumerate(parts)
+        }
+
+        def config_of(indices: list[int]) -> ServerConfig:
+            mappings: dict[int, list[Mapping]] = {}
+            for index in indices:
+                number, (transform, _) = parts[index]
+                mappings.setdefault(number, []).append(Mapping(transform.source, transform.destination))
+            added = (replace(accounts[number], mappings=tuple(held)) for number, held in mappings.items())
+            return replace(session.base, accounts=(*session.base.accounts, *added))
+
+        def part_at(place: Place) -> int | None:
+            name, mapping = place
+            return None if mapping is None else index_of.get((name, mapping.source))
+
+        try:
+            refusals = session.apply_apart(len(parts), config_of, part_at)
+            session.await_logins()
+        except ServerError as error:
+            return [error] * len(units)
+        observed = [MappingObservation(expected=ExpectedSubjects(items)) for items in compiled]
+        for (number, item), words in zip(parts, refusals, strict=True):
+            if words:
+                observed[number].rejected.append((*item, words))
+            else:
+                observed[number].accepted.append(item)
+
+        def published(number: int) -> MappingObservation | ServerError:
+            seen = observed[number]
+            subjects = [subject for _, group in seen.accepted for subject in group]
+            if not subjects:
+                return seen
+            slot = replace(session.as_user(accounts[number].credentials), alongside=True)
+            began = time.perf_counter()
+            seen.deliveries = publish_and_observe(slot.url, subjects)
+            seen.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+            try:
+                slot.crash_of(seen.deliveries.failure)
+            except ServerError as error:
+                return error
+            return seen
+
+        with ThreadPoolExecutor(len(units), thread_name_prefix="mapping-unit") as pool:
+            return list(pool.map(published, range(len(units))))
 
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: MappingBatch, observed: MappingObservation

@@ -76,13 +76,17 @@ def test_a_unit_cut_short_is_unknown_in_every_place_the_release_has() -> None:
 def test_a_batch_observes_every_place_of_each_unit_as_alone(
     server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
 ) -> None:
-    """Units of a batch (`ContextsFamily.execute_many`: account places one unit after the other, the
-    JetStream places side by side in accounts of their own) each observe every place the release has,
-    in order, and each agrees as it does alone."""
+    """Units of a batch (`ContextsFamily.execute_many`: each account place for every unit at once, in
+    accounts of their own, the JetStream places side by side) each observe every place the release has,
+    in order, and each is judged as it is alone: the valid pairs agree, and a pair the server refuses
+    (twice in the batch: their import refusals read alike) is refused in each place as alone."""
     family = FAMILIES["contexts"]
+    refused = ContextsUnit("t.*", "t.{{wildcard(2)}}", ("t.a",))
     units = [
         ContextsUnit("t.*", "t.x.$1", ("t.a", "t.b")),
+        refused,
         ContextsUnit("t.*.*", "t.y.{{wildcard(2)}}.{{wildcard(1)}}", ("t.a.b",)),
+        refused,
         ContextsUnit("t.a.>", "t.z.>", ("t.a.b", "t.a.b.c")),
     ]
     with live_session(
@@ -99,8 +103,13 @@ def test_a_batch_observes_every_place_of_each_unit_as_alone(
             assert not isinstance(together, Exception), together
             indices = [index for index, _, _ in places(unit, version, backend)]
             assert [index for index, _ in together] == indices
-            for observed in (together, single):
-                verdicts = {
-                    case.verdict for case in cases_of(family.judge(context, session.profile, unit, observed))
-                }
-                assert verdicts == {"agree"}, (unit, verdicts)
+            judged = [
+                [
+                    (case.feature, case.subject, case.verdict, case.difference)
+                    for case in cases_of(family.judge(context, session.profile, unit, observed))
+                ]
+                for observed in (together, single)
+            ]
+            assert judged[0] == judged[1], unit
+            if unit is not refused:
+                assert {verdict for _, _, verdict, _ in judged[0]} == {"agree"}, (unit, judged[0])
