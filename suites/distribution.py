@@ -17,18 +17,20 @@ shift moves the category whose share is nearest 1/2, and its effect size is
 ``w² = δ² / (p (1 - p))`` (Cohen's w; see :func:`effect_size`). The worst case, a category of share 1/2,
 needs 5,210 messages with 2 categories, 5,630 with 3 and 5,946 with 4; a 98/2 split needs 409.
 
-The chi-square test's p-value is in closed form (:func:`chi_square_tail`); the power and the sample size
-come from ``scipy.special`` (the non-central chi-square functions that ``scipy.stats`` itself calls),
-imported by the functions that use them: ``scipy.stats`` took most of a second to load, which every
-command paid (`campaign --help`, farm-bench, 7 runs: median 1.53 s against 2.69 s at e538b32), and then
-every campaign that judged a weighted list.
+The chi-square test's p-value is in closed form (:func:`chi_square_tail`), and so are the power and the
+sample size: the non-central chi-square distribution is a Poisson mixture of central ones
+(:func:`noncentral_chi_square_cdf`), and the critical value and the non-centrality are found by
+bisection. No SciPy: ``scipy.stats`` took most of a second to load, which every command paid
+(`campaign --help`, farm-bench, 7 runs: median 1.53 s against 2.69 s at e538b32), and ``scipy.special``
+a quarter of a second, which every process drawing weighted lists paid for its first one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from records.significance import ALPHA, MIN_EXPECTED
@@ -40,8 +42,10 @@ __all__ = [
     "POWER",
     "GoodnessOfFit",
     "chi_square",
+    "chi_square_quantile",
     "chi_square_tail",
     "effect_size",
+    "noncentral_chi_square_cdf",
     "power_of",
     "sample_size",
     "uniformity",
@@ -114,9 +118,7 @@ def chi_square_tail(statistic: float, dof: int) -> float:
     the upper regularised gamma function Q(k/2, x/2) is, for even k, e^(-x/2) times the sum over
     i < k/2 of (x/2)^i / i!, and for odd k, erfc(sqrt(x/2)) plus e^(-x/2) times the sum over
     1 <= i <= (k-1)/2 of (x/2)^(i-1/2) / Gamma(i+1/2). Each term is taken from its logarithm, so that
-    none overflows; every term is positive, so nothing cancels. Judging needs no other chi-square
-    function: loading `scipy.special` for this one cost a process's first weighted unit 0.26 s
-    (cProfile); drawing a weighted unit still loads it (`sample_size`)."""
+    none overflows; every term is positive, so nothing cancels."""
     if dof < 1:
         raise ValueError(f"'dof' must be a whole number of at least 1 (got {dof})")
     if statistic <= 0:
@@ -130,6 +132,52 @@ def chi_square_tail(statistic: float, dof: int) -> float:
         terms = ((i - 0.5) * log_half - math.lgamma(i + 0.5) for i in range(1, (dof - 1) // 2 + 1))
         tail = math.erfc(math.sqrt(half))
     return min(1.0, tail + sum(math.exp(term - half) for term in terms))
+
+
+def chi_square_quantile(tail: float, dof: int) -> float:
+    """The x at which `chi_square_tail` (x, `dof`) is `tail`: the critical value of a test at level `tail`."""
+    return _bisect(lambda x: chi_square_tail(x, dof) > tail, max(1.0, float(dof)))
+
+
+def noncentral_chi_square_cdf(x: float, dof: int, noncentrality: float) -> float:
+    """P(X <= `x`) for X non-central chi-square with `dof` degrees of freedom and non-centrality λ: the
+    Poisson(λ/2) mixture of the central chi-square distributions with `dof` + 2j degrees of freedom,
+    whose cumulative probabilities fall by e^(-x/2) (x/2)^(k/2) / Gamma(k/2 + 1) from k to k + 2 degrees;
+    summed until the Poisson weights left are below 1e-20 of the whole."""
+    if x <= 0:
+        return 0.0
+    mean, half = noncentrality / 2, x / 2
+    log_mean, log_half = (math.log(mean) if mean > 0 else -math.inf), math.log(half)
+    central = 1.0 - chi_square_tail(x, dof)
+    total, j = 0.0, 0
+    while True:
+        weight = math.exp(j * log_mean - mean - math.lgamma(j + 1)) if mean > 0 else float(j == 0)
+        total += weight * central
+        if j > mean and weight < 1e-20:
+            return min(1.0, max(0.0, total))
+        central -= math.exp((dof / 2 + j) * log_half - half - math.lgamma(dof / 2 + j + 1))
+        j += 1
+
+
+@cache
+def _noncentrality(dof: int, alpha: float, power: float) -> float:
+    """The non-centrality at which a chi-square test with `dof` degrees of freedom at level `alpha`
+    rejects with probability `power`."""
+    critical = chi_square_quantile(alpha, dof)
+    return _bisect(lambda nc: noncentral_chi_square_cdf(critical, dof, nc) > 1.0 - power, 1.0)
+
+
+def _bisect(below: Callable[[float], bool], start: float) -> float:
+    """The point, to a float's precision, where the decreasing condition `below` turns false: its upper
+    bound doubled from `start` until false, then halved."""
+    low, high = 0.0, start
+    while below(high):
+        low, high = high, high * 2
+    while True:
+        middle = (low + high) / 2
+        if middle in (low, high):
+            return high
+        low, high = (middle, high) if below(middle) else (low, middle)
 
 
 def uniformity(observed: Sequence[int], *, alpha: float = ALPHA) -> GoodnessOfFit:
@@ -156,13 +204,11 @@ def power_of(
 ) -> float:
     """The probability that a chi-square test on ``messages`` observations rejects at ``alpha`` when one
     category's share is off by ``deviation`` (non-central chi-square with ``λ = messages * w²``)."""
-    from scipy import special
-
     dof = sum(1 for p in shares if p > 0) - 1
     w2 = effect_size(shares, deviation)
     if dof < 1 or math.isinf(w2):
         return 1.0
-    return 1.0 - float(special.chndtr(special.chdtri(dof, alpha), dof, messages * w2))
+    return 1.0 - noncentral_chi_square_cdf(chi_square_quantile(alpha, dof), dof, messages * w2)
 
 
 def sample_size(
@@ -183,8 +229,6 @@ def sample_size(
     Raises:
         ValueError: ``shares`` are negative or do not sum to 1.
     """
-    from scipy import special
-
     _check_shares(shares)
     live = [p for p in shares if p > 0]
     needed = max(floor, math.ceil(min_expected / min(live)))
@@ -192,6 +236,4 @@ def sample_size(
     w2 = effect_size(live, deviation)
     if dof < 1 or math.isinf(w2):
         return needed
-    # the non-centrality at which the test rejects with probability `power`
-    noncentrality = float(special.chndtrinc(special.chdtri(dof, alpha), dof, 1.0 - power))
-    return max(needed, math.ceil(noncentrality / w2))
+    return max(needed, math.ceil(_noncentrality(dof, alpha, power) / w2))

@@ -1,6 +1,6 @@
 """The family registry is imported in every process: it loads neither protobuf nor the NATS Streaming
 client, which the streaming family imports only when it probes channels (the `streaming` extra), nor
-SciPy, which the weighted family imports only when it judges a list's shares."""
+SciPy, which only the report's statistics import."""
 
 from __future__ import annotations
 
