@@ -53,7 +53,6 @@ from records.schema import (
     Case,
     CaseBlock,
     arrow_value,
-    text_array,
     texts_of,
 )
 from reference.errors import ConformanceError
@@ -273,7 +272,6 @@ class RecordWriter:
         """A case id unique within this run (the counter's own `__next__`: a block of a million cases
         takes its ids with no Python call per id)."""
         self._writer = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="nats-conformance-records")
-        self._writer.submit(text_array, ())  # pyarrow imports pandas on its first array: here, not at a case
         self._pending: deque[Future[int]] = deque()
         self.smallest: dict[tuple[str, str, str], Case] = {}
         self._started = time.time()

@@ -123,8 +123,8 @@ class ContextsFamily(TargetServer):
     features: tuple[str, ...] = tuple(feature for family in PLACES for feature in family.features)
     budget: int = 1_000
     side_by_side: int = 16
-    """Units of a batch (`execute_many`): their account places one unit after the other, their JetStream
-    places side by side, each unit's in a JetStream account of its own."""
+    """Units of a batch (`execute_many`): each account place for all of them at once, their JetStream
+    places side by side, each unit's in a JetStream account of its own (`base_config`)."""
     rolling: bool = False
 
     def unsupported(self, version: str, backend: str) -> str:
@@ -133,7 +133,11 @@ class ContextsFamily(TargetServer):
         return ""
 
     def base_config(self, server: Backend) -> ServerConfig:
-        accounts = (Account(IMPORTER, jetstream=True), Account(EXPORTER, exports=EXPORTS))
+        """The importer (the default user's, with JetStream), the exporter, and a JetStream account for
+        each unit of a batch (`execute_many`), there from the start rather than added by a reload for
+        each batch."""
+        slots = (Account(f"cx{number}", jetstream=True) for number in range(self.side_by_side))
+        accounts = (Account(IMPORTER, jetstream=True), Account(EXPORTER, exports=EXPORTS), *slots)
         return replace(jetstream_config(server), accounts=accounts)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[ContextsUnit]:
@@ -154,9 +158,9 @@ class ContextsFamily(TargetServer):
     ) -> list[tuple[tuple[int, object], ...] | ServerError]:
         """`execute` of several units: each account place (validation, mapping, stream import) for every
         unit at once, in one reload, each unit in accounts of its own (the place's family's
-        `execute_many`); then, with one JetStream account for each unit beside the base ones, the
-        JetStream places (stream transform, RePublish: streams and their waits) of every unit side by
-        side, each unit's in its account, its places one after the other. A server error ends the batch:
+        `execute_many`); then the JetStream places (stream transform, RePublish: streams and their
+        waits) of every unit side by side, each unit's in a JetStream account of the base configuration,
+        its places one after the other. A server error ends the batch:
         every unit gets it, and each runs again alone (`suites.engine.family.check_many`)."""
         version, backend = session.server.version, session.server.name
         observed: list[list[tuple[int, object]]] = [[] for _ in units]
@@ -175,13 +179,14 @@ class ContextsFamily(TargetServer):
                     if isinstance(outcome, ServerError):
                         raise outcome
                     observed[number].append((index, outcome))
-            accounts = [Account(f"cx{number}", jetstream=True) for number in range(len(units))]
-            session.configure_accounts(*session.base.accounts, *accounts)
+            in_force = {account.name for account in session.server.config.accounts}
+            if not {account.name for account in session.base.accounts} <= in_force:
+                session.clear()  # a place ran a unit alone, in accounts of its own only
         except ServerError as error:
             return [error] * len(units)
 
         def run(number: int) -> tuple[tuple[int, object], ...] | ServerError:
-            slot = replace(session.as_user(accounts[number].credentials), alongside=True)
+            slot = replace(session.as_user(session.base.accounts[2 + number].credentials), alongside=True)
             try:
                 for index, family, member in jetstream[number]:
                     observed[number].append((index, family.execute(slot, member)))

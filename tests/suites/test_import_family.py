@@ -38,6 +38,7 @@ from suites.engine.family import cases_of, check
 from suites.engine.verdicts import RunContext
 from suites.families import FAMILIES, family_of_feature
 from suites.families.imports import (
+    ImportFamily,
     ImportObservation,
     ImportRun,
     import_runs,
@@ -415,3 +416,81 @@ def test_an_import_listed_twice_or_of_nothing_exported_is_refused(
     ], cases
     assert json.loads(cases[0].steps[0])[twist] is True
     assert getattr(FAMILY.unit_of(CaseFile.of(cases[0])), twist)
+
+
+BATCH = [
+    ImportRun("stream", "e.*", "x.$1", ("e.a", "e.b")),
+    ImportRun("service", "e.*", "x.$1", ("x.a",)),
+    ImportRun("stream", "e.*.*", "y.{{wildcard(2)}}.{{wildcard(1)}}", ("e.a.b",)),
+    ImportRun("stream", "e.*", "x.$2", ("e.a",)),
+    ImportRun("stream", "e.*", "x.$2", ("e.a",)),
+    ImportRun("stream", "e.*", "x.$1", ("e.c",), duplicate=True),
+    ImportRun("service", "e.*", "x.$1", ("x.a",), unexported=True),
+]
+"""Imports taken, one refused twice (refusals that read alike), and twisted configurations."""
+
+
+def judged_together_and_alone(
+    session: Session, context: RunContext, outcomes: list[ImportObservation | ServerError]
+) -> tuple[list[list[tuple[str, str, str]]], list[list[tuple[str, str, str]]]]:
+    def cases(unit: ImportRun, observed: ImportObservation) -> list[tuple[str, str, str]]:
+        judged = cases_of(FAMILY.judge(context, session.profile, unit, observed))
+        return [(case.subject, case.verdict, case.difference) for case in judged]
+
+    assert not [outcome for outcome in outcomes if isinstance(outcome, ServerError)], outcomes
+    together = [cases(unit, outcome) for unit, outcome in zip(BATCH, outcomes, strict=True)]  # type: ignore[arg-type]
+    return together, [cases(unit, FAMILY.execute(session, unit)) for unit in BATCH]
+
+
+@pytest.mark.live
+def test_a_batch_of_imports_is_judged_as_each_alone(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """`ImportFamily.execute_many` (the every-context family's import place): each unit's accounts under
+    names of their own in one reload, a refused import found by its words, then the units published side
+    by side; each is judged as alone."""
+    with live_session(
+        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (
+        session,
+        context,
+        _,
+    ):
+        together, alone = judged_together_and_alone(session, context, FAMILY.execute_many(session, BATCH))
+        assert together == alone
+        assert {verdict for cases in together for _, verdict, _ in cases} == {"agree"}
+
+
+@pytest.mark.live
+def test_a_server_that_dies_during_a_batch_of_imports_runs_the_cut_units_again_alone(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server dies while the batch's units publish (stopped here, as a crash would end it): it is
+    restarted, journaled, and every unit the death cut short runs again alone, so that each is judged as
+    alone and none is cut short."""
+    observed = ImportFamily._observed
+    stopped: list[str] = []
+
+    def dying(
+        family: ImportFamily, session: Session, unit: ImportRun, exporter_url: str
+    ) -> ImportObservation:
+        if not stopped and unit is BATCH[2]:
+            stopped.append(session.server.url)
+            session.server.stop()
+        return observed(family, session, unit, exporter_url)
+
+    monkeypatch.setattr(ImportFamily, "_observed", dying)
+    with live_session(
+        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (
+        session,
+        context,
+        _,
+    ):
+        together, alone = judged_together_and_alone(session, context, FAMILY.execute_many(session, BATCH))
+        assert stopped
+        assert len(session.restarts) == 1, session.restarts
+        assert together == alone
