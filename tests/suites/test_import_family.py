@@ -431,15 +431,23 @@ BATCH = [
 
 
 def judged_together_and_alone(
-    session: Session, context: RunContext, outcomes: list[ImportObservation | ServerError]
-) -> tuple[list[list[tuple[str, str, str]]], list[list[tuple[str, str, str]]]]:
-    def cases(unit: ImportRun, observed: ImportObservation) -> list[tuple[str, str, str]]:
-        judged = cases_of(FAMILY.judge(context, session.profile, unit, observed))
-        return [(case.subject, case.verdict, case.difference) for case in judged]
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> tuple[list[list[tuple[str, str, str]]], list[list[tuple[str, str, str]]], list[str]]:
+    """Each unit of `BATCH` judged from one `execute_many` of them all, then from an `execute` of its
+    own, on a fresh server; and the server's restarts."""
+    with live_session(
+        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
 
-    assert not [outcome for outcome in outcomes if isinstance(outcome, ServerError)], outcomes
-    together = [cases(unit, outcome) for unit, outcome in zip(BATCH, outcomes, strict=True)]  # type: ignore[arg-type]
-    return together, [cases(unit, FAMILY.execute(session, unit)) for unit in BATCH]
+        def cases(unit: ImportRun, observed: ImportObservation | ServerError) -> list[tuple[str, str, str]]:
+            assert not isinstance(observed, ServerError), observed
+            judged = cases_of(FAMILY.judge(context, session.profile, unit, observed))
+            return [(case.subject, case.verdict, case.difference) for case in judged]
+
+        outcomes = FAMILY.execute_many(session, BATCH)
+        together = [cases(unit, outcome) for unit, outcome in zip(BATCH, outcomes, strict=True)]
+        alone = [cases(unit, FAMILY.execute(session, unit)) for unit in BATCH]
+        return together, alone, list(session.restarts)
 
 
 @pytest.mark.live
@@ -449,16 +457,9 @@ def test_a_batch_of_imports_is_judged_as_each_alone(
     """`ImportFamily.execute_many` (the every-context family's import place): each unit's accounts under
     names of their own in one reload, a refused import found by its words, then the units published side
     by side; each is judged as alone."""
-    with live_session(
-        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
-    ) as (
-        session,
-        context,
-        _,
-    ):
-        together, alone = judged_together_and_alone(session, context, FAMILY.execute_many(session, BATCH))
-        assert together == alone
-        assert {verdict for cases in together for _, verdict, _ in cases} == {"agree"}
+    together, alone, _ = judged_together_and_alone(server_factory, expectations, tmp_path)
+    assert together == alone
+    assert {verdict for cases in together for _, verdict, _ in cases} == {"agree"}
 
 
 @pytest.mark.live
@@ -483,14 +484,7 @@ def test_a_server_that_dies_during_a_batch_of_imports_runs_the_cut_units_again_a
         return observed(family, session, unit, exporter_url)
 
     monkeypatch.setattr(ImportFamily, "_observed", dying)
-    with live_session(
-        "import", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
-    ) as (
-        session,
-        context,
-        _,
-    ):
-        together, alone = judged_together_and_alone(session, context, FAMILY.execute_many(session, BATCH))
-        assert stopped
-        assert len(session.restarts) == 1, session.restarts
-        assert together == alone
+    together, alone, restarts = judged_together_and_alone(server_factory, expectations, tmp_path)
+    assert stopped
+    assert len(restarts) == 1, restarts
+    assert together == alone
