@@ -160,8 +160,8 @@ class ContextsFamily(TargetServer):
         unit at once, in one reload, each unit in accounts of its own (the place's family's
         `execute_many`); then the JetStream places (stream transform, RePublish: streams and their
         waits) of every unit side by side, each unit's in a JetStream account of the base configuration,
-        its places one after the other. A server error ends the batch:
-        every unit gets it, and each runs again alone (`suites.engine.family.check_many`)."""
+        its places one after the other. A server error ends the batch: every unit gets it, and each runs
+        again alone (`suites.engine.family.check_many`)."""
         version, backend = session.server.version, session.server.name
         observed: list[list[tuple[int, object]]] = [[] for _ in units]
         batched: dict[int, list[tuple[int, object]]] = {}

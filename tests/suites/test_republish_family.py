@@ -5,6 +5,7 @@ message replays through the family registry."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,25 @@ def test_a_kept_stream_of_the_units_own_configuration_is_never_judged(
         if isinstance(operation, Publish)
     ]
     assert acks[0].get("seq") == 1, acks
+
+
+def test_jetstream_answers_the_first_request_after_a_reload_enables_it(
+    server_factory: Callable[[], Backend],
+) -> None:
+    """A reload that enables JetStream in accounts returns once JetStream answers in each
+    (`fixtures.servers.probe.wait_for_jetstream`): the first request there is answered at once (on
+    2.9.25 it went unanswered after 36 reloads of 40 before), twenty times over."""
+    family = FAMILIES["contexts"]
+    server = family.server_for(server_factory())
+    server.start(family.base_config(server))
+    session = Session.of(server, server.config)
+    try:
+        for _ in range(20):
+            session.configure_accounts(*(replace(a, jetstream=False) for a in session.base.accounts))
+            session.clear()
+            with JetStreamClient(
+                session.as_user(session.base.accounts[-1].credentials).url, timeout=0.5
+            ) as js:
+                assert api_error(js.account_info()) is None
+    finally:
+        server.stop()
