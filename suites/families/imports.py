@@ -149,14 +149,6 @@ class ImportRun:
         )
         return next((kind for twisted, kind in twists if twisted), "")
 
-    def reference(self, profile: ReleaseProfile) -> tuple[Transform | None, str]:
-        """The reference's transform of the import (None when it refuses it) and why it refuses the
-        configuration ('' when it takes it)."""
-        try:
-            return compile_in(feature_of(self.kind), self.source, self.local, profile), self.refusal
-        except MappingError as refused:
-            return None, refused.kind
-
     @property
     def local(self) -> str:
         """The import's `to`, or the `to` its prefix amounts to (`reference.contexts.prefixed`)."""
@@ -460,7 +452,11 @@ class ImportFamily(TargetServer):
     ) -> Judged:
         """The configuration's case, then one per published subject; every case carries the unit's step."""
         feature = feature_of(unit.kind)
-        transform, refusal = unit.reference(profile)
+        try:
+            transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
+            refusal = unit.refusal
+        except MappingError as refused:
+            transform, refusal = None, refused.kind
         functions = transform.functions if transform else functions_named(unit.local)
         literal = LITERAL_SOURCE if is_literal(unit.source) else ""
         expected, verdict, difference = acceptance(refusal, observed.rejection or None)

@@ -163,15 +163,10 @@ class MappingFamily(TargetServer):
 
         def published(number: int) -> MappingObservation | ServerError:
             seen = observed[number]
-            subjects = [subject for _, group in seen.accepted for subject in group]
-            if not subjects:
-                return seen
             slot = replace(session.as_user(accounts[number].credentials), alongside=True)
-            began = time.perf_counter()
-            seen.deliveries = publish_and_observe(slot.url, subjects)
-            seen.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
+            _deliver(seen, slot.url)
             try:
-                slot.crash_of(seen.deliveries.failure)
+                slot.crash_of(seen.deliveries.failure if seen.deliveries else "")
             except ServerError as error:
                 return error
             return seen
@@ -360,13 +355,19 @@ def _crash_probe(
 def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
     observed = MappingObservation()
     observed.accepted = _apply_bisecting(session, compiled, observed.rejected)
+    _deliver(observed, session.url, publisher_url=session.publisher_url)
+    return observed
+
+
+def _deliver(observed: MappingObservation, url: str, *, publisher_url: str = "") -> None:
+    """Publish the subjects of the accepted mappings (if any) and note where each arrived and the time
+    per subject."""
     subjects = [subject for _, group in observed.accepted for subject in group]
     if not subjects:
-        return observed
+        return
     began = time.perf_counter()
-    observed.deliveries = publish_and_observe(session.url, subjects, publisher_url=session.publisher_url)
+    observed.deliveries = publish_and_observe(url, subjects, publisher_url=publisher_url)
     observed.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
-    return observed
 
 
 def _judge_group(
