@@ -247,6 +247,9 @@ class RecordWriter:
         """Cases of the parts that landed (or whose write failed), by (feature, verdict)."""
         self.written = 0
         self.unwritten = 0
+        self.lost: Counter[tuple[str, str]] = Counter()
+        """Cases whose records could not be written, by (feature, verdict): a journal a task could not
+        close is counted again from its parts on disk and these (`suites.engine.scaleout.cancelled`)."""
         self.status = "running"
         self.signal = ""
         self.restarts: list[dict[str, str]] = []
@@ -403,11 +406,10 @@ class RecordWriter:
         for case in cases:
             self._keep_if_smallest(case)
 
-    def _shard_counts(self) -> Counter[tuple[str, str]]:
+    def _shard_counts(self, key: str = "features") -> Counter[tuple[str, str]]:
         counts: Counter[tuple[str, str]] = Counter()
         for journal in self._shards.values():
-            for feature, verdicts in journal.get("features", {}).items():
-                counts.update({(feature, verdict): count for verdict, count in verdicts.items()})
+            counts.update(untallied(journal.get(key, {})))
         return counts
 
     @property
@@ -465,6 +467,8 @@ class RecordWriter:
             self.settled.update(counts)
             self.written += written
             self.unwritten += lost
+            if lost:
+                self.lost.update(counts)
             if self.status == "running":
                 self._write_manifest()
 
@@ -501,6 +505,7 @@ class RecordWriter:
             "cases": sum(settled.values()),
             "written": self.written + sum(journal["written"] for journal in shards),
             "unwritten": self.unwritten + sum(journal["unwritten"] for journal in shards),
+            "lost": tallied(self.lost + self._shard_counts("lost"))[0],
             "verdicts": totals,
             "features": by_feature,
         }
@@ -592,6 +597,13 @@ class RecordWriter:
         except OSError:
             with contextlib.suppress(OSError), self._reserve.open("r+b") as reserve:
                 reserve.truncate(held)  # what it held before: blocks of a partial write are given back
+
+
+def untallied(by_feature: dict[str, dict[str, int]]) -> Counter[tuple[str, str]]:
+    """Counts by (feature, verdict) from a journal's counts by feature (`tallied`'s first half)."""
+    return Counter(
+        {(feature, verdict): n for feature, verdicts in by_feature.items() for verdict, n in verdicts.items()}
+    )
 
 
 def run_status(manifest: dict[str, Any]) -> str:

@@ -40,7 +40,7 @@ from fixtures.options import OptionError, RunConfig, Target
 from records.expectations import Expectations
 from records.owners import PREFIX, make_workdir
 from records.schema import Case, case_of
-from records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied
+from records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
 from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
 from reports.errors import ReportError
 from reports.spark import check_master, is_local, spark_errors, spark_session
@@ -467,16 +467,18 @@ def sweep(writer: RecordWriter, *, final: bool = False) -> int:
 
 def cancelled(journal: dict[str, Any], run_dir: Path, path: Path) -> dict[str, Any]:
     """The journal of a task killed while it ran, counting the rows its parts hold (a part is renamed
-    into place whole; a half-written one keeps its `.tmp` name), written over `path` (not on a full
-    disk: the driver's manifest, which has room of its own, counts them all the same)."""
+    into place whole; a half-written one keeps its `.tmp` name) and the cases its last journal counted
+    as lost, written over `path` (not on a full disk: the driver's manifest, which has room of its own,
+    counts them all the same)."""
     counts: Counter[tuple[str, str]] = Counter()
     for part in sorted((run_dir / CASES).glob(f"part-{path.stem}-*.parquet")):
         table = pq.read_table(part, columns=["feature", "verdict"])
         counts.update(zip(table["feature"].to_pylist(), table["verdict"].to_pylist(), strict=True))
-    features, verdicts = tallied(counts)
     rows = sum(counts.values())
+    lost = untallied(journal.get("lost", {}))
+    features, verdicts = tallied(counts + lost)
     recount = {**journal, "status": "interrupted", "signal": "cancelled", "features": features}
-    recount.update(verdicts=verdicts, cases=rows, written=rows)
+    recount.update(verdicts=verdicts, cases=rows + lost.total(), written=rows, unwritten=lost.total())
     staged = path.with_suffix(".json.tmp")
     try:
         staged.write_text(json.dumps(recount, indent=2, sort_keys=True) + "\n")

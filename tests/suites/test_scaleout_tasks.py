@@ -172,6 +172,36 @@ def test_a_task_spark_cancelled_between_two_journals_counts_the_rows_its_parts_h
     assert now["features"] == manifest["features"]
 
 
+def test_a_cancelled_task_that_had_lost_records_still_counts_them(tmp_path: Path) -> None:
+    """A task lost a part's records, then was killed before it could close its journal (on a full disk
+    it had no room to): the final sweep counts its parts' rows and the cases its last journal counted
+    as lost, so that the run's cases are its written and lost ones. The recount kept the journal's lost
+    count but took its cases from the rows alone: a nemesis soak's manifest counted 44,957 cases as
+    41,995 written and 5,970 lost."""
+    run_dir = tmp_path / "run"
+    task = RecordWriter(run_dir, run_id="run", shard="t0001", first_case_id=TASK_IDS)
+    task.add(case(case_id=task.next_case_id(), verdict="agree"))
+    task.flush()
+    task.add(case(case_id=task.next_case_id(), verdict="diverge", partitions=2**64))  # no column holds it
+    with pytest.raises(RecordsError):
+        task.flush()
+    task.add(case(case_id=task.next_case_id(), verdict="expected"))
+    task.flush()
+    task.settle()
+    journal = run_dir / TASKS / "t0001.json"
+    left = json.loads(journal.read_text())  # the journal of a task that never closed it
+    assert (left["status"], left["cases"], left["written"], left["unwritten"]) == ("running", 3, 2, 1)
+    driver = RecordWriter(run_dir, run_id="run")
+    assert scaleout.sweep(driver, final=True) == 1
+    driver.close("interrupted")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (manifest["cases"], manifest["written"], manifest["unwritten"]) == (3, 2, 1)
+    assert manifest["features"]["mapping"] == {"agree": 1, "diverge": 1, "expected": 1, "unknown": 0}
+    assert manifest["lost"] == {"mapping": {"agree": 0, "diverge": 1, "expected": 0, "unknown": 0}}
+    now = json.loads(journal.read_text())
+    assert (now["signal"], now["cases"], now["written"], now["unwritten"]) == ("cancelled", 3, 2, 1)
+
+
 def test_a_resume_runs_again_a_task_journaled_completed_with_lost_records(tmp_path: Path) -> None:
     """Only a task whose journal says completed with nothing lost is kept by `--resume`."""
     writer = RecordWriter(tmp_path / "run", run_id="run")
