@@ -51,8 +51,9 @@ from suites.distribution import chi_square, sample_size
 from suites.engine.family import Judged, TargetServer, in_operator_mode
 from suites.engine.verdicts import RunContext, UnitCases, acceptance, make_case, rejection_case
 from suites.expected import functions_named
+from suites.families.mapping import random_tokens
 from suites.harness import SubscriptionObservation, observe_subscriptions
-from suites.strategies import RECOMMENDED, mostly
+from suites.strategies import bulk_subjects, mostly
 
 MAX_MESSAGES = 20_000
 """Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""
@@ -301,23 +302,9 @@ def message_count(
 
 
 def subjects_for(source: str, count: int, rng: random.Random) -> list[str]:
-    """``count`` subjects matching ``source``: each ``*`` a random 1-6 character token, ``>`` 1-3 tokens."""
-
-    def token() -> str:
-        return "".join(rng.choices(RECOMMENDED, k=rng.randint(1, 6)))
-
-    out = []
-    for _ in range(count):
-        parts = []
-        for part in source.split("."):
-            if part == "*":
-                parts.append(token())
-            elif part == ">":
-                parts += [token() for _ in range(rng.randint(1, 3))]
-            else:
-                parts.append(part)
-        out.append(".".join(parts))
-    return out
+    """``count`` subjects matching ``source`` (`bulk_subjects`: each ``*`` a token of a pool of 40 drawn
+    ones, ``>`` one to three)."""
+    return bulk_subjects(source, rng, count, pool=random_tokens(rng, 40))
 
 
 SHAPES = {"literal": "wt.s", "one": "wt.s.*", "two": "wt.s.*.*", "tail": "wt.s.>"}
