@@ -125,6 +125,7 @@ class Progress:
         """The current share ended (a skipped one ran nothing): the total counts what it ran instead of
         its budget, and its line is written (none for a skipped one: the campaign says why)."""
         if self.bar is not None:
+            self._refresh_bar(now=True)  # its last state, also for a share shorter than a refresh
             self.bar.close()
             self.bar = None
         self.total += self.counts.total() - self.budget
