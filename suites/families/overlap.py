@@ -18,16 +18,17 @@ Every case carries the whole sequence in `steps`, so its replay runs the sequenc
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
 from fixtures.config import Account, Mapping, ServerConfig
-from fixtures.errors import ConfigRejectedError, ServerDiedError, ServerError
+from fixtures.errors import ServerDiedError, ServerError
 from fixtures.servers.base import Backend
 from fixtures.session import Session
 from records.casefile import CaseFile
@@ -50,6 +51,7 @@ SUBJECT_TOKENS = ("a", "b", "c")
 most match two or more sources and some match none."""
 
 CONFIGURE = "configure"
+PUSH = "push"
 RESTART = "restart"
 CHANGES = ("same", "same", "redirect", "drop", "add")
 """How a step changes the configuration: kept (twice as often: a changed pick shows only on a
@@ -115,6 +117,18 @@ def sources() -> st.SearchStrategy[str]:
     return st.builds(source, st.lists(st.sampled_from(SOURCE_TOKENS), max_size=3), tail)
 
 
+SOURCES = sources()
+"""Built once: a strategy built for each draw is validated again each time (a third of the drawing of a
+sequence)."""
+FIRST_SOURCES = st.lists(SOURCES, min_size=2, max_size=4, unique=True)
+
+
+@functools.cache
+def step_hows(hows: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """How a step goes in force: mostly the first of `hows`, one in four another (built once each)."""
+    return mostly(st.just(hows[0]), st.sampled_from(hows[1:]), one_in=4)
+
+
 def subjects_for(all_sources: list[str], rng: random.Random) -> tuple[str, ...]:
     """A few subjects of each source (a, b or c at each wildcard, one to three at a >) and one of no
     source's shape, without repeats."""
@@ -127,6 +141,10 @@ def subjects_for(all_sources: list[str], rng: random.Random) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _not_in(taken: frozenset[str]) -> Callable[[str], bool]:
+    return lambda source: source not in taken
+
+
 @st.composite
 def overlap_runs(draw: st.DrawFn, profile: ReleaseProfile, hows: tuple[str, ...]) -> OverlapRun:
     """Two to four distinct overlapping sources, then one to three steps, each applied by one of `hows`
@@ -137,12 +155,12 @@ def overlap_runs(draw: st.DrawFn, profile: ReleaseProfile, hows: tuple[str, ...]
         style = draw(st.booleans()) and named, draw(st.booleans())
         return source, destination_for(source, tag, named=style[0], reverse=style[1])
 
-    drawn = draw(st.lists(sources(), min_size=2, max_size=4, unique=True), label="sources")
+    drawn = draw(FIRST_SOURCES, label="sources")
     current = [mapping(source, f"m{i}") for i, source in enumerate(drawn)]
     steps = [Step(CONFIGURE, tuple(current))]
     seen = list(drawn)
     for number in range(1, draw(st.integers(1, 3), label="steps") + 1):
-        how = draw(mostly(st.just(hows[0]), st.sampled_from(hows[1:]), one_in=4))
+        how = draw(step_hows(hows))
         change = draw(st.sampled_from(CHANGES))
         if change == "redirect":
             index = draw(st.integers(0, len(current) - 1))
@@ -150,7 +168,7 @@ def overlap_runs(draw: st.DrawFn, profile: ReleaseProfile, hows: tuple[str, ...]
         elif change == "drop" and len(current) > 1:
             current.pop(draw(st.integers(0, len(current) - 1)))
         elif change == "add":
-            source = draw(sources().filter(lambda s: s not in dict(current)))
+            source = draw(SOURCES.filter(_not_in(frozenset(dict(current)))))
             seen.append(source)
             current.append(mapping(source, f"n{number}"))
         steps.append(Step(how, tuple(current)))
@@ -185,12 +203,8 @@ class OverlapFamily(TargetServer):
 
     def base_config(self, server: Backend) -> ServerConfig:
         """An account of the default user's, beside which the sequences of a batch each run in an account
-        of their own (`execute_many`); none in operator mode, whose accounts are JWTs."""
+        of their own (`execute_many`); none in operator mode, whose sequences share the test account."""
         return ServerConfig() if self.operator else ServerConfig(accounts=(Account("base"),))
-
-    def width(self, session: Session) -> int:
-        """The sequences of a batch side by side beside a base account, else one at a time."""
-        return self.side_by_side if session.base.accounts else 1
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -198,13 +212,10 @@ class OverlapFamily(TargetServer):
         return ""
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[OverlapRun]:
-        return overlap_runs(profile, ("push", RESTART) if self.operator else ("reload", RESTART))
+        return overlap_runs(profile, (PUSH, RESTART) if self.operator else ("reload", RESTART))
 
     def execute(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
-        """The sequence alone: in an account of its own beside the base one (`execute_many`), else in the
-        default account (`execute_alone`)."""
-        if not session.base.accounts:
-            return self.execute_alone(session, unit)
+        """The sequence alone: a batch of one (`execute_many`)."""
         (outcome,) = self.execute_many(session, [unit])
         if isinstance(outcome, ServerError):
             raise outcome
@@ -213,48 +224,26 @@ class OverlapFamily(TargetServer):
     def execute_many(
         self, session: Session, units: Sequence[OverlapRun]
     ) -> list[tuple[StepObservation, ...] | ServerError]:
-        """Sequences run together, each in a new account, one reload or restart putting a step of several
-        in force at once (`Session.configure_apart`), then each one's subjects published as its account's
-        user. Sequences share a step when they put every step up to it in force the same way: they form
-        a tree (the first configuration shared by all, then a branch for each way the next step goes in
-        force), walked depth first, a reload's branch before a restart's, so that a sequence left waiting
-        is always one whose next step is a restart, which starts from its configuration alone. A sequence
-        whose step the server refuses, or whose observation fails, stops there (its account leaves the
-        configuration). A server error ends the batch, a server found dead among several sequences too:
-        the sequences not yet ended get it, and each runs again alone
+        """Sequences run together, each apart from the others, one reload, push or restart putting a step
+        of several in force at once, then each one's subjects published. Each sequence is apart in an
+        account of its own beside the base one (`Session.configure_apart`, its subjects published as its
+        account's user), or with no base account (operator mode: one test account, whose JWT every step
+        pushes) in a namespace of its own (`numbered`: `ov7.` and `od7.` for `ov.` and `od.`, no source of
+        one matching a subject of another; `Session.apply_apart`), its deliveries read back as the
+        sequence alone publishes them. Sequences share a step when they put every step up to it in force
+        the same way: they form a tree (the first configuration shared by all, then a branch for each way
+        the next step goes in force), walked depth first, a reload's or push's branch before a restart's,
+        so that a sequence left waiting is always one whose next step is a restart, which starts from its
+        configuration alone. A sequence whose step the server refuses, or whose observation fails, stops
+        there (its mappings leave the configuration). A server error ends the batch, a server found dead
+        among several sequences too: the sequences not yet ended get it, and each runs again alone
         (`suites.engine.family.check_many`)."""
-        walk = _Walk(session, units, [f"o{next(self.accounts)}" for _ in units])
+        walk = _Walk(session, units, [str(next(self.accounts)) for _ in units])
         try:
             walk.steps(list(range(len(units))), 0)
         except ServerError as error:
             return [tuple(walk.observed[i]) if i in walk.ended else error for i in range(len(units))]
         return [tuple(steps) for steps in walk.observed]
-
-    def execute_alone(self, session: Session, unit: OverlapRun) -> tuple[StepObservation, ...]:
-        """From no mappings (an earlier sequence may have left one a server did not replace), put each
-        step's configuration in force and publish every subject; stop at a refusal or a failure (a
-        server found dead is started again, with no mappings). A configuration change that fails otherwise
-        than by a refusal cuts the unit short (`suites.engine.family.check`)."""
-        session.clear()
-        observed: list[StepObservation] = []
-        for step in unit.steps:
-            mappings = step.config_mappings
-            try:
-                if step.how == RESTART:
-                    session.restart(*mappings)
-                elif step.how == CONFIGURE:
-                    session.configure(*mappings)
-                else:
-                    session.replace_mappings(*mappings)
-            except ConfigRejectedError as error:
-                observed.append(StepObservation(rejection=error.server_message))
-                break
-            deliveries = observe_subscriptions(session.url, [">"], unit.subjects)
-            observed.append(StepObservation(deliveries=deliveries))
-            if deliveries.failure:
-                break
-        _restart_if_dead(session, _failure_of(observed[-1]))
-        return tuple(observed)
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: OverlapRun, reason: str) -> Judged:
         return self.judge(context, profile, unit, (StepObservation(failure=reason),))
@@ -348,14 +337,34 @@ class OverlapFamily(TargetServer):
         return OverlapRun(tuple(Step.from_json(step) for step in case.steps), (case.subject,))
 
 
-class _Walk:
-    """`OverlapFamily.execute_many`'s walk of a batch's sequences, each in its account (`names`)."""
+def numbered(text: str, tag: str) -> str:
+    """A subject, source or destination in the namespace `tag`: its first token `ov` or `od` with `tag`
+    after it (`ov.a.*` as `ov7.a.*`), so that sequences sharing an account match none of each other's
+    subjects."""
+    head, dot, rest = text.partition(".")
+    return f"{head}{tag}{dot}{rest}" if head in (NAMESPACE, DESTINATIONS) else text
 
-    def __init__(self, session: Session, units: Sequence[OverlapRun], names: list[str]) -> None:
+
+def unnumbered(subject: str, tag: str) -> str:
+    """A subject that arrived in the namespace `tag` as the sequence alone would have seen it (a subject
+    of any other namespace as it arrived)."""
+    head, dot, rest = subject.partition(".")
+    for name in (NAMESPACE, DESTINATIONS):
+        if head == f"{name}{tag}":
+            return f"{name}{dot}{rest}"
+    return subject
+
+
+class _Walk:
+    """`OverlapFamily.execute_many`'s walk of a batch's sequences, each apart by its `tags`: its account
+    `o<tag>`, or with no base account its namespace (`numbered`)."""
+
+    def __init__(self, session: Session, units: Sequence[OverlapRun], tags: list[str]) -> None:
         self.session = session
         self.units = units
-        self.names = names
-        self.urls = [session.as_user(Account(name).credentials).url for name in names]
+        self.tags = tags
+        self.in_accounts = bool(session.base.accounts)
+        self.urls = [session.as_user(Account(f"o{tag}").credentials).url for tag in tags]
         self.observed: list[list[StepObservation]] = [[] for _ in units]
         self.ended: set[int] = set()
 
@@ -365,17 +374,15 @@ class _Walk:
         next step goes in force, restarts last."""
         session, units = self.session, self.units
         how = units[indices[0]].steps[number].how
-        groups = [(Account(self.names[i], units[i].steps[number].config_mappings),) for i in indices]
-        refusals = session.configure_apart(groups, restart=how == RESTART)
+        refusals = self._in_force(indices, number, how)
+        seen = self._observe([index for index, refusal in zip(indices, refusals, strict=True) if not refusal])
         going: dict[str, list[int]] = {}
         for index, refusal in zip(indices, refusals, strict=True):
             unit, observed = units[index], self.observed[index]
             if refusal:
                 observed.append(StepObservation(rejection=refusal))
             else:
-                observed.append(
-                    StepObservation(deliveries=observe_subscriptions(self.urls[index], [">"], unit.subjects))
-                )
+                observed.append(StepObservation(deliveries=seen[index]))
             if _failure_of(observed[-1]) or refusal or number + 1 == len(unit.steps):
                 self.ended.add(index)
             else:
@@ -384,6 +391,61 @@ class _Walk:
         _restart_if_dead(session, next((failure for failure in failures if failure), ""), len(indices))
         for next_how in sorted(going, key=lambda way: way == RESTART):
             self.steps(going[next_how], number + 1)
+
+    def _in_force(self, indices: list[int], number: int, how: str) -> list[str]:
+        """Put step `number` of the sequences `indices` in force, as `how` says (a push as is, the first
+        configuration and a reload checked, a restart); the server's words for each sequence it refused."""
+        steps = [self.units[index].steps[number] for index in indices]
+        if self.in_accounts:
+            groups = [
+                (Account(f"o{self.tags[index]}", step.config_mappings),)
+                for index, step in zip(indices, steps, strict=True)
+            ]
+            return self.session.configure_apart(groups, restart=how == RESTART)
+        parts = [
+            tuple(
+                Mapping(numbered(s, self.tags[index]), numbered(d, self.tags[index]))
+                for s, d in step.mappings
+            )
+            for index, step in zip(indices, steps, strict=True)
+        ]
+
+        def config_of(taken: list[int]) -> ServerConfig:
+            return self.session.base.with_mappings(*(mapping for part in taken for mapping in parts[part]))
+
+        return self.session.apply_apart(
+            len(parts), config_of, lambda place: None, restart=how == RESTART, as_is=how == PUSH
+        )
+
+    def _observe(self, indices: list[int]) -> dict[int, SubscriptionObservation]:
+        """Publish the subjects of the sequences `indices` under a `>` subscription: each as its account's
+        user, or all at once in their namespaces (none matches another's), each sequence's deliveries read
+        back as its own."""
+        units = self.units
+        if self.in_accounts:
+            return {i: observe_subscriptions(self.urls[i], [">"], units[i].subjects) for i in indices}
+        subjects = [numbered(subject, self.tags[i]) for i in indices for subject in units[i].subjects]
+        together = observe_subscriptions(self.session.url, [">"], subjects)
+        seen: dict[int, SubscriptionObservation] = {}
+        offset = 0
+        for i in indices:
+            count, tag = len(units[i].subjects), self.tags[i]
+            seen[i] = SubscriptionObservation(
+                {
+                    (sid, number): [
+                        unnumbered(subject, tag) for subject in together.subjects_for(sid, offset + number)
+                    ]
+                    for sid, number in (
+                        (sid, index - offset)
+                        for sid, index in together.deliveries
+                        if offset <= index < offset + count
+                    )
+                },
+                published=min(count, max(0, together.published - offset)),
+                failure=together.failure,
+            )
+            offset += count
+        return seen
 
 
 def _failure_of(seen: StepObservation) -> str:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.config import ServerConfig
 from fixtures.options import Target
 from fixtures.servers.base import Backend
+from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.expectations import Expectations
@@ -117,4 +119,62 @@ def test_sequences_share_the_steps_they_put_in_force_the_same_way(
         for case in cases
         if case.verdict != "agree"
     ]
+    assert [len(cases) for cases in judged] == [6, 6, 4]
+
+
+def test_sequences_in_operator_mode_share_the_test_account_and_its_pushes(
+    server_factory: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In operator mode three sequences run side by side in the test account, each in a namespace of its
+    own (`numbered`): the first configuration, the push both pushed sequences share, the second push and
+    the restart take three pushes and one start (each alone takes two to four pushes or starts); each
+    sequence agrees and observes what it observes alone."""
+    first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
+    pushed = Step("push", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
+    units = [
+        OverlapRun((first, pushed), ("ov.a.b", "ov.b", "ov.a")),
+        OverlapRun((first, pushed, Step("push", (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
+        OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
+    ]
+    calls: list[str] = []
+    push, start = OperatorBackend.push_account_jwt, OperatorBackend.start
+
+    def pushing(server: OperatorBackend, token: str, *, subject: str | None = None) -> str:
+        calls.append("push")
+        return push(server, token, subject=subject)
+
+    def starting(server: OperatorBackend, config: ServerConfig) -> None:
+        calls.append("start")
+        start(server, config)
+
+    monkeypatch.setattr(OperatorBackend, "push_account_jwt", pushing)
+    monkeypatch.setattr(OperatorBackend, "start", starting)
+    family = FAMILIES["overlap-operator"]
+    with live_session(
+        "overlap-operator", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
+        if not isinstance(session.server, OperatorBackend):
+            pytest.skip("operator mode needs a server this suite starts")
+        calls.clear()
+        outcomes = family.execute_many(session, units)
+        together = sorted(calls)
+        judged = [
+            cases_of(family.judge(context, session.profile, u, o))
+            for u, o in zip(units, outcomes, strict=True)
+        ]
+        alone = [
+            cases_of(family.judge(context, session.profile, u, family.execute(session, u))) for u in units
+        ]
+    assert together == ["push", "push", "push", "start"]
+    assert all(case.verdict == "agree" for cases in judged for case in cases), [
+        (case.subject, case.observed, case.difference)
+        for cases in judged
+        for case in cases
+        if case.verdict != "agree"
+    ]
+    seen = [[(case.subject, case.observed) for case in cases] for cases in judged]
+    assert seen == [[(case.subject, case.observed) for case in cases] for cases in alone]
     assert [len(cases) for cases in judged] == [6, 6, 4]
