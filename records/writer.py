@@ -154,43 +154,39 @@ def _check(case: Case) -> None:
             raise ValueError(f"{name!r} must be one of {names} (got {getattr(case, name)!r})")
 
 
-def _block_table(block: CaseBlock) -> pa.Table:
-    """A block as an Arrow table: per-case columns from its lists, the others repeated."""
-    size = len(block)
+def _blocks_table(blocks: Sequence[CaseBlock]) -> pa.Table:
+    """Blocks as one Arrow table: each per-case column from every block's lists, each shared column from
+    the blocks' values, taken as many times as each block has cases (one `take` a column: a repeat per
+    block and column was most of a short matching campaign's close, 0.13 s for 458 blocks)."""
+    per_block = [_per_case_columns(block) for block in blocks]
+    index = pa.array(np.repeat(np.arange(len(blocks), dtype=np.int32), [len(block) for block in blocks]))
+    arrays = []
+    for name in COLUMNS:
+        if name in PER_CASE:
+            arrays.append(pa.concat_arrays([columns[name] for columns in per_block]))
+        else:
+            shared = [getattr(block.shared, name) for block in blocks]
+            arrays.append(_column(shared, SCHEMA.field(name).type, name).take(index))
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def _per_case_columns(block: CaseBlock) -> dict[str, pa.Array]:
+    """A block's per-case columns as Arrow arrays of the schema's types."""
     per_case: dict[str, Sequence[Any]] = {
         "case_id": block.case_ids,
         "subject": block.subjects,
         "expected": block.expected,
         "observed": block.observed,
-        "bucket": block.buckets if block.buckets is not None else [block.shared.bucket] * size,
+        "bucket": block.buckets if block.buckets is not None else [block.shared.bucket] * len(block),
     }
-    arrays = []
+    columns: dict[str, pa.Array] = {}
     converted: dict[int, pa.Array] = {}
-    for name in COLUMNS:
-        kind = SCHEMA.field(name).type
-        if name in PER_CASE:
-            values = per_case[name]
-            if id(values) not in converted:  # observed is often the very list of expected subjects
-                converted[id(values)] = _column(values, kind)
-            arrays.append(converted[id(values)])
-        else:
-            arrays.append(_repeated(arrow_value(name, getattr(block.shared, name)), kind, size))
-    return pa.Table.from_arrays(arrays, schema=SCHEMA)
-
-
-def _repeated(value: Any, kind: pa.DataType, size: int) -> pa.Array:
-    """`value` `size` times. Nested values are taken from a one-element array (Arrow's repeat of a list
-    scalar is about forty times slower), text is built from its buffers (seventy times faster than
-    Arrow's repeat)."""
-    if pa.types.is_list(kind):
-        return pa.array([value], kind).take(pa.repeat(pa.scalar(0, pa.int32()), size))
-    if kind != pa.string():
-        return pa.repeat(pa.scalar(value, kind), size)
-    data = printable(value).encode()
-    if len(data) * size >= 2**31:  # beyond 32-bit offsets
-        return pa.repeat(pa.scalar(printable(value), kind), size)
-    offsets = np.arange(size + 1, dtype=np.int32) * np.int32(len(data))
-    return pa.Array.from_buffers(kind, size, [None, pa.py_buffer(offsets), pa.py_buffer(data * size)])
+    for name in PER_CASE:
+        values = per_case[name]
+        if id(values) not in converted:  # observed is often the very list of expected subjects
+            converted[id(values)] = _column(values, SCHEMA.field(name).type)
+        columns[name] = converted[id(values)]
+    return columns
 
 
 ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]")
@@ -439,7 +435,7 @@ class RecordWriter:
             counts[(block.shared.feature, block.shared.verdict)] += len(block)
         count = sum(counts.values())
         try:
-            tables = [_block_table(block) for block in blocks]
+            tables = [_blocks_table(blocks)] if blocks else []
             if rows:
                 tables.append(rows_table(rows))
         except (pa.ArrowException, OverflowError) as error:
