@@ -364,7 +364,7 @@ class _Walk:
         self.units = units
         self.tags = tags
         self.in_accounts = bool(session.base.accounts)
-        self.urls = [session.as_user(Account(f"o{tag}").credentials).url for tag in tags]
+        self.urls = [session.as_user(Account(f"o{tag}").credentials).url for tag in tags if self.in_accounts]
         self.observed: list[list[StepObservation]] = [[] for _ in units]
         self.ended: set[int] = set()
 

@@ -73,6 +73,18 @@ def test_a_redirected_source_replays_from_its_steps(
     ]
 
 
+def three_sequences(how: str) -> list[OverlapRun]:
+    """Two sequences that change their first configuration by `how` (one of them twice), and one that
+    restarts after it; each subject matches one source."""
+    first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
+    redirected = Step(how, (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
+    return [
+        OverlapRun((first, redirected), ("ov.a.b", "ov.b", "ov.a")),
+        OverlapRun((first, redirected, Step(how, (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
+        OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
+    ]
+
+
 def test_sequences_share_the_steps_they_put_in_force_the_same_way(
     server_factory: Callable[[], Backend],
     expectations: Expectations,
@@ -82,13 +94,7 @@ def test_sequences_share_the_steps_they_put_in_force_the_same_way(
     """Three sequences, reloaded, reloaded twice and restarted after their first configuration, take four
     configuration changes (the first configuration, the reload both reloaded sequences share, the
     second reload and the restart) where each alone takes two or three; each agrees, as alone."""
-    first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
-    redirected = Step("reload", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
-    units = [
-        OverlapRun((first, redirected), ("ov.a.b", "ov.b", "ov.a")),
-        OverlapRun((first, redirected, Step("reload", (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
-        OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
-    ]
+    units = three_sequences("reload")
     changes: list[tuple[int, bool]] = []
     configure_apart = Session.configure_apart
 
@@ -132,13 +138,7 @@ def test_sequences_in_operator_mode_share_the_test_account_and_its_pushes(
     own (`numbered`): the first configuration, the push both pushed sequences share, the second push and
     the restart take three pushes and one start (each alone takes two to four pushes or starts); each
     sequence agrees and observes what it observes alone."""
-    first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
-    pushed = Step("push", (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
-    units = [
-        OverlapRun((first, pushed), ("ov.a.b", "ov.b", "ov.a")),
-        OverlapRun((first, pushed, Step("push", (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
-        OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
-    ]
+    units = three_sequences("push")
     calls: list[str] = []
     push, start = OperatorBackend.push_account_jwt, OperatorBackend.start
 
