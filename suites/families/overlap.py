@@ -142,6 +142,7 @@ def subjects_for(all_sources: list[str], rng: random.Random) -> tuple[str, ...]:
 
 
 def _not_in(taken: frozenset[str]) -> Callable[[str], bool]:
+    """A filter that keeps the sources not in `taken`."""
     return lambda source: source not in taken
 
 
@@ -194,9 +195,10 @@ class OverlapFamily(TargetServer):
     rolling: bool = False
     """A batch's sequences share its reloads (`execute_many`)."""
     accounts: itertools.count[int] = field(default_factory=itertools.count, compare=False)
-    """Numbers the accounts of sequences run side by side: each sequence starts in an account no earlier
-    configuration held, since a server may keep what an account it dropped had (the name is never used
-    twice in a process, rather than only unlike the accounts in force)."""
+    """Numbers the accounts (or, in operator mode, the namespaces) of sequences run side by side: each
+    sequence starts in one no earlier configuration held, since a server may keep what an account or a
+    mapping it dropped had (a number is never used twice in a process, rather than only unlike those in
+    force)."""
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator)
@@ -424,27 +426,21 @@ class _Walk:
         units = self.units
         if self.in_accounts:
             return {i: observe_subscriptions(self.urls[i], [">"], units[i].subjects) for i in indices}
-        subjects = [numbered(subject, self.tags[i]) for i in indices for subject in units[i].subjects]
-        together = observe_subscriptions(self.session.url, [">"], subjects)
+        places = [(i, number) for i in indices for number in range(len(units[i].subjects))]
+        together = observe_subscriptions(
+            self.session.url, [">"], [numbered(units[i].subjects[n], self.tags[i]) for i, n in places]
+        )
         seen: dict[int, SubscriptionObservation] = {}
         offset = 0
         for i in indices:
-            count, tag = len(units[i].subjects), self.tags[i]
-            seen[i] = SubscriptionObservation(
-                {
-                    (sid, number): [
-                        unnumbered(subject, tag) for subject in together.subjects_for(sid, offset + number)
-                    ]
-                    for sid, number in (
-                        (sid, index - offset)
-                        for sid, index in together.deliveries
-                        if offset <= index < offset + count
-                    )
-                },
-                published=min(count, max(0, together.published - offset)),
-                failure=together.failure,
-            )
+            count = len(units[i].subjects)
+            published = min(count, max(0, together.published - offset))
+            seen[i] = SubscriptionObservation(published=published, failure=together.failure)
             offset += count
+        for (sid, index), arrived in together.deliveries.items():
+            if index < len(places):  # a number of no publication of this observation is not ours
+                i, number = places[index]
+                seen[i].deliveries[(sid, number)] = [unnumbered(subject, self.tags[i]) for subject in arrived]
         return seen
 
 
