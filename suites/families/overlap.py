@@ -232,17 +232,18 @@ class OverlapFamily(TargetServer):
         account's user), or with no base account (operator mode: one test account, whose JWT every step
         pushes) in a namespace of its own (`numbered`: `ov7.` and `od7.` for `ov.` and `od.`, no source of
         one matching a subject of another; `Session.apply_apart`), its deliveries read back as the
-        sequence alone publishes them. Sequences share a step when they put every step up to it in force
-        the same way: they form a tree (the first configuration shared by all, then a branch for each way
-        the next step goes in force), walked depth first, a reload's or push's branch before a restart's,
-        so that a sequence left waiting is always one whose next step is a restart, which starts from its
-        configuration alone. A sequence whose step the server refuses, or whose observation fails, stops
-        there (its mappings leave the configuration). A server error ends the batch, a server found dead
-        among several sequences too: the sequences not yet ended get it, and each runs again alone
-        (`suites.engine.family.check_many`)."""
+        sequence alone publishes them. Every change of the server is a step of each sequence the server
+        then holds, so that each sees the changes it sees alone (`_Walk.walk`). A sequence whose step the
+        server refuses, or whose observation fails, stops there (its mappings leave the configuration). A
+        server error ends the batch, a server found dead among several sequences too: the sequences not
+        yet ended get it, and each runs again alone (`suites.engine.family.check_many`). Sequences that go
+        on in more than one way besides restarts (only a replay's steps can) each run alone."""
+        ways = {step.how for unit in units for step in unit.steps[1:]} - {RESTART}
+        if len(units) > 1 and len(ways) > 1:
+            return [outcome for unit in units for outcome in self.execute_many(session, [unit])]
         walk = _Walk(session, units, [str(next(self.accounts)) for _ in units])
         try:
-            walk.steps(list(range(len(units))), 0)
+            walk.walk()
         except ServerError as error:
             return [tuple(walk.observed[i]) if i in walk.ended else error for i in range(len(units))]
         return [tuple(steps) for steps in walk.observed]
@@ -370,34 +371,51 @@ class _Walk:
         self.observed: list[list[StepObservation]] = [[] for _ in units]
         self.ended: set[int] = set()
 
-    def steps(self, indices: list[int], number: int) -> None:
-        """Put step `number` of the sequences `indices` (which put every step before it in force the same
-        way) in force at once, observe each, then walk on with those that go on, grouped by how their
-        next step goes in force, restarts last."""
-        session, units = self.session, self.units
-        how = units[indices[0]].steps[number].how
-        refusals = self._in_force(indices, number, how)
+    def walk(self) -> None:
+        """Put every sequence's steps in force: first every first configuration at once; then, while some
+        sequences go on by reload or push, one such change for all of them, those whose next step is a
+        restart leaving the configuration to wait; once none does, one restart for every waiting one,
+        whatever step each is at, since a restart keeps nothing of what came before it (a restarted
+        server starts from its configuration alone, in operator mode with an empty resolver directory).
+        So no sequence sees a change that is not one of its steps, and a batch takes one restart for each
+        restart wave rather than one for each way of reaching one."""
+        now, waiting = list(range(len(self.units))), []
+        while now:
+            going = []
+            for index in self._step(now):
+                (waiting if self._next(index).how == RESTART else going).append(index)
+            now, waiting = (going, waiting) if going else (waiting, [])
+
+    def _next(self, index: int) -> Step:
+        """The sequence's step after those it has put in force."""
+        return self.units[index].steps[len(self.observed[index])]
+
+    def _step(self, indices: list[int]) -> list[int]:
+        """Put the next step of each of the sequences `indices` (steps that go in force the same way) in
+        force at once, observe each, and return those that go on."""
+        steps = [self._next(index) for index in indices]
+        refusals = self._in_force(indices, steps)
         seen = self._observe([index for index, refusal in zip(indices, refusals, strict=True) if not refusal])
-        going: dict[str, list[int]] = {}
+        going = []
         for index, refusal in zip(indices, refusals, strict=True):
-            unit, observed = units[index], self.observed[index]
+            unit, observed = self.units[index], self.observed[index]
             if refusal:
                 observed.append(StepObservation(rejection=refusal))
             else:
                 observed.append(StepObservation(deliveries=seen[index]))
-            if _failure_of(observed[-1]) or refusal or number + 1 == len(unit.steps):
+            if _failure_of(observed[-1]) or refusal or len(observed) == len(unit.steps):
                 self.ended.add(index)
             else:
-                going.setdefault(unit.steps[number + 1].how, []).append(index)
+                going.append(index)
         failures = [_failure_of(self.observed[index][-1]) for index in indices]
-        _restart_if_dead(session, next((failure for failure in failures if failure), ""), len(indices))
-        for next_how in sorted(going, key=lambda way: way == RESTART):
-            self.steps(going[next_how], number + 1)
+        _restart_if_dead(self.session, next((failure for failure in failures if failure), ""), len(indices))
+        return going
 
-    def _in_force(self, indices: list[int], number: int, how: str) -> list[str]:
-        """Put step `number` of the sequences `indices` in force, as `how` says (a push as is, the first
-        configuration and a reload checked, a restart); the server's words for each sequence it refused."""
-        steps = [self.units[index].steps[number] for index in indices]
+    def _in_force(self, indices: list[int], steps: list[Step]) -> list[str]:
+        """Put `steps`, one of each of the sequences `indices`, in force as the first says (a push as is,
+        the first configuration and a reload checked, a restart); the server's words for each sequence it
+        refused."""
+        how = steps[0].how
         if self.in_accounts:
             groups = [
                 (Account(f"o{self.tags[index]}", step.config_mappings),)

@@ -73,15 +73,17 @@ def test_a_redirected_source_replays_from_its_steps(
     ]
 
 
-def three_sequences(how: str) -> list[OverlapRun]:
-    """Two sequences that change their first configuration by `how` (one of them twice), and one that
-    restarts after it; each subject matches one source."""
+def four_sequences(how: str) -> list[OverlapRun]:
+    """Two sequences that change their first configuration by `how` (one of them twice), one that
+    restarts after it, and one that changes it by `how` and then restarts; each subject matches one
+    source."""
     first = Step("configure", (("ov.*", "od.m0.$1"), ("ov.a.*", "od.m1.$1")))
     redirected = Step(how, (("ov.*", "od.m0s1.$1"), ("ov.a.*", "od.m1.$1")))
     return [
         OverlapRun((first, redirected), ("ov.a.b", "ov.b", "ov.a")),
         OverlapRun((first, redirected, Step(how, (("ov.*", "od.m0.$1"),))), ("ov.a.b", "ov.b")),
         OverlapRun((first, Step("restart", (("ov.a.*", "od.m1s1.$1"),))), ("ov.a.b", "ov.b")),
+        OverlapRun((first, redirected, Step("restart", (("ov.a.*", "od.m1s2.$1"),))), ("ov.a.b", "ov.b")),
     ]
 
 
@@ -91,10 +93,11 @@ def test_sequences_share_the_steps_they_put_in_force_the_same_way(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Three sequences, reloaded, reloaded twice and restarted after their first configuration, take four
-    configuration changes (the first configuration, the reload both reloaded sequences share, the
-    second reload and the restart) where each alone takes two or three; each agrees, as alone."""
-    units = three_sequences("reload")
+    """Four sequences (`four_sequences`) take four configuration changes where each alone takes two or
+    three: the first configuration, the reload three share, the second reload of one, and one restart
+    for the two that restart, one after its first configuration and one after its reload (a restart
+    keeps nothing of what came before it); each agrees, as alone."""
+    units = four_sequences("reload")
     changes: list[tuple[int, bool]] = []
     configure_apart = Session.configure_apart
 
@@ -118,14 +121,14 @@ def test_sequences_share_the_steps_they_put_in_force_the_same_way(
             cases_of(family.judge(context, session.profile, u, o))
             for u, o in zip(units, outcomes, strict=True)
         ]
-    assert changes == [(3, False), (2, False), (1, False), (1, True)]
+    assert changes == [(4, False), (3, False), (1, False), (2, True)]
     assert all(case.verdict == "agree" for cases in judged for case in cases), [
         (case.subject, case.observed, case.difference)
         for cases in judged
         for case in cases
         if case.verdict != "agree"
     ]
-    assert [len(cases) for cases in judged] == [6, 6, 4]
+    assert [len(cases) for cases in judged] == [6, 6, 4, 6]
 
 
 def test_sequences_in_operator_mode_share_the_test_account_and_its_pushes(
@@ -134,11 +137,11 @@ def test_sequences_in_operator_mode_share_the_test_account_and_its_pushes(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """In operator mode three sequences run side by side in the test account, each in a namespace of its
-    own (`numbered`): the first configuration, the push both pushed sequences share, the second push and
-    the restart take three pushes and one start (each alone takes two to four pushes or starts); each
-    sequence agrees and observes what it observes alone."""
-    units = three_sequences("push")
+    """In operator mode four sequences (`four_sequences`) run side by side in the test account, each in a
+    namespace of its own (`numbered`): the first configuration, the push three share, the second push of
+    one and the restart of two take three pushes and one start (each alone takes two to four pushes or
+    starts); each sequence agrees and observes what it observes alone."""
+    units = four_sequences("push")
     calls: list[str] = []
     push, start = OperatorBackend.push_account_jwt, OperatorBackend.start
 
@@ -177,4 +180,4 @@ def test_sequences_in_operator_mode_share_the_test_account_and_its_pushes(
     ]
     seen = [[(case.subject, case.observed) for case in cases] for cases in judged]
     assert seen == [[(case.subject, case.observed) for case in cases] for cases in alone]
-    assert [len(cases) for cases in judged] == [6, 6, 4]
+    assert [len(cases) for cases in judged] == [6, 6, 4, 6]
