@@ -379,9 +379,10 @@ class _Walk:
         server starts from its configuration alone, in operator mode with an empty resolver directory).
         So no sequence sees a change that is not one of its steps, and a batch takes one restart for each
         restart wave rather than one for each way of reaching one."""
-        now, waiting = list(range(len(self.units))), []
+        now: list[int] = list(range(len(self.units)))
+        waiting: list[int] = []
         while now:
-            going = []
+            going: list[int] = []
             for index in self._step(now):
                 (waiting if self._next(index).how == RESTART else going).append(index)
             now, waiting = (going, waiting) if going else (waiting, [])
@@ -396,7 +397,7 @@ class _Walk:
         steps = [self._next(index) for index in indices]
         refusals = self._in_force(indices, steps)
         seen = self._observe([index for index, refusal in zip(indices, refusals, strict=True) if not refusal])
-        going = []
+        going: list[int] = []
         for index, refusal in zip(indices, refusals, strict=True):
             unit, observed = self.units[index], self.observed[index]
             if refusal:
