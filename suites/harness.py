@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -128,12 +129,12 @@ class Tap(threading.Thread):
                 frames = self.connection.receive(time.monotonic() + 0.05, columns=True)
                 if frames is None:
                     continue
-                self.runs += frames.runs
-                if frames.subjects:  # frames the columns do not take (headers, CR LF in a payload)
-                    self.runs.append(MessageRun.of(frames.subjects, frames.payloads))
                 pongs = self._fences(frames.runs) if self.fenced else frames.count("PONG")
-                if pongs:
-                    with self.changed:
+                with self.changed:
+                    self.runs += frames.runs
+                    if frames.subjects:  # frames the columns do not take (headers, CR LF in a payload)
+                        self.runs.append(MessageRun.of(frames.subjects, frames.payloads))
+                    if pongs:
                         self.pongs += pongs
                         self.changed.notify_all()
         except WireError as error:
@@ -151,12 +152,20 @@ class Tap(threading.Thread):
                 self.ready.set()
         return fences
 
+    def begin(self) -> None:
+        """Forget what was read: deliveries and PONGs (or fences) count from here."""
+        with self.changed:
+            self.runs = []
+            self.pongs = 0
+
     def observation(self, size: int, failure: str) -> Observation:
-        """What was read, as the observation of a batch of `size` cases."""
+        """What was read since `begin`, as the observation of a batch of `size` cases."""
+        with self.changed:
+            runs = list(self.runs)
         return Observation.of(
             size,
-            np.concatenate([run.numbers for run in self.runs] or [np.empty(0, np.int64)]),
-            pa.concat_arrays([run.subjects for run in self.runs] or [pa.array([], pa.binary_view())]),
+            np.concatenate([run.numbers for run in runs] or [np.empty(0, np.int64)]),
+            pa.concat_arrays([run.subjects for run in runs] or [pa.array([], pa.binary_view())]),
             failure,
         )
 
@@ -188,63 +197,132 @@ def publish_and_observe(
     publisher_url: str = "",
 ) -> Observation:
     """Publish every subject (case id = its index) on `publisher_url` (default `url`, the tap's server);
-    return where each arrived.
+    return where each arrived (`Observer.observe`, on two connections of its own)."""
+    with Observer(url, publisher_url) as observer:
+        return observer.observe(subjects, chunk=chunk, window=window, timeout=timeout)
 
-    `timeout` bounds each wait for a PONG; `failure` says what ended the batch early, `published`
-    how many publications the server confirmed.
-    """
-    timeout = within(timeout)
-    relayed = bool(publisher_url) and publisher_url != url
-    try:
-        tap_connection = WireConnection(url, name="nats-conformance-tap", timeout=timeout)
-    except WireError as error:
-        return Observation.of(len(subjects), np.empty(0, np.int64), pa.array([], pa.binary()), str(error))
-    published, failure = 0, ""
-    try:
-        tap_connection.subscribe(">", TAP_SID)
-        tap_connection.flush()
-        tap = Tap(tap_connection, fenced=relayed)
-        tap.start()
+
+class Observer:
+    """`publish_and_observe`'s tap on `url` and publisher on `publisher_url` (default `url`), kept open
+    from one observation to the next: a family that observes unit after unit on one server opens them
+    once (`fixtures.session.Session.keep`). Before each observation a kept pair proves it still reaches
+    the server (a PING on each, and through a relaying server a message from the publisher to the tap);
+    a pair that does not, as after a restart, is opened anew, and one that fails during an observation is
+    closed."""
+
+    def __init__(self, url: str, publisher_url: str = "") -> None:
+        self.url = url
+        self.publisher_url = publisher_url or url
+        self.relayed = self.publisher_url != url
+        self._tap: Tap | None = None
+        self._publisher: WireConnection | None = None
+        self._closing: weakref.finalize[[Tap, WireConnection], Observer] | None = None
+
+    def __enter__(self) -> Observer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def observe(
+        self, subjects: Sequence[str], *, chunk: int = 10_000, window: int = 3, timeout: float = 30.0
+    ) -> Observation:
+        """Publish every subject (case id = its index); return where each arrived. `timeout` bounds each
+        wait for a PONG; `failure` says what ended the batch early, `published` how many publications
+        the server confirmed."""
+        timeout = within(timeout)
         try:
-            with WireConnection(
-                publisher_url or url, name="nats-conformance-publisher", timeout=timeout
-            ) as publisher:
+            tap, publisher = self._connections(timeout)
+        except WireError as error:
+            self.close()
+            return Observation.of(len(subjects), np.empty(0, np.int64), pa.array([], pa.binary()), str(error))
+        published, failure = 0, ""
 
-                def fence() -> None:
-                    if relayed:
-                        publisher.queue_frames(publish_frames([FENCE_SUBJECT], FENCE_ID))
-                        publisher.send()
-                    else:
-                        tap.ping(timeout)
+        def fence() -> None:
+            if self.relayed:
+                publisher.queue_frames(publish_frames([FENCE_SUBJECT], FENCE_ID))
+                publisher.send()
+            else:
+                tap.ping(timeout)
 
-                if relayed:
-                    _await_forwarding(publisher, tap, timeout)
-                starts = range(0, len(subjects), chunk)
-                for sent, start in enumerate(starts):
-                    tap.wait_pongs(sent + 1 - window, timeout)
-                    publisher.queue_frames(publish_frames(subjects[start : start + chunk], start))
-                    publisher.ping()
-                    if sent:
-                        # The PONG of the chunk before: the server has handled those publications,
-                        # so the tap's PING now fences every delivery of them.
-                        publisher.await_pong(timeout)
-                        published = start
-                        fence()
-                publisher.await_pong(timeout)
-                fence()
-                published = len(subjects)
-                tap.wait_pongs(len(starts), timeout)
+        try:
+            starts = range(0, len(subjects), chunk)
+            for sent, start in enumerate(starts):
+                tap.wait_pongs(sent + 1 - window, timeout)
+                publisher.queue_frames(publish_frames(subjects[start : start + chunk], start))
+                publisher.ping()
+                if sent:
+                    # The PONG of the chunk before: the server has handled those publications, so the
+                    # tap's PING now fences every delivery of them.
+                    publisher.await_pong(timeout)
+                    published = start
+                    fence()
+            publisher.await_pong(timeout)
+            fence()
+            published = len(subjects)
+            tap.wait_pongs(len(starts), timeout)
         except WireError as error:
             failure = str(error)
-        finally:
-            tap.stopping.set()
-            tap_connection.close()
+            self.close()  # the tap reads no more once closed
+        observation = tap.observation(len(subjects), failure)
+        observation.published = published
+        return observation
+
+    def _connections(self, timeout: float) -> tuple[Tap, WireConnection]:
+        """The kept tap and publisher once they prove they reach the server, else new ones; the tap
+        counts from now (`Tap.begin`)."""
+        if self._tap is not None and self._publisher is not None:
+            tap, publisher = self._tap, self._publisher
+            try:
+                publisher.flush(timeout)
+                if self.relayed:
+                    tap.ready.clear()
+                    _await_forwarding(publisher, tap, timeout)
+                else:
+                    tap.begin()
+                    tap.ping(timeout)
+                    tap.wait_pongs(1, timeout)
+                tap.begin()
+                return tap, publisher
+            except WireError:
+                self.close()
+        connection = WireConnection(self.url, name="nats-conformance-tap", timeout=timeout)
+        try:
+            connection.subscribe(">", TAP_SID)
+            connection.flush()
+        except WireError:
+            connection.close()
+            raise
+        self._tap = tap = Tap(connection, fenced=self.relayed)
+        tap.start()
+        self._publisher = publisher = WireConnection(
+            self.publisher_url, name="nats-conformance-publisher", timeout=timeout
+        )
+        # An observer dropped unclosed (its session gone) still closes both and ends the tap's reader.
+        self._closing = weakref.finalize(self, _end, tap, publisher)
+        if self.relayed:
+            _await_forwarding(publisher, tap, timeout)
+        tap.begin()
+        return tap, publisher
+
+    def close(self) -> None:
+        """Close both connections and end the tap's reader."""
+        tap, publisher, self._tap, self._publisher = self._tap, self._publisher, None, None
+        if self._closing is not None:
+            self._closing.detach()
+        if publisher is not None:
+            publisher.close()
+        if tap is not None:
+            _end(tap)
             tap.join()
-    finally:
-        tap_connection.close()
-    observation = tap.observation(len(subjects), failure)
-    observation.published = published
-    return observation
+
+
+def _end(tap: Tap, publisher: WireConnection | None = None) -> None:
+    """Close the publisher and the tap's connection; the tap's reader then ends."""
+    if publisher is not None:
+        publisher.close()
+    tap.stopping.set()
+    tap.connection.close()
 
 
 def _await_forwarding(publisher: WireConnection, tap: Tap, timeout: float) -> None:

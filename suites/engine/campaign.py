@@ -280,6 +280,7 @@ def run_one(
                 if context.oracle is not None:
                     context.oracle.close()
         finally:
+            session.close_kept()
             for restart in session.restarts:
                 print(f"{label} {restart}", file=sys.stderr)
                 writer.note_restart(target.id, family.name, restart)

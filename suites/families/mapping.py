@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from fixtures.config import Account, Mapping, Place, ServerConfig
 from fixtures.errors import ConfigRejectedError, ServerError
 from fixtures.servers.base import Backend
+from fixtures.servers.operator import OperatorBackend
 from fixtures.session import Session
 from records.casefile import CaseFile
 from records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
@@ -40,7 +41,7 @@ from suites.engine.verdicts import (
     transform_columns,
 )
 from suites.expected import ExpectedSubjects, instance_of, partition_position
-from suites.harness import Observation, publish_and_observe
+from suites.harness import Observation, Observer, publish_and_observe
 from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
@@ -164,7 +165,7 @@ class MappingFamily(TargetServer):
         def published(number: int) -> MappingObservation | ServerError:
             seen = observed[number]
             slot = replace(session.as_user(accounts[number].credentials), alongside=True)
-            _deliver(seen, slot.url)
+            _deliver(seen, slot)
             try:
                 slot.crash_of(seen.deliveries.failure if seen.deliveries else "")
             except ServerError as error:
@@ -355,18 +356,29 @@ def _crash_probe(
 def _publish(session: Session, compiled: list[tuple[Transform, tuple[str, ...]]]) -> MappingObservation:
     observed = MappingObservation()
     observed.accepted = _apply_bisecting(session, compiled, observed.rejected)
-    _deliver(observed, session.url, publisher_url=session.publisher_url)
+    kept = isinstance(session.server, OperatorBackend)
+    _deliver(observed, session, publisher_url=session.publisher_url, kept=kept)
     return observed
 
 
-def _deliver(observed: MappingObservation, url: str, *, publisher_url: str = "") -> None:
-    """Publish the subjects of the accepted mappings (if any) and note where each arrived and the time
-    per subject."""
+def _deliver(
+    observed: MappingObservation, session: Session, *, publisher_url: str = "", kept: bool = False
+) -> None:
+    """Publish the subjects of the accepted mappings (if any) as the session's user and note where each
+    arrived and the time per subject. With `kept`, on the session's kept `Observer`: in operator mode,
+    whose pushes change the test account while its users stay connected (as
+    `fixtures.servers.probe.Prober` relies on). Else on connections of its own: how a configuration
+    reload treats connected clients is no part of what a mapping unit checks."""
     subjects = [subject for _, group in observed.accepted for subject in group]
     if not subjects:
         return
+    url = session.url
     began = time.perf_counter()
-    observed.deliveries = publish_and_observe(url, subjects, publisher_url=publisher_url)
+    if kept:
+        observer = session.keep((Observer, url, publisher_url), lambda: Observer(url, publisher_url))
+        observed.deliveries = observer.observe(subjects)
+    else:
+        observed.deliveries = publish_and_observe(url, subjects, publisher_url=publisher_url)
     observed.duration_us = int((time.perf_counter() - began) * 1e6 / len(subjects))
 
 

@@ -5,6 +5,7 @@ through one `>` tap (`publish_and_observe`) and through N subscriptions on one c
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,7 @@ from fixtures.config import Mapping, ServerConfig
 from fixtures.servers.base import Backend
 from suites.harness import (
     Observation,
+    Observer,
     SubscriptionObservation,
     clear_mappings,
     collect_until_pong,
@@ -46,6 +48,35 @@ def test_every_publication_is_observed_across_chunks(server: Backend) -> None:
     assert observation.subjects_of(2_500) == ["plain.ö"]
     assert observation.subjects_of(2_501) == ["x.\udcff"]  # not UTF-8: kept as a surrogate escape
     assert observation.received == len(subjects)
+
+
+def test_an_observer_keeps_its_connections_and_opens_new_ones_after_a_restart(
+    server_factory: Callable[[], Backend],
+) -> None:
+    """Observations on one `Observer` share its tap and publisher until the server restarts; the next
+    observation then opens new ones and sees every delivery, as does each before it."""
+    server = server_factory()
+    server.start(ServerConfig(mappings=(Mapping("m.*", "out.$1"),)))
+    subjects = ["m.a", "m.b", "plain"]
+    wanted = [["out.a"], ["out.b"], ["plain"]]
+    with Observer(server.url) as observer:
+        first = observer.observe(subjects)
+        tap = observer._tap
+        again = observer.observe(subjects)
+        assert observer._tap is tap
+        server.stop()
+        server.start(ServerConfig(mappings=(Mapping("m.*", "moved.$1"),)))
+        url_kept = server.url == observer.url
+        after = observer.observe(subjects)
+        assert observer._tap is not tap
+    assert tap is not None
+    assert not tap.is_alive()
+    for observation in (first, again):
+        assert observation.failure == ""
+        assert [observation.subjects_of(index) for index in range(3)] == wanted
+    if url_kept:  # a process keeps its port; a container may not
+        assert after.failure == ""
+        assert [after.subjects_of(index) for index in range(3)] == [["moved.a"], ["moved.b"], ["plain"]]
 
 
 def test_no_server_is_a_failure() -> None:
