@@ -8,6 +8,8 @@ Divergences never stop a campaign: they are recorded, counted and shown at the e
 
 from __future__ import annotations
 
+import functools
+import gc
 import shutil
 import sys
 import time
@@ -115,6 +117,15 @@ def planned_cases(run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[
     return (len(run.targets) * families if run else 0) + questions
 
 
+@functools.cache
+def freeze_imported() -> None:
+    """Once a process, before its first campaign: what it holds then (its imports, mostly, which live as
+    long as it does) leaves the collector's reach, so that a full collection scans only what the campaign
+    makes. One such collection took 50 ms of a 0.25 s weighted campaign on 2.14.5 (timed by
+    `gc.callbacks`); the drawing process does the same (`fixtures.children.fork_child`)."""
+    gc.freeze()
+
+
 def run_campaign(
     run: RunConfig | None,
     plan: CampaignPlan,
@@ -139,6 +150,7 @@ def run_campaign(
     run only) `run_dir` holds an interrupted run of the same targets and plan, whose completed tasks
     are kept (`ScaleOut.run`), and which is never removed.
     """
+    freeze_imported()
     settings_record = {
         "targets": [target.id for target in run.targets] if run else [],
         "versions": [spec.text for spec in run.versions] if run else [],
