@@ -237,7 +237,8 @@ class OverlapFamily(TargetServer):
         server refuses, or whose observation fails, stops there (its mappings leave the configuration). A
         server error ends the batch, a server found dead among several sequences too: the sequences not
         yet ended get it, and each runs again alone (`suites.engine.family.check_many`). Sequences that go
-        on in more than one way besides restarts (only a replay's steps can) each run alone."""
+        on in more than one way besides restarts (a known case recorded by the other overlap family
+        among drawn ones) each run alone: no change may put a reload's step and a push's in force."""
         ways = {step.how for unit in units for step in unit.steps[1:]} - {RESTART}
         if len(units) > 1 and len(ways) > 1:
             return [outcome for unit in units for outcome in self.execute_many(session, [unit])]
