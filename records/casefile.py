@@ -168,14 +168,20 @@ def read_case_file(path: Path) -> CaseFile:
         raise CaseFileError(f"no case file {path}") from error
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CaseFileError(f"cannot read case file {path}: {error}") from error
+    return case_file_of(document, str(path))
+
+
+def case_file_of(document: Any, where: str) -> CaseFile:
+    """The case file a parsed JSON document states (a file's, or one a baseline holds); anything else is a
+    one-line `CaseFileError` naming `where`."""
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise CaseFileError(f'{path} is not a case file (no "format": "{FORMAT}")')
+        raise CaseFileError(f'{where} is not a case file (no "format": "{FORMAT}")')
     if document.get("version") not in range(OLDEST_VERSION, VERSION + 1):
         raise CaseFileError(
-            f"{path} has case-file version {document.get('version')!r}; "
+            f"{where} has case-file version {document.get('version')!r}; "
             f"this reads {OLDEST_VERSION} to {VERSION}"
         )
-    fields = _Fields(document, str(path))
+    fields = _Fields(document, where)
     return CaseFile(
         feature=fields.text("feature", required=True),
         source=fields.text("source"),

@@ -11,6 +11,16 @@ class that was expected and now diverges, or a new class that diverges, is a reg
 
 The verdict is printed first, then the regressions, then the fixes; the other moves go to a details
 file (``GateResult.render`` and ``details``).
+
+**Paired.** When the run was paired with the baseline or the previous run (``suites.pairing``: each
+divergence class one side shows and the other does not, its smallest case run on the other side), a move
+is claimed only when a pair of its class between its two releases shows the same case with another
+outcome, or, for a statistical class, when its share of diverging cases differs by Fisher's exact test
+at ``records.significance.CHANGE_ALPHA``. Each release of the run then meets the release of its line on
+the other side (the same release, else the newest of the line: ``2.14.9..2.14.10``). Every other move
+was not drawn on both: counted in the verdict line, listed in the details file, never a regression or a
+fix. A baseline of version 2 keeps the smallest case of each divergence class for that replay, and the
+number of diverging cases of each class for that test.
 """
 
 from __future__ import annotations
@@ -24,15 +34,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from records.casefile import DIVERGENCES
+from records.pairs import CHANGED, Pair, counterpart, statistical
+from records.significance import CHANGE_ALPHA
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
 from reports.counts import part_counts
-from reports.load import load_records
+from reports.load import Run, load_records
 from reports.model import VerdictCount
+from reports.releases import REFERENCE_IMPLEMENTATION as REFERENCE
 from reports.releases import Release, version_key
+from reports.stats import fisher_exact
 
 FORMAT: Final = "nats-conformance-baseline"
-VERSION: Final = 1
+VERSION: Final = 2
+"""Version 2 added each class's diverging cases (`diverging`) and the case files (`cases`)."""
 ORDER: Final = ("agree", "expected", "diverge")
 """Judged verdicts from best to worst; a class takes its worst case's."""
 LITERAL: Final = "literal"
@@ -84,6 +100,8 @@ class ClassVerdict:
     verdict: str
     cases: int
     worst: int | None = None
+    diverging: int | None = None
+    """Its diverging and expected cases (None when read from a baseline of version 1)."""
 
     def describe(self) -> str:
         """``diverge (3 of 1000 cases)``, or ``agree (1000 cases)`` when every case has the verdict."""
@@ -104,7 +122,8 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
     classes: Classes = {}
     for key, verdicts in per_class.items():
         worst = max(verdicts, key=ORDER.index)
-        classes[key] = ClassVerdict(worst, sum(verdicts.values()), verdicts[worst])
+        diverging = verdicts["diverge"] + verdicts["expected"]
+        classes[key] = ClassVerdict(worst, sum(verdicts.values()), verdicts[worst], diverging)
     return classes
 
 
@@ -137,25 +156,37 @@ def class_verdicts(paths: Sequence[Path]) -> Classes:
     return aggregated_classes(part_counts(load_records(list(paths)).parts))
 
 
-def baseline_text(classes: Classes, *, incomplete: Sequence[str] = ()) -> str:
+def baseline_text(
+    classes: Classes, *, incomplete: Sequence[str] = (), cases: Sequence[dict[str, Any]] = ()
+) -> str:
     """The baseline file of ``classes``: sorted keys, indented, one trailing newline (diffs well). A
-    baseline taken from runs that did not complete names them (their ids) in ``incomplete``."""
+    baseline taken from runs that did not complete names them (their ids) in ``incomplete``; ``cases``
+    are the runs' case files (``run_case_files``)."""
     entries = {
-        str(key): {"verdict": verdict.verdict, "cases": verdict.cases} for key, verdict in classes.items()
+        str(key): {"verdict": verdict.verdict, "cases": verdict.cases}
+        | ({} if verdict.diverging is None else {"diverging": verdict.diverging})
+        for key, verdict in classes.items()
     }
-    document: dict[str, Any] = {"format": FORMAT, "version": VERSION, "classes": entries}
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "classes": entries,
+        "cases": list(cases),
+    }
     if incomplete:
         document["incomplete"] = sorted(incomplete)
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
-def write_baseline(path: Path, classes: Classes, *, incomplete: Sequence[str] = ()) -> None:
-    """Write the baseline file of ``classes`` to ``path`` (replaced whole, never half-written);
-    ``incomplete`` names the runs it was taken from that did not complete."""
+def write_baseline(
+    path: Path, classes: Classes, *, incomplete: Sequence[str] = (), cases: Sequence[dict[str, Any]] = ()
+) -> None:
+    """Write the baseline file of ``classes`` and ``cases`` to ``path`` (replaced whole, never
+    half-written); ``incomplete`` names the runs it was taken from that did not complete."""
     temporary = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(baseline_text(classes, incomplete=incomplete))
+        temporary.write_text(baseline_text(classes, incomplete=incomplete, cases=cases))
         os.replace(temporary, path)
     except OSError as error:
         with suppress(OSError):
@@ -203,9 +234,10 @@ def read_baseline(path: Path) -> Classes:
             or not isinstance(entry.get("cases"), int)
             or isinstance(entry.get("cases"), bool)
             or entry["cases"] < 1
+            or not isinstance(entry.get("diverging", 0), int)
         ):
             raise BaselineError(f"{path} has a malformed class entry {text!r}: {json.dumps(entry)}")
-        classes[key] = ClassVerdict(entry["verdict"], entry["cases"])
+        classes[key] = ClassVerdict(entry["verdict"], entry["cases"], diverging=entry.get("diverging"))
     return classes
 
 
@@ -260,10 +292,17 @@ class GateResult:
     improvements: tuple[Move, ...]
     others: tuple[Move, ...]
     unchanged: int
+    not_drawn: tuple[Move, ...] = ()
+    """Paired gates only: the moves no paired case confirms (not drawn on both sides)."""
 
     @property
     def failed(self) -> bool:
         return bool(self.regressions)
+
+    @property
+    def moved(self) -> bool:
+        """Whether any class moved (claimed or not drawn on both)."""
+        return bool(self.regressions or self.improvements or self.others or self.not_drawn)
 
     def verdict(self, outcome: str = "") -> str:
         """``gate failed: 1 regression, 0 fixed, 2 other changes, 5 classes unchanged``; `outcome` in place
@@ -273,6 +312,8 @@ class GateResult:
             f"{_count(len(self.others), 'other change')}, "
             f"{_count(self.unchanged, 'class', 'classes')} unchanged"
         )
+        if self.not_drawn:
+            counts += f", {len(self.not_drawn)} not drawn on both"
         return f"gate {outcome or ('failed' if self.failed else 'passed')}: {counts}"
 
     def render(self, details: Path | None = None, outcome: str = "") -> str:
@@ -287,7 +328,9 @@ class GateResult:
     def details(self) -> str:
         """Every move, one line each (regressions, fixes, then the others), after the verdict."""
         moves = (*self.regressions, *self.improvements, *self.others)
-        return "\n".join([self.verdict(), *(move.line() for move in moves)]) + "\n"
+        lines = [self.verdict(), *(move.line() for move in moves)]
+        lines += [f"not drawn on both: {move.line()}" for move in self.not_drawn]
+        return "\n".join(lines) + "\n"
 
 
 def _count(number: int, singular: str, plural: str | None = None) -> str:
@@ -365,7 +408,9 @@ def _worst(verdicts: list[ClassVerdict]) -> ClassVerdict:
     """One class's verdicts on several releases folded: the worst, over all their cases."""
     worst = max((v.verdict for v in verdicts), key=ORDER.index)
     counts = [v.worst if v.worst is not None else v.cases for v in verdicts if v.verdict == worst]
-    return ClassVerdict(worst, sum(v.cases for v in verdicts), sum(counts))
+    diverging = [v.diverging for v in verdicts]
+    total = None if None in diverging else sum(n for n in diverging if n is not None)
+    return ClassVerdict(worst, sum(v.cases for v in verdicts), sum(counts), total)
 
 
 def _parsed(text: str) -> Version | None:
@@ -401,3 +446,79 @@ def write_details(path: Path, result: GateResult) -> None:
         path.write_text(result.details())
     except OSError as error:
         raise BaselineError(f"cannot write the gate details {path}: {error.strerror or error}") from error
+
+
+def counterparts(before: Classes, after: Classes) -> tuple[Classes, Classes]:
+    """Both sides keyed so that each release of ``after`` (the run) meets the release of its line on
+    ``before``: the same release, else the newest of its line, both keyed ``2.14.9..2.14.10``. A
+    release of either side that meets none keeps its key."""
+    theirs = {key.server_version for key in before}
+    label: dict[str, str] = {}
+    for version in {key.server_version for key in after}:
+        other = counterpart(version, theirs)
+        if other is not None and other != version:
+            label[version] = label[other] = f"{other}..{version}"
+    return (
+        _folded(before, lambda key: label.get(key.server_version, key.server_version)),
+        _folded(after, lambda key: label.get(key.server_version, key.server_version)),
+    )
+
+
+def paired(result: GateResult, pairs: Sequence[Pair]) -> GateResult:
+    """The moves of ``result`` that paired evidence confirms (see the module); the others are moved to
+    ``not_drawn``."""
+    changed = {
+        (pair.implementation, pair.gate_class, frozenset((pair.seen_on, pair.replayed_on)))
+        for pair in pairs
+        if pair.outcome == CHANGED
+    }
+
+    def confirmed(move: Move) -> bool:
+        feature = move.key.case_class.partition(":")[0]
+        if statistical(feature, ""):
+            return (
+                move.before is not None and move.after is not None and _shares_differ(move.before, move.after)
+            )
+        releases = frozenset(move.key.server_version.split(".."))
+        return (move.key.implementation, move.key.case_class, releases) in changed
+
+    kept: dict[str, list[Move]] = {"regression": [], "fixed": [], "other": []}
+    not_drawn = []
+    for move in (*result.regressions, *result.improvements, *result.others):
+        if confirmed(move):
+            kept.get(move.kind, kept["other"]).append(move)
+        else:
+            not_drawn.append(move)
+    return GateResult(
+        tuple(kept["regression"]),
+        tuple(kept["fixed"]),
+        tuple(kept["other"]),
+        result.unchanged,
+        tuple(not_drawn),
+    )
+
+
+def _shares_differ(before: ClassVerdict, after: ClassVerdict) -> bool:
+    """Whether a statistical class's share of diverging cases differs between the sides."""
+    if before.diverging is None or after.diverging is None:
+        return False
+    return fisher_exact(before.diverging, before.cases, after.diverging, after.cases) < CHANGE_ALPHA
+
+
+def run_case_files(runs: Iterable[Run]) -> list[dict[str, Any]]:
+    """The case files of nats-server releases in the runs (their ``divergences/``, the smallest case of
+    each divergence class per release), as a baseline keeps them for the paired replay.
+
+    Raises:
+        BaselineError: a case file that cannot be read.
+    """
+    documents = []
+    for run in runs:
+        for path in sorted((run.path / DIVERGENCES).glob("*.json")):
+            try:
+                document = json.loads(path.read_text())
+            except (OSError, ValueError) as error:
+                raise BaselineError(f"cannot read case file {path}: {error}") from error
+            if isinstance(document, dict) and document.get("found_on", {}).get("implementation") == REFERENCE:
+                documents.append(document)
+    return documents

@@ -1,35 +1,41 @@
-"""The changelog of mapping behaviour between consecutive nats-server releases, computed from the
-divergence classes' counts per release (``reports.model.ClassCount.by_release``) that the report's
-shared aggregation already returns.
+"""The changelog of mapping behaviour between consecutive nats-server releases, claimed only from paired
+evidence (``records.pairs``, written by ``suites.pairing``).
 
 For each feature, the nats-server releases that judged a case of it are taken in version order
 (``reference.versions.Version``; a version that is no release, such as ``system``, is left out), and
-between each two consecutive ones a class of that feature (``feature:functions:difference``):
+between each two consecutive ones a divergence class of that feature (``feature:functions:difference``)
+that shows on one and not on the other is a change only when:
 
-- **appeared**: shows on the newer release and not on the older;
-- **disappeared**: showed on the older release and not on the newer;
-- **changed**: shows on both with another verdict (any unexpected case makes it ``diverge``, else
-  ``expected``) or other expectation ids.
+- its smallest case, replayed on the other release, gave another outcome there (a pair whose outcome is
+  ``changed``): **appeared** when the newer release shows it, **disappeared** when the older did;
+- or, for a statistical class (a test of shares: ``suites.pairing.statistical``), its share of the
+  feature's judged cases differs between the two by Fisher's exact test at
+  ``records.significance.CHANGE_ALPHA``.
 
-A release that did not run a feature is not compared for that feature's classes, so a class never
-"disappears" because its family did not run. Adapters and other implementations are not releases of
-nats-server and are left out.
+Every other one-sided class was "not drawn on both": counted, never listed. A class showing on both with
+another verdict or expectation is the same behaviour judged by other ranges (``expectations check``
+says which), not a change. A run that was not paired claims no change. Adapters and other
+implementations are not releases of nats-server and are left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from records.pairs import CHANGED as PAIR_CHANGED
+from records.pairs import Pair, statistical
+from records.schema import case_class_of
+from records.significance import CHANGE_ALPHA
 from reports.model import ClassCount, ReleaseTally, VerdictCount
 from reports.releases import REFERENCE_IMPLEMENTATION, Release, sorted_releases, version_key
+from reports.stats import fisher_exact
 
 APPEARED: Final = "appeared"
 DISAPPEARED: Final = "disappeared"
-CHANGED: Final = "changed"
-KINDS: Final = (APPEARED, DISAPPEARED, CHANGED)
+KINDS: Final = (APPEARED, DISAPPEARED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +80,8 @@ class Change:
     difference: str
     was: Showing | None
     now: Showing | None
+    evidence: str = ""
+    """What shows the change: the pair's replay line, or the test of a statistical class's shares."""
 
     @property
     def expectations(self) -> tuple[str, ...]:
@@ -98,14 +106,7 @@ class Change:
             known = "known " if self.expectations else ""
             name = self.name.removeprefix("divergence ")
             return f"{after}: new {known}divergence {name}, {self.now.cases} (not on {before})"
-        if self.kind == DISAPPEARED:
-            return f"{after}: {self.name} no longer shows (ends at {before})"
-        assert self.was is not None
-        assert self.now is not None
-        return (
-            f"{after}: {self.name} is now {self.now.state} ({self.now.cases}), "
-            f"was {self.was.state} on {before}"
-        )
+        return f"{after}: {self.name} no longer shows (ends at {before})"
 
 
 def _is_release(release: Release) -> bool:
@@ -138,38 +139,88 @@ def showings(by_release: Iterable[ReleaseTally]) -> dict[Release, Showing]:
 
 
 def _kind(was: Showing | None, now: Showing | None) -> str | None:
+    """``appeared`` or ``disappeared`` for a class on one release only; None otherwise."""
     if was is None:
         return None if now is None else APPEARED
-    if now is None:
-        return DISAPPEARED
-    if (was.verdict, was.expectations) != (now.verdict, now.expectations):
-        return CHANGED
+    return DISAPPEARED if now is None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Changelog:
+    """The paired changes, how many one-sided classes were not drawn on both, and whether any run of the
+    report was paired at all (`paired`)."""
+
+    changes: tuple[Change, ...] = ()
+    not_drawn: int = 0
+    paired: bool = False
+
+
+def _judged(verdicts: Iterable[VerdictCount]) -> dict[tuple[Release, str], int]:
+    totals: dict[tuple[Release, str], int] = {}
+    for item in verdicts:
+        if item.verdict != "unknown" and _is_release(item.release):
+            totals[(item.release, item.feature)] = totals.get((item.release, item.feature), 0) + item.count
+    return totals
+
+
+def _pair_for(pairs: Iterable[Pair], case_class: str, before: Release, after: Release) -> Pair | None:
+    """The pair replaying this class between the two releases whose outcome changed."""
+    sides = {before.version, after.version}
+    for pair in pairs:
+        seen = case_class_of(pair.feature, pair.functions, pair.seen_difference)
+        if seen == case_class and {pair.seen_on, pair.replayed_on} == sides and pair.outcome == PAIR_CHANGED:
+            return pair
     return None
 
 
-def changelog(classes: Iterable[ClassCount], verdicts: Iterable[VerdictCount]) -> list[Change]:
-    """Every change between consecutive releases that ran each class's feature (see the module), by
-    newer release, then kind, then class."""
-    releases = ran(verdicts)
-    changes = []
+def changelog(
+    classes: Iterable[ClassCount], verdicts: Iterable[VerdictCount], pairs: Sequence[Pair] | None
+) -> Changelog:
+    """Every paired change between consecutive releases that ran each class's feature (see the module),
+    by newer release, then kind, then class; ``pairs`` None: no run was paired, no change is claimed."""
+    if pairs is None:
+        return Changelog()
+    verdicts = list(verdicts)
+    releases, judged = ran(verdicts), _judged(verdicts)
+    changes, not_drawn = [], 0
     for item in classes:
         case = item.smallest
         shown = showings(item.by_release)
         for before, after in pairwise(releases.get(case.feature, [])):
             was, now = shown.get(before), shown.get(after)
             kind = _kind(was, now)
-            if kind is not None:
-                changes.append(
-                    Change(
-                        before,
-                        after,
-                        kind,
-                        item.case_class,
-                        case.feature,
-                        case.functions,
-                        case.difference,
-                        was,
-                        now,
-                    )
+            if kind is None:
+                continue
+            if statistical(case.feature, case.difference):
+                counts = [
+                    (side.diverge + side.expected if side else 0, judged.get((release, case.feature), 0))
+                    for side, release in ((was, before), (now, after))
+                ]
+                p_value = fisher_exact(*counts[0], *counts[1])
+                shares = " vs ".join(f"{hits}/{trials}" for hits, trials in counts)
+                evidence = f"Fisher's exact test p = {p_value:.2g} ({shares})"
+                if p_value >= CHANGE_ALPHA:
+                    not_drawn += 1
+                    continue
+            else:
+                pair = _pair_for(pairs, item.case_class, before, after)
+                if pair is None:
+                    not_drawn += 1
+                    continue
+                evidence = pair.text()
+            changes.append(
+                Change(
+                    before,
+                    after,
+                    kind,
+                    item.case_class,
+                    case.feature,
+                    case.functions,
+                    case.difference,
+                    was,
+                    now,
+                    evidence,
                 )
-    return sorted(changes, key=lambda c: (c.after.key, KINDS.index(c.kind), c.case_class))
+            )
+    ordered = sorted(changes, key=lambda c: (c.after.key, KINDS.index(c.kind), c.case_class))
+    return Changelog(tuple(ordered), not_drawn, True)

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from records.expectations import DEFAULT_PATH
+from records.pairs import against_label
 from reference.cli import Parser, add_max_unknown, count, exit_status, too_many_unknown
 from reference.errors import UsageError
 from reports.baseline import (
@@ -27,8 +28,11 @@ from reports.baseline import (
     across_releases,
     aggregated_classes,
     by_line,
+    counterparts,
     gate,
+    paired,
     read_baseline,
+    run_case_files,
     write_baseline,
     write_details,
 )
@@ -104,7 +108,7 @@ def baseline(arguments: argparse.Namespace) -> int:
     records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
     classes = aggregated_classes(part_counts(records.parts))
     incomplete = [run.run_id for run in records.runs if not run.complete]
-    write_baseline(Path(arguments.out), classes, incomplete=incomplete)
+    write_baseline(Path(arguments.out), classes, incomplete=incomplete, cases=run_case_files(records.runs))
     print(f"{arguments.out}: {len(classes)} classes")
     return 0
 
@@ -124,21 +128,36 @@ def check(arguments: argparse.Namespace) -> int:
     records = _complete_records(arguments.run_dirs, arguments.allow_incomplete)
     counts = part_counts(records.parts)
     classes = aggregated_classes(counts)
+    compared = Path(arguments.baseline or arguments.against)
+    found = [run.paired.of(against_label(compared)) for run in records.runs]
+    pairs = None if None in found or (arguments.baseline and arguments.against) else found
     if arguments.baseline is None:
-        previous = _complete_records([arguments.against], arguments.allow_incomplete)
-        result = gate(*across_releases(aggregated_classes(part_counts(previous.parts)), classes), strict=True)
+        previous = aggregated_classes(
+            part_counts(_complete_records([arguments.against], arguments.allow_incomplete).parts)
+        )
+        sides = across_releases(previous, classes) if pairs is None else counterparts(previous, classes)
+        result = gate(*sides, strict=True)
     elif arguments.against:
         result = gate(*by_line(read_baseline(Path(arguments.baseline)), classes, arguments.against))
-    else:
+    elif pairs is None:
         result = gate(read_baseline(Path(arguments.baseline)), classes)
+    else:
+        result = gate(*counterparts(read_baseline(Path(arguments.baseline)), classes))
+    if pairs is not None:
+        result = paired(result, [pair for each in pairs if each for pair in each])
     details = Path(arguments.details or Path(arguments.run_dirs[0]) / DETAILS)
     write_details(details, result)
     unknown = too_many_unknown(tally_of(counts), arguments.max_unknown)
     print(result.render(details, "unknown" if unknown and not result.failed else ""))
+    if pairs is None and result.moved:
+        print(
+            f"unpaired: moves are by class, sampling included; for paired evidence: nats-conformance pair "
+            f"RUN_DIR --with {compared}"
+        )
     if unknown:
         print(unknown)
     if arguments.update:
-        write_baseline(Path(arguments.baseline), classes)
+        write_baseline(Path(arguments.baseline), classes, cases=run_case_files(records.runs))
         print(f"{arguments.baseline}: updated from the run, {len(classes)} classes")
     return exit_status(diverged=result.failed, unknown=unknown)
 

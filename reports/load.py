@@ -21,6 +21,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from records.pairs import Paired, PairsError, read_pairs
 from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
 from reports.bisection import ReleaseBisection, read_bisection
@@ -87,6 +88,8 @@ class Run:
     bisection: ReleaseBisection | None = None
     coverage: ReleaseCoverage | None = None
     """Its coverage of nats-server's mapping code (``coverage.json``, from ``nats-conformance coverage``)."""
+    paired: Paired = field(default_factory=Paired)
+    """Its paired replays (``pairs.json``, ``records.pairs``): the only ground of a change."""
 
     @property
     def run_id(self) -> str:
@@ -204,7 +207,19 @@ def load_run(run_dir: Path) -> Run:
             "(a campaign that failed before its first case? remove the directory)"
         )
     rows = sum(check_part(part) for part in parts)
-    return Run(run_dir, parts, rows, read_manifest(run_dir), read_bisection(run_dir), read_coverage(run_dir))
+    try:
+        paired = read_pairs(run_dir)
+    except PairsError as error:
+        raise ReportError(str(error)) from error
+    return Run(
+        run_dir,
+        parts,
+        rows,
+        read_manifest(run_dir),
+        read_bisection(run_dir),
+        read_coverage(run_dir),
+        paired,
+    )
 
 
 def load_records(paths: list[Path]) -> Records:

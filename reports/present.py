@@ -27,14 +27,27 @@ STATE_SYMBOLS: Final = {
 }
 """Matrix cells in Markdown, where cells have no colour."""
 
-CHANGES_HEADERS: Final = ("release", "since", "change", "what changed", "class")
+CHANGES_HEADERS: Final = ("release", "since", "change", "what changed", "evidence", "class")
 CHANGES_INTRO: Final = (
-    "Divergence classes that appeared, disappeared or changed verdict between consecutive nats-server "
-    "releases; a release is compared for a feature's classes only with the previous release that ran "
-    "that feature."
+    "Divergence classes that appeared or disappeared between consecutive nats-server releases, each shown "
+    "by the same case run on both releases (a statistical class: by Fisher's exact test of its share). A "
+    "release is compared for a feature's classes only with the previous release that ran that feature."
 )
-CHANGES_NONE: Final = "No divergence class appeared, disappeared or changed between consecutive releases."
+CHANGES_NONE: Final = "No divergence class appeared or disappeared between consecutive releases."
+CHANGES_UNPAIRED: Final = (
+    "The runs were not paired, so no change between releases is claimed: `nats-conformance pair RUN_DIR` "
+    "runs each class seen on one release and not on the next on the other."
+)
 """The changelog section's table headers and texts, the same in HTML and Markdown."""
+
+
+def not_drawn_text(count: int) -> str:
+    """The line counting one-sided classes that no paired case shows changed."""
+    classes = "class was" if count == 1 else "classes were"
+    return (
+        f"{count:,} one-sided {classes} not drawn on both releases: the same case gave the same outcome "
+        "on both, or the share did not differ significantly. These are not changes."
+    )
 
 TABLE_ROWS: Final = 200
 """Rows of a long table shown in a report; the rest are in summary.json."""

@@ -19,6 +19,7 @@ from reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
+    CHANGES_UNPAIRED,
     CONFORMS_COLOUR,
     JUDGED_INTRO,
     STATE_COLOURS,
@@ -26,6 +27,7 @@ from reports.present import (
     count,
     differ_text,
     expectation_links,
+    not_drawn_text,
     p_value,
     ranked_partitions,
     ranked_weighted,
@@ -313,8 +315,12 @@ def smallest_html(item: Divergence) -> str:
 def changes_html(report: Report) -> str:
     """The changelog between consecutive releases (``reports.changes``)."""
     out = ["<h2 id=changes>Changes between releases</h2>"]
+    if not report.changelog.paired:
+        return out[0] + f"<p>{escape(CHANGES_UNPAIRED)}</p>"
+    not_drawn = report.changelog.not_drawn
+    counted = [f"<p>{escape(not_drawn_text(not_drawn))}</p>"] if not_drawn else []
     if not report.changes:
-        return out[0] + f"<p>{escape(CHANGES_NONE)}</p>"
+        return "\n".join([out[0], f"<p>{escape(CHANGES_NONE)}</p>", *counted])
     out.append(f"<p>{escape(CHANGES_INTRO)}</p>")
     rows = [
         [
@@ -322,13 +328,14 @@ def changes_html(report: Report) -> str:
             escape(item.before.label),
             escape(item.kind),
             escape(item.text()),
+            f"<code>{escape(item.evidence)}</code>",
             f"<code>{escape(item.case_class)}</code>",
         ]
         for item in report.changes[:TABLE_ROWS]
     ]
     out.append(table_html(list(CHANGES_HEADERS), rows))
     out.append(_more(len(report.changes), TABLE_ROWS))
-    return "\n".join(out)
+    return "\n".join(out + counted)
 
 
 def judgements_html(report: Report) -> str:

@@ -19,10 +19,12 @@ from reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
+    CHANGES_UNPAIRED,
     JUDGED_INTRO,
     STATE_SYMBOLS,
     count,
     expectation_links,
+    not_drawn_text,
     p_value,
     ranked_partitions,
     ranked_weighted,
@@ -164,16 +166,26 @@ def divergences_markdown(report: Report) -> list[str]:
 def changes_markdown(report: Report) -> list[str]:
     """The changelog between consecutive releases (``reports.changes``)."""
     lines = ["### Changes between releases", ""]
+    if not report.changelog.paired:
+        return [*lines, CHANGES_UNPAIRED, ""]
+    counted = [not_drawn_text(report.changelog.not_drawn), ""] if report.changelog.not_drawn else []
     if not report.changes:
-        return [*lines, CHANGES_NONE, ""]
+        return [*lines, CHANGES_NONE, "", *counted]
     shown = report.changes[:MARKDOWN_ROWS]
     rows = [
-        [item.after.label, item.before.label, item.kind, cell(item.text()), code(item.case_class)]
+        [
+            item.after.label,
+            item.before.label,
+            item.kind,
+            cell(item.text()),
+            cell(item.evidence),
+            code(item.case_class),
+        ]
         for item in shown
     ]
     lines += [CHANGES_INTRO, ""]
     lines += table(list(CHANGES_HEADERS), rows)
-    return lines + more(len(report.changes), len(shown))
+    return lines + more(len(report.changes), len(shown)) + counted
 
 
 def judgements_markdown(report: Report) -> list[str]:

@@ -14,7 +14,14 @@ from typing import Final
 from records.replay import nats_cli_command, server_config
 from records.schema import VERDICTS
 from reports.matrix import MatrixRow
-from reports.present import CHANGES_HEADERS, STATE_COLOURS, count, differ_text, expectation_links
+from reports.present import (
+    CHANGES_HEADERS,
+    CHANGES_UNPAIRED,
+    STATE_COLOURS,
+    count,
+    differ_text,
+    expectation_links,
+)
 from reports.releases import Release
 from reports.render_html import STYLE, banner_html, legend, matrix_html, smallest_html, table_html
 from reports.report import Divergence
@@ -289,6 +296,7 @@ def release_page(site: Site, release: Release) -> str:
                         f'<a href="{release_href(c.before, up)}">{escape(c.before.label)}</a>',
                         escape(c.kind),
                         escape(c.text()),
+                        f"<code>{escape(c.evidence)}</code>",
                         f'<a href="{up}findings/{finding_id(c.case_class)}.html"><code>'
                         f"{escape(c.case_class)}</code></a>",
                     ]
@@ -297,7 +305,11 @@ def release_page(site: Site, release: Release) -> str:
             )
         )
     else:
-        body.append("<p>No divergence class appeared, disappeared or changed since the previous release.</p>")
+        body.append(
+            f"<p>{escape(CHANGES_UNPAIRED)}</p>"
+            if not report.changelog.paired
+            else "<p>No divergence class appeared or disappeared since the previous release.</p>"
+        )
     body.append("<h2>Runs</h2><ul>")
     body += [
         f'<li><a href="../index.html#{run_anchor(run)}">{escape(run.run_id)}</a> '

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from records.judgement import EngineJudgement, judgements
+from records.pairs import WITHIN, Pair
 from records.replay import replay_command
 from records.schema import LITERAL, VERDICTS, Case
 from reports.bisection import ReleaseBisection
-from reports.changes import Change, Showing, changelog, showings
+from reports.changes import Change, Changelog, Showing, changelog, showings
 from reports.coverage import ReleaseCoverage
 from reports.distributions import (
     PartitionDistribution,
@@ -25,7 +27,7 @@ from reports.distributions import (
     partition_distributions,
     weighted_shares,
 )
-from reports.load import Records
+from reports.load import Records, Run
 from reports.matrix import (
     Matrix,
     compatibility_matrices,
@@ -154,10 +156,16 @@ class Report:
     contexts: tuple[Matrix, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
     """Each expectation's `link` (a public page, then its section), by id."""
-    changes: tuple[Change, ...] = ()
-    """Classes that appeared, disappeared or changed verdict between consecutive releases."""
+    changelog: Changelog = field(default_factory=Changelog)
+    """Classes that appeared or disappeared between consecutive releases by paired evidence, how many
+    one-sided classes were not drawn on both, and whether the runs were paired."""
     coverages: tuple[ReleaseCoverage, ...] = ()
     """The runs' coverage of nats-server's mapping code (runs of `nats-conformance coverage`)."""
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """The paired changes between consecutive releases (``changelog``)."""
+        return self.changelog.changes
 
     @property
     def complete(self) -> bool:
@@ -200,6 +208,14 @@ class Report:
         return (
             f"{diverge:,} unexpected divergence{plural}, {expected:,} listed, {unknown:,} unknown - {state}"
         )
+
+
+def paired_within(runs: Sequence[Run]) -> tuple[Pair, ...] | None:
+    """The pairs between the releases of each run (``suites.pairing``); None when no run was paired."""
+    found = [run.paired.of(WITHIN) for run in runs]
+    if all(pairs is None for pairs in found):
+        return None
+    return tuple(pair for pairs in found if pairs for pair in pairs)
 
 
 def divergences(aggregates: Aggregates) -> list[Divergence]:
@@ -267,6 +283,7 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
     totals: Counter[str] = Counter()
     for item in aggregates.verdicts:
         totals[item.verdict] += item.count
+    within = changelog(aggregates.classes, aggregates.verdicts, paired_within(records.runs))
     return Report(
         generated=time.time() if generated is None else generated,
         runs=tuple(
@@ -292,6 +309,6 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         matrices=tuple(compatibility_matrices(aggregates.verdicts)),
         bisections=tuple(run.bisection for run in records.runs if run.bisection),
         contexts=tuple(context_matrices(aggregates.verdicts)),
-        changes=tuple(changelog(aggregates.classes, aggregates.verdicts)),
+        changelog=within,
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
     )

@@ -89,3 +89,26 @@ def wilson_interval(successes: int, trials: int, confidence: float = CONFIDENCE)
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == trials else min(1.0, centre + half)
     return low, high
+
+
+def fisher_exact(hits: int, trials: int, other_hits: int, other_trials: int) -> float:
+    """The two-sided p-value of Fisher's exact test that two shares, ``hits / trials`` and
+    ``other_hits / other_trials``, are one: the probability, with the margins fixed, of every table no
+    likelier than the one observed (hypergeometric, summed in log space)."""
+    if not (0 <= hits <= trials and 0 <= other_hits <= other_trials):
+        raise ValueError(f"shares {hits}/{trials} and {other_hits}/{other_trials} are not counts")
+    column, total = hits + other_hits, trials + other_trials
+    if column in (0, total):
+        return 1.0
+
+    def log_probability(a: int) -> float:
+        return _log_choose(trials, a) + _log_choose(other_trials, column - a) - _log_choose(total, column)
+
+    observed = log_probability(hits)
+    tables = range(max(0, column - other_trials), min(column, trials) + 1)
+    p_value = sum(math.exp(p) for a in tables if (p := log_probability(a)) <= observed + 1e-9)
+    return min(1.0, p_value)
+
+
+def _log_choose(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)

@@ -196,6 +196,7 @@ def change(item: Change) -> dict[str, Any]:
         "before": showing(item.was),
         "after": showing(item.now),
         "text": item.text(),
+        "evidence": item.evidence,
     }
 
 
@@ -236,6 +237,8 @@ def summary(report: Report) -> dict[str, Any]:
         "contexts": [matrix(item) for item in report.contexts],
         "bisections": [bisection(item) for item in report.bisections],
         "changes": [change(item) for item in report.changes],
+        "changes_paired": report.changelog.paired,
+        "changes_not_drawn": report.changelog.not_drawn,
         "coverage": [coverage(item) for item in report.coverages],
     }
 

@@ -33,6 +33,7 @@ from records.expectations import (
     load_expectations,
 )
 from records.judgement import JUDGE_BY, judgements, run_conforms
+from records.pairs import CHANGED, UNKNOWN
 from records.replay import LAYOUTS
 from records.schema import NOT_SUPPORTED, Case
 from records.writer import new_run_id
@@ -58,6 +59,7 @@ from suites.engine_check import add_engine_check_command
 from suites.expectations_check import add_expectations_command, update_expectations
 from suites.families import FAMILIES
 from suites.junit import FamilyOutcome, write_junit_xml
+from suites.pairing import pair_run
 from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_on_adapter, replay_outcome
 from suites.reproduce import describe_case, describe_divergences
 from suites.targets import Targets, gather_targets
@@ -268,12 +270,49 @@ def campaign(
         print(unknown)
     for judgement in judgements(manifest):
         print("\n".join(judgement.lines()))
+    if run is not None and writer.status == "completed":
+        paired_lines(run_dir, expectations, arguments.pair_with)
     conforms = run_conforms(manifest)
     return exit_status(
         diverged=bool((manifest["verdicts"]["diverge"] and not conforms) or (arguments.strict and stale)),
         unknown=unknown,
         conforms=conforms,
     )
+
+
+def paired_lines(run_dir: Path, expectations: Expectations, against: str | None) -> None:
+    """Pair the run between its releases and, with `against`, with a baseline file or previous run
+    (`suites.pairing`); print one line per confirmed change and a count of the rest."""
+    comparisons = [None] if against is None else [None, Path(against)]
+    for compared in comparisons:
+        pairs = pair_run(run_dir, expectations, against=compared)
+        changed = [pair for pair in pairs if pair.outcome == CHANGED]
+        where = "between its releases" if compared is None else f"with {compared}"
+        print(
+            f"paired {where}: {len(pairs)} one-sided classes replayed, {len(changed)} changed, "
+            f"{sum(pair.outcome == UNKNOWN for pair in pairs)} unknown"
+        )
+        for pair in changed:
+            print(f"changed: {pair.text()}\n  replay: {pair.replay_line(run_dir)}")
+
+
+def pair(arguments: argparse.Namespace) -> int:
+    """`pair RUN_DIR [--with PATH]`: the paired replays of a finished run (exit 0, or 2)."""
+    run_dir = Path(arguments.run_dir)
+    if not (run_dir / "cases").is_dir():
+        raise OptionError(f"pair: {run_dir} is not a run directory (no cases/)")
+    if arguments.against and not Path(arguments.against).exists():
+        raise OptionError(f"pair: --with {arguments.against} does not exist")
+    expectations = load_expectations(Path(arguments.expectations or DEFAULT_PATH))
+    if arguments.against:
+        pairs = pair_run(run_dir, expectations, against=Path(arguments.against))
+    else:
+        pairs = pair_run(run_dir, expectations)
+    changed = [pair for pair in pairs if pair.outcome == CHANGED]
+    print(f"{len(pairs)} one-sided classes replayed, {len(changed)} changed")
+    for item in changed:
+        print(f"changed: {item.text()}\n  replay: {item.replay_line(run_dir)}")
+    return 0
 
 
 def resumed(arguments: argparse.Namespace) -> argparse.Namespace:
@@ -637,6 +676,13 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
     )
     run.add_argument(
+        "--pair-with",
+        metavar="PATH",
+        help="a baseline file or previous run directory: each divergence class it shows and this run does "
+        "not (or the reverse) is run again on the other side, so that `gate` claims only paired changes "
+        "(between the run's own releases they always are)",
+    )
+    run.add_argument(
         "--no-known-cases",
         action="store_true",
         help="do not run the expectations' known cases first: every unit is drawn (what the generators "
@@ -723,6 +769,18 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     add_max_unknown(again)
     again.set_defaults(handler=replay)
+    paired = commands.add_parser(
+        "pair",
+        help="replay one-sided divergence classes on the other side of a comparison",
+        description="Each divergence class a run shows on one release and not on the next (or, with "
+        "--with, not on the baseline's or previous run's release of its line, and the reverse) is run "
+        "again on the other side; the report's changes and the gate claim only pairs whose outcome "
+        "differs. Exit status: 0 paired, 2 usage or setup error.",
+    )
+    paired.add_argument("run_dir", metavar="RUN_DIR", help="a finished run directory")
+    paired.add_argument("--with", dest="against", metavar="PATH", help="a baseline file or previous run")
+    paired.add_argument("--expectations", help="known divergences (default the checkout's expectations.toml)")
+    paired.set_defaults(handler=pair)
     add_coverage_command(commands, options=add_campaign_options, run=campaign)
     add_bisect_command(commands)
     add_engine_check_command(commands)

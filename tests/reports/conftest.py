@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handmade import hand_cases, write_run
+from handmade import hand_cases, pair, paired, write_run
 
 from records.schema import Case
 
@@ -50,10 +50,18 @@ note = "The validator rejects left()."
 
 @pytest.fixture
 def hand_site(tmp_path: Path) -> Path:
-    """The site (duckdb) of two runs: ``hand_cases()``, then the same without its diverging cases."""
+    """The site (duckdb) of two runs: ``hand_cases()``, then the same without its diverging cases; the
+    first paired between its releases."""
     from reports.site import build_site
 
     first = write_run(tmp_path / "runs" / "run-1", hand_cases())
+    # the listed left-right class of 2.10.27, whose case agrees on 2.9.25: a paired change
+    (left,) = [
+        c
+        for c in hand_cases()
+        if (c.server_version, c.functions, c.verdict) == ("2.10.27", "left", "expected")
+    ]
+    paired(first, (left, pair(left, "2.9.25", "")))
     write_run(tmp_path / "runs" / "run-2", [c for c in hand_cases() if c.verdict != "diverge"])
     (tmp_path / "expectations.toml").write_text(LEFT_RIGHT)
     build_site([first.parent], tmp_path / "site", expectations=tmp_path / "expectations.toml")

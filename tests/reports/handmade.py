@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from records.casefile import CaseFile
+from records.pairs import WITHIN, Pair, write_pairs
 from records.schema import DELIVERED, LOST, UNCHANGED, Case
 from records.writer import RecordWriter
 from reference.weighted import WeightedDestination
@@ -175,6 +177,30 @@ def hand_cases() -> list[Case]:
     cases += [case(**loss, observed="w.l", bucket=0, outcome=DELIVERED) for _ in range(40)]
     cases += [case(**loss, observed="", outcome=LOST) for _ in range(60)]
     return [replace(c, case_id=index) for index, c in enumerate(cases)]
+
+
+def pair(case: Case, replayed_on: str, replayed_difference: str) -> Pair:
+    """A pair (records.pairs) of ``case`` replayed on ``replayed_on`` with that outcome ('' agrees)."""
+    return Pair(
+        against=WITHIN,
+        implementation="nats-server",
+        feature=case.feature,
+        functions=case.functions,
+        seen_on=case.server_version,
+        seen_difference=case.difference,
+        seen_verdict=case.verdict,
+        replayed_on=replayed_on,
+        replayed_difference=replayed_difference,
+        replayed_verdict="diverge" if replayed_difference else "agree",
+        case_file=f"{case.server_version}-{case.functions}.json",
+    )
+
+
+def paired(run_dir: Path, *pairs: tuple[Case, Pair]) -> Path:
+    """The run directory with these pairs between its releases (and their case files) written as
+    `suites.pairing` writes them."""
+    write_pairs(run_dir, WITHIN, [p for _, p in pairs], [(p.case_file, CaseFile.of(c)) for c, p in pairs])
+    return run_dir
 
 
 def write_run(run_dir: Path, cases: list[Case], *, part_rows: int = 250_000) -> Path:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from handmade import case, one_error_line
 
+from records.pairs import Pair
 from records.schema import REFUSED, Case
 from records.writer import RecordWriter
 from reports.__main__ import main
@@ -18,7 +19,9 @@ from reports.baseline import (
     ClassVerdict,
     baseline_text,
     class_verdicts,
+    counterparts,
     gate,
+    paired,
     read_baseline,
     write_baseline,
 )
@@ -37,6 +40,14 @@ def partition(count: int, verdict: str = "agree") -> list[Case]:
     return cases(count, verdict, feature="partition", functions="partition")
 
 
+def unpaired(compared: Path) -> str:
+    """The gate's last line when the run was not paired with `compared` and a class moved."""
+    return (
+        "unpaired: moves are by class, sampling included; for paired evidence: "
+        f"nats-conformance pair RUN_DIR --with {compared}"
+    )
+
+
 def test_a_class_takes_its_worst_verdict_and_ignores_unknown_cases(run_of: RunOf) -> None:
     run = run_of(
         [
@@ -53,45 +64,59 @@ def test_a_class_takes_its_worst_verdict_and_ignores_unknown_cases(run_of: RunOf
         ]
     )
     assert class_verdicts([run]) == {
-        MAPPING: ClassVerdict("expected", 4, 1),
-        ClassKey("nats-server", LATEST, "mapping:wildcard+partition"): ClassVerdict("diverge", 4, 1),
-        ClassKey("nats-server", LATEST, "matching:literal"): ClassVerdict("agree", 2, 2),
-        ClassKey("nats-server", "2.9.25", "mapping:wildcard"): ClassVerdict("agree", 1, 1),
-        ClassKey("other-server", LATEST, "mapping:wildcard"): ClassVerdict("diverge", 1, 1),
+        MAPPING: ClassVerdict("expected", 4, 1, 1),
+        ClassKey("nats-server", LATEST, "mapping:wildcard+partition"): ClassVerdict("diverge", 4, 1, 2),
+        ClassKey("nats-server", LATEST, "matching:literal"): ClassVerdict("agree", 2, 2, 0),
+        ClassKey("nats-server", "2.9.25", "mapping:wildcard"): ClassVerdict("agree", 1, 1, 0),
+        ClassKey("other-server", LATEST, "mapping:wildcard"): ClassVerdict("diverge", 1, 1, 1),
     }
 
 
 def test_several_runs_are_read_together(run_of: RunOf, tmp_path: Path) -> None:
     run_of(partition(5))
     run_of(partition(2, "diverge"))
-    assert class_verdicts([tmp_path]) == {PARTITION: ClassVerdict("diverge", 7, 2)}
+    assert class_verdicts([tmp_path]) == {PARTITION: ClassVerdict("diverge", 7, 2, 2)}
 
 
 def test_the_baseline_file_is_sorted_indented_and_reads_back(tmp_path: Path) -> None:
     classes = {
-        PARTITION: ClassVerdict("diverge", 7, 2),
-        ClassKey("nats-server", "2.9.25", "mapping:literal"): ClassVerdict("agree", 3, 3),
+        PARTITION: ClassVerdict("diverge", 7, 2, 2),
+        ClassKey("nats-server", "2.9.25", "mapping:literal"): ClassVerdict("agree", 3, 3, 0),
     }
     path = tmp_path / "baseline.json"
     write_baseline(path, classes)
     assert path.read_text() == (
         "{\n"
+        '  "cases": [],\n'
         '  "classes": {\n'
         '    "nats-server 2.14.5 partition:partition": {\n'
         '      "cases": 7,\n'
+        '      "diverging": 2,\n'
         '      "verdict": "diverge"\n'
         "    },\n"
         '    "nats-server 2.9.25 mapping:literal": {\n'
         '      "cases": 3,\n'
+        '      "diverging": 0,\n'
         '      "verdict": "agree"\n'
         "    }\n"
         "  },\n"
         '  "format": "nats-conformance-baseline",\n'
-        '  "version": 1\n'
+        '  "version": 2\n'
         "}\n"
     )
-    assert read_baseline(path) == {key: ClassVerdict(v.verdict, v.cases) for key, v in classes.items()}
+    assert read_baseline(path) == {
+        key: ClassVerdict(v.verdict, v.cases, diverging=v.diverging) for key, v in classes.items()
+    }
     assert baseline_text(dict(reversed(classes.items()))) == path.read_text()  # order-independent
+
+
+def test_a_version_1_baseline_reads_without_diverging_counts(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.json"
+    path.write_text(
+        '{"format": "nats-conformance-baseline", "version": 1, '
+        '"classes": {"nats-server 2.14.5 partition:partition": {"cases": 7, "verdict": "diverge"}}}'
+    )
+    assert read_baseline(path) == {PARTITION: ClassVerdict("diverge", 7)}
 
 
 def test_a_regression_fails_and_names_the_class() -> None:
@@ -163,8 +188,8 @@ def test_cli_baseline_then_gate_on_the_same_run_passes(
     assert main(["baseline", str(run), "--out", str(path)]) == 0
     assert capsys.readouterr().out == f"{path}: 2 classes\n"
     assert json.loads(path.read_text())["classes"] == {
-        str(MAPPING): {"verdict": "agree", "cases": 2},
-        str(PARTITION): {"verdict": "agree", "cases": 4},
+        str(MAPPING): {"verdict": "agree", "cases": 2, "diverging": 0},
+        str(PARTITION): {"verdict": "agree", "cases": 4, "diverging": 0},
     }
     assert main(["gate", str(run), "--baseline", str(path)]) == 0
     assert capsys.readouterr().out == (
@@ -185,6 +210,7 @@ def test_cli_gate_exit_statuses(capsys: pytest.CaptureFixture[str], run_of: RunO
     assert capsys.readouterr().out == (
         "gate failed: 1 regression, 0 fixed, 0 other changes, 1 class unchanged\n"
         "regression: nats-server 2.14.5 partition:partition: agree -> diverge (3 of 1000 cases)\n"
+        f"{unpaired(path)}\n"
     )
 
     improved = run_of([*partition(1000), *cases(5)])
@@ -197,7 +223,8 @@ def test_cli_gate_exit_statuses(capsys: pytest.CaptureFixture[str], run_of: RunO
     details = tmp_path / "details" / "softened.txt"
     assert main(["gate", str(softened), "--baseline", str(path), "--details", str(details)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
-        f"1 other change (new, missing or changed classes): {details}"
+        f"1 other change (new, missing or changed classes): {details}",
+        unpaired(path),
     ]
     assert "CHANGED nats-server 2.14.5 partition:partition: agree -> expected (1 of 1000 cases)\n" in (
         details.read_text()
@@ -221,8 +248,8 @@ def test_cli_update_rewrites_the_baseline_after_printing(
     out = capsys.readouterr().out
     assert out.index("regression:") < out.index(f"{path}: updated from the run, 2 classes")
     assert read_baseline(path) == {
-        PARTITION: ClassVerdict("diverge", 10),
-        MAPPING: ClassVerdict("agree", 2),
+        PARTITION: ClassVerdict("diverge", 10, diverging=1),
+        MAPPING: ClassVerdict("agree", 2, diverging=0),
     }
     assert main(["gate", str(regressed), "--baseline", str(path)]) == 0  # the run is the baseline now
 
@@ -247,8 +274,8 @@ def test_cli_missing_baseline_file(capsys: pytest.CaptureFixture[str], run_of: R
         ),
         ('{"format": "nats-conformance-baseline", "classes": {}}', "unreadable version None"),
         (
-            '{"format": "nats-conformance-baseline", "version": 2, "classes": {}}',
-            "is a baseline of version 2, newer than the 1 this gate reads; update nats-conformance",
+            '{"format": "nats-conformance-baseline", "version": 3, "classes": {}}',
+            "is a baseline of version 3, newer than the 2 this gate reads; update nats-conformance",
         ),
         (
             '{"format": "nats-conformance-baseline", "version": 1, "classes": {"x": {}}}',
@@ -364,6 +391,7 @@ def test_cli_gate_against_another_release_of_the_line(
     assert capsys.readouterr().out == (
         "gate failed: 1 regression, 0 fixed, 0 other changes, 1 class unchanged\n"
         "regression: nats-server 2.14 partition:partition: agree -> diverge (2 of 100 cases)\n"
+        f"{unpaired(path)}\n"
     )
 
 
@@ -411,6 +439,7 @@ def test_cli_gate_against_a_previous_run_of_another_release_fails_on_regressions
         "regression: nats-server 2.14.5..2.14.9 partition:partition: agree -> diverge (2 of 100 cases)",
         "regression: nats-server 2.14.5..2.14.9 validation:split: diverge (1 case), not in the previous run",
         f"1 other change (new, missing or changed classes): {details}",
+        unpaired(previous),
     ]
     assert details.read_text().splitlines()[-1] == (
         "MISSING nats-server 2.14.5..2.14.9 matching:literal: agree (3 cases) in the previous run, "
@@ -428,6 +457,7 @@ def test_cli_gate_against_a_previous_run_prints_a_fix_as_fixed_and_passes(
         "gate passed: 0 regressions, 1 fixed, 1 other change, 1 class unchanged",
         "fixed: nats-server 2.14.5 partition:partition: diverge -> agree (10 cases)",
         f"1 other change (new, missing or changed classes): {run / 'gate-details.txt'}",
+        unpaired(previous),
     ]
     assert "NEW nats-server 2.14.5 matching:literal: agree (2 cases), not in the previous run" in (
         (run / "gate-details.txt").read_text()
@@ -471,7 +501,75 @@ def test_cli_baseline_refuses_an_incomplete_run_unless_allowed(
     assert main(["baseline", str(run), "--out", str(path), "--allow-incomplete"]) == 0
     document = json.loads(path.read_text())
     assert document["incomplete"] == ["interrupted"]
-    assert read_baseline(path) == {PARTITION: ClassVerdict("agree", 10)}
+    assert read_baseline(path) == {PARTITION: ClassVerdict("agree", 10, diverging=0)}
     complete = tmp_path / "complete.json"
     assert main(["baseline", str(run_of(partition(3))), "--out", str(complete)]) == 0
     assert "incomplete" not in json.loads(complete.read_text())
+
+
+def paired_pair(gate_class: str, seen_on: str, replayed_on: str, seen: str, replayed: str) -> Pair:
+    """A pair of a class's case seen with difference `seen` and replayed with `replayed` ('' agrees)."""
+    feature, functions = gate_class.split(":")
+    return Pair(
+        against="baseline.json",
+        implementation="nats-server",
+        feature=feature,
+        functions=functions,
+        seen_on=seen_on,
+        seen_difference=seen,
+        seen_verdict="diverge" if seen else "agree",
+        replayed_on=replayed_on,
+        replayed_difference=replayed,
+        replayed_verdict="diverge" if replayed else "agree",
+        case_file="x.json",
+    )
+
+
+def test_a_paired_gate_claims_only_moves_a_pair_or_a_share_test_shows() -> None:
+    """Baseline on 2.14.9, run on 2.14.10: each release meets its line's. partition regressed and a pair
+    shows its case agreeing on 2.14.9; mapping's fix was not drawn on both (its case gives the same
+    outcome on 2.14.10); weighted's 1 in 400 against 0 is chance, while 60 in 400 is a change."""
+    old, new = "2.14.9", "2.14.10"
+    baseline = {
+        ClassKey("nats-server", old, "partition:partition"): ClassVerdict("agree", 100, diverging=0),
+        ClassKey("nats-server", old, "mapping:wildcard"): ClassVerdict("expected", 10, diverging=2),
+        ClassKey("nats-server", old, "weighted:literal"): ClassVerdict("agree", 400, diverging=0),
+        ClassKey("nats-server", old, "weighted:split"): ClassVerdict("agree", 400, diverging=0),
+        ClassKey("nats-server", "2.9.25", "matching:literal"): ClassVerdict("agree", 5, diverging=0),
+    }
+    run = {
+        ClassKey("nats-server", new, "partition:partition"): ClassVerdict("diverge", 100, 2, 2),
+        ClassKey("nats-server", new, "mapping:wildcard"): ClassVerdict("agree", 10, 10, 0),
+        ClassKey("nats-server", new, "weighted:literal"): ClassVerdict("diverge", 400, 1, 1),
+        ClassKey("nats-server", new, "weighted:split"): ClassVerdict("diverge", 400, 60, 60),
+    }
+    pairs = [
+        paired_pair("partition:partition", new, old, "wrong-partition", ""),
+        paired_pair("mapping:wildcard", old, new, "wrong-subject", "wrong-subject"),
+    ]
+    result = paired(gate(*counterparts(baseline, run)), pairs)
+    assert [move.line() for move in result.regressions] == [
+        f"regression: nats-server {old}..{new} partition:partition: agree -> diverge (2 of 100 cases)",
+        f"regression: nats-server {old}..{new} weighted:split: agree -> diverge (60 of 400 cases)",
+    ]
+    assert sorted(str(move.key) for move in result.not_drawn) == [
+        f"nats-server {old}..{new} mapping:wildcard",
+        f"nats-server {old}..{new} weighted:literal",
+        "nats-server 2.9.25 matching:literal",
+    ]
+    assert result.verdict().endswith(", 3 not drawn on both")
+    assert result.details().splitlines()[-1].startswith("not drawn on both: ")
+
+
+def test_counterparts_key_a_release_by_its_line_on_the_other_side() -> None:
+    before = {
+        ClassKey("nats-server", v, "mapping:wildcard"): ClassVerdict("agree", 1)
+        for v in ("2.14.8", "2.14.9", "2.12.15")
+    }
+    after = {
+        ClassKey("nats-server", v, "mapping:wildcard"): ClassVerdict("agree", 1)
+        for v in ("2.14.10", "2.12.15", "2.15.3")
+    }
+    theirs, ours = counterparts(before, after)
+    assert sorted(key.server_version for key in ours) == ["2.12.15", "2.14.9..2.14.10", "2.15.3"]
+    assert sorted(key.server_version for key in theirs) == ["2.12.15", "2.14.8", "2.14.9..2.14.10"]

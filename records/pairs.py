@@ -1,0 +1,219 @@
+"""Paired evidence: one case run on both sides of a comparison, the only ground on which a change is
+claimed (docs/guide/reports.md, "What changed").
+
+A side is a release (or any target) that judged a case. When a divergence class shows on one side of a
+comparison and not on the other, the smallest case of that class is replayed on the other side
+(`suites.pairing`); a `Pair` records both outcomes. The change is real only when the same case's
+outcome differs: its `difference` (`records.schema.Case.difference`, '' when it agrees). A pair whose
+replay could not be judged (`unknown`) claims nothing.
+
+A run keeps its pairs in `pairs.json` (replaced whole, never half-written) and each replayed case as a
+case file under `pairs/`, so that each pair has a one-line replay on both sides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from records.casefile import CaseFile, slug
+from reference.errors import ConformanceError, InvalidVersionError
+from reference.versions import Version
+
+PAIRS: Final = "pairs.json"
+"""The file of a run directory holding its pairs."""
+PAIRED_CASES: Final = "pairs"
+"""The folder of a run directory holding the case file of each pair."""
+FORMAT: Final = "nats-conformance-pairs"
+VERSION: Final = 1
+WITHIN: Final = "within"
+"""The `against` of pairs between the releases of one run (the report's changelog)."""
+CHANGED, SAME, UNKNOWN = "changed", "same", "unknown"
+STATISTICAL_FEATURES: Final = frozenset({"weighted"})
+"""Features whose every class is a test of shares: one more sample says nothing, so they are compared by
+their counts (Fisher's exact test at `records.significance.CHANGE_ALPHA`), never replayed."""
+STATISTICAL_DIFFERENCES: Final = frozenset({"distribution"})
+"""Differences that are a test of shares in any feature (a partition mapping's uniformity)."""
+
+
+def statistical(feature: str, difference: str) -> bool:
+    """Whether a class is a test of shares (`STATISTICAL_FEATURES`, `STATISTICAL_DIFFERENCES`)."""
+    return feature in STATISTICAL_FEATURES or difference in STATISTICAL_DIFFERENCES
+
+
+class PairsError(ConformanceError):
+    """A pairs file that cannot be read or written; the message is one line naming the file."""
+
+    kind = "pairs"
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One case seen on a side (`seen_on`) and replayed on the other (`replayed_on`), with each side's
+    difference and verdict. `against` names the comparison: `WITHIN` one run, or the baseline file or
+    previous run the run was compared with."""
+
+    against: str
+    implementation: str
+    feature: str
+    functions: str
+    seen_on: str
+    seen_difference: str
+    seen_verdict: str
+    replayed_on: str
+    replayed_difference: str
+    replayed_verdict: str
+    case_file: str
+    """The case file's name under the run's `pairs/` folder."""
+
+    @property
+    def outcome(self) -> str:
+        """`changed` when the replay judged the case with another difference, `same` when with the
+        same, `unknown` when the replay could not be judged."""
+        if self.replayed_verdict in ("", UNKNOWN):
+            return UNKNOWN
+        return SAME if self.replayed_difference == self.seen_difference else CHANGED
+
+    @property
+    def gate_class(self) -> str:
+        """``feature:functions`` (``literal`` for none), as the gate names a class."""
+        return f"{self.feature}:{self.functions or 'literal'}"
+
+    def showing(self, version: str) -> str:
+        """The difference on side `version` ('' when the case agrees there)."""
+        return self.seen_difference if version == self.seen_on else self.replayed_difference
+
+    def replay_line(self, run_dir: Path) -> str:
+        """The one command that runs the case on both sides."""
+        path = run_dir / PAIRED_CASES / self.case_file
+        return "; ".join(
+            f"nats-conformance replay {path} --server-version {version}"
+            for version in (self.seen_on, self.replayed_on)
+        )
+
+    def text(self) -> str:
+        """``mapping:wildcard: transform-match on 2.14.9, agree on 2.14.10``, the older side first."""
+        sides = sorted((self.seen_on, self.replayed_on), key=lambda v: (_parsed(v) is None, _parsed(v) or v))
+        shown = ", ".join(
+            f"{self.showing(version) or 'agree'} on {version}" for version in dict.fromkeys(sides)
+        )
+        return f"{self.gate_class}: {shown}"
+
+
+def case_file_name(case: CaseFile, replayed_on: str) -> str:
+    """The name a pair's case file takes: the side it was seen on, the side replayed on, its class."""
+    seen = case.found_on.get("server_version") or case.server_version
+    return f"{slug(seen)}-to-{slug(replayed_on)}-{slug(case.case_class)}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """A run's pairs file: the comparisons paired (`against` labels, even those that left no pair) and
+    their pairs."""
+
+    compared: frozenset[str] = frozenset()
+    pairs: tuple[Pair, ...] = ()
+
+    def of(self, against: str) -> tuple[Pair, ...] | None:
+        """The pairs of one comparison, or None when the run was not paired with it."""
+        if against not in self.compared:
+            return None
+        return tuple(pair for pair in self.pairs if pair.against == against)
+
+
+def write_pairs(
+    run_dir: Path, against: str, pairs: Sequence[Pair], cases: Iterable[tuple[str, CaseFile]]
+) -> None:
+    """Record the comparison `against` with its `pairs` (replacing that comparison's earlier pairs)
+    and their case files, by name, in the run directory.
+
+    Raises:
+        PairsError: a file cannot be written (a full disk): the run keeps its earlier pairs whole.
+    """
+    path = run_dir / PAIRS
+    earlier = read_pairs(run_dir)
+    kept = [pair for pair in earlier.pairs if pair.against != against]
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "compared": sorted(earlier.compared | {against}),
+        "pairs": [asdict(pair) for pair in (*kept, *pairs)],
+    }
+    temporary = path.with_name(f".{PAIRS}.tmp")
+    try:
+        folder = run_dir / PAIRED_CASES
+        folder.mkdir(exist_ok=True)
+        for name, case in cases:
+            (folder / name).write_text(case.to_json())
+        temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+        os.replace(temporary, path)
+    except OSError as error:
+        with suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise PairsError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def read_pairs(run_dir: Path) -> Paired:
+    """The pairs file of a run directory (nothing compared when it has none).
+
+    Raises:
+        PairsError: the file is unreadable or not a pairs file.
+    """
+    path = run_dir / PAIRS
+    try:
+        document: Any = json.loads(path.read_text())
+    except FileNotFoundError:
+        return Paired()
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise PairsError(f"cannot read {path}: {error}") from error
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise PairsError(f'{path} is not a pairs file (no "format": "{FORMAT}")')
+    if document.get("version") != VERSION:
+        raise PairsError(f"{path} has pairs version {document.get('version')!r}; this reads {VERSION}")
+    names = set(Pair.__dataclass_fields__)
+    pairs = []
+    for entry in document.get("pairs", []):
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != names
+            or not all(isinstance(v, str) for v in entry.values())
+        ):
+            raise PairsError(f"{path} has a malformed pair: {json.dumps(entry)[:200]}")
+        pairs.append(Pair(**entry))
+    compared = document.get("compared", [])
+    if not isinstance(compared, list) or not all(isinstance(label, str) for label in compared):
+        raise PairsError(f'{path} has a malformed "compared" list')
+    return Paired(frozenset(compared), tuple(pairs))
+
+
+def against_label(path: Path) -> str:
+    """How a comparison with a baseline file or a previous run directory is named in a pairs file: the
+    resolved path."""
+    return str(path.resolve())
+
+
+def counterpart(version: str, releases: Iterable[str]) -> str | None:
+    """The release of ``releases`` that a run's ``version`` is compared with: the same, else the newest
+    of its line, else None (``version`` or every other is no release)."""
+    candidates = set(releases)
+    if version in candidates:
+        return version
+    line = [(other, text) for text in candidates if (other := _parsed(text)) and other.line == _line(version)]
+    return max(line)[1] if line else None
+
+
+def _parsed(text: str) -> Version | None:
+    try:
+        return Version.parse(text)
+    except InvalidVersionError:
+        return None
+
+
+def _line(text: str) -> object:
+    parsed = _parsed(text)
+    return None if parsed is None else parsed.line

@@ -1,0 +1,254 @@
+"""Paired replays: a divergence class seen on one side of a comparison and not on the other is run again
+on the other side, its smallest case (`records.pairs`), so that a change is claimed only where the same
+case's outcome differs.
+
+Two comparisons are paired:
+
+- **within one run**, each two consecutive nats-server releases that judged a feature (the report's
+  changelog and the site's release pages);
+- **against a baseline or a previous run** (`gate`): each release of the run with the release of the
+  same line on the other side (the same release when both have it).
+
+A side is a release by its version; a release that is no version (`system`, a binary, a server at a
+URL) and an adapter cannot be started again, and are not paired. Classes whose verdict is a test of
+shares (weighted lists, `distribution` rows) are not replayed: one more sample says nothing, and the
+reports compare their counts by their test statistic instead (`reports.changes`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any, Final
+
+import pyarrow.dataset as ds
+
+from fixtures.options import build_run_config
+from records.casefile import DIVERGENCES, CaseFile, case_file_of, read_case_file
+from records.expectations import Expectations
+from records.pairs import WITHIN, Pair, against_label, case_file_name, counterpart, statistical, write_pairs
+from records.schema import Case
+from records.writer import CASES
+from reference.errors import ConformanceError, InvalidVersionError
+from reference.versions import Version
+from suites.replay import replay_file_on_server
+
+REFERENCE: Final = "nats-server"
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """What one side of a comparison showed: per release, the features it judged and the smallest case
+    of each divergence class (by `case_class`)."""
+
+    features: Mapping[str, frozenset[str]]
+    cases: Mapping[str, Mapping[str, CaseFile]]
+
+    def releases(self) -> list[str]:
+        """The side's releases that are versions, oldest first."""
+        return sorted((v for v in self.features if _version(v) is not None), key=_sort_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A case seen on release `seen_on` to be run on `replay_on`."""
+
+    case: CaseFile
+    seen_on: str
+    replay_on: str
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version.parse(text)
+    except InvalidVersionError:
+        return None
+
+
+def _sort_key(text: str) -> Version:
+    version = _version(text)
+    assert version is not None
+    return version
+
+
+def run_side(run_dir: Path) -> Side:
+    """A run directory as a side: the features judged on each release (its records, unknown cases left
+    out) and its case files (`divergences/`), nats-server's only."""
+    features: dict[str, set[str]] = {}
+    parts = sorted((run_dir / CASES).glob("*.parquet"))
+    if parts:
+        table = ds.dataset([str(p) for p in parts], format="parquet").to_table(
+            columns=["implementation", "server_version", "feature"],
+            filter=(ds.field("verdict") != "unknown") & (ds.field("implementation") == REFERENCE),
+        )
+        versions, judged = (table[column].to_pylist() for column in ("server_version", "feature"))
+        for version, feature in set(zip(versions, judged, strict=True)):
+            features.setdefault(version, set()).add(feature)
+    cases: dict[str, dict[str, CaseFile]] = {}
+    for path in sorted((run_dir / DIVERGENCES).glob("*.json")):
+        case = read_case_file(path)
+        if case.found_on.get("implementation") == REFERENCE:
+            cases.setdefault(case.found_on.get("server_version", ""), {})[case.case_class] = case
+    return Side({v: frozenset(f) for v, f in features.items()}, cases)
+
+
+def baseline_side(document: Mapping[str, Any], where: str) -> Side:
+    """A baseline file's side (`reports.baseline`, version 2 on): its classes' features per release and
+    the case files it keeps."""
+    features: dict[str, set[str]] = {}
+    for key in document.get("classes") or {}:
+        implementation, _, rest = str(key).rpartition(" ")
+        implementation, _, version = implementation.rpartition(" ")
+        if implementation == REFERENCE:
+            features.setdefault(version, set()).add(rest.partition(":")[0])
+    cases: dict[str, dict[str, CaseFile]] = {}
+    for number, entry in enumerate(document.get("cases") or []):
+        case = case_file_of(entry, f"{where} case {number + 1}")
+        cases.setdefault(case.found_on.get("server_version", ""), {})[case.case_class] = case
+    return Side({v: frozenset(f) for v, f in features.items()}, cases)
+
+
+def other_side(path: Path) -> Side:
+    """The side of a comparison named by a path: a previous run directory, or a baseline file.
+
+    Raises:
+        ConformanceError: a path that is neither, in one line.
+    """
+    if path.is_dir():
+        return run_side(path)
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ConformanceError(f"{path} is neither a run directory nor a baseline file ({error})") from error
+    if not isinstance(document, dict) or "classes" not in document:
+        raise ConformanceError(f"{path} is neither a run directory nor a baseline file")
+    return baseline_side(document, str(path))
+
+
+def one_sided(seen: Side, other: Side, seen_on: str, other_on: str) -> Iterable[Planned]:
+    """The smallest case of each class `seen` shows on `seen_on` and `other` does not on `other_on`,
+    for the features both judged, statistical classes left out."""
+    both = seen.features.get(seen_on, frozenset()) & other.features.get(other_on, frozenset())
+    theirs = other.cases.get(other_on, {})
+    for case_class, case in sorted(seen.cases.get(seen_on, {}).items()):
+        if (
+            case.feature in both
+            and case_class not in theirs
+            and not statistical(case.feature, case.difference)
+        ):
+            yield Planned(case, seen_on, other_on)
+
+
+def within(side: Side) -> list[Planned]:
+    """Replays between each two consecutive releases of one run that judged a class's feature."""
+    planned: list[Planned] = []
+    for feature in sorted({f for features in side.features.values() for f in features}):
+        releases = [v for v in side.releases() if feature in side.features[v]]
+        for before, after in pairwise(releases):
+            for seen_on, other_on in ((before, after), (after, before)):
+                planned += [p for p in one_sided(side, side, seen_on, other_on) if p.case.feature == feature]
+    return planned
+
+
+def across(run: Side, other: Side) -> list[Planned]:
+    """Replays between a run and a baseline or previous run, release by release of the same line."""
+    planned: list[Planned] = []
+    for version in run.releases():
+        theirs = counterpart(version, other.releases())
+        if theirs is not None:
+            planned += one_sided(run, other, version, theirs)
+            planned += one_sided(other, run, theirs, version)
+    return planned
+
+
+Replayer = Callable[[CaseFile, str, Expectations], list[Case]]
+
+
+def replay_on_release(case: CaseFile, version: str, expectations: Expectations) -> list[Case]:
+    """The case on a fresh server of `version`, in the layout it was found in (`suites.replay`)."""
+    run = build_run_config([version], [], None, None)
+    return replay_file_on_server(case, run, expectations=expectations)
+
+
+def replay_all(
+    planned: Sequence[Planned],
+    against: str,
+    expectations: Expectations,
+    *,
+    replay: Replayer = replay_on_release,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[Pair], list[tuple[str, CaseFile]]]:
+    """Each planned case on its other side: its pair and its case file by name. A replay that fails to
+    run (a release that cannot be built, a server that does not start) is a pair of verdict
+    `unknown`."""
+    pairs, files = [], []
+    for number, item in enumerate(planned, 1):
+        if progress is not None:
+            progress(f"paired replay {number}/{len(planned)}: {item.case.case_class} on {item.replay_on}")
+        try:
+            cases = replay(item.case, item.replay_on, Expectations(entries=expectations.entries))
+        except ConformanceError:
+            cases = []
+        difference, verdict = outcome_of(cases, item.case)
+        name = case_file_name(item.case, item.replay_on)
+        files.append((name, item.case))
+        pairs.append(
+            Pair(
+                against=against,
+                implementation=REFERENCE,
+                feature=item.case.feature,
+                functions=item.case.functions,
+                seen_on=item.seen_on,
+                seen_difference=item.case.difference,
+                seen_verdict=item.case.found_on.get("verdict", ""),
+                replayed_on=item.replay_on,
+                replayed_difference=difference,
+                replayed_verdict=verdict,
+                case_file=name,
+            )
+        )
+    return pairs, files
+
+
+def outcome_of(cases: Sequence[Case], seen: CaseFile) -> tuple[str, str]:
+    """The replayed unit's outcome for the case: its case of the same class if any, else its first
+    divergence, else agree; `unknown` when no case of the unit was judged."""
+    judged = [case for case in cases if case.verdict != "unknown"]
+    if not judged:
+        return "", "unknown"
+    for case in judged:
+        if case.case_class == seen.case_class:
+            return case.difference, case.verdict
+    diverging = [case for case in judged if case.difference]
+    if diverging:
+        return diverging[0].difference, diverging[0].verdict
+    return "", "agree"
+
+
+def pair_run(
+    run_dir: Path,
+    expectations: Expectations,
+    *,
+    against: Path | None = None,
+    replay: Replayer = replay_on_release,
+    quiet: bool = False,
+) -> list[Pair]:
+    """Pair the run's one-sided classes: between its own releases, or with the baseline file or
+    previous run `against`; the pairs are written into the run directory (`records.pairs`)."""
+    run = run_side(run_dir)
+    if against is None:
+        planned, label = within(run), WITHIN
+    else:
+        planned, label = across(run, other_side(against)), against_label(against)
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    pairs, files = replay_all(planned, label, expectations, replay=replay, progress=say)
+    write_pairs(run_dir, label, pairs, files)
+    return pairs

@@ -1,0 +1,79 @@
+"""Which cases a paired comparison runs again (suites.pairing): each divergence class one side shows
+and the other does not, for a feature both judged, on the other side's release; never a test of shares."""
+
+from __future__ import annotations
+
+from records.casefile import CaseFile
+from suites.pairing import Planned, Side, across, within
+
+
+def found(version: str, feature: str, difference: str, functions: str = "wildcard") -> CaseFile:
+    """The smallest case of a class as a run's case file keeps it."""
+    return CaseFile(
+        feature=feature,
+        source="a.*",
+        destination="b.{{wildcard(1)}}",
+        subject="a.x",
+        server_version=version,
+        functions=functions,
+        difference=difference,
+        found_on={"implementation": "nats-server", "server_version": version, "verdict": "diverge"},
+    )
+
+
+def side(features: dict[str, set[str]], *cases: CaseFile) -> Side:
+    by_release: dict[str, dict[str, CaseFile]] = {}
+    for case in cases:
+        by_release.setdefault(case.server_version, {})[case.case_class] = case
+    return Side({v: frozenset(f) for v, f in features.items()}, by_release)
+
+
+def planned(items: list[Planned]) -> list[tuple[str, str, str]]:
+    return sorted((item.case.case_class, item.seen_on, item.replay_on) for item in items)
+
+
+def test_within_a_run_consecutive_releases_of_each_feature() -> None:
+    """mapping ran on all three releases, partition not on 2.14.5: its 2.12.15 class meets 2.14.9; the
+    class 2.12.15 and 2.14.5 share is not replayed between them, and a distribution never is."""
+    run = side(
+        {"2.12.15": {"mapping", "partition"}, "2.14.5": {"mapping"}, "2.14.9": {"mapping", "partition"}},
+        found("2.12.15", "mapping", "wrong-subject"),
+        found("2.14.5", "mapping", "wrong-subject"),
+        found("2.12.15", "partition", "wrong-partition", "partition"),
+        found("2.14.9", "weighted", "distribution", ""),
+        found("2.14.9", "mapping", "distribution", "partition"),
+    )
+    assert planned(within(run)) == [
+        ("mapping:wildcard:wrong-subject", "2.14.5", "2.14.9"),
+        ("partition:partition:wrong-partition", "2.12.15", "2.14.9"),
+    ]
+
+
+def test_a_test_of_shares_is_never_replayed() -> None:
+    run = side(
+        {"2.14.5": {"weighted", "partition"}, "2.14.9": {"weighted", "partition"}},
+        found("2.14.9", "weighted", "share-off", ""),
+        found("2.14.9", "partition", "distribution", "partition"),
+    )
+    assert within(run) == []
+
+
+def test_against_a_baseline_each_release_meets_its_line() -> None:
+    """2.14.10 meets the baseline's 2.14.9 both ways; 2.9.25 has no line in the run and 2.16.0 none in
+    the baseline; a class both show is not replayed."""
+    run = side(
+        {"2.14.10": {"mapping"}, "2.16.0": {"mapping"}},
+        found("2.14.10", "mapping", "wrong-subject"),
+        found("2.14.10", "mapping", "server-crash"),
+        found("2.16.0", "mapping", "wrong-subject"),
+    )
+    baseline = side(
+        {"2.14.9": {"mapping"}, "2.9.25": {"mapping"}},
+        found("2.14.9", "mapping", "wrong-subject"),
+        found("2.14.9", "mapping", "too-long"),
+        found("2.9.25", "mapping", "too-long"),
+    )
+    assert planned(across(run, baseline)) == [
+        ("mapping:wildcard:server-crash", "2.14.10", "2.14.9"),
+        ("mapping:wildcard:too-long", "2.14.9", "2.14.10"),
+    ]
