@@ -49,12 +49,38 @@ def families_table() -> str:
     return "\n".join(["| family | unit | default budget per release |", "|---|---|---|", *rows])
 
 
+FINDINGS_MARKER = "<!-- findings:"
+FINDINGS_PAGE = "findings.md"
+
+
+def findings_table() -> str:
+    """The table of findings, from expectations.toml: each entry's id, its releases (its range, closed
+    per line where it ended) and the first sentence of its note."""
+    _importable()
+    from records.expectations import load_expectations
+
+    def first_sentence(note: str) -> str:
+        text = " ".join(note.split())
+        return text.split(". ", 1)[0].rstrip(".").replace("|", "\\|")
+
+    rows = [
+        f"| `{e.id}` | {e.implementation} {e.releases_text()} | {first_sentence(e.note)} |"
+        for e in load_expectations().entries
+    ]
+    return "\n".join(["| id | releases | what differs |", "|---|---|---|", *rows])
+
+
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
-    """Put the table of families in place of its marker line in the campaigns guide."""
-    if page.file.src_path != FAMILIES_PAGE:
+    """Put the table of families in place of its marker line in the campaigns guide, and the table of
+    findings in place of its marker in the findings page."""
+    tables = {
+        FAMILIES_PAGE: (FAMILIES_MARKER, families_table),
+        FINDINGS_PAGE: (FINDINGS_MARKER, findings_table),
+    }
+    if page.file.src_path not in tables:
         return markdown
-    lines = [families_table() if line.startswith(FAMILIES_MARKER) else line for line in markdown.split("\n")]
-    return "\n".join(lines)
+    marker, table = tables[page.file.src_path]
+    return "\n".join(table() if line.startswith(marker) else line for line in markdown.split("\n"))
 
 
 def render() -> str:

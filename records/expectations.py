@@ -9,6 +9,8 @@ to it in the repository) holds `[[divergence]]` tables:
                                          # server and its transform engine, "nats-server engine 2.14.5")
     min_version = "2.10.16"              # inclusive; omit for "since ever"
     max_version = ""                     # inclusive; empty for "still open"
+    ended_in = ["2.14.10", "2.15.3"]     # optional: per release line, the first release without it
+                                         # (that line's releases from it on are outside the range)
     feature = "validation"               # fnmatch pattern over the case's feature
     difference = "reference-accept-server-reject"   # fnmatch pattern over what differed
     functions = ["left", "right"]        # optional: the case uses any of these ("literal": none)
@@ -25,8 +27,9 @@ entry lists functions, that uses one of them in any combination with others) get
 and carries the entry's id. A run remembers per entry the releases it covered and those on which a
 divergence confirmed it. An entry that matched nothing in a run that covered its range and feature (for
 an entry keeping a known case: that ran its case) is stale (unless it is `intermittent`), and `stale()`
-lists it so the file does not rot; one shown on a release and not on a newer one has ended (`ended()`),
-and `--update-expectations` closes its range there (`updated_entries`), editing the file in place
+lists it so the file does not rot; one shown on a release and not on a newer one has ended on that
+release's line (`ended()`), and `--update-expectations` closes its range on that line there
+(`ended_in`, `updated_entries`), editing the file in place
 (`write_expectations`); no entry is removed.
 Suites classify cases with it; reports read it for the notes and links of the entries they show.
 
@@ -38,15 +41,17 @@ listed finding is confirmed (or shown stale) whether or not this run's draws rea
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from fnmatch import fnmatchcase
+from functools import partial, reduce
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
@@ -91,6 +96,9 @@ class Expectation:
     implementation: str = "nats-server"
     min_version: str = ""
     max_version: str = ""
+    ended_in: tuple[str, ...] = ()
+    """Per release line, the first release on which the divergence no longer shows: from it on, that
+    line's releases are outside the range (`2.14.10`: to 2.14.9 on the 2.14 line)."""
     link: str = ""
     note: str = ""
     functions: tuple[str, ...] = ()
@@ -114,6 +122,17 @@ class Expectation:
         used = {name.lower() for name in (functions.split("+") if functions else [LITERAL])}
         return any(name.lower() in used for name in self.functions)
 
+    def releases_text(self) -> str:
+        """The range in words: ``2.10.0 and later, before 2.14.10 on 2.14 and before 2.15.3 on 2.15``."""
+        if self.min_version and self.max_version:
+            text = f"{self.min_version} to {self.max_version}"
+        elif self.max_version:
+            text = f"up to {self.max_version}"
+        else:
+            text = f"{self.min_version} and later" if self.min_version else "every release"
+        ends = [f"before {v} on {version_key(v).line}" for v in self.ended_in]
+        return f"{text}, {' and '.join(ends)}" if ends else text
+
     def covers(self, implementation: str, version: str) -> bool:
         if not fnmatchcase(implementation, self.implementation):
             return False
@@ -121,6 +140,8 @@ class Expectation:
             return not self.min_version
         key = version_key(version)
         if self.min_version and key < version_key(self.min_version):
+            return False
+        if any(key.line == (end := version_key(text)).line and key >= end for text in self.ended_in):
             return False
         return not (self.max_version and key > version_key(self.max_version))
 
@@ -131,16 +152,18 @@ Evidence = dict[str, set[str]]
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    """An entry a run shows has ended: shown on `last`, on no release of the run after it, `next` being
-    the first of those."""
+    """An entry a run shows has ended on a release line: shown on `last` (of that line or an older
+    one), not on `next`, the first release of the line after it that the run tested."""
 
     entry: Expectation
     last: str
     next: str
 
     def sentence(self, run_id: str) -> str:
-        """What the entry's note gains when its range is closed."""
-        return f"Ends at {self.last}: not shown from {self.next} on (run {run_id})."
+        """What the entry's note gains when its range is closed on `next`'s line."""
+        line = version_key(self.next).line
+        shown = f"shown on {self.last}, not on {self.next}"
+        return f"Ends on the {line} line at {self.next}: {shown} (run {run_id})."
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,19 +315,22 @@ class Expectations:
         ]
 
     def ended(self) -> list[Ending]:
-        """Entries this run shows ended: confirmed on some release, and tested without it on a newer one;
-        an intermittent one never is (a miss is no evidence)."""
+        """Where this run shows entries ended, release line by line: on a line, the first release tested
+        without the divergence that is newer than every release of that line showing it, and newer than
+        some (older) release showing it; an intermittent entry never ends (a miss is no evidence)."""
         endings = []
         for entry in self.entries:
-            shown = self.shown(entry)
+            shown = sorted(self.shown(entry), key=version_key)
             if entry.intermittent or not shown:
                 continue
-            last = max(shown, key=version_key)
-            later = sorted(
-                (v for v in self.tested(entry) if version_key(v) > version_key(last)), key=version_key
-            )
-            if later:
-                endings.append(Ending(entry, last, later[0]))
+            missed = sorted((v for v in self.tested(entry) if v not in shown), key=version_key)
+            for line in sorted({version_key(v).line for v in missed}):
+                here = [v for v in shown if version_key(v).line == line]
+                floor = version_key(here[-1] if here else shown[0])
+                after = [v for v in missed if version_key(v).line == line and version_key(v) > floor]
+                if after:
+                    last = [v for v in shown if version_key(v) < version_key(after[0])][-1]
+                    endings.append(Ending(entry, last, after[0]))
         return endings
 
     def started(self) -> list[Beginning]:
@@ -414,6 +440,11 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
         functions = table.pop("functions", [])
         if not isinstance(functions, list):
             raise ExpectationsError(f"{path}: 'functions' of {table['id']!r} must be a list of names")
+        ended_in = table.pop("ended_in", [])
+        if not isinstance(ended_in, list) or not all(isinstance(v, str) for v in ended_in):
+            raise ExpectationsError(f"{path}: 'ended_in' of {table['id']!r} must be a list of releases")
+        for version in ended_in:
+            version_key(version)
         intermittent = table.pop("intermittent", False)
         if not isinstance(intermittent, bool):
             raise ExpectationsError(f"{path}: 'intermittent' of {table['id']!r} must be true or false")
@@ -426,6 +457,7 @@ def _entries(tables: Iterable[object], path: Path) -> Iterable[Expectation]:
             **{key: str(value) for key, value in table.items()},
             functions=tuple(map(str, functions)),
             intermittent=intermittent,
+            ended_in=tuple(ended_in),
         )
         for bound in (entry.min_version, entry.max_version):
             if bound:
@@ -461,20 +493,19 @@ class Update:
 
 
 def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, run_id: str) -> Update:
-    """The file's entries after run `run_id`: every entry kept, an ended one with its range closed at the
-    newest release that showed it (its note says from which release on it was not shown); one new entry
+    """The file's entries after run `run_id`: every entry kept, an ended one with its range closed on each
+    release line the run shows it ended on (`ended_in`; its note says on which releases); one new entry
     per implementation, feature and difference of the unexpected divergences and per run of consecutive
     releases of the run that showed it (among those that checked its feature), listing every function
     they used (`literal`: none), its range from the lowest to the newest release of that run (open-ended
     when no newer release was checked), keeping the case of its lowest release as its known case."""
     closed = expectations.ended()
-    ends = {ending.entry.id: ending for ending in closed}
+    ends: dict[str, list[Ending]] = {}
+    for ending in closed:
+        ends.setdefault(ending.entry.id, []).append(ending)
     started = expectations.started()
     starts = {beginning.entry.id: beginning for beginning in started}
-    kept = [
-        _closed(entry, ends[entry.id], run_id) if entry.id in ends else entry
-        for entry in expectations.entries
-    ]
+    kept = [reduce(partial(_closed, run_id=run_id), ends.get(e.id, []), e) for e in expectations.entries]
     for index, entry in enumerate(kept):
         if entry.id in starts:
             beginning = starts[entry.id]
@@ -530,7 +561,10 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
                 f"{first.expected!r}, observed {first.observed!r} (source {first.source!r}, destination "
                 f"{first.destination!r}, subject {first.subject!r}). Review and explain.",
             )
-            kept.append(_closed(entry, Ending(entry, span[-1], later[0]), run_id) if later else entry)
+            if later:  # a new finding's range is the span the run showed it on
+                sentence = f"Ends at {span[-1]}: not shown from {later[0]} on (run {run_id})."
+                entry = replace(entry, max_version=span[-1], note=_noted(entry.note, sentence))
+            kept.append(entry)
     return Update(kept, found, closed, widened, started)
 
 
@@ -595,10 +629,14 @@ def _spans(tested: list[str], shown: set[str]) -> list[list[str]]:
     return spans
 
 
-def _closed(entry: Expectation, ending: Ending, run_id: str) -> Expectation:
-    """The entry with its range closed at `ending.last`, its note saying why (a line of its own in a
-    note of many lines)."""
-    return replace(entry, max_version=ending.last, note=_noted(entry.note, ending.sentence(run_id)))
+def _closed(entry: Expectation, ending: Ending, *, run_id: str) -> Expectation:
+    """The entry with its range closed on `ending.next`'s line at `ending.next` (`ended_in`), its note
+    saying why (a line of its own in a note of many lines)."""
+    line = version_key(ending.next).line
+    ended = sorted(
+        {v for v in entry.ended_in if version_key(v).line != line} | {ending.next}, key=version_key
+    )
+    return replace(entry, ended_in=tuple(ended), note=_noted(entry.note, ending.sentence(run_id)))
 
 
 def _noted(note: str, sentence: str) -> str:
@@ -614,6 +652,7 @@ ORDER = (
     "implementation",
     "min_version",
     "max_version",
+    "ended_in",
     "feature",
     "difference",
     "functions",
@@ -692,3 +731,79 @@ def _item(value: str | bool | list[str]) -> Item:
     if isinstance(value, str):
         return tomlkit.string(value, multiline="\n" in value and "\r" not in value)
     return tomlkit.item(value)
+
+
+ENDINGS: Final = "endings.json"
+"""The file of a run directory naming the listed divergences the run shows ended (`write_endings`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A listed divergence a run shows ended: the releases it no longer shows on (the first of each
+    line, inside its listed range), and the known case that replays it, relative to the working
+    directory ('' when the entry keeps none)."""
+
+    id: str
+    releases: tuple[str, ...]
+    case: str = ""
+
+    def headline(self) -> str:
+        """``ended on 2.14.10 and 2.15.3: transform-match-star-prefixed-token``."""
+        releases = list(self.releases)
+        named = " and ".join([", ".join(releases[:-1]), releases[-1]] if len(releases) > 1 else releases)
+        return f"ended on {named}: {self.id}"
+
+    def replay_line(self) -> str:
+        """The command that shows the end on each release, or '' without a known case."""
+        if not self.case:
+            return ""
+        return "; ".join(f"nats-conformance replay {self.case} --server-version {v}" for v in self.releases)
+
+
+def ended_entries(endings: Iterable[Ending], expectations_path: Path) -> list[Ended]:
+    """The endings of a run by entry, with each entry's known case as a path from the working directory
+    (absolute when the file is elsewhere)."""
+    by_entry: dict[str, tuple[Expectation, set[str]]] = {}
+    for ending in endings:
+        by_entry.setdefault(ending.entry.id, (ending.entry, set()))[1].add(ending.next)
+    ended = []
+    for entry, releases in by_entry.values():
+        case = ""
+        if entry.case:
+            path = (expectations_path.parent / entry.case).resolve()
+            case = str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+        ended.append(Ended(entry.id, tuple(sorted(releases, key=version_key)), case))
+    return sorted(ended, key=lambda item: item.id)
+
+
+def write_endings(run_dir: Path, ended: Sequence[Ended]) -> None:
+    """Write the run's endings (replaced whole, never half-written)."""
+    path, temporary = run_dir / ENDINGS, run_dir / f".{ENDINGS}.tmp"
+    try:
+        temporary.write_text(json.dumps([asdict(item) for item in ended], indent=1) + "\n")
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise ExpectationsError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def read_endings(run_dir: Path) -> tuple[Ended, ...]:
+    """A run's endings (none when it has no endings file).
+
+    Raises:
+        ExpectationsError: the file is unreadable or malformed.
+    """
+    path = run_dir / ENDINGS
+    try:
+        items = json.loads(path.read_text())
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as error:
+        raise ExpectationsError(f"cannot read {path}: {error}") from error
+    try:
+        return tuple(
+            Ended(str(item["id"]), tuple(map(str, item["releases"])), str(item.get("case", "")))
+            for item in items
+        )
+    except (TypeError, KeyError) as error:
+        raise ExpectationsError(f"{path} is not an endings file ({error})") from error

@@ -145,6 +145,9 @@ def check(arguments: argparse.Namespace) -> int:
         result = gate(*counterparts(read_baseline(Path(arguments.baseline)), classes))
     if pairs is not None:
         result = paired(result, [pair for each in pairs if each for pair in each])
+    for run in records.runs:  # first: what a release fixed is the news
+        for item in run.endings:
+            print(item.headline() + (f"\n  replay: {item.replay_line()}" if item.case else ""))
     details = Path(arguments.details or Path(arguments.run_dirs[0]) / DETAILS)
     write_details(details, result)
     unknown = too_many_unknown(tally_of(counts), arguments.max_unknown)

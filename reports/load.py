@@ -21,6 +21,7 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from records.expectations import Ended, ExpectationsError, read_endings
 from records.pairs import Paired, PairsError, read_pairs
 from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
@@ -90,6 +91,8 @@ class Run:
     """Its coverage of nats-server's mapping code (``coverage.json``, from ``nats-conformance coverage``)."""
     paired: Paired = field(default_factory=Paired)
     """Its paired replays (``pairs.json``, ``records.pairs``): the only ground of a change."""
+    endings: tuple[Ended, ...] = ()
+    """The listed divergences it shows ended (``endings.json``, ``records.expectations.Ended``)."""
 
     @property
     def run_id(self) -> str:
@@ -208,8 +211,8 @@ def load_run(run_dir: Path) -> Run:
         )
     rows = sum(check_part(part) for part in parts)
     try:
-        paired = read_pairs(run_dir)
-    except PairsError as error:
+        paired, endings = read_pairs(run_dir), read_endings(run_dir)
+    except (PairsError, ExpectationsError) as error:
         raise ReportError(str(error)) from error
     return Run(
         run_dir,
@@ -219,6 +222,7 @@ def load_run(run_dir: Path) -> Run:
         read_bisection(run_dir),
         read_coverage(run_dir),
         paired,
+        endings,
     )
 
 

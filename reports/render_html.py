@@ -51,7 +51,7 @@ table.matrix td.cell a:hover { text-decoration: underline; }
 .legend span { display: inline-block; padding: 2px 10px; margin-right: 6px; border: 1px solid #bbb; }
 code, pre { font: 12px ui-monospace, monospace; } pre { background: #f6f8fa; padding: 8px; overflow-x: auto; }
 .muted { color: #666; } .bad { color: #b00020; font-weight: 600; } nav a { margin-right: 14px; }
-.warn { color: #8a5300; }
+.warn { color: #8a5300; } .good { color: #1b5e20; font-weight: 600; }
 svg { max-width: 100%; height: auto; }
 table.verdicts th, table.verdicts td { padding: 2px 5px; font-size: 12px; }
 """
@@ -171,6 +171,12 @@ def render_html(report: Report) -> str:
             "of the records on disk</p>"
         )
     parts += [f"<p class=warn>{escape(r.judged_by_text())}</p>" for r in report.runs if r.judged_by]
+    parts += [
+        f"<p class=good>{escape(item.headline())}"
+        + (f"<br><code>{escape(item.replay_line())}</code>" if item.case else "")
+        + "</p>"
+        for item in report.endings
+    ]
     parts.append(judgements_html(report))
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(

@@ -80,6 +80,9 @@ def render_markdown(report: Report) -> str:
     lines += [
         line for run in report.runs if run.judged_by for line in (f"**Rules:** {run.judged_by_text()}.", "")
     ]
+    for item in report.endings:  # first: what a release fixed is the news
+        replay = f" (`{item.replay_line()}`)" if item.case else ""
+        lines += [f"**Ended:** {item.headline()}{replay}", ""]
     lines += judgements_markdown(report)
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from records.expectations import Ended
 from records.judgement import EngineJudgement, judgements
 from records.pairs import WITHIN, Pair
 from records.replay import replay_command
@@ -156,6 +157,8 @@ class Report:
     contexts: tuple[Matrix, ...] = ()
     links: dict[str, str] = field(default_factory=dict)
     """Each expectation's `link` (a public page, then its section), by id."""
+    endings: tuple[Ended, ...] = ()
+    """The listed divergences the runs show ended (``records.expectations.Ended``), each once."""
     changelog: Changelog = field(default_factory=Changelog)
     """Classes that appeared or disappeared between consecutive releases by paired evidence, how many
     one-sided classes were not drawn on both, and whether the runs were paired."""
@@ -310,5 +313,6 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         bisections=tuple(run.bisection for run in records.runs if run.bisection),
         contexts=tuple(context_matrices(aggregates.verdicts)),
         changelog=within,
+        endings=tuple(dict.fromkeys(item for run in records.runs for item in run.endings)),
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
     )

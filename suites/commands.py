@@ -30,7 +30,9 @@ from records.expectations import (
     DEFAULT_PATH,
     Expectations,
     default_to_update,
+    ended_entries,
     load_expectations,
+    write_endings,
 )
 from records.judgement import JUDGE_BY, judgements, run_conforms
 from records.pairs import CHANGED, UNKNOWN
@@ -245,6 +247,10 @@ def campaign(
     if arguments.junit_xml:
         write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
     manifest = writer.manifest()
+    ended = ended_entries(expectations.ended(), expectations_path)
+    write_endings(run_dir, ended)
+    for item in ended:  # first: what a release fixed is the news
+        print(item.headline() + (f"\n  replay: {item.replay_line()}" if item.case else ""))
     if diverged:
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = (
     "campaign",
     "replay",
+    "pair",
     "coverage",
     "bisect",
     "engine-check",

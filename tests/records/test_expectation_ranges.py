@@ -22,9 +22,12 @@ from records.expectations import (
     ExpectationsError,
     Widening,
     default_to_update,
+    ended_entries,
     in_checkout,
     load_expectations,
+    read_endings,
     updated_entries,
+    write_endings,
     write_expectations,
 )
 from records.schema import Case
@@ -76,25 +79,58 @@ def test_a_run_remembers_the_releases_of_each_entry_and_a_task_s_evidence_merges
 
 
 def test_an_update_closes_the_range_of_an_entry_a_newer_release_no_longer_shows() -> None:
-    """Before, the entry was dropped as stale only when no release showed it, and kept open otherwise."""
+    """Before, the entry was dropped as stale only when no release showed it, and kept open otherwise.
+    The range closes on the line the run shows it ended on: 2.12's releases from 2.12.15 on."""
     known = Expectations((CRASH,))
     assert judged(known, CRASHING).verdict == "expected"
     judged(known, AGREEING)
     update = updated_entries(known, [], run_id="r1")
-    assert update.entries == [
-        replace(
-            CRASH,
-            max_version="2.10.27",
-            note="The server panics. Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
-        )
-    ]
+    closed = replace(
+        CRASH,
+        ended_in=("2.12.15",),
+        note="The server panics. Ends on the 2.12 line at 2.12.15: shown on 2.10.27, not on 2.12.15 "
+        "(run r1).",
+    )
+    assert update.entries == [closed]
     assert update.closed == [Ending(CRASH, "2.10.27", "2.12.15")]
+    assert [
+        closed.covers("nats-server", v) for v in ("2.10.27", "2.12.14", "2.12.15", "2.12.16", "2.14.5")
+    ] == [
+        True,
+        True,
+        False,
+        False,
+        True,
+    ]
     # a release older than one that still shows it is no evidence of an end
     older = Expectations((CRASH,))
     judged(older, replace(AGREEING, server_version="2.9.25"))
     judged(older, CRASHING)
     assert older.ended() == []
     assert updated_entries(older, [], run_id="r1").entries == [CRASH]
+
+
+def test_an_end_on_two_lines_closes_each_and_leaves_their_older_patches_in_range() -> None:
+    """transform-match-star-prefixed-token: shown on 2.10.29 and 2.12.15, not on 2.14.10 and 2.15.3 (the
+    newest patches), so it ends at 2.14.10 on 2.14 and at 2.15.3 on 2.15; 2.14.9 and 2.15.2 stay in
+    range, where one closed range (max_version 2.12.15) would have left them out."""
+    known = Expectations((replace(CRASH, min_version="2.10.0"),))
+    for version in ("2.10.29", "2.12.15"):
+        judged(known, replace(CRASHING, server_version=version))
+    for version in ("2.14.10", "2.15.3"):
+        judged(known, replace(AGREEING, server_version=version))
+    assert [(e.last, e.next) for e in known.ended()] == [("2.12.15", "2.14.10"), ("2.12.15", "2.15.3")]
+    (closed,) = updated_entries(known, [], run_id="r1").entries
+    assert closed.ended_in == ("2.14.10", "2.15.3")
+    inside = [
+        v for v in ("2.12.15", "2.14.9", "2.14.10", "2.15.2", "2.15.3") if closed.covers("nats-server", v)
+    ]
+    assert inside == ["2.12.15", "2.14.9", "2.15.2"]
+    # a later run of 2.14.9 and 2.14.10 agrees with the file: no new ending
+    again = Expectations((closed,))
+    judged(again, replace(CRASHING, server_version="2.14.9"))
+    judged(again, replace(AGREEING, server_version="2.14.10"))
+    assert again.ended() == []
 
 
 def test_an_entry_shown_on_no_release_of_the_run_is_kept_with_its_range() -> None:
@@ -155,10 +191,10 @@ def test_closing_a_range_rewrites_only_its_lines_and_keeps_comments(tmp_path: Pa
         if not line.startswith(("---", "+++", "@@"))
     ]
     assert diff == [
-        '+max_version = "2.10.27"',
+        '+ended_in = ["2.12.15"]',
         '-on the first message."""',
         "+on the first message.",
-        '+Ends at 2.10.27: not shown from 2.12.15 on (run r1)."""',
+        '+Ends on the 2.12 line at 2.12.15: shown on 2.10.27, not on 2.12.15 (run r1)."""',
     ]
     assert load_expectations(path).entries == tuple(update.entries)
 
@@ -226,7 +262,8 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
     judged(known, replace(AGREEING, feature="mapping", functions="wildcard"))  # "first" and "last" unseen
     suites.expectations_check.update_expectations(path, known, [], "r1")
     assert capsys.readouterr().out.splitlines() == [
-        "expectation range closed: crash: Ends at 2.10.27: not shown from 2.12.15 on (run r1).",
+        "expectation range closed: crash: Ends on the 2.12 line at 2.12.15: shown on 2.10.27, not on 2.12.15 "
+        "(run r1).",
         "expectation kept as it was: first showed on no release of this run, so none dates its end",
         "expectation kept as it was: last showed on no release of this run, so none dates its end",
         f"expectations updated: {path} (0 new, 1 ranges closed, 0 moved up, 0 widened, 2 not seen and kept)",
@@ -286,3 +323,23 @@ def test_an_entry_first_shown_on_a_newer_release_than_its_range_says_starts_ther
     (moved,) = update.entries
     assert (moved.min_version, moved.max_version) == ("2.10.27", "")
     assert moved.note == "The server panics. Starts at 2.10.27: not shown up to 2.9.25 (run r3)."
+
+
+def test_an_ending_is_a_headline_with_its_replay_and_is_kept_in_the_run(tmp_path: Path) -> None:
+    """The campaign prints each ended entry first, and writes it into the run for the report and gate."""
+    entry = replace(CRASH, min_version="2.10.0", case="known-cases/crash.json")
+    known = Expectations((entry,))
+    for version in ("2.10.29", "2.12.15"):
+        judged(known, replace(CRASHING, server_version=version))
+    for version in ("2.15.3", "2.14.10"):
+        judged(known, replace(AGREEING, server_version=version))
+    (ended,) = ended_entries(known.ended(), tmp_path / "expectations.toml")
+    assert ended.headline() == "ended on 2.14.10 and 2.15.3: crash"
+    case = tmp_path.resolve() / "known-cases" / "crash.json"
+    assert ended.replay_line() == (
+        f"nats-conformance replay {case} --server-version 2.14.10; "
+        f"nats-conformance replay {case} --server-version 2.15.3"
+    )
+    write_endings(tmp_path, [ended])
+    assert read_endings(tmp_path) == (ended,)
+    assert read_endings(tmp_path / "none") == ()

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from handmade import case, cells, markdown_tables, pair, paired, wrong_split
 
+from records.expectations import Ended, write_endings
 from records.schema import Case
+from reports.__main__ import main
 from reports.build import build_report
 
 RunOf = Callable[[list[Case]], Path]
@@ -210,3 +212,26 @@ def test_one_release_has_no_changes(run_of: RunOf, tmp_path: Path) -> None:
     build_report([paired(run_of([left("2.14.5", "expected")]))], tmp_path / "out", engine="duckdb")
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["changes"] == []
     assert "No divergence class appeared or disappeared" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_an_ended_divergence_leads_the_report_and_the_gate(
+    run_of: RunOf, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A campaign writes the listed divergences it shows ended (records.expectations.write_endings); the
+    report shows them first, and the gate prints them before its verdict."""
+    run = run_of([left("2.14.10", "agree")])
+    ended = Ended("transform-match-star-prefixed-token", ("2.14.10", "2.15.3"), "known-cases/t.json")
+    write_endings(run, [ended])
+    build_report([run], tmp_path / "out", engine="duckdb")
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "**Ended:** ended on 2.14.10 and 2.15.3: transform-match-star-prefixed-token (`" in markdown
+    assert markdown.index("**Ended:**") < markdown.index("Compatibility matrix")
+    assert "ended on 2.14.10 and 2.15.3" in (tmp_path / "out" / "report.html").read_text()
+    baseline = tmp_path / "baseline.json"
+    assert main(["baseline", str(run), "--out", str(baseline)]) == 0
+    capsys.readouterr()
+    assert main(["gate", str(run), "--baseline", str(baseline)]) == 0
+    first, replay, verdict = capsys.readouterr().out.splitlines()[:3]
+    assert first == "ended on 2.14.10 and 2.15.3: transform-match-star-prefixed-token"
+    assert replay == f"  replay: {ended.replay_line()}"
+    assert verdict.startswith("gate passed")
