@@ -5,6 +5,8 @@ deprecated aliases, and use the plugin's `nats_*` fixtures under the short names
 from __future__ import annotations
 
 import inspect
+import shutil
+import tempfile
 from typing import Literal
 
 import pytest
@@ -18,6 +20,20 @@ pytest_plugins = ["fixtures.plugin", "pytester"]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_deprecated_options(parser)
+
+
+RECORDS_OPTIONS = ("--nats-records-dir", "--records-dir")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """This repository's own sessions write their case records into a temporary folder removed at the
+    session's end, never into the checkout's runs/ (a --nats-records-dir on the command line wins)."""
+    given = any(str(arg).startswith(RECORDS_OPTIONS) for arg in config.invocation_params.args)
+    if not active(config) or given:
+        return
+    folder = tempfile.mkdtemp(prefix="nats-conformance-test-runs-")
+    config.option.nc_records_dir = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from records.expectations import (
     write_endings,
 )
 from records.judgement import JUDGE_BY, judgements, run_conforms
-from records.pairs import CHANGED, UNKNOWN
+from records.pairs import CHANGED, PAIRS, UNKNOWN
 from records.replay import LAYOUTS
 from records.schema import NOT_SUPPORTED, Case
 from records.writer import new_run_id
@@ -286,20 +287,27 @@ def campaign(
     )
 
 
+SHOWN_CHANGES = 10
+"""The paired changes a campaign prints; the report lists every one."""
+
+
 def paired_lines(run_dir: Path, expectations: Expectations, against: str | None) -> None:
     """Pair the run between its releases and, with `against`, with a baseline file or previous run
     (`suites.pairing`); print one line per confirmed change and a count of the rest."""
     comparisons = [None] if against is None else [None, Path(against)]
     for compared in comparisons:
+        started = time.monotonic()
         pairs = pair_run(run_dir, expectations, against=compared)
         changed = [pair for pair in pairs if pair.outcome == CHANGED]
         where = "between its releases" if compared is None else f"with {compared}"
         print(
-            f"paired {where}: {len(pairs)} one-sided classes replayed, {len(changed)} changed, "
-            f"{sum(pair.outcome == UNKNOWN for pair in pairs)} unknown"
+            f"paired {where}: {len(pairs)} one-sided classes replayed in {time.monotonic() - started:.1f} s, "
+            f"{len(changed)} changed, {sum(pair.outcome == UNKNOWN for pair in pairs)} unknown"
         )
-        for pair in changed:
+        for pair in changed[:SHOWN_CHANGES]:
             print(f"changed: {pair.text()}\n  replay: {pair.replay_line(run_dir)}")
+        if len(changed) > SHOWN_CHANGES:
+            print(f"... {len(changed) - SHOWN_CHANGES} more changes in the report (and {run_dir / PAIRS})")
 
 
 def pair(arguments: argparse.Namespace) -> int:

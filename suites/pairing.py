@@ -155,12 +155,15 @@ def within(side: Side) -> list[Planned]:
 
 
 def across(run: Side, other: Side) -> list[Planned]:
-    """Replays between a run and a baseline or previous run, release by release of the same line."""
+    """Replays between a run and a baseline or previous run, release by release of the same line. On
+    the same release only the other side's cases are run again: the run judged its own there already,
+    with the same code, so its replay could only repeat it."""
     planned: list[Planned] = []
     for version in run.releases():
         theirs = counterpart(version, other.releases())
         if theirs is not None:
-            planned += one_sided(run, other, version, theirs)
+            if theirs != version:
+                planned += one_sided(run, other, version, theirs)
             planned += one_sided(other, run, theirs, version)
     return planned
 
@@ -186,9 +189,10 @@ def replay_all(
     run (a release that cannot be built, a server that does not start) is a pair of verdict
     `unknown`."""
     pairs, files = [], []
+    step = max(1, len(planned) // 10)
     for number, item in enumerate(planned, 1):
-        if progress is not None:
-            progress(f"paired replay {number}/{len(planned)}: {item.case.case_class} on {item.replay_on}")
+        if progress is not None and (number % step == 0 or number == len(planned)):
+            progress(f"paired replays: {number}/{len(planned)}")
         try:
             cases = replay(item.case, item.replay_on, Expectations(entries=expectations.entries))
         except ConformanceError:

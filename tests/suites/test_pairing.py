@@ -77,3 +77,11 @@ def test_against_a_baseline_each_release_meets_its_line() -> None:
         ("mapping:wildcard:server-crash", "2.14.10", "2.14.9"),
         ("mapping:wildcard:too-long", "2.14.9", "2.14.10"),
     ]
+
+
+def test_on_the_same_release_only_the_other_side_s_cases_run_again() -> None:
+    """The run judged its own case on 2.12.15 with the code it has; the baseline's case, judged by the
+    code of its day, is the one worth running again."""
+    run = side({"2.12.15": {"mapping"}}, found("2.12.15", "mapping", "wrong-subject"))
+    baseline = side({"2.12.15": {"mapping"}}, found("2.12.15", "mapping", "too-long"))
+    assert planned(across(run, baseline)) == [("mapping:wildcard:too-long", "2.12.15", "2.12.15")]
