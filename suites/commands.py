@@ -65,6 +65,7 @@ from suites.junit import FamilyOutcome, write_junit_xml
 from suites.pairing import pair_run
 from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_on_adapter, replay_outcome
 from suites.reproduce import describe_case, describe_divergences
+from suites.surface import add_surface_command, unmodelled_lines
 from suites.targets import Targets, gather_targets
 
 
@@ -252,6 +253,10 @@ def campaign(
     write_endings(run_dir, ended)
     for item in ended:  # first: what a release fixed is the news
         print(item.headline() + (f"\n  replay: {item.replay_line()}" if item.case else ""))
+    if run is not None:  # then what a release added that the reference cannot judge yet
+        releases = [spec.release for spec in run.versions if spec.release]
+        for line in unmodelled_lines(dict.fromkeys(releases)):
+            print(line)
     if diverged:
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
@@ -718,7 +723,7 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register campaign, replay, coverage, bisect, engine-check and expectations (here and in
+    """Register campaign, replay, coverage, bisect, engine-check, expectations and surface (here and in
     `nats-conformance`)."""
     run = commands.add_parser(
         "campaign",
@@ -799,6 +804,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     add_bisect_command(commands)
     add_engine_check_command(commands)
     add_expectations_command(commands)
+    add_surface_command(commands)
 
 
 def build_parser() -> Parser:

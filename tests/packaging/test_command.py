@@ -23,6 +23,7 @@ COMMANDS = (
     "bisect",
     "engine-check",
     "expectations",
+    "surface",
     "report",
     "site",
     "baseline",
