@@ -58,6 +58,7 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Item, Table
 
 from records.casefile import CaseFile, CaseFileError, read_case_file
+from records.files import replace_text
 from records.schema import Case
 from reference.errors import ConformanceError, InvalidVersionError
 from reference.versions import Version
@@ -778,12 +779,10 @@ def ended_entries(endings: Iterable[Ending], expectations_path: Path) -> list[En
 
 def write_endings(run_dir: Path, ended: Sequence[Ended]) -> None:
     """Write the run's endings (replaced whole, never half-written)."""
-    path, temporary = run_dir / ENDINGS, run_dir / f".{ENDINGS}.tmp"
+    path = run_dir / ENDINGS
     try:
-        temporary.write_text(json.dumps([asdict(item) for item in ended], indent=1) + "\n")
-        os.replace(temporary, path)
+        replace_text(path, json.dumps([asdict(item) for item in ended], indent=1) + "\n")
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise ExpectationsError(f"cannot write {path}: {error.strerror or error}") from error
 
 

@@ -14,15 +14,14 @@ case file under `pairs/`, so that each pair has a one-line replay on both sides.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
-from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from records.casefile import CaseFile, slug
-from reference.errors import ConformanceError, InvalidVersionError
+from records.files import replace_text
+from reference.errors import ConformanceError
 from reference.versions import Version
 
 PAIRS: Final = "pairs.json"
@@ -98,7 +97,7 @@ class Pair:
 
     def text(self) -> str:
         """``mapping:wildcard: transform-match on 2.14.9, agree on 2.14.10``, the older side first."""
-        sides = sorted((self.seen_on, self.replayed_on), key=lambda v: (_parsed(v) is None, _parsed(v) or v))
+        sides = sorted((self.seen_on, self.replayed_on), key=_order)
         shown = ", ".join(
             f"{self.showing(version) or 'agree'} on {version}" for version in dict.fromkeys(sides)
         )
@@ -144,17 +143,13 @@ def write_pairs(
         "compared": sorted(earlier.compared | {against}),
         "pairs": [asdict(pair) for pair in (*kept, *pairs)],
     }
-    temporary = path.with_name(f".{PAIRS}.tmp")
     try:
         folder = run_dir / PAIRED_CASES
         folder.mkdir(exist_ok=True)
         for name, case in cases:
             (folder / name).write_text(case.to_json())
-        temporary.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
-        os.replace(temporary, path)
+        replace_text(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
     except OSError as error:
-        with suppress(OSError):
-            temporary.unlink(missing_ok=True)
         raise PairsError(f"cannot write {path}: {error.strerror or error}") from error
 
 
@@ -203,17 +198,20 @@ def counterpart(version: str, releases: Iterable[str]) -> str | None:
     candidates = set(releases)
     if version in candidates:
         return version
-    line = [(other, text) for text in candidates if (other := _parsed(text)) and other.line == _line(version)]
+    line = [
+        (other, text)
+        for text in candidates
+        if (other := Version.parse_or_none(text)) and other.line == _line(version)
+    ]
     return max(line)[1] if line else None
 
 
-def _parsed(text: str) -> Version | None:
-    try:
-        return Version.parse(text)
-    except InvalidVersionError:
-        return None
-
-
 def _line(text: str) -> object:
-    parsed = _parsed(text)
+    parsed = Version.parse_or_none(text)
     return None if parsed is None else parsed.line
+
+
+def _order(text: str) -> tuple[bool, Version | None, str]:
+    """Versions in order, then anything else by its text."""
+    parsed = Version.parse_or_none(text)
+    return parsed is None, parsed, text

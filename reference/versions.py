@@ -75,6 +75,14 @@ class Version:
         return cls._of(found, text)
 
     @classmethod
+    def parse_or_none(cls, text: str) -> Version | None:
+        """The version ``text`` spells, or None when it spells none (``system``, a path, a URL)."""
+        try:
+            return cls.parse(text)
+        except InvalidVersionError:
+            return None
+
+    @classmethod
     def search(cls, text: str) -> Version | None:
         """The first whole version written inside ``text`` (``nats-server: v2.14.5`` gives 2.14.5)."""
         found = _EMBEDDED.search(text)

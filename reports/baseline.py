@@ -26,15 +26,14 @@ number of diverging cases of each class for that test.
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from records.casefile import DIVERGENCES
+from records.files import replace_text
 from records.pairs import CHANGED, Pair, counterpart, statistical
 from records.significance import CHANGE_ALPHA
 from reference.errors import ConformanceError, InvalidVersionError
@@ -183,14 +182,10 @@ def write_baseline(
 ) -> None:
     """Write the baseline file of ``classes`` and ``cases`` to ``path`` (replaced whole, never
     half-written); ``incomplete`` names the runs it was taken from that did not complete."""
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(baseline_text(classes, incomplete=incomplete, cases=cases))
-        os.replace(temporary, path)
+        replace_text(path, baseline_text(classes, incomplete=incomplete, cases=cases))
     except OSError as error:
-        with suppress(OSError):
-            temporary.unlink(missing_ok=True)
         raise BaselineError(f"cannot write baseline {path}: {error.strerror or error}") from error
 
 
@@ -349,7 +344,11 @@ def by_line(baseline: Classes, run: Classes, against: str) -> tuple[Classes, Cla
         release = Version.parse(against)
     except InvalidVersionError as error:
         raise BaselineError(f"--against takes a release such as 2.14.5 (got {against!r})") from error
-    kept = {key: verdict for key, verdict in baseline.items() if _parsed(key.server_version) == release}
+    kept = {
+        key: verdict
+        for key, verdict in baseline.items()
+        if Version.parse_or_none(key.server_version) == release
+    }
     if not kept:
         found = sorted({key.server_version for key in baseline})
         raise BaselineError(f"the baseline has no class of {against} (it has {', '.join(found) or 'none'})")
@@ -361,7 +360,7 @@ def by_line(baseline: Classes, run: Classes, against: str) -> tuple[Classes, Cla
 
 
 def _line_label(key: ClassKey, release: Version) -> str | None:
-    version = _parsed(key.server_version)
+    version = Version.parse_or_none(key.server_version)
     return str(release.line) if version is not None and version.line == release.line else None
 
 
@@ -411,13 +410,6 @@ def _worst(verdicts: list[ClassVerdict]) -> ClassVerdict:
     diverging = [v.diverging for v in verdicts]
     total = None if None in diverging else sum(n for n in diverging if n is not None)
     return ClassVerdict(worst, sum(v.cases for v in verdicts), sum(counts), total)
-
-
-def _parsed(text: str) -> Version | None:
-    try:
-        return Version.parse(text)
-    except InvalidVersionError:
-        return None
 
 
 def gate(baseline: Classes, run: Classes, *, strict: bool = False) -> GateResult:

@@ -33,7 +33,7 @@ from records.expectations import Expectations
 from records.pairs import WITHIN, Pair, against_label, case_file_name, counterpart, statistical, write_pairs
 from records.schema import Case
 from records.writer import CASES
-from reference.errors import ConformanceError, InvalidVersionError
+from reference.errors import ConformanceError
 from reference.versions import Version
 from suites.replay import replay_file_on_server
 
@@ -50,7 +50,7 @@ class Side:
 
     def releases(self) -> list[str]:
         """The side's releases that are versions, oldest first."""
-        return sorted((v for v in self.features if _version(v) is not None), key=_sort_key)
+        return sorted((v for v in self.features if Version.parse_or_none(v) is not None), key=_sort_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +62,8 @@ class Planned:
     replay_on: str
 
 
-def _version(text: str) -> Version | None:
-    try:
-        return Version.parse(text)
-    except InvalidVersionError:
-        return None
-
-
 def _sort_key(text: str) -> Version:
-    version = _version(text)
+    version = Version.parse_or_none(text)
     assert version is not None
     return version
 
