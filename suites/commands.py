@@ -54,6 +54,7 @@ from reference.weighted import WeightedDestination
 from reports.counts import case_counts, run_tally, tally_of
 from reports.spark import why_no_spark
 from suites.bisect import add_bisect_command
+from suites.changes import add_changes_command
 from suites.coverage import add_coverage_command
 from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
 from suites.engine.plans import PLANS
@@ -723,8 +724,8 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register campaign, replay, coverage, bisect, engine-check, expectations and surface (here and in
-    `nats-conformance`)."""
+    """Register campaign, replay, pair, coverage, bisect, engine-check, expectations, surface and changes
+    (here and in `nats-conformance`)."""
     run = commands.add_parser(
         "campaign",
         help="run many generated cases and record them",
@@ -805,6 +806,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     add_engine_check_command(commands)
     add_expectations_command(commands)
     add_surface_command(commands)
+    add_changes_command(commands, options=add_campaign_options, run=campaign)
 
 
 def build_parser() -> Parser:

@@ -75,6 +75,22 @@ def coverage_release(arguments: argparse.Namespace) -> tuple[str, bool]:
 
 def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
     """Build, run the campaign (`run`, `suites.commands.campaign`), measure; the campaign's status."""
+    status, run_dir, document = covered_campaign(arguments, run)
+    if document is None:
+        return status  # the campaign recorded nothing (and said why)
+    print(summary_line(document))
+    if document["restarts"]:
+        print(f"coverage: {document['restarts']} server(s) restarted after a fault; their counters are lost")
+    print(f"coverage: {run_dir / COVERAGE_FILE}")
+    return status
+
+
+def covered_campaign(
+    arguments: argparse.Namespace, run: Callable[..., int]
+) -> tuple[int, Path, dict[str, Any] | None]:
+    """Build the release with -cover, run the campaign on it (`run`) and measure: the campaign's status,
+    its run directory (whose `PROFILE` holds the merged counters) and its coverage file's content, None
+    when the campaign recorded nothing."""
     text, engine_target = coverage_release(arguments)
     release = cover_release(parse_version_spec(text))
     if engine_target:
@@ -86,13 +102,8 @@ def coverage(arguments: argparse.Namespace, run: Callable[..., int]) -> int:
     # Absolute: each server runs in a work directory of its own, where a relative GOCOVERDIR is lost.
     status = run(arguments, run_dir=run_dir, coverage_dir=(run_dir / COUNTERS).absolute())
     if not run_dir.is_dir():
-        return status  # the campaign recorded nothing (and said why)
-    document = measure(run_dir, release, engine=engine_target or bool(arguments.oracle))
-    print(summary_line(document))
-    if document["restarts"]:
-        print(f"coverage: {document['restarts']} server(s) restarted after a fault; their counters are lost")
-    print(f"coverage: {run_dir / COVERAGE_FILE}")
-    return status
+        return status, run_dir, None
+    return status, run_dir, measure(run_dir, release, engine=engine_target or bool(arguments.oracle))
 
 
 def measure(

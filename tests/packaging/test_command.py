@@ -24,6 +24,7 @@ COMMANDS = (
     "engine-check",
     "expectations",
     "surface",
+    "changes",
     "report",
     "site",
     "baseline",
