@@ -32,7 +32,7 @@ FORMAT: Final = "nats-conformance-pairs"
 VERSION: Final = 1
 WITHIN: Final = "within"
 """The `against` of pairs between the releases of one run (the report's changelog)."""
-CHANGED, SAME, UNKNOWN = "changed", "same", "unknown"
+CHANGED, SAME, UNKNOWN, UNSTABLE = "changed", "same", "unknown", "unstable"
 STATISTICAL_FEATURES: Final = frozenset({"weighted"})
 """Features whose every class is a test of shares: one more sample says nothing, so they are compared by
 their counts (Fisher's exact test at `records.significance.CHANGE_ALPHA`), never replayed."""
@@ -69,14 +69,25 @@ class Pair:
     replayed_verdict: str
     case_file: str
     """The case file's name under the run's `pairs/` folder."""
+    seen_again_difference: str = ""
+    seen_again_verdict: str = ""
+    """The case run once more on `seen_on` when its replay differed ('' when it was not)."""
 
     @property
     def outcome(self) -> str:
-        """`changed` when the replay judged the case with another difference, `same` when with the
-        same, `unknown` when the replay could not be judged."""
+        """`changed` when the replay judged the case with another difference and the case, run again on
+        the side it was seen on, showed what it showed there; `unstable` when that second run did not
+        (a class that depends on timing, which one pair cannot date); `same` when the replay gave the
+        same difference; `unknown` when the replay could not be judged."""
         if self.replayed_verdict in ("", UNKNOWN):
             return UNKNOWN
-        return SAME if self.replayed_difference == self.seen_difference else CHANGED
+        if self.replayed_difference == self.seen_difference:
+            return SAME
+        if self.seen_again_verdict and (
+            self.seen_again_verdict == UNKNOWN or self.seen_again_difference != self.seen_difference
+        ):
+            return UNSTABLE
+        return CHANGED
 
     @property
     def gate_class(self) -> str:

@@ -36,7 +36,7 @@ from records.expectations import (
     write_endings,
 )
 from records.judgement import JUDGE_BY, judgements, run_conforms
-from records.pairs import CHANGED, PAIRS, UNKNOWN
+from records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
 from records.replay import LAYOUTS
 from records.schema import NOT_SUPPORTED, Case
 from records.writer import new_run_id
@@ -308,7 +308,8 @@ def paired_lines(run_dir: Path, expectations: Expectations, against: str | None)
         where = "between its releases" if compared is None else f"with {compared}"
         print(
             f"paired {where}: {len(pairs)} one-sided classes replayed in {time.monotonic() - started:.1f} s, "
-            f"{len(changed)} changed, {sum(pair.outcome == UNKNOWN for pair in pairs)} unknown"
+            f"{len(changed)} changed, {sum(pair.outcome == UNSTABLE for pair in pairs)} unstable (not "
+            f"claimed), {sum(pair.outcome == UNKNOWN for pair in pairs)} unknown"
         )
         for pair in changed[:SHOWN_CHANGES]:
             print(f"changed: {pair.text()}\n  replay: {pair.replay_line(run_dir)}")

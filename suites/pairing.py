@@ -30,7 +30,16 @@ import pyarrow.dataset as ds
 from fixtures.options import build_run_config
 from records.casefile import DIVERGENCES, CaseFile, case_file_of, read_case_file
 from records.expectations import Expectations
-from records.pairs import WITHIN, Pair, against_label, case_file_name, counterpart, statistical, write_pairs
+from records.pairs import (
+    UNKNOWN,
+    WITHIN,
+    Pair,
+    against_label,
+    case_file_name,
+    counterpart,
+    statistical,
+    write_pairs,
+)
 from records.schema import Case
 from records.writer import CASES
 from reference.errors import ConformanceError
@@ -178,19 +187,18 @@ def replay_all(
     replay: Replayer = replay_on_release,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Pair], list[tuple[str, CaseFile]]]:
-    """Each planned case on its other side: its pair and its case file by name. A replay that fails to
-    run (a release that cannot be built, a server that does not start) is a pair of verdict
-    `unknown`."""
+    """Each planned case on its other side: its pair and its case file by name; a case whose outcome
+    differs there runs once more on its own side, so that a class that depends on timing is not
+    claimed (`records.pairs.UNSTABLE`). A replay that fails to run is a pair of verdict `unknown`."""
     pairs, files = [], []
     step = max(1, len(planned) // 10)
     for number, item in enumerate(planned, 1):
         if progress is not None and (number % step == 0 or number == len(planned)):
             progress(f"paired replays: {number}/{len(planned)}")
-        try:
-            cases = replay(item.case, item.replay_on, Expectations(entries=expectations.entries))
-        except ConformanceError:
-            cases = []
-        difference, verdict = outcome_of(cases, item.case)
+        difference, verdict = _replayed(replay, item.case, item.replay_on, expectations)
+        again = ("", "")
+        if verdict != UNKNOWN and difference != item.case.difference:  # a change: is the seen side stable?
+            again = _replayed(replay, item.case, item.seen_on, expectations)
         name = case_file_name(item.case, item.replay_on)
         files.append((name, item.case))
         pairs.append(
@@ -206,9 +214,21 @@ def replay_all(
                 replayed_difference=difference,
                 replayed_verdict=verdict,
                 case_file=name,
+                seen_again_difference=again[0],
+                seen_again_verdict=again[1],
             )
         )
     return pairs, files
+
+
+def _replayed(replay: Replayer, case: CaseFile, version: str, expectations: Expectations) -> tuple[str, str]:
+    """The case's difference and verdict run on `version` (`unknown` when the run fails: a release that
+    cannot be built, a server that does not start)."""
+    try:
+        cases = replay(case, version, Expectations(entries=expectations.entries))
+    except ConformanceError:
+        cases = []
+    return outcome_of(cases, case)
 
 
 def outcome_of(cases: Sequence[Case], seen: CaseFile) -> tuple[str, str]:

@@ -3,7 +3,10 @@ and the other does not, for a feature both judged, on the other side's release; 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from records.casefile import CaseFile
+from records.pairs import CHANGED, SAME, UNKNOWN, UNSTABLE, WITHIN, Pair
 from suites.pairing import Planned, Side, across, within
 
 
@@ -85,3 +88,28 @@ def test_on_the_same_release_only_the_other_side_s_cases_run_again() -> None:
     run = side({"2.12.15": {"mapping"}}, found("2.12.15", "mapping", "wrong-subject"))
     baseline = side({"2.12.15": {"mapping"}}, found("2.12.15", "mapping", "too-long"))
     assert planned(across(run, baseline)) == [("mapping:wildcard:too-long", "2.12.15", "2.12.15")]
+
+
+def test_a_change_whose_seen_side_does_not_repeat_is_unstable_not_claimed() -> None:
+    """An overlap winner that changed after a restart on 2.14.9 once, and agreed on 2.14.10: run again
+    on 2.14.9 it agreed too, so the pair dates nothing (a class that depends on timing)."""
+    seen = Pair(
+        against=WITHIN,
+        implementation="nats-server",
+        feature="overlap",
+        functions="",
+        seen_on="2.14.9",
+        seen_difference="winner-changed-after-restart",
+        seen_verdict="diverge",
+        replayed_on="2.14.10",
+        replayed_difference="",
+        replayed_verdict="agree",
+        case_file="x.json",
+    )
+    assert seen.outcome == CHANGED  # not run again (a pair written before the second run existed)
+    assert replace(seen, seen_again_difference="", seen_again_verdict="agree").outcome == UNSTABLE
+    assert replace(seen, seen_again_verdict="unknown").outcome == UNSTABLE
+    again = replace(seen, seen_again_difference=seen.seen_difference, seen_again_verdict="diverge")
+    assert again.outcome == CHANGED
+    assert replace(seen, replayed_difference=seen.seen_difference).outcome == SAME
+    assert replace(seen, replayed_verdict="unknown").outcome == UNKNOWN
