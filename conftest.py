@@ -11,11 +11,11 @@ from typing import Literal
 
 import pytest
 
-from fixtures.options import Target
-from fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
 from tests.live.campaigns import newest_of_session
 
-pytest_plugins = ["fixtures.plugin", "pytester"]
+pytest_plugins = ["nats_conformance.fixtures.plugin", "pytester"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -24,18 +24,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.clients.adapter import AdapterProcess
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from records.schema import Case, CaseBlock
-from reference.profiles import for_version
-from reference.protocol import Question
-from suites.engine.family import cases_of
-from suites.engine.run import run_family, unwritten
-from suites.engine.shrink import minimise
-from suites.engine.verdicts import RunContext
-from suites.families import LIBRARY
-from suites.families.library import BACKEND, AdapterSession
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case, CaseBlock
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.protocol import Question
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.run import run_family, unwritten
+from nats_conformance.suites.engine.shrink import minimise
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.families.library import BACKEND, AdapterSession
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 2000

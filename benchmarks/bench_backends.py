@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.options import RunConfig, Target
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers import open_backend
-from fixtures.servers.base import Backend
-from fixtures.servers.operator import OperatorBackend
-from fixtures.servers.process import ProcessBackend
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers import open_backend
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.operator import OperatorBackend
+from nats_conformance.fixtures.servers.process import ProcessBackend
 
 
 def measure(

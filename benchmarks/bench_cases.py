@@ -25,20 +25,20 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.provision import resolve_binary
-from fixtures.servers.process import ProcessBackend
-from fixtures.session import Session
-from records.expectations import Expectations
-from records.writer import RecordWriter
-from suites.engine.family import check, record, verdicts
-from suites.engine.verdicts import RunContext
-from suites.expected import ExpectedSubjects
-from suites.families import FAMILIES
-from suites.families import mapping as mapping_family
-from suites.families.mapping import compile_batch
-from suites.harness import publish_and_observe
-from suites.strategies import MappingBatch, bulk_subjects
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.fixtures.servers.process import ProcessBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.family import check, record, verdicts
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.expected import ExpectedSubjects
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families import mapping as mapping_family
+from nats_conformance.suites.families.mapping import compile_batch
+from nats_conformance.suites.harness import publish_and_observe
+from nats_conformance.suites.strategies import MappingBatch, bulk_subjects
 
 MAPPINGS = tuple(
     (f"m{i}.*.*", f"out{i}.{{{{wildcard(2)}}}}.{{{{partition(10,1,2)}}}}.{{{{split(1,-)}}}}")

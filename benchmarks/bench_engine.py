@@ -1,5 +1,6 @@
 """Engine-target throughput: questions answered per second by the transform engine of a release
-(`--target engine:RELEASE`) beside the reference adapter (`python -m reference serve`) in the same run.
+(`--target engine:RELEASE`) beside the reference adapter (`python -m nats_conformance.reference serve`) in the
+same run.
 
 Run: ``.venv/bin/python benchmarks/bench_engine.py [--release 2.14.5] [--questions N] [--repeats R]``.
 The questions are the library family's (``suites.families.library``, the release's profile), drawn
@@ -22,20 +23,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.engine import engine_command
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from records.schema import Case, CaseBlock
-from reference.profiles import for_version
-from reference.protocol import Question
-from suites.engine.family import cases_of
-from suites.engine.run import run_family, unwritten
-from suites.engine.verdicts import RunContext
-from suites.families import LIBRARY
-from suites.families.library import BACKEND, AdapterSession
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.engine import engine_command
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case, CaseBlock
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.protocol import Question
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.run import run_family, unwritten
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.families.library import BACKEND, AdapterSession
 
-REFERENCE = f"{shlex.quote(sys.executable)} -m reference serve"
+REFERENCE = f"{shlex.quote(sys.executable)} -m nats_conformance.reference serve"
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 2000
 """Questions per round trip."""

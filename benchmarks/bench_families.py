@@ -54,33 +54,33 @@ ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = ("start", "reload", "streams", "streaming")
 DRAW = (
     ("hypothesis.strategies._internal.core", "DataObject", "draw"),
-    ("suites.engine.prefetch", "Drawn", "__next__"),
+    ("nats_conformance.suites.engine.prefetch", "Drawn", "__next__"),
 )
 """The calls that draw a unit (`suites.engine.run.run_family`'s `data.draw`) or wait for one drawn
 apart, timed as `draw`; a call a tree lacks is skipped."""
 SETUP_CALLS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "start": (
-        ("fixtures.servers.process", "ProcessBackend", "start"),
-        ("fixtures.servers.process", "ProcessBackend", "stop"),
-        ("fixtures.servers.operator", "OperatorBackend", "start"),
-        ("fixtures.servers.operator", "OperatorBackend", "stop"),
+        ("nats_conformance.fixtures.servers.process", "ProcessBackend", "start"),
+        ("nats_conformance.fixtures.servers.process", "ProcessBackend", "stop"),
+        ("nats_conformance.fixtures.servers.operator", "OperatorBackend", "start"),
+        ("nats_conformance.fixtures.servers.operator", "OperatorBackend", "stop"),
     ),
     "reload": (
-        ("fixtures.servers.local", "LocalServer", "apply"),
-        ("fixtures.servers.operator", "OperatorBackend", "apply"),
-        ("fixtures.servers.operator", "OperatorBackend", "push_mappings"),
+        ("nats_conformance.fixtures.servers.local", "LocalServer", "apply"),
+        ("nats_conformance.fixtures.servers.operator", "OperatorBackend", "apply"),
+        ("nats_conformance.fixtures.servers.operator", "OperatorBackend", "push_mappings"),
     ),
     "streams": (
-        ("fixtures.clients.jetstream", "JetStreamClient", "__init__"),
-        ("fixtures.clients.jetstream", "JetStreamClient", "create_stream"),
-        ("fixtures.clients.jetstream", "JetStreamClient", "create_streams"),
-        ("fixtures.clients.jetstream", "JetStreamClient", "delete_stream"),
-        ("fixtures.clients.jetstream", "JetStreamClient", "delete_streams"),
+        ("nats_conformance.fixtures.clients.jetstream", "JetStreamClient", "__init__"),
+        ("nats_conformance.fixtures.clients.jetstream", "JetStreamClient", "create_stream"),
+        ("nats_conformance.fixtures.clients.jetstream", "JetStreamClient", "create_streams"),
+        ("nats_conformance.fixtures.clients.jetstream", "JetStreamClient", "delete_stream"),
+        ("nats_conformance.fixtures.clients.jetstream", "JetStreamClient", "delete_streams"),
     ),
     "streaming": (
-        ("fixtures.servers.streaming", "StreamingServers", "start_servers"),
-        ("fixtures.servers.streaming", "StreamingServers", "stop_servers"),
-        ("fixtures.servers.streaming", "StreamingServer", "stop"),
+        ("nats_conformance.fixtures.servers.streaming", "StreamingServers", "start_servers"),
+        ("nats_conformance.fixtures.servers.streaming", "StreamingServers", "stop_servers"),
+        ("nats_conformance.fixtures.servers.streaming", "StreamingServer", "stop"),
     ),
 }
 """The setup calls timed per category, as (module, class, method); a method a tree lacks is skipped, so
@@ -139,13 +139,13 @@ class Timers:
             except ImportError:
                 continue
             setattr(owner, method_name, self.wrap("draw", getattr(owner, method_name)))
-        run = importlib.import_module("suites.engine.run")
+        run = importlib.import_module("nats_conformance.suites.engine.run")
         for name in ("check", "check_many"):
             checked = getattr(run, name, None)
             if checked is not None:
                 setattr(run, name, self.counted(checked, batched=name == "check_many"))
         try:
-            rolling = importlib.import_module("suites.engine.rolling").Rolling
+            rolling = importlib.import_module("nats_conformance.suites.engine.rolling").Rolling
         except ImportError:  # a tree from before units ran without batches
             return
         submit = rolling.submit
@@ -168,16 +168,16 @@ class Timers:
 def worker(arguments: argparse.Namespace) -> None:
     """One family's campaign in this process (imports from `--tree`); prints one JSON line."""
     sys.path.insert(0, arguments.tree)
-    from fixtures.options import RunConfig
-    from fixtures.provision import parse_version_spec
-    from records.expectations import load_expectations
+    from nats_conformance.fixtures.options import RunConfig
+    from nats_conformance.fixtures.provision import parse_version_spec
+    from nats_conformance.records.expectations import load_expectations
 
     try:
-        from reports.counts import run_tally
+        from nats_conformance.reports.counts import run_tally
     except ImportError:  # a baseline tree from before reports.counts (0699aef)
-        from records.tally import run_tally
-    from suites.engine.campaign import CampaignPlan, run_campaign
-    from suites.families import FAMILIES
+        from nats_conformance.records.tally import run_tally
+    from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
+    from nats_conformance.suites.families import FAMILIES
 
     def plan_of(budget: int) -> CampaignPlan:
         budgets = dict.fromkeys(FAMILIES, 0) | {arguments.worker: budget}
@@ -292,8 +292,8 @@ def main() -> None:
         worker(arguments)
         return
     sys.path.insert(0, str(ROOT))
-    from suites.engine.plans import FLOOR, PLANS
-    from suites.families import FAMILIES
+    from nats_conformance.suites.engine.plans import FLOOR, PLANS
+    from nats_conformance.suites.families import FAMILIES
 
     families = arguments.family or list(FAMILIES)
     plan = PLANS[arguments.plan].budgets()

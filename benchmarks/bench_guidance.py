@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from records.coverage import COVERAGE_FILE  # noqa: E402
-from suites.coverage import PROFILE, SHOWN_FILE  # noqa: E402
+from nats_conformance.records.coverage import COVERAGE_FILE  # noqa: E402
+from nats_conformance.suites.coverage import PROFILE, SHOWN_FILE  # noqa: E402
 
 MODES = {"guided": [], "unguided": ["--unguided"]}
 MEASURES = ("server blocks", SHOWN_FILE, "surface statements", "seconds")
@@ -50,7 +50,7 @@ def measure(release: str, questions: int, seed: int, flags: list[str], scratch: 
         [
             sys.executable,
             "-m",
-            "suites",
+            "nats_conformance.suites",
             "coverage",
             "--target",
             f"engine:{release}",

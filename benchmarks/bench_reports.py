@@ -5,11 +5,11 @@
 
 Generates synthetic records of the real schema with pyarrow (vectorised; four releases, every feature,
 a few thousand divergences, partition and weighted rows), writes them as one run directory, then runs
-``python -m reports build`` end to end (a fresh process: interpreter, Spark start-up, aggregations,
-plots, the three outputs) with ``--engine spark`` and with ``--engine duckdb``, and, with ``--baseline``,
-the same command in another checkout (e.g. ``git archive`` of an earlier commit) with its engines, all
-alternately, ``--repeats`` times each. Prints the medians, and where the time went (from the command's
-progress lines).
+``python -m nats_conformance.reports build`` end to end (a fresh process: interpreter, Spark start-up,
+aggregations, plots, the three outputs) with ``--engine spark`` and with ``--engine duckdb``, and, with
+``--baseline``, the same command in another checkout (e.g. ``git archive`` of an earlier commit) with its
+engines, all alternately, ``--repeats`` times each. Prints the medians, and where the time went (from the
+command's progress lines).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from records.schema import ARROW_TYPES, SCHEMA, SCHEMA_VERSION  # noqa: E402
-from records.writer import CASES, MANIFEST  # noqa: E402
-from reference.functions import MAPPING_FUNCTIONS  # noqa: E402
+from nats_conformance.records.schema import ARROW_TYPES, SCHEMA, SCHEMA_VERSION  # noqa: E402
+from nats_conformance.records.writer import CASES, MANIFEST  # noqa: E402
+from nats_conformance.reference.functions import MAPPING_FUNCTIONS  # noqa: E402
 
 RELEASES = ("2.9.25", "2.10.27", "2.12.15", "2.14.5")
 FEATURES = ("mapping", "partition", "weighted", "validation", "matching")
@@ -290,11 +290,21 @@ STEP = re.compile(r"\[\s*([\d.]+)s\] (.*)")
 
 
 def build(run_dir: Path, out: Path, engine: str, tree: Path) -> tuple[float, dict[str, float]]:
-    """Wall seconds of one ``python -m reports build`` of the checkout ``tree``, and when each progress
-    step began."""
+    """Wall seconds of one ``python -m nats_conformance.reports build`` of the checkout ``tree``, and when
+    each progress step began."""
     began = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "reports", "build", str(run_dir), "--out", str(out), "--engine", engine],
+        [
+            sys.executable,
+            "-m",
+            "nats_conformance.reports",
+            "build",
+            str(run_dir),
+            "--out",
+            str(out),
+            "--engine",
+            engine,
+        ],
         cwd=tree,
         capture_output=True,
         text=True,

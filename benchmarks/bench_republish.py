@@ -27,15 +27,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.clients.jetstream import JetStreamClient, jetstream_config
-from fixtures.clients.wire import WireConnection
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers.process import ProcessBackend
-from records.expectations import Expectations
-from records.writer import RecordWriter
-from reference.republish import RePublish, StreamModel, rules_for
-from suites.engine.verdicts import RunContext
-from suites.families.republish import MessageLedger, stream_config
+from nats_conformance.fixtures.clients.jetstream import JetStreamClient, jetstream_config
+from nats_conformance.fixtures.clients.wire import WireConnection
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.process import ProcessBackend
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.republish import RePublish, StreamModel, rules_for
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.republish import MessageLedger, stream_config
 
 OPTION = RePublish("b.*.*", "rb.{{wildcard(2)}}.{{partition(10,1,2)}}")
 SUBJECTS = ("b.*.*",)

@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from records.writer import MANIFEST  # noqa: E402
+from nats_conformance.records.writer import MANIFEST  # noqa: E402
 from tests.live.spark_cluster import standalone_cluster  # noqa: E402
 
 
@@ -62,7 +62,16 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="also on a standalone cluster started here")
     arguments = parser.parse_args()
     budgets = arguments.budget or ["mapping=5000", "matching=50000"]
-    campaign = [sys.executable, "-m", "suites", "campaign", "--target", arguments.target, "--seed", "1"]
+    campaign = [
+        sys.executable,
+        "-m",
+        "nats_conformance.suites",
+        "campaign",
+        "--target",
+        arguments.target,
+        "--seed",
+        "1",
+    ]
     for budget in budgets:
         campaign += ["--family", budget.partition("=")[0], "--budget", budget]
     environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reports.build import ENGINES
-from reports.site import build_site
+from nats_conformance.reports.build import ENGINES
+from nats_conformance.reports.site import build_site
 
 
 def main() -> int:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reference import compile_transform
-from reference.partition import fnv1a32
+from nats_conformance.reference import compile_transform
+from nats_conformance.reference.partition import fnv1a32
 
 CASES = {
     "wildcard+partition": ("foo.*.*", "bar.{{wildcard(2)}}.{{partition(10,1,2)}}"),

@@ -21,14 +21,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reports import aggregate as sql  # noqa: E402
-from reports.distributions import partition_distributions, weighted_shares  # noqa: E402
-from reports.load import load_records  # noqa: E402
-from reports.matrix import compatibility_matrices, context_matrices  # noqa: E402
-from reports.render_html import render_html  # noqa: E402
-from reports.render_markdown import render_markdown  # noqa: E402
-from reports.report import assemble, divergences, verdict_rows  # noqa: E402
-from reports.summary import summary_json  # noqa: E402
+from nats_conformance.reports import aggregate as sql  # noqa: E402
+from nats_conformance.reports.distributions import partition_distributions, weighted_shares  # noqa: E402
+from nats_conformance.reports.load import load_records  # noqa: E402
+from nats_conformance.reports.matrix import compatibility_matrices, context_matrices  # noqa: E402
+from nats_conformance.reports.render_html import render_html  # noqa: E402
+from nats_conformance.reports.render_markdown import render_markdown  # noqa: E402
+from nats_conformance.reports.report import assemble, divergences, verdict_rows  # noqa: E402
+from nats_conformance.reports.summary import summary_json  # noqa: E402
 
 Timings = dict[str, float]
 
@@ -44,7 +44,7 @@ def duckdb_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
     """Each query's rows, timed one by one, as `reports.duckdb_sql` runs them."""
     import duckdb
 
-    from reports.duckdb_sql import open_records
+    from nats_conformance.reports.duckdb_sql import open_records
 
     results: dict[str, sql.Rows] = {}
     with duckdb.connect() as connection:
@@ -65,7 +65,7 @@ def duckdb_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
 
 def spark_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
     """Each query's rows, timed one by one after the session start (families not run side by side)."""
-    from reports.spark import read_records, spark_session
+    from nats_conformance.reports.spark import read_records, spark_session
 
     results: dict[str, sql.Rows] = {}
     began = time.perf_counter()

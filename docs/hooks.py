@@ -43,7 +43,7 @@ def _importable() -> None:
 def families_table() -> str:
     """The table of families: each registered family's name, `summary` and default budget."""
     _importable()
-    from suites.families import FAMILIES
+    from nats_conformance.suites.families import FAMILIES
 
     rows = [f"| {f.name} | {f.summary} | {f.budget:,} |" for f in FAMILIES.values()]
     return "\n".join(["| family | unit | default budget per release |", "|---|---|---|", *rows])
@@ -57,7 +57,7 @@ def findings_table() -> str:
     """The table of findings, from expectations.toml: each entry's id, its releases (its range, closed
     per line where it ended) and the first sentence of its note."""
     _importable()
-    from records.expectations import load_expectations
+    from nats_conformance.records.expectations import load_expectations
 
     def first_sentence(note: str) -> str:
         text = " ".join(note.split())
@@ -96,9 +96,9 @@ def render() -> str:
             "",
             "Generated from the `nats-conformance` argument parser when the documentation is built "
             "(`docs/hooks.py`); `nats-conformance COMMAND --help` prints the same text. The commands are "
-            "also `python -m suites`, `python -m reports` (`report` is `reports build`), "
-            "`python -m fixtures` and `python -m reference`. Exit statuses: "
-            "[Reliability](guide/reliability.md#exit-statuses).",
+            "also `python -m nats_conformance.suites`, `python -m nats_conformance.reports` (`report` is "
+            "`reports build`), `python -m nats_conformance.fixtures` and `python -m "
+            "nats_conformance.reference`. Exit statuses: [Reliability](guide/reliability.md#exit-statuses).",
             "",
         ]
         for command in _commands(nats_conformance.parser(width=WIDTH)):

@@ -1,5 +1,6 @@
-"""The release-bisection file: `bisection.json` in the run directory of `python -m suites bisect`, which
-`python -m reports build` reads (reports/bisection.py). Both sides share the format defined here.
+"""The release-bisection file: `bisection.json` in the run directory of `python -m nats_conformance.suites
+bisect`, which `python -m nats_conformance.reports build` reads (reports/bisection.py). Both sides share the
+format defined here.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Final
 
-from records.casefile import CaseFile
+from nats_conformance.records.casefile import CaseFile
 
 BISECTION_FILE: Final = "bisection.json"
 FORMAT: Final = "nats-conformance-bisection"

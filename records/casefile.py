@@ -1,9 +1,10 @@
 """Case files: one divergence as a small JSON document any language can read (docs/case-file.md).
 
-A run writes the smallest case of each divergence class to `<run>/divergences/`; `python -m suites
-replay FILE --target ...` runs it again against any target, and `python -m suites bisect FILE` looks for
-the releases it occurs in. Besides the case's columns, a file carries the adapter-protocol request
-(docs/adapter-protocol.md) that asks a transform library the same question, when there is one.
+A run writes the smallest case of each divergence class to `<run>/divergences/`; `python -m
+nats_conformance.suites replay FILE --target ...` runs it again against any target, and `python -m
+nats_conformance.suites bisect FILE` looks for the releases it occurs in. Besides the case's columns, a file
+carries the adapter-protocol request (docs/adapter-protocol.md) that asks a transform library the same
+question, when there is one.
 """
 
 from __future__ import annotations
@@ -15,18 +16,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from records.schema import Case, case_class_of
-from reference.channels import ServerSpec
-from reference.errors import ConformanceError
-from reference.matching import matching_subject
-from reference.protocol import (
+from nats_conformance.records.schema import Case, case_class_of
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.matching import matching_subject
+from nats_conformance.reference.protocol import (
     MatchQuestion,
     PartitionQuestion,
     Question,
     TransformQuestion,
     ValidSubjectQuestion,
 )
-from reference.weighted import WeightedDestination
+from nats_conformance.reference.weighted import WeightedDestination
 
 FORMAT: Final = "nats-conformance-case"
 VERSION: Final = 4

@@ -57,11 +57,11 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Item, Table
 
-from records.casefile import CaseFile, CaseFileError, read_case_file
-from records.files import replace_text
-from records.schema import Case
-from reference.errors import ConformanceError, InvalidVersionError
-from reference.versions import Version
+from nats_conformance.records.casefile import CaseFile, CaseFileError, read_case_file
+from nats_conformance.records.files import replace_text
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.errors import ConformanceError, InvalidVersionError
+from nats_conformance.reference.versions import Version
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from records.schema import Case, CaseBlock
+from nats_conformance.records.schema import Case, CaseBlock
 
 JUDGE_BY: Final = ("engine", "documents")
 """`--judge-by`: the release's engine (divergences the release shares are its conformance) or the

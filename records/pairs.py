@@ -19,10 +19,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from records.casefile import CaseFile, slug
-from records.files import replace_text
-from reference.errors import ConformanceError
-from reference.versions import Version
+from nats_conformance.records.casefile import CaseFile, slug
+from nats_conformance.records.files import replace_text
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.versions import Version
 
 PAIRS: Final = "pairs.json"
 """The file of a run directory holding its pairs."""

@@ -1,9 +1,9 @@
 """The commands that run one recorded case again, derived from the record alone: what the suites print
 for a divergence and what the reports show beside its smallest case.
 
-`nats-conformance replay` (the same as `python -m suites replay`) takes the case's columns as options,
-whatever its feature: each column the case has a value in (stream subjects, headers-only, weights, steps,
-partitions) gives its option, so the line spells the whole case file (`records.casefile.CaseFile`). A
+`nats-conformance replay` (the same as `python -m nats_conformance.suites replay`) takes the case's columns as
+options, whatever its feature: each column the case has a value in (stream subjects, headers-only, weights,
+steps, partitions) gives its option, so the line spells the whole case file (`records.casefile.CaseFile`). A
 case with a layout of servers (streaming) has it in `--source`, as JSON; a release of another
 implementation than nats-server (nats-streaming-server's) is not a `--server-version`, so the NATS
 server it joins is left to the default; an adapter case is asked again of the adapter command it was
@@ -17,9 +17,9 @@ import shlex
 from collections.abc import Sequence
 from typing import Final
 
-from records.schema import FEATURES, Case
-from reference.channels import ServerSpec
-from reference.weighted import WeightedDestination
+from nats_conformance.records.schema import FEATURES, Case
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.weighted import WeightedDestination
 
 SERVER: Final = "nats-server"
 """The implementation whose release a replay's `--server-version` names."""
@@ -151,7 +151,9 @@ TRANSFORM_PLACES: Final = {
 
 def _stream_transform_line(case: Case) -> str:
     """`nats stream add` of a stream transform case's streams, then its subject published and read back."""
-    from fixtures.layouts import stream_configs  # here: the reports import this module, never the fixtures
+    from nats_conformance.fixtures.layouts import (
+        stream_configs,  # here: the reports import this module, never the fixtures
+    )
 
     origin, *taking = stream_configs(TRANSFORM_PLACES[case.feature], case.source, case.destination)
     add = ["nats", "stream", "add", origin["name"], "--storage", "memory", "--defaults"]
@@ -178,8 +180,11 @@ def server_config(case: Case) -> str:
     ran with (`fixtures.layouts`), after a comment line saying so; '' for any other case."""
     if case.feature not in IMPORTS:
         return ""
-    from fixtures.config import ServerConfig, render_config  # here: as in `_stream_transform_line`
-    from fixtures.layouts import import_accounts, import_chain
+    from nats_conformance.fixtures.config import (  # here: as in `_stream_transform_line`
+        ServerConfig,
+        render_config,
+    )
+    from nats_conformance.fixtures.layouts import import_accounts, import_chain
 
     kind = case.feature.removesuffix("-import")
     step = json.loads(case.steps[0]) if case.steps else {}

@@ -12,8 +12,8 @@ from typing import Any, Final, TypeAlias
 
 import pyarrow as pa
 
-from reference.channels import ServerSpec
-from reference.weighted import WeightedDestination
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.weighted import WeightedDestination
 
 SCHEMA_VERSION: Final = 6
 

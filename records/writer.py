@@ -40,9 +40,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.casefile import size, write_case_files
-from records.owners import is_process_alive, process_identity
-from records.schema import (
+from nats_conformance.records.casefile import size, write_case_files
+from nats_conformance.records.owners import is_process_alive, process_identity
+from nats_conformance.records.schema import (
     COLUMNS,
     KINDS,
     OUTCOMES,
@@ -55,7 +55,7 @@ from records.schema import (
     arrow_value,
     texts_of,
 )
-from reference.errors import ConformanceError
+from nats_conformance.reference.errors import ConformanceError
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT: Final = 1

@@ -5,7 +5,7 @@ standard library; no I/O outside ``commands`` and ``adapter``.
 
 from __future__ import annotations
 
-from reference.channels import (
+from nats_conformance.reference.channels import (
     RequestOutcome,
     ServerSpec,
     StartOutcome,
@@ -21,7 +21,7 @@ from reference.channels import (
     start_outcome,
     subscribe_outcome,
 )
-from reference.errors import (
+from nats_conformance.reference.errors import (
     MAPPING_ERROR_KINDS,
     PARTITIONING_ERROR_KINDS,
     ConformanceError,
@@ -45,10 +45,17 @@ from reference.errors import (
     WildcardsNotUsedError,
     WrongArgumentCountError,
 )
-from reference.matching import SubjectIndex, matches
-from reference.partition import fnv1a32, partition
-from reference.profiles import ALL_FUNCTIONS, NEWEST, RELEASE_LINES, ReleaseLine, ReleaseProfile, for_version
-from reference.subjects import (
+from nats_conformance.reference.matching import SubjectIndex, matches
+from nats_conformance.reference.partition import fnv1a32, partition
+from nats_conformance.reference.profiles import (
+    ALL_FUNCTIONS,
+    NEWEST,
+    RELEASE_LINES,
+    ReleaseLine,
+    ReleaseProfile,
+    for_version,
+)
+from nats_conformance.reference.subjects import (
     is_engine_valid_subject,
     is_pedantic_valid,
     is_server_valid_subject,
@@ -56,9 +63,14 @@ from reference.subjects import (
     is_valid_subject,
     tokenize,
 )
-from reference.transform import Transform, compile_transform
-from reference.versions import Version
-from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted, parse_weight
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.reference.versions import Version
+from nats_conformance.reference.weighted import (
+    WeightedDestination,
+    WeightedMapping,
+    compile_weighted,
+    parse_weight,
+)
 
 __all__ = [
     "ALL_FUNCTIONS",

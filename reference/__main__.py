@@ -1,10 +1,11 @@
-"""`python -m reference ...`: the commands of `reference.commands`, imported with the signal handling on."""
+"""`python -m nats_conformance.reference ...`: the commands of `reference.commands`, imported with the signal
+handling on."""
 
 from __future__ import annotations
 
 import sys
 
-from reference.cli import Parser, run_loaded
+from nats_conformance.reference.cli import Parser, run_loaded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> Parser:
-    from reference.commands import build_parser
+    from nats_conformance.reference.commands import build_parser
 
     return build_parser()
 

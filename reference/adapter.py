@@ -16,11 +16,11 @@ import json
 from collections.abc import Callable, Mapping
 from typing import IO, Any, Final
 
-from reference.errors import ConformanceError
-from reference.matching import matches
-from reference.partition import partition
-from reference.profiles import NEWEST, ReleaseProfile, for_version
-from reference.protocol import (
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.matching import matches
+from nats_conformance.reference.partition import partition
+from nats_conformance.reference.profiles import NEWEST, ReleaseProfile, for_version
+from nats_conformance.reference.protocol import (
     INTERNAL_ERROR,
     PROTOCOL_VERSION,
     QUESTIONS,
@@ -40,10 +40,15 @@ from reference.protocol import (
     WeightedQuestion,
     answer_fields,
 )
-from reference.protocol import Answer as Reply
-from reference.subjects import is_valid_publish_subject, is_valid_subject
-from reference.transform import Transform, compile_transform
-from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted, parse_weight
+from nats_conformance.reference.protocol import Answer as Reply
+from nats_conformance.reference.subjects import is_valid_publish_subject, is_valid_subject
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.reference.weighted import (
+    WeightedDestination,
+    WeightedMapping,
+    compile_weighted,
+    parse_weight,
+)
 
 __all__ = [
     "MAX_LINE_BYTES",

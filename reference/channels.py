@@ -1,4 +1,5 @@
-"""NATS Streaming channel partitioning (docs.nats.io, NATS Streaming "Partitioning", https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
+"""NATS Streaming channel partitioning (docs.nats.io, NATS Streaming "Partitioning",
+https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
 
 A partitioned server handles only the channels of its list (``store_limits.channels``), whose entries may
 use the subject wildcards ``*`` and ``>``; several servers with one cluster ID share a NATS network, each
@@ -25,14 +26,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from reference.errors import (
+from nats_conformance.reference.errors import (
     InvalidChannelError,
     NoChannelError,
     PartitioningError,
     PartitioningWithClusteringError,
 )
-from reference.matching import matches
-from reference.subjects import (
+from nats_conformance.reference.matching import matches
+from nats_conformance.reference.subjects import (
     FULL_WILDCARD,
     PARTIAL_WILDCARD,
     SEPARATOR,

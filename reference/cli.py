@@ -15,8 +15,8 @@ import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn
 
-from reference.environment import COLUMN, HEADING
-from reference.errors import UsageError, run_command
+from nats_conformance.reference.environment import COLUMN, HEADING
+from nats_conformance.reference.errors import UsageError, run_command
 
 PASSED: Final = 0
 DIVERGED: Final = 1

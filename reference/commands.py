@@ -1,4 +1,5 @@
-"""``python -m reference map SRC DEST [SUBJECT...]`` and ``python -m reference serve``.
+"""``python -m nats_conformance.reference map SRC DEST [SUBJECT...]`` and ``python -m
+nats_conformance.reference serve``.
 
 ``map`` mirrors ``nats server mapping``: it prints the mapped subject for each subject, or the validation
 error as one line ``nats-conformance: error: <kind>: <detail>`` on stderr with exit status 2.
@@ -10,11 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from reference.adapter import serve
-from reference.cli import Parser
-from reference.errors import ConformanceError
-from reference.profiles import NEWEST, for_version
-from reference.transform import compile_transform
+from nats_conformance.reference.adapter import serve
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.profiles import NEWEST, for_version
+from nats_conformance.reference.transform import compile_transform
 
 PROG = "nats-conformance"
 
@@ -67,7 +68,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> Parser:
-    """The parser of `python -m reference` (run by its `__main__`)."""
-    parser = Parser(prog="python -m reference", description="The nats-conformance reference model.")
+    """The parser of `python -m nats_conformance.reference` (run by its `__main__`)."""
+    parser = Parser(
+        prog="python -m nats_conformance.reference", description="The nats-conformance reference model."
+    )
     add_commands(parser.add_subparsers(dest="command", required=True, metavar="{map,serve}"))
     return parser

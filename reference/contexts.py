@@ -36,11 +36,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.templates import FunctionNode, LiteralNode, parse_token
-from reference.transform import Transform, compile_transform
-from reference.versions import Version
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.templates import FunctionNode, LiteralNode, parse_token
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.reference.versions import Version
 
 __all__ = [
     "CONTEXTS",

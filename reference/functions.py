@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
-from reference.versions import Version
+from nats_conformance.reference.versions import Version
 
 __all__ = [
     "FUNCTIONS",

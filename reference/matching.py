@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, SEPARATOR
+from nats_conformance.reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, SEPARATOR
 
 __all__ = ["SubjectIndex", "matches", "matching_subject"]
 

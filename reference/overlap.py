@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.transform import Transform
+from nats_conformance.reference.transform import Transform
 
 __all__ = ["candidates", "matching"]
 

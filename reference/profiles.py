@@ -54,9 +54,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from reference.errors import InvalidVersionError, UnknownVersionError
-from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS
-from reference.versions import Version
+from nats_conformance.reference.errors import InvalidVersionError, UnknownVersionError
+from nats_conformance.reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS
+from nats_conformance.reference.versions import Version
 
 __all__ = [
     "ALL_FUNCTIONS",

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Self, TypeVar, get_args
 
-from reference.errors import MAPPING_ERROR_KINDS, ConformanceError, SubjectMismatchError
-from reference.functions import LEGACY_WILDCARD, canonical_name
-from reference.weighted import parse_weight
+from nats_conformance.reference.errors import MAPPING_ERROR_KINDS, ConformanceError, SubjectMismatchError
+from nats_conformance.reference.functions import LEGACY_WILDCARD, canonical_name
+from nats_conformance.reference.weighted import parse_weight
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -54,14 +54,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import ClassVar, Final
 
-from reference.errors import ConformanceError, MappingError
-from reference.functions import MAPPING_FUNCTIONS
-from reference.matching import matches
-from reference.profiles import ReleaseProfile, for_version
-from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
-from reference.templates import FunctionNode, LiteralNode, looks_like_function, parse_token
-from reference.transform import Transform, compile_transform
-from reference.versions import Version
+from nats_conformance.reference.errors import ConformanceError, MappingError
+from nats_conformance.reference.functions import MAPPING_FUNCTIONS
+from nats_conformance.reference.matching import matches
+from nats_conformance.reference.profiles import ReleaseProfile, for_version
+from nats_conformance.reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
+from nats_conformance.reference.templates import FunctionNode, LiteralNode, looks_like_function, parse_token
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.reference.versions import Version
 
 __all__ = [
     "HEADER_LAST_SEQUENCE",

@@ -20,15 +20,15 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from reference.errors import (
+from nats_conformance.reference.errors import (
     InvalidArgumentError,
     MappingError,
     UnknownFunctionError,
     UnsupportedFunctionError,
     WrongArgumentCountError,
 )
-from reference.functions import FUNCTIONS
-from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
+from nats_conformance.reference.functions import FUNCTIONS
+from nats_conformance.reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 
 __all__ = ["FunctionNode", "LiteralNode", "Node", "looks_like_function", "parse_token"]
 

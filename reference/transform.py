@@ -19,23 +19,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from reference import functions as fn
-from reference.errors import (
+from nats_conformance.reference import functions as fn
+from nats_conformance.reference.errors import (
     InvalidDestinationError,
     InvalidSourceError,
     SubjectMismatchError,
     WildcardIndexOutOfRangeError,
     WildcardsNotUsedError,
 )
-from reference.profiles import NEWEST, ReleaseProfile
-from reference.subjects import (
+from nats_conformance.reference.profiles import NEWEST, ReleaseProfile
+from nats_conformance.reference.subjects import (
     FULL_WILDCARD,
     PARTIAL_WILDCARD,
     is_engine_valid_subject,
     is_message_subject,
     is_server_valid_subject,
 )
-from reference.templates import (
+from nats_conformance.reference.templates import (
     FunctionNode,
     LiteralNode,
     Node,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import total_ordering
 from typing import Final
 
-from reference.errors import InvalidVersionError
+from nats_conformance.reference.errors import InvalidVersionError
 
 __all__ = ["Version"]
 

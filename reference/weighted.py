@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reference.errors import DuplicateDestinationError, InvalidWeightError, TotalWeightError
-from reference.profiles import NEWEST, ReleaseProfile
-from reference.transform import Transform, compile_transform
+from nats_conformance.reference.errors import DuplicateDestinationError, InvalidWeightError, TotalWeightError
+from nats_conformance.reference.profiles import NEWEST, ReleaseProfile
+from nats_conformance.reference.transform import Transform, compile_transform
 
 __all__ = ["WeightedDestination", "WeightedMapping", "compile_weighted", "parse_weight"]
 

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from records.schema import COLUMNS, case_of, weights_of
-from reports import rules
-from reports.model import (
+from nats_conformance.records.schema import COLUMNS, case_of, weights_of
+from nats_conformance.reports import rules
+from nats_conformance.reports.model import (
     DIVERGING,
     UNCLASSIFIED,
     Aggregates,
@@ -34,7 +34,7 @@ from reports.model import (
     VerdictCount,
     WeightedCount,
 )
-from reports.releases import Release
+from nats_conformance.reports.releases import Release
 
 RECORDS: Final = "records"
 """The view of every part file that each engine opens before running `FAMILIES`."""

@@ -32,18 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from records.casefile import DIVERGENCES
-from records.files import replace_text
-from records.pairs import CHANGED, Pair, counterpart, statistical
-from records.significance import CHANGE_ALPHA
-from reference.errors import ConformanceError, InvalidVersionError
-from reference.versions import Version
-from reports.counts import part_counts
-from reports.load import Run, load_records
-from reports.model import VerdictCount
-from reports.releases import REFERENCE_IMPLEMENTATION as REFERENCE
-from reports.releases import Release, version_key
-from reports.stats import fisher_exact
+from nats_conformance.records.casefile import DIVERGENCES
+from nats_conformance.records.files import replace_text
+from nats_conformance.records.pairs import CHANGED, Pair, counterpart, statistical
+from nats_conformance.records.significance import CHANGE_ALPHA
+from nats_conformance.reference.errors import ConformanceError, InvalidVersionError
+from nats_conformance.reference.versions import Version
+from nats_conformance.reports.counts import part_counts
+from nats_conformance.reports.load import Run, load_records
+from nats_conformance.reports.model import VerdictCount
+from nats_conformance.reports.releases import REFERENCE_IMPLEMENTATION as REFERENCE
+from nats_conformance.reports.releases import Release, version_key
+from nats_conformance.reports.stats import fisher_exact
 
 FORMAT: Final = "nats-conformance-baseline"
 VERSION: Final = 2
@@ -197,8 +197,8 @@ def read_baseline(path: Path) -> Classes:
     """
     if not path.exists():
         raise BaselineError(
-            f"baseline file {path} does not exist (create it with: python -m reports baseline RUN_DIR... "
-            f"--out {path})"
+            f"baseline file {path} does not exist (create it with: python -m nats_conformance.reports "
+            f"baseline RUN_DIR... --out {path})"
         )
     try:
         document = json.loads(path.read_text())

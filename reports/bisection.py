@@ -1,5 +1,5 @@
-"""Release bisections in run directories: the `bisection.json` that `python -m suites bisect` writes
-(format in records/bisection.py), read and checked with the records, and the texts the renderers share.
+"""Release bisections in run directories: the `bisection.json` that `python -m nats_conformance.suites bisect`
+writes (format in records/bisection.py), read and checked with the records, and the texts the renderers share.
 
 A file that is not such a document (bad JSON, another format, a newer version, a missing field) is
 refused with one line naming it, before any aggregation starts.
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from records.bisection import BISECTION_FILE, FORMAT, OUTCOME_TEXT, VERSION, Bisection, Probe
-from reports.errors import ReportError
+from nats_conformance.records.bisection import BISECTION_FILE, FORMAT, OUTCOME_TEXT, VERSION, Bisection, Probe
+from nats_conformance.reports.errors import ReportError
 
 
 @dataclass(frozen=True, slots=True)

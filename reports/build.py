@@ -13,15 +13,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from records.expectations import Expectation, load_expectations
-from reports.errors import ReportError
-from reports.load import Records, load_records
-from reports.model import Aggregates
-from reports.render_html import render_html
-from reports.render_markdown import render_markdown
-from reports.report import Report, assemble
-from reports.spark import DEFAULT_MASTER, check_master
-from reports.summary import summary_json
+from nats_conformance.records.expectations import Expectation, load_expectations
+from nats_conformance.reports.errors import ReportError
+from nats_conformance.reports.load import Records, load_records
+from nats_conformance.reports.model import Aggregates
+from nats_conformance.reports.render_html import render_html
+from nats_conformance.reports.render_markdown import render_markdown
+from nats_conformance.reports.report import Report, assemble
+from nats_conformance.reports.spark import DEFAULT_MASTER, check_master
+from nats_conformance.reports.summary import summary_json
 
 ENGINES: Final = ("spark", "duckdb")
 HTML, MARKDOWN, SUMMARY = "report.html", "report.md", "summary.json"
@@ -53,15 +53,15 @@ def aggregate_groups(
     """The aggregates of each group of runs, with the report's SQL rules on `engine` (one Spark
     session for all of them)."""
     if engine == "duckdb":
-        from reports import duckdb_sql
+        from nats_conformance.reports import duckdb_sql
 
         say("aggregating with DuckDB")
         return [
             duckdb_sql.aggregate([str(p) for p in group.parts], rows=group.rows, progress=say)
             for group in groups
         ]
-    from reports.spark import spark_errors, spark_session
-    from reports.spark_sql import aggregate
+    from nats_conformance.reports.spark import spark_errors, spark_session
+    from nats_conformance.reports.spark_sql import aggregate
 
     say(f"starting Spark ({master})")
     with spark_session(master) as spark:

@@ -1,15 +1,16 @@
-"""`python -m reports build RUN_DIR... --out DIR [--master URL]`: the report of one or many runs.
+"""`python -m nats_conformance.reports build RUN_DIR... --out DIR [--master URL]`: the report of one or many
+runs.
 
-`python -m reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a baseline file;
-`python -m reports gate RUN_DIR... --baseline FILE [--against RELEASE] [--update]` compares runs with
-it (with `--against`, by release line: another release's baseline), and
-`python -m reports gate RUN_DIR... --against PREVIOUS_RUN_DIR` with a previous run directly (class by
-class across releases when the two tested different ones); either exits 1 on a regression
+`python -m nats_conformance.reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a
+baseline file; `python -m nats_conformance.reports gate RUN_DIR... --baseline FILE [--against RELEASE]
+[--update]` compares runs with it (with `--against`, by release line: another release's baseline), and
+`python -m nats_conformance.reports gate RUN_DIR... --against PREVIOUS_RUN_DIR` with a previous run directly
+(class by class across releases when the two tested different ones); either exits 1 on a regression
 (reports/baseline.py), else 3 when more than `--max-unknown` of the runs' cases are unknown
 (reference.cli). The verdict is printed first, then regressions, then fixes; every move is written to
-`--details` (default RUN_DIR/gate-details.txt). `python -m reports site RUN_DIR... --out DIR` writes
-the compatibility site (reports/site.py), `python -m reports site serve DIR [--port N]` previews it.
-Progress goes to stderr; errors, bad arguments
+`--details` (default RUN_DIR/gate-details.txt). `python -m nats_conformance.reports site RUN_DIR... --out DIR`
+writes the compatibility site (reports/site.py), `python -m nats_conformance.reports site serve DIR [--port
+N]` previews it. Progress goes to stderr; errors, bad arguments
 included, are one line (`nats-conformance: error: ...`) with exit status 2.
 """
 
@@ -19,11 +20,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from records.expectations import DEFAULT_PATH
-from records.pairs import against_label
-from reference.cli import Parser, add_max_unknown, count, exit_status, too_many_unknown
-from reference.errors import UsageError
-from reports.baseline import (
+from nats_conformance.records.expectations import DEFAULT_PATH
+from nats_conformance.records.pairs import against_label
+from nats_conformance.reference.cli import Parser, add_max_unknown, count, exit_status, too_many_unknown
+from nats_conformance.reference.errors import UsageError
+from nats_conformance.reports.baseline import (
     DETAILS,
     across_releases,
     aggregated_classes,
@@ -36,13 +37,13 @@ from reports.baseline import (
     write_baseline,
     write_details,
 )
-from reports.build import ENGINES, build_report, default_engine
-from reports.counts import part_counts, tally_of
-from reports.figures import EXTRA, plotting
-from reports.load import Records, load_records
-from reports.serve import serve
-from reports.site import build_site
-from reports.spark import DEFAULT_MASTER
+from nats_conformance.reports.build import ENGINES, build_report, default_engine
+from nats_conformance.reports.counts import part_counts, tally_of
+from nats_conformance.reports.figures import EXTRA, plotting
+from nats_conformance.reports.load import Records, load_records
+from nats_conformance.reports.serve import serve
+from nats_conformance.reports.site import build_site
+from nats_conformance.reports.spark import DEFAULT_MASTER
 
 
 def progress(line: str) -> None:
@@ -271,7 +272,9 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
 
 
 def build_parser() -> Parser:
-    """The parser of `python -m reports` (run by its `__main__`)."""
-    parser = Parser(prog="python -m reports", description=__doc__.splitlines()[0])
+    """The parser of `python -m nats_conformance.reports` (run by its `__main__`)."""
+    parser = Parser(
+        prog="python -m nats_conformance.reports", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     add_commands(parser.add_subparsers(dest="command", required=True))
     return parser

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from records.coverage import COVERAGE_FILE, FORMAT, VERSION, percent
-from reports.errors import ReportError
+from nats_conformance.records.coverage import COVERAGE_FILE, FORMAT, VERSION, percent
+from nats_conformance.reports.errors import ReportError
 
 T = TypeVar("T")
 

@@ -25,12 +25,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from records import schema
-from reference.errors import MappingError
-from reference.weighted import WeightedDestination, parse_weight
-from reports.model import BucketCount, WeightedCount
-from reports.releases import Release
-from reports.stats import Uniformity, max_min_ratio, uniform_chi_square, wilson_interval
+from nats_conformance.records import schema
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.weighted import WeightedDestination, parse_weight
+from nats_conformance.reports.model import BucketCount, WeightedCount
+from nats_conformance.reports.releases import Release
+from nats_conformance.reports.stats import Uniformity, max_min_ratio, uniform_chi_square, wilson_interval
 
 LOST: Final = -1
 UNCHANGED: Final = -2

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from records.schema import COLUMNS
-from reference.errors import interrupts_held
-from reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
-from reports.load import upgraded
-from reports.model import Aggregates
+from nats_conformance.records.schema import COLUMNS
+from nats_conformance.reference.errors import interrupts_held
+from nats_conformance.reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
+from nats_conformance.reports.load import upgraded
+from nats_conformance.reports.model import Aggregates
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.errors import ConformanceError
+from nats_conformance.reference.errors import ConformanceError
 
 
 class ReportError(ConformanceError):

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final
 
-from reports.distributions import PartitionDistribution, WeightedShares
+from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
 
 EXTRA: Final = "figures"
 MISSING: Final = (

@@ -21,13 +21,13 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from records.expectations import Ended, ExpectationsError, read_endings
-from records.pairs import Paired, PairsError, read_pairs
-from records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
-from records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
-from reports.bisection import ReleaseBisection, read_bisection
-from reports.coverage import ReleaseCoverage, read_coverage
-from reports.errors import ReportError
+from nats_conformance.records.expectations import Ended, ExpectationsError, read_endings
+from nats_conformance.records.pairs import Paired, PairsError, read_pairs
+from nats_conformance.records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
+from nats_conformance.records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
+from nats_conformance.reports.bisection import ReleaseBisection, read_bisection
+from nats_conformance.reports.coverage import ReleaseCoverage, read_coverage
+from nats_conformance.reports.errors import ReportError
 
 SCHEMA_KEY = b"nats_conformance_schema"
 PARTS = "part-*.parquet"
@@ -80,7 +80,7 @@ def upgraded(stored: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Run:
     """One run directory: its part files, their row count, its manifest (empty if none) and its release
-    bisection (``bisection.json``, when ``python -m suites bisect`` wrote the run)."""
+    bisection (``bisection.json``, when ``python -m nats_conformance.suites bisect`` wrote the run)."""
 
     path: Path
     parts: tuple[Path, ...]

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
-from records.schema import FEATURES
-from reference.contexts import CONTEXTS
-from reference.functions import FUNCTIONS, canonical_name
-from reports.model import EXERCISED, UNSUPPORTED, VerdictCount
-from reports.releases import Release, sorted_releases
+from nats_conformance.records.schema import FEATURES
+from nats_conformance.reference.contexts import CONTEXTS
+from nats_conformance.reference.functions import FUNCTIONS, canonical_name
+from nats_conformance.reports.model import EXERCISED, UNSUPPORTED, VerdictCount
+from nats_conformance.reports.releases import Release, sorted_releases
 
 AGREES: Final = "agrees"
 DIVERGES: Final = "diverges"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
-from records.schema import Case
-from reference.weighted import WeightedDestination
-from reports.releases import Release
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.reports.releases import Release
 
 UNSUPPORTED: Final = "unsupported"
 """Evidence that a function is not supported: a validation case where the reference rejects the mapping

@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from reports.distributions import PartitionDistribution, WeightedShares
-from reports.matrix import AGREES, DIVERGES, KNOWN, NO_EVIDENCE, NOT_SUPPORTED, Tally
+from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
+from nats_conformance.reports.matrix import AGREES, DIVERGES, KNOWN, NO_EVIDENCE, NOT_SUPPORTED, Tally
 
 STATE_COLOURS: Final = {
     AGREES: "#9fd89a",
@@ -48,6 +48,7 @@ def not_drawn_text(count: int) -> str:
         f"{count:,} one-sided {classes} not drawn on both releases: the same case gave the same outcome "
         "on both, or the share did not differ significantly. These are not changes."
     )
+
 
 TABLE_ROWS: Final = 200
 """Rows of a long table shown in a report; the rest are in summary.json."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reference.errors import InvalidVersionError
-from reference.versions import Version
+from nats_conformance.reference.errors import InvalidVersionError
+from nats_conformance.reference.versions import Version
 
 REFERENCE_IMPLEMENTATION = "nats-server"
 VersionKey = tuple[bool, Version, str]

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from html import escape
 from typing import Final
 
-from records.schema import VERDICTS
-from records.significance import ALPHA
-from reports.bisection import probe_text
-from reports.coverage import INTRO as COVERAGE_INTRO
-from reports.coverage import first_line, headline
-from reports.figures import PANELS, partition_histograms, weighted_plots
-from reports.matrix import STATES, Matrix, MatrixRow
-from reports.present import (
+from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.significance import ALPHA
+from nats_conformance.reports.bisection import probe_text
+from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
+from nats_conformance.reports.coverage import first_line, headline
+from nats_conformance.reports.figures import PANELS, partition_histograms, weighted_plots
+from nats_conformance.reports.matrix import STATES, Matrix, MatrixRow
+from nats_conformance.reports.present import (
     BANNER_COLOURS,
     CHANGES_HEADERS,
     CHANGES_INTRO,
@@ -34,8 +34,8 @@ from reports.present import (
     ratio,
     share,
 )
-from reports.releases import Release
-from reports.report import DIAGNOSES, Divergence, Report
+from nats_conformance.reports.releases import Release
+from nats_conformance.reports.report import DIAGNOSES, Divergence, Report
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }

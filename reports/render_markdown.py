@@ -10,12 +10,12 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
-from records.schema import VERDICTS
-from reports.bisection import probe_text
-from reports.coverage import INTRO as COVERAGE_INTRO
-from reports.coverage import first_line, headline
-from reports.matrix import STATES, Matrix
-from reports.present import (
+from nats_conformance.records.schema import VERDICTS
+from nats_conformance.reports.bisection import probe_text
+from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
+from nats_conformance.reports.coverage import first_line, headline
+from nats_conformance.reports.matrix import STATES, Matrix
+from nats_conformance.reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
     CHANGES_NONE,
@@ -31,7 +31,7 @@ from reports.present import (
     ratio,
     share,
 )
-from reports.report import DIAGNOSES, Report
+from nats_conformance.reports.report import DIAGNOSES, Report
 
 MARKDOWN_ROWS: Final = 40
 

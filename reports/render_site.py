@@ -11,10 +11,10 @@ import time
 from html import escape
 from typing import Final
 
-from records.replay import nats_cli_command, server_config
-from records.schema import VERDICTS
-from reports.matrix import MatrixRow
-from reports.present import (
+from nats_conformance.records.replay import nats_cli_command, server_config
+from nats_conformance.records.schema import VERDICTS
+from nats_conformance.reports.matrix import MatrixRow
+from nats_conformance.reports.present import (
     CHANGES_HEADERS,
     CHANGES_UNPAIRED,
     STATE_COLOURS,
@@ -22,10 +22,17 @@ from reports.present import (
     differ_text,
     expectation_links,
 )
-from reports.releases import Release
-from reports.render_html import STYLE, banner_html, legend, matrix_html, smallest_html, table_html
-from reports.report import Divergence
-from reports.site import Site, SiteRun, finding_id, release_id, slug
+from nats_conformance.reports.releases import Release
+from nats_conformance.reports.render_html import (
+    STYLE,
+    banner_html,
+    legend,
+    matrix_html,
+    smallest_html,
+    table_html,
+)
+from nats_conformance.reports.report import Divergence
+from nats_conformance.reports.site import Site, SiteRun, finding_id, release_id, slug
 
 SITE_STYLE: Final = STYLE + ".moves li { font: 12px ui-monospace, monospace; }\n"
 MOVE_KINDS: Final = ("regression", "new", "fixed", "changed", "missing")

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from records.schema import NOT_SUPPORTED, REFUSED
-from reports.model import DIVERGING, EXERCISED, UNSUPPORTED
+from nats_conformance.records.schema import NOT_SUPPORTED, REFUSED
+from nats_conformance.reports.model import DIVERGING, EXERCISED, UNSUPPORTED
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from records.expectations import Expectation, load_expectations
-from reports.baseline import GateResult, across_releases, aggregated_classes, gate
-from reports.build import aggregate_groups, check_engine, timed, with_expectations
-from reports.errors import ReportError
-from reports.load import Records, Run, load_records
-from reports.releases import Release
-from reports.report import Report, assemble
-from reports.spark import DEFAULT_MASTER
+from nats_conformance.records.expectations import Expectation, load_expectations
+from nats_conformance.reports.baseline import GateResult, across_releases, aggregated_classes, gate
+from nats_conformance.reports.build import aggregate_groups, check_engine, timed, with_expectations
+from nats_conformance.reports.errors import ReportError
+from nats_conformance.reports.load import Records, Run, load_records
+from nats_conformance.reports.releases import Release
+from nats_conformance.reports.report import Report, assemble
+from nats_conformance.reports.spark import DEFAULT_MASTER
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +143,7 @@ def build_site(
     Raises:
         ReportError: bad input, an aggregation failure, or an unwritable `out`.
     """
-    from reports.render_site import site_pages
+    from nats_conformance.reports.render_site import site_pages
 
     site = collect(run_dirs, engine=engine, master=master, expectations=expectations, progress=progress)
     pages = site_pages(site)

@@ -25,11 +25,11 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from records.owners import children, make_workdir
-from records.schema import ARROW_TYPES, COLUMNS, NULLABLE
-from reference.errors import interruption
-from reports.errors import ReportError
-from reports.load import upgraded
+from nats_conformance.records.owners import children, make_workdir
+from nats_conformance.records.schema import ARROW_TYPES, COLUMNS, NULLABLE
+from nats_conformance.reference.errors import interruption
+from nats_conformance.reports.errors import ReportError
+from nats_conformance.reports.load import upgraded
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

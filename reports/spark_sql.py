@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING
 
-from reports.aggregate import FAMILIES, RECORDS, Family, Rows, aggregates
-from reports.model import Aggregates
-from reports.spark import read_records
+from nats_conformance.reports.aggregate import FAMILIES, RECORDS, Family, Rows, aggregates
+from nats_conformance.reports.model import Aggregates
+from nats_conformance.reports.spark import read_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

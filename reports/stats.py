@@ -21,7 +21,7 @@ from typing import Final
 
 from scipy import special
 
-from records.significance import ALPHA, MIN_EXPECTED
+from nats_conformance.records.significance import ALPHA, MIN_EXPECTED
 
 CONFIDENCE: Final = 0.999
 

@@ -7,9 +7,10 @@ report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, `
 ``verdicts`` (totals),
 ``verdict_counts`` (per release, feature, function combination and verdict), ``divergence_classes``,
 ``partition``, ``weighted``, ``matrix`` and ``bisections`` (the release bisections of runs written by
-``python -m suites bisect``), ``changes`` (classes that appeared, disappeared or changed verdict
-between consecutive releases, ``reports.changes``) and ``coverage`` (each run's coverage of nats-server's
-mapping code, from ``nats-conformance coverage``: figures per file and function, unreached blocks).
+``python -m nats_conformance.suites bisect``), ``changes`` (classes that appeared, disappeared or changed
+verdict between consecutive releases, ``reports.changes``) and ``coverage`` (each run's coverage of
+nats-server's mapping code, from ``nats-conformance coverage``: figures per file and function, unreached
+blocks).
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any, Final
 
-from records.schema import SCHEMA_VERSION
-from reports.bisection import ReleaseBisection
-from reports.changes import Change, Showing
-from reports.coverage import ReleaseCoverage
-from reports.distributions import PartitionDistribution, WeightedShares
-from reports.matrix import Matrix
-from reports.releases import Release
-from reports.report import Divergence, Report
+from nats_conformance.records.schema import SCHEMA_VERSION
+from nats_conformance.reports.bisection import ReleaseBisection
+from nats_conformance.reports.changes import Change, Showing
+from nats_conformance.reports.coverage import ReleaseCoverage
+from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
+from nats_conformance.reports.matrix import Matrix
+from nats_conformance.reports.releases import Release
+from nats_conformance.reports.report import Divergence, Report
 
 FORMAT: Final = 1
 

@@ -1,10 +1,11 @@
-"""`python -m suites ...`: the commands of `suites.commands`, imported with the signal handling on."""
+"""`python -m nats_conformance.suites ...`: the commands of `suites.commands`, imported with the signal
+handling on."""
 
 from __future__ import annotations
 
 import sys
 
-from reference.cli import Parser, run_loaded
+from nats_conformance.reference.cli import Parser, run_loaded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> Parser:
-    from suites.commands import build_parser
+    from nats_conformance.suites.commands import build_parser
 
     return build_parser()
 

@@ -9,11 +9,11 @@ release whose probe cannot tell (the server does not build or start) is `unknown
 and goes on with its neighbours, and the result lists it. A release newer than every rule set of the
 reference is judged by the nearest rules, as a campaign judges it, and the command says so.
 
-`python -m suites bisect FILE` considers the stable releases the Go module proxy serves
+`python -m nats_conformance.suites bisect FILE` considers the stable releases the Go module proxy serves
 (`fixtures.releases`; `--since`, default 2.2.0, the oldest line of `reference.profiles`) or
 `--releases`, writes every probe's cases to a run directory and the result to its `bisection.json`,
-which `python -m reports build` shows. With `--engine` each probe asks the case's question of the
-transform engine of the release (`engine:RELEASE`, built once per release) instead: no server starts,
+which `python -m nats_conformance.reports build` shows. With `--engine` each probe asks the case's question of
+the transform engine of the release (`engine:RELEASE`, built once per release) instead: no server starts,
 and the divergence occurs where the engine's answer differs from the reference's (any class: the engine
 names its differences apart from the server's).
 """
@@ -27,12 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
-from fixtures.engine import ENGINE_NAME, engine_command
-from fixtures.errors import VersionSpecError
-from fixtures.options import build_run_config, parse_backend, split_list
-from fixtures.provision import NATS_SERVER, parse_version_spec
-from fixtures.releases import ReleaseSelection, stable_releases
-from records.bisection import (
+from nats_conformance.fixtures.engine import ENGINE_NAME, engine_command
+from nats_conformance.fixtures.errors import VersionSpecError
+from nats_conformance.fixtures.options import build_run_config, parse_backend, split_list
+from nats_conformance.fixtures.provision import NATS_SERVER, parse_version_spec
+from nats_conformance.fixtures.releases import ReleaseSelection, stable_releases
+from nats_conformance.records.bisection import (
     ABSENT,
     ASSUMPTION,
     BISECTION_FILE,
@@ -42,15 +42,15 @@ from records.bisection import (
     Probe,
     document,
 )
-from records.casefile import CaseFile, read_case_file
-from records.expectations import DEFAULT_PATH, Expectations, load_expectations
-from records.schema import Case
-from records.writer import RecordWriter, new_run_id
-from reference.cli import Parser
-from reference.errors import ConformanceError, InvalidVersionError, UnknownVersionError
-from reference.profiles import RELEASE_LINES, has_profile, nearest_profile
-from reference.versions import Version
-from suites.replay import replay_file_on_server, replay_on_adapter
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter, new_run_id
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import ConformanceError, InvalidVersionError, UnknownVersionError
+from nats_conformance.reference.profiles import RELEASE_LINES, has_profile, nearest_profile
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.replay import replay_file_on_server, replay_on_adapter
 
 OLDEST: Final = f"{RELEASE_LINES[0].name}.0"
 """The default lower bound: the first release of the oldest line the reference profiles know."""
@@ -353,7 +353,7 @@ def bisect_command(arguments: argparse.Namespace) -> int:
 
 
 def add_bisect_command(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register `bisect` on the `python -m suites` sub-command parser."""
+    """Register `bisect` on the `python -m nats_conformance.suites` sub-command parser."""
     parser = commands.add_parser(
         "bisect", help="find the first and last release where a case file's divergence occurs"
     )

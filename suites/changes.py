@@ -35,18 +35,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from fixtures.cover import module_source
-from fixtures.options import OptionError
-from fixtures.provision import NATS_SERVER
-from records.coverage import MAPPING_SURFACE, Block, Surface, parse_profile
-from records.pairs import CHANGED, UNKNOWN, WITHIN, read_pairs
-from records.writer import new_run_id
-from reference.cli import Parser
-from reference.errors import ConformanceError
-from suites import surface as declared
-from suites.coverage import PROFILE, covered_campaign, summary_line
-from suites.engine.plans import PLANS
-from suites.families import FAMILIES
+from nats_conformance.fixtures.cover import module_source
+from nats_conformance.fixtures.options import OptionError
+from nats_conformance.fixtures.provision import NATS_SERVER
+from nats_conformance.records.coverage import MAPPING_SURFACE, Block, Surface, parse_profile
+from nats_conformance.records.pairs import CHANGED, UNKNOWN, WITHIN, read_pairs
+from nats_conformance.records.writer import new_run_id
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.suites import surface as declared
+from nats_conformance.suites.coverage import PROFILE, covered_campaign, summary_line
+from nats_conformance.suites.engine.plans import PLANS
+from nats_conformance.suites.families import FAMILIES
 
 FUNC: Final = re.compile(
     r"^func (?:\((?:\w+\s+)?\*?(?P<receiver>\w+)(?:\[[^\]]*\])?\)\s*)?(?P<name>\w+)\s*[\[(]"

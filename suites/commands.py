@@ -1,4 +1,4 @@
-"""`python -m suites campaign|replay`: volume runs outside pytest, and one case run again.
+"""`python -m nats_conformance.suites campaign|replay`: volume runs outside pytest, and one case run again.
 
 Errors, bad arguments included, are one line on stderr (`nats-conformance: error: ...`) with exit
 status 2; a campaign, like a replay, exits 1 on unexpected divergences, else 3 when more than
@@ -18,16 +18,16 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from fixtures.clients.wire import ClientAuth
-from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
-from fixtures.engine import engine_command, engine_release
-from fixtures.errors import ProvisionError, TargetLostError
-from fixtures.options import OptionError, RunConfig, build_run_config, client_auth
-from fixtures.provision import NATS_SERVER, report_to_stderr
-from fixtures.releases import ReleaseSelection, known_releases, newest_releases
-from fixtures.servers.streaming import NATS_NETWORK_LINE
-from records.casefile import CaseFile, read_case_file
-from records.expectations import (
+from nats_conformance.fixtures.clients.wire import ClientAuth
+from nats_conformance.fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
+from nats_conformance.fixtures.engine import engine_command, engine_release
+from nats_conformance.fixtures.errors import ProvisionError, TargetLostError
+from nats_conformance.fixtures.options import OptionError, RunConfig, build_run_config, client_auth
+from nats_conformance.fixtures.provision import NATS_SERVER, report_to_stderr
+from nats_conformance.fixtures.releases import ReleaseSelection, known_releases, newest_releases
+from nats_conformance.fixtures.servers.streaming import NATS_NETWORK_LINE
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import (
     DEFAULT_PATH,
     Expectations,
     default_to_update,
@@ -35,12 +35,12 @@ from records.expectations import (
     load_expectations,
     write_endings,
 )
-from records.judgement import JUDGE_BY, judgements, run_conforms
-from records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
-from records.replay import LAYOUTS
-from records.schema import NOT_SUPPORTED, Case
-from records.writer import new_run_id
-from reference.cli import (
+from nats_conformance.records.judgement import JUDGE_BY, judgements, run_conforms
+from nats_conformance.records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
+from nats_conformance.records.replay import LAYOUTS
+from nats_conformance.records.schema import NOT_SUPPORTED, Case
+from nats_conformance.records.writer import new_run_id
+from nats_conformance.reference.cli import (
     TOO_MANY_UNKNOWN,
     Parser,
     add_max_unknown,
@@ -48,26 +48,31 @@ from reference.cli import (
     exit_status,
     too_many_unknown,
 )
-from reference.errors import ConformanceError
-from reference.profiles import NEWEST, OLDEST_RULES, for_version
-from reference.weighted import WeightedDestination
-from reports.counts import case_counts, run_tally, tally_of
-from reports.spark import why_no_spark
-from suites.bisect import add_bisect_command
-from suites.changes import add_changes_command
-from suites.coverage import add_coverage_command
-from suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
-from suites.engine.plans import PLANS
-from suites.engine.scaleout import scale_out
-from suites.engine_check import add_engine_check_command
-from suites.expectations_check import add_expectations_command, update_expectations
-from suites.families import FAMILIES
-from suites.junit import FamilyOutcome, write_junit_xml
-from suites.pairing import pair_run
-from suites.replay import REPLAY_OUTCOMES, replay_file_on_server, replay_on_adapter, replay_outcome
-from suites.reproduce import describe_case, describe_divergences
-from suites.surface import add_surface_command, unmodelled_lines
-from suites.targets import Targets, gather_targets
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.profiles import NEWEST, OLDEST_RULES, for_version
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.reports.counts import case_counts, run_tally, tally_of
+from nats_conformance.reports.spark import why_no_spark
+from nats_conformance.suites.bisect import add_bisect_command
+from nats_conformance.suites.changes import add_changes_command
+from nats_conformance.suites.coverage import add_coverage_command
+from nats_conformance.suites.engine.campaign import AdapterTarget, CampaignPlan, run_campaign
+from nats_conformance.suites.engine.plans import PLANS
+from nats_conformance.suites.engine.scaleout import scale_out
+from nats_conformance.suites.engine_check import add_engine_check_command
+from nats_conformance.suites.expectations_check import add_expectations_command, update_expectations
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.junit import FamilyOutcome, write_junit_xml
+from nats_conformance.suites.pairing import pair_run
+from nats_conformance.suites.replay import (
+    REPLAY_OUTCOMES,
+    replay_file_on_server,
+    replay_on_adapter,
+    replay_outcome,
+)
+from nats_conformance.suites.reproduce import describe_case, describe_divergences
+from nats_conformance.suites.surface import add_surface_command, unmodelled_lines
+from nats_conformance.suites.targets import Targets, gather_targets
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, many: bool) -> None:
@@ -811,7 +816,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
 
 
 def build_parser() -> Parser:
-    """The parser of `python -m suites` (run by its `__main__`)."""
-    parser = Parser(prog="python -m suites", description=__doc__.splitlines()[0])
+    """The parser of `python -m nats_conformance.suites` (run by its `__main__`)."""
+    parser = Parser(prog="python -m nats_conformance.suites", description=__doc__.splitlines()[0])
     add_commands(parser.add_subparsers(dest="command", required=True))
     return parser

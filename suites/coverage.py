@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fixtures.cover import (
+from nats_conformance.fixtures.cover import (
     counter_files,
     cover_release,
     function_lines,
@@ -24,10 +24,10 @@ from fixtures.cover import (
     module_source,
     resolve_cover_binary,
 )
-from fixtures.engine import engine_release, resolve_engine
-from fixtures.options import OptionError
-from fixtures.provision import NATS_SERVER, VersionSpec, parse_version_spec, report_to_stderr
-from records.coverage import (
+from nats_conformance.fixtures.engine import engine_release, resolve_engine
+from nats_conformance.fixtures.options import OptionError
+from nats_conformance.fixtures.provision import NATS_SERVER, VersionSpec, parse_version_spec, report_to_stderr
+from nats_conformance.records.coverage import (
     COVERAGE_FILE,
     MAPPING_SURFACE,
     Surface,
@@ -36,9 +36,9 @@ from records.coverage import (
     parse_profile,
     percent,
 )
-from records.writer import MANIFEST, new_run_id
-from reference.cli import Parser
-from suites.targets import gather_targets
+from nats_conformance.records.writer import MANIFEST, new_run_id
+from nats_conformance.reference.cli import Parser
+from nats_conformance.suites.targets import gather_targets
 
 COUNTERS = Path("coverage") / "counters"
 PROFILE = Path("coverage") / "profile.txt"

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from records.significance import ALPHA, MIN_EXPECTED
+from nats_conformance.records.significance import ALPHA, MIN_EXPECTED
 
 __all__ = [
     "ALPHA",

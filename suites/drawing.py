@@ -17,17 +17,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fixtures.clients.adapter import TEMPLATES
-from reference.functions import MAPPING_FUNCTIONS
-from reference.profiles import ReleaseProfile
-from reference.protocol import (
+from nats_conformance.fixtures.clients.adapter import TEMPLATES
+from nats_conformance.reference.functions import MAPPING_FUNCTIONS
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.protocol import (
     MatchQuestion,
     PartitionQuestion,
     Question,
     TransformQuestion,
     ValidSubjectQuestion,
 )
-from suites.strategies import (
+from nats_conformance.suites.strategies import (
     ODD_SOURCES,
     Enough,
     bulk_subjects,
@@ -48,7 +48,8 @@ FAMILY_SCALE = {"transform": 1, "partition": 4, "match": 2, "valid_subject": 4}
 
 
 SPECIAL_TOKENS = ("", " ", "*", ">", "a b", "\t", "é")
-"""Token texts at the edge of subject validity ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects)."""
+"""Token texts at the edge of subject validity ("Subject-Based Messaging",
+https://docs.nats.io/nats-concepts/subjects)."""
 
 
 @functools.cache

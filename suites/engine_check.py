@@ -1,7 +1,7 @@
 """The offline reference check: the reference and the transform engine of each release asked the same
 random questions, agreement printed per release and per divergence class.
 
-    python -m suites engine-check --questions 200000    # every pinned release
+    python -m nats_conformance.suites engine-check --questions 200000    # every pinned release
 
 Each release's engine is the `engine:` target (`fixtures.engine`); the questions are the library
 family's (`suites.families.library`), under the release's profile, with `transform` asked in engine mode
@@ -21,20 +21,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.engine import engine_command, engine_release
-from fixtures.options import split_list
-from fixtures.provision import NATS_SERVER
-from records.expectations import DEFAULT_PATH, Expectations, load_expectations
-from records.schema import NOT_SUPPORTED, Case, CaseBlock
-from reference.cli import Parser, count
-from reference.profiles import for_version
-from suites.engine.family import Judged
-from suites.engine.run import run_family, unwritten
-from suites.engine.shrink import minimise as minimise_classes
-from suites.engine.verdicts import RunContext
-from suites.families import LIBRARY
-from suites.families.library import BACKEND, AdapterSession, unanswered_operations
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.engine import engine_command, engine_release
+from nats_conformance.fixtures.options import split_list
+from nats_conformance.fixtures.provision import NATS_SERVER
+from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
+from nats_conformance.records.schema import NOT_SUPPORTED, Case, CaseBlock
+from nats_conformance.reference.cli import Parser, count
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.suites.engine.family import Judged
+from nats_conformance.suites.engine.run import run_family, unwritten
+from nats_conformance.suites.engine.shrink import minimise as minimise_classes
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.families.library import BACKEND, AdapterSession, unanswered_operations
 
 DEFAULT_RELEASES = ",".join(NATS_SERVER.lines.values())
 """Every pinned release (`fixtures.provision`): 2.2.6, 2.8.4, 2.9.25, 2.10.27, 2.11.17, 2.12.15, 2.14.5."""
@@ -175,7 +175,7 @@ def engine_check_command(arguments: argparse.Namespace) -> int:
 
 
 def add_engine_check_command(commands: argparse._SubParsersAction[Parser]) -> None:
-    """Register `engine-check` on the `python -m suites` sub-command parser."""
+    """Register `engine-check` on the `python -m nats_conformance.suites` sub-command parser."""
     parser = commands.add_parser(
         "engine-check", help="ask the reference and each release's transform engine the same questions"
     )

@@ -24,7 +24,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from records.expectations import (
+from nats_conformance.records.expectations import (
     DEFAULT_PATH,
     Expectation,
     Expectations,
@@ -34,12 +34,12 @@ from records.expectations import (
     version_key,
     write_expectations,
 )
-from records.schema import Case, case_of
-from reference.cli import Parser, exit_status
-from reports.aggregate import RECORDS
-from reports.duckdb_sql import connect, open_records
-from reports.load import load_records
-from suites.expectations_export import add_export_action
+from nats_conformance.records.schema import Case, case_of
+from nats_conformance.reference.cli import Parser, exit_status
+from nats_conformance.reports.aggregate import RECORDS
+from nats_conformance.reports.duckdb_sql import connect, open_records
+from nats_conformance.reports.load import load_records
+from nats_conformance.suites.expectations_export import add_export_action
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection

@@ -14,9 +14,9 @@ import argparse
 import shutil
 from pathlib import Path
 
-from records.expectations import DEFAULT_PATH, load_expectations
-from reference.cli import Parser
-from reference.errors import UsageError
+from nats_conformance.records.expectations import DEFAULT_PATH, load_expectations
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import UsageError
 
 NAME = "expectations.toml"
 

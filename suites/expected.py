@@ -21,10 +21,15 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from records.schema import DELIVERED, LOST, text_array, texts_of
-from reference.functions import LEGACY_WILDCARD, MAPPING_FUNCTIONS, canonical_functions, canonical_name
-from reference.profiles import ReleaseProfile
-from reference.transform import Transform, compile_transform
+from nats_conformance.records.schema import DELIVERED, LOST, text_array, texts_of
+from nats_conformance.reference.functions import (
+    LEGACY_WILDCARD,
+    MAPPING_FUNCTIONS,
+    canonical_functions,
+    canonical_name,
+)
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import Transform, compile_transform
 
 PARALLEL_FROM: Final = 50_000
 """Batches with at least this many subjects use the worker."""
@@ -115,7 +120,7 @@ def _worker() -> ProcessPoolExecutor:
     global _pool  # noqa: PLW0603 - one worker for the whole process, started on first use
     if _pool is None:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["reference.transform"])
+        context.set_forkserver_preload(["nats_conformance.reference.transform"])
         _pool = ProcessPoolExecutor(max_workers=1, mp_context=context)
         atexit.register(_pool.shutdown, cancel_futures=True)
     return _pool

@@ -40,10 +40,10 @@ from typing import Final
 import numpy as np
 import pyarrow as pa
 
-from fixtures.clients.wire import MessageRun, WireConnection, WireError, publish_frames, text
-from fixtures.config import ServerConfig
-from fixtures.deadlines import within
-from fixtures.servers.base import Backend
+from nats_conformance.fixtures.clients.wire import MessageRun, WireConnection, WireError, publish_frames, text
+from nats_conformance.fixtures.config import ServerConfig
+from nats_conformance.fixtures.deadlines import within
+from nats_conformance.fixtures.servers.base import Backend
 
 TAP_SID = 1
 FENCE_SUBJECT = "_nc_fence"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from records.schema import Case
-from suites.reproduce import describe_case
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.reproduce import describe_case
 
 NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 """Characters XML 1.0 cannot carry (control characters in generated subjects)."""

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
-from fixtures.engine import engine_command
-from reference.matching import matching_subject
-from reference.protocol import INTERNAL_ERROR, Answer, Mapped, Refusal, TransformQuestion
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
+from nats_conformance.fixtures.engine import engine_command
+from nats_conformance.reference.matching import matching_subject
+from nats_conformance.reference.protocol import INTERNAL_ERROR, Answer, Mapped, Refusal, TransformQuestion
 
 ORACLE_CLASSES: Final = (
     "all-agree",

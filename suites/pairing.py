@@ -27,10 +27,10 @@ from typing import Any, Final
 
 import pyarrow.dataset as ds
 
-from fixtures.options import build_run_config
-from records.casefile import DIVERGENCES, CaseFile, case_file_of, read_case_file
-from records.expectations import Expectations
-from records.pairs import (
+from nats_conformance.fixtures.options import build_run_config
+from nats_conformance.records.casefile import DIVERGENCES, CaseFile, case_file_of, read_case_file
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.pairs import (
     UNKNOWN,
     WITHIN,
     Pair,
@@ -40,11 +40,11 @@ from records.pairs import (
     statistical,
     write_pairs,
 )
-from records.schema import Case
-from records.writer import CASES
-from reference.errors import ConformanceError
-from reference.versions import Version
-from suites.replay import replay_file_on_server
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import CASES
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.replay import replay_file_on_server
 
 REFERENCE: Final = "nats-server"
 

@@ -8,20 +8,20 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Final
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.options import RunConfig
-from fixtures.provision import resolve_binary
-from fixtures.servers import open_backend
-from fixtures.session import Session
-from records.casefile import CaseFile, CaseFileError
-from records.expectations import Expectations
-from records.schema import Case
-from reference.profiles import NEWEST, for_version
-from reference.protocol import TransformQuestion
-from suites.engine.family import ServerFamily, cases_of, check
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, LIBRARY, family_of_case
-from suites.families.library import BACKEND, AdapterSession
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.options import RunConfig
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.fixtures.servers import open_backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile, CaseFileError
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.profiles import NEWEST, for_version
+from nats_conformance.reference.protocol import TransformQuestion
+from nats_conformance.suites.engine.family import ServerFamily, cases_of, check
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, LIBRARY, family_of_case
+from nats_conformance.suites.families.library import BACKEND, AdapterSession
 
 
 def replay_on_server(
@@ -63,7 +63,7 @@ def replay_file_on_server(
     example runs that whole scenario again."""
     if case.feature == "streaming":
         # Imported here: the streaming client needs protobuf (the `streaming` extra).
-        from suites.streaming.fault_tolerance import EXAMPLE_SOURCE, replay_example
+        from nats_conformance.suites.streaming.fault_tolerance import EXAMPLE_SOURCE, replay_example
 
         if case.source.strip() == EXAMPLE_SOURCE:
             return replay_example()

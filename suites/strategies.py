@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import providers as hypothesis_providers
 from hypothesis.internal.constants_ast import Constants
 
-from fixtures.config import PROBE_SOURCE
-from reference.functions import FUNCTIONS, LEGACY_WILDCARD, canonical_name
-from reference.profiles import ALL_FUNCTIONS, ReleaseProfile
+from nats_conformance.fixtures.config import PROBE_SOURCE
+from nats_conformance.reference.functions import FUNCTIONS, LEGACY_WILDCARD, canonical_name
+from nats_conformance.reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from fixtures.cover import module_source
-from fixtures.options import OptionError
-from fixtures.provision import NATS_SERVER, parse_version_spec
-from reference.cli import Parser
-from reference.errors import ConformanceError
-from reference.functions import FUNCTIONS, canonical_name
-from reference.versions import Version
+from nats_conformance.fixtures.cover import module_source
+from nats_conformance.fixtures.options import OptionError
+from nats_conformance.fixtures.provision import NATS_SERVER, parse_version_spec
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.functions import FUNCTIONS, canonical_name
+from nats_conformance.reference.versions import Version
 
 TRANSFORM_FILES: Final = ("server/subject_transform.go", "server/accounts.go")
 FUNCTION: Final = re.compile(
@@ -152,7 +152,7 @@ def module_release(text: str) -> str:
     """The release (or, for ``@REF``, the pseudo-version) whose module source a spec names."""
     spec = parse_version_spec(text)
     if spec.ref is not None:
-        from fixtures.releases import pseudo_version
+        from nats_conformance.fixtures.releases import pseudo_version
 
         return pseudo_version(NATS_SERVER, spec.ref)
     if spec.release is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fixtures.options import OptionError
+from nats_conformance.fixtures.options import OptionError
 
 ADAPTER_PREFIX = "adapter:"
 ENGINE_PREFIX = "engine:"

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.servers.base import Backend
-from records.writer import RecordWriter
-from reference.matching import matches
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families.matching import judge_matching
-from suites.harness import clear_mappings, observe_subscriptions
-from suites.reproduce import describe_divergences
-from suites.strategies import matching_batches
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.matching import matches
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.matching import judge_matching
+from nats_conformance.suites.harness import clear_mappings, observe_subscriptions
+from nats_conformance.suites.reproduce import describe_divergences
+from nats_conformance.suites.strategies import matching_batches
 
 pytestmark = [pytest.mark.live, pytest.mark.matching]
 

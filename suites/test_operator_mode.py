@@ -19,23 +19,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.clients.wire import WireConnection
-from fixtures.config import Mapping, ServerConfig, WeightedDestination
-from fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
-from fixtures.pytest_fixtures import announced_version
-from fixtures.servers.base import Backend
-from fixtures.servers.local import LocalServer
-from fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
-from fixtures.servers.probe import Prober
-from fixtures.session import Session
-from records.writer import RecordWriter
-from reference.partition import FNV_OFFSET_BASIS, fnv1a32
-from reference.versions import Version
-from suites.engine.family import cases_of, check, divergences, record
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.reproduce import assert_agrees
-from suites.strategies import destination_templates, mapping_batches, sources
+from nats_conformance.fixtures.clients.wire import WireConnection
+from nats_conformance.fixtures.config import Mapping, ServerConfig, WeightedDestination
+from nats_conformance.fixtures.errors import ClaimsRejectedError, MappingNotInstalledError, ServerError
+from nats_conformance.fixtures.pytest_fixtures import announced_version
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.local import LocalServer
+from nats_conformance.fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
+from nats_conformance.fixtures.servers.probe import Prober
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.partition import FNV_OFFSET_BASIS, fnv1a32
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import cases_of, check, divergences, record
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.reproduce import assert_agrees
+from nats_conformance.suites.strategies import destination_templates, mapping_batches, sources
 
 pytestmark = [pytest.mark.live, pytest.mark.operator]
 

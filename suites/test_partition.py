@@ -20,22 +20,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.partition import FNV_OFFSET_BASIS
-from reference.profiles import for_version
-from reference.transform import Transform, compile_transform
-from suites.distribution import ALPHA, GoodnessOfFit, uniformity
-from suites.engine.family import cases_of, check, record
-from suites.engine.verdicts import RunContext, judge_delivery, make_case
-from suites.expected import landing, partition_position
-from suites.families import FAMILIES
-from suites.harness import SubscriptionObservation, observe_subscriptions
-from suites.reproduce import describe_divergences
-from suites.strategies import RECOMMENDED, MappingBatch
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.partition import FNV_OFFSET_BASIS
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.distribution import ALPHA, GoodnessOfFit, uniformity
+from nats_conformance.suites.engine.family import cases_of, check, record
+from nats_conformance.suites.engine.verdicts import RunContext, judge_delivery, make_case
+from nats_conformance.suites.expected import landing, partition_position
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions
+from nats_conformance.suites.reproduce import describe_divergences
+from nats_conformance.suites.strategies import RECOMMENDED, MappingBatch
 
 pytestmark = [pytest.mark.live, pytest.mark.partition, pytest.mark.min_server("2.8.0")]
 

@@ -23,13 +23,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, api_error
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.republish import (
+from nats_conformance.fixtures.clients.jetstream import JetStreamClient, api_error
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_MSG_SIZE,
     HEADER_SEQUENCE,
@@ -43,11 +43,11 @@ from reference.republish import (
     parse_time_stamp,
     rules_for,
 )
-from reference.versions import Version
-from suites.engine.family import cases_of, check, divergences, record
-from suites.engine.verdicts import RunContext, make_case
-from suites.families import FAMILIES
-from suites.families.republish import (
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import cases_of, check, divergences, record
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.republish import (
     DESTINATIONS,
     FEATURE,
     NAMESPACE,
@@ -67,7 +67,7 @@ from suites.families.republish import (
     stream_subject_layouts,
     valid_options,
 )
-from suites.reproduce import assert_agrees, describe_divergences
+from nats_conformance.suites.reproduce import assert_agrees, describe_divergences
 
 pytestmark = [pytest.mark.live, pytest.mark.republish, pytest.mark.min_server("2.8.3")]
 

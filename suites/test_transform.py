@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.writer import RecordWriter
-from suites.engine.family import check, divergences, record
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.reproduce import assert_agrees
-from suites.strategies import mapping_batches
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.family import check, divergences, record
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.reproduce import assert_agrees
+from nats_conformance.suites.strategies import mapping_batches
 
 pytestmark = [pytest.mark.live, pytest.mark.mapping]
 

@@ -15,16 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.config import ServerConfig
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.writer import RecordWriter
-from reference.versions import Version
-from suites.engine.family import cases_of, check, divergences
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.reproduce import assert_agrees, describe_divergences
-from suites.strategies import MappingBatch, destination_templates, sources
+from nats_conformance.fixtures.config import ServerConfig
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import cases_of, check, divergences
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.reproduce import assert_agrees, describe_divergences
+from nats_conformance.suites.strategies import MappingBatch, destination_templates, sources
 
 pytestmark = [pytest.mark.live, pytest.mark.validation]
 

@@ -16,16 +16,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.profiles import ReleaseProfile, for_version
-from reference.weighted import WeightedDestination, compile_weighted
-from suites.engine.family import cases_of, check, divergences
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.families.weighted import (
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.profiles import ReleaseProfile, for_version
+from nats_conformance.reference.weighted import WeightedDestination, compile_weighted
+from nats_conformance.suites.engine.family import cases_of, check, divergences
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.weighted import (
     LOSS,
     REMAINDER_DELIVERED,
     WeightedRun,
@@ -34,8 +34,8 @@ from suites.families.weighted import (
     subjects_for,
     weighted_lists,
 )
-from suites.reproduce import assert_agrees, describe_divergences
-from suites.strategies import RECOMMENDED
+from nats_conformance.suites.reproduce import assert_agrees, describe_divergences
+from nats_conformance.suites.strategies import RECOMMENDED
 
 pytestmark = [pytest.mark.live, pytest.mark.weighted, pytest.mark.min_server("2.2.0")]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.docker import DockerDaemon, DockerUnavailableError, ensure_docker
+from nats_conformance.fixtures.docker import DockerDaemon, DockerUnavailableError, ensure_docker
 from tests.wheel import Installed, install_wheel
 
 

@@ -13,15 +13,15 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.expectations import Expectations
-from records.schema import REFUSED, Case
-from records.writer import RecordWriter
-from suites.engine.progress import Progress
-from suites.engine.run import Sink, run_family
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import REFUSED, Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.progress import Progress
+from nats_conformance.suites.engine.run import Sink, run_family
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import venv
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixtures.provision import cache_root
+from nats_conformance.fixtures.provision import cache_root
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCES = shutil.ignore_patterns(

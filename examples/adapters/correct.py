@@ -1,6 +1,7 @@
 """A correct adapter: the reference model behind the JSON-lines adapter protocol, under its own name.
 
-Run it as a target: python -m suites campaign --target "adapter:python examples/adapters/correct.py"
+Run it as a target:
+python -m nats_conformance.suites campaign --target "adapter:python examples/adapters/correct.py"
 The suite must find nothing here (tests/suites/test_library.py).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from reference.adapter import handle_request, serve
+from nats_conformance.reference.adapter import handle_request, serve
 
 NAME = "example-correct-adapter"
 

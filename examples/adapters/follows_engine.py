@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import IO
 
-from fixtures.engine import engine_command
+from nats_conformance.fixtures.engine import engine_command
 
 NAME = "example-follows-engine-adapter"
 

@@ -14,7 +14,8 @@ offsets) it follows the public server source, https://github.com/nats-io/nats-se
 `partition` or `weighted` operations and no `partition` or `random` functions, and its own error names
 with the protocol's kinds they stand for. It imports nothing from this project.
 
-Run it as a target: python -m suites campaign --target "adapter:python examples/adapters/independent.py"
+Run it as a target:
+python -m nats_conformance.suites campaign --target "adapter:python examples/adapters/independent.py"
 The suite must find no divergence here (tests/suites/test_independent_adapter.py).
 """
 

@@ -9,7 +9,8 @@ It answers like the reference except for three planted bugs, each a classic of m
    token whose length is a multiple of `size` gets an empty last token (`aa` by 1 gives `a.a.`).
 3. `>` matches nothing after it: `foo.>` matches `foo` (the document: `>` matches one or more tokens).
 
-Run it as a target: python -m suites campaign --target "adapter:python examples/adapters/planted_bugs.py"
+Run it as a target:
+python -m nats_conformance.suites campaign --target "adapter:python examples/adapters/planted_bugs.py"
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import re
 import sys
 from typing import Any
 
-import reference.functions
-from reference.adapter import handle_request, serve
-from reference.functions import _cut, _length
-from reference.matching import matches
-from reference.partition import fnv1a32
+import nats_conformance.reference.functions
+from nats_conformance.reference.adapter import handle_request, serve
+from nats_conformance.reference.functions import _cut, _length
+from nats_conformance.reference.matching import matches
+from nats_conformance.reference.partition import fnv1a32
 
 NAME = "example-planted-bugs-adapter"
 PARTITION = re.compile(r"\{\{\s*partition\s*\(\s*(\d+)\s*((?:,\s*-?\d+\s*){2,})\)\s*\}\}", re.IGNORECASE)
@@ -79,5 +80,5 @@ def handle(request: Any) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    reference.functions.slice_from_left = slice_from_left
+    nats_conformance.reference.functions.slice_from_left = slice_from_left
     serve(sys.stdin.buffer, sys.stdout.buffer, handle)

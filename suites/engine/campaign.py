@@ -18,36 +18,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.engine import engine_command
-from fixtures.errors import TargetLostError
-from fixtures.options import OptionError, RunConfig, Target
-from fixtures.provision import resolve_binary
-from fixtures.servers import open_backend
-from fixtures.session import Session
-from records.expectations import Expectations
-from records.judgement import DivergenceTally
-from records.schema import Case
-from records.writer import RecordsError, RecordWriter
-from reference.errors import UnknownVersionError, interruption
-from reference.profiles import ReleaseProfile, for_version, nearest_profile
-from suites.engine.family import ServerFamily, ServerLostError
-from suites.engine.progress import Progress
-from suites.engine.run import Sink, run_family
-from suites.engine.shrink import minimise
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, LIBRARY, family_of_case
-from suites.families.library import (
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.engine import engine_command
+from nats_conformance.fixtures.errors import TargetLostError
+from nats_conformance.fixtures.options import OptionError, RunConfig, Target
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.fixtures.servers import open_backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.judgement import DivergenceTally
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordsError, RecordWriter
+from nats_conformance.reference.errors import UnknownVersionError, interruption
+from nats_conformance.reference.profiles import ReleaseProfile, for_version, nearest_profile
+from nats_conformance.suites.engine.family import ServerFamily, ServerLostError
+from nats_conformance.suites.engine.progress import Progress
+from nats_conformance.suites.engine.run import Sink, run_family
+from nats_conformance.suites.engine.shrink import minimise
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, LIBRARY, family_of_case
+from nats_conformance.suites.families.library import (
     BACKEND,
     AdapterSession,
     unanswered_operations,
     unsupported_functions,
 )
-from suites.junit import FamilyOutcome
-from suites.oracle import EngineOracle
+from nats_conformance.suites.junit import FamilyOutcome
+from nats_conformance.suites.oracle import EngineOracle
 
 if TYPE_CHECKING:
-    from suites.engine.scaleout import ScaleOut
+    from nats_conformance.suites.engine.scaleout import ScaleOut
 
 
 @dataclass(frozen=True, slots=True)

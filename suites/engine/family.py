@@ -20,19 +20,19 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import jetstream_config
-from fixtures.config import Account, ServerConfig
-from fixtures.errors import ServerError, ServerStartError, ServerStoppedError
-from fixtures.servers.base import Backend
-from fixtures.servers.local import LocalServer
-from fixtures.servers.operator import OperatorBackend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
-from records.writer import RecordWriter
-from reference.profiles import ReleaseProfile
-from suites.engine.verdicts import RunContext, make_case
-from suites.strategies import runs_of_units
+from nats_conformance.fixtures.clients.jetstream import jetstream_config
+from nats_conformance.fixtures.config import Account, ServerConfig
+from nats_conformance.fixtures.errors import ServerError, ServerStartError, ServerStoppedError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.local import LocalServer
+from nats_conformance.fixtures.servers.operator import OperatorBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
+from nats_conformance.suites.strategies import runs_of_units
 
 Unit = TypeVar("Unit")
 Observed = TypeVar("Observed")

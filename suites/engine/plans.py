@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from suites.families import FAMILIES
+from nats_conformance.suites.families import FAMILIES
 
 FLOOR = 20
 """Cases of a family under any plan that runs it: a streaming layout records about 20."""

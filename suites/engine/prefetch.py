@@ -16,12 +16,12 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from fixtures.children import Forked, fork_child
-from fixtures.clients.adapter import PIPE_SIZE
-from reference.errors import ConformanceError
-from reference.profiles import ReleaseProfile
-from suites.engine.family import Draws, Family
-from suites.strategies import Enough
+from nats_conformance.fixtures.children import Forked, fork_child
+from nats_conformance.fixtures.clients.adapter import PIPE_SIZE
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.suites.engine.family import Draws, Family
+from nats_conformance.suites.strategies import Enough
 
 Emit = Callable[[Any], None]
 """What a drawing hands each thing it draws to."""

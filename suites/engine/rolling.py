@@ -16,9 +16,9 @@ from collections.abc import Callable
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Generic
 
-from fixtures.errors import ServerError
-from fixtures.session import Session
-from suites.engine.family import (
+from nats_conformance.fixtures.errors import ServerError
+from nats_conformance.fixtures.session import Session
+from nats_conformance.suites.engine.family import (
     Family,
     Judged,
     Observed,
@@ -27,7 +27,7 @@ from suites.engine.family import (
     in_slot,
     judge_outcomes,
 )
-from suites.engine.verdicts import RunContext
+from nats_conformance.suites.engine.verdicts import RunContext
 
 
 class Rolling(Generic[Unit, Observed]):

@@ -12,17 +12,26 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from fixtures.session import Session
-from records.casefile import size
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.errors import raise_pending_interrupt
-from suites.engine.family import Draws, Family, Judged, On, ServerLostError, check_many, record, verdicts
-from suites.engine.prefetch import units_drawn_apart
-from suites.engine.progress import Progress
-from suites.engine.rolling import Rolling
-from suites.engine.verdicts import RunContext
-from suites.strategies import Enough
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import size
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.errors import raise_pending_interrupt
+from nats_conformance.suites.engine.family import (
+    Draws,
+    Family,
+    Judged,
+    On,
+    ServerLostError,
+    check_many,
+    record,
+    verdicts,
+)
+from nats_conformance.suites.engine.prefetch import units_drawn_apart
+from nats_conformance.suites.engine.progress import Progress
+from nats_conformance.suites.engine.rolling import Rolling
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.strategies import Enough
 
 KEPT_DIVERGENCES = 100
 """Unexpected divergences a campaign keeps in memory to show at the end (all are in the records)."""

@@ -36,19 +36,25 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fixtures.options import OptionError, RunConfig, Target
-from records.expectations import Expectations
-from records.owners import PREFIX, make_workdir
-from records.schema import Case, case_of
-from records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
-from reference.errors import ConformanceError, Terminated, forget_interrupts, interrupt_later, interruption
-from reports.errors import ReportError
-from reports.spark import check_master, is_local, spark_errors, spark_session
-from suites.engine.campaign import CampaignPlan, run_one
-from suites.engine.progress import Progress
-from suites.engine.run import KEPT_DIVERGENCES
-from suites.families import FAMILIES
-from suites.junit import FamilyOutcome
+from nats_conformance.fixtures.options import OptionError, RunConfig, Target
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.owners import PREFIX, make_workdir
+from nats_conformance.records.schema import Case, case_of
+from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
+from nats_conformance.reference.errors import (
+    ConformanceError,
+    Terminated,
+    forget_interrupts,
+    interrupt_later,
+    interruption,
+)
+from nats_conformance.reports.errors import ReportError
+from nats_conformance.reports.spark import check_master, is_local, spark_errors, spark_session
+from nats_conformance.suites.engine.campaign import CampaignPlan, run_one
+from nats_conformance.suites.engine.progress import Progress
+from nats_conformance.suites.engine.run import KEPT_DIVERGENCES
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.junit import FamilyOutcome
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

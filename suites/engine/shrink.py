@@ -19,13 +19,13 @@ from typing import Any
 from hypothesis import Phase, find
 from hypothesis.errors import NoSuchExample
 
-from records.casefile import CaseFile, size
-from records.expectations import Expectations
-from records.schema import Case
-from suites.engine.family import Family, On, cases_of, check, divergences
-from suites.engine.run import Sink
-from suites.engine.verdicts import RunContext
-from suites.strategies import run_settings, seeded_generation
+from nats_conformance.records.casefile import CaseFile, size
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.engine.family import Family, On, cases_of, check, divergences
+from nats_conformance.suites.engine.run import Sink
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.strategies import run_settings, seeded_generation
 
 
 def minimise(

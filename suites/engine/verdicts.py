@@ -15,16 +15,16 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from fixtures.servers.base import Backend
-from records.expectations import Expectations
-from records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, Texts
-from records.schema import case_class_of as class_text
-from reference.channels import ServerSpec
-from reference.functions import canonical_functions
-from reference.transform import NOT_DELIVERED, Transform
-from reference.weighted import WeightedDestination
-from suites.expected import landing, partition_position
-from suites.oracle import EngineOracle, three_way
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, Texts
+from nats_conformance.records.schema import case_class_of as class_text
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.functions import canonical_functions
+from nats_conformance.reference.transform import NOT_DELIVERED, Transform
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.expected import landing, partition_position
+from nats_conformance.suites.oracle import EngineOracle, three_way
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,23 +5,23 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from records.casefile import CaseFile
-from records.replay import layout_of
-from reference.errors import ConformanceError
-from suites.engine.family import ServerFamily
-from suites.families.cluster import ClusterFamily
-from suites.families.cluster_weighted import ClusterWeightedFamily
-from suites.families.contexts import ContextsFamily
-from suites.families.imports import ImportFamily
-from suites.families.library import LibraryFamily
-from suites.families.mapping import MappingFamily
-from suites.families.matching import MatchingFamily
-from suites.families.overlap import OverlapFamily
-from suites.families.republish import RepublishFamily
-from suites.families.streaming import StreamingFamily
-from suites.families.streams import StreamTransformFamily
-from suites.families.validation import ValidationFamily
-from suites.families.weighted import WeightedFamily
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.replay import layout_of
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.suites.engine.family import ServerFamily
+from nats_conformance.suites.families.cluster import ClusterFamily
+from nats_conformance.suites.families.cluster_weighted import ClusterWeightedFamily
+from nats_conformance.suites.families.contexts import ContextsFamily
+from nats_conformance.suites.families.imports import ImportFamily
+from nats_conformance.suites.families.library import LibraryFamily
+from nats_conformance.suites.families.mapping import MappingFamily
+from nats_conformance.suites.families.matching import MatchingFamily
+from nats_conformance.suites.families.overlap import OverlapFamily
+from nats_conformance.suites.families.republish import RepublishFamily
+from nats_conformance.suites.families.streaming import StreamingFamily
+from nats_conformance.suites.families.streams import StreamTransformFamily
+from nats_conformance.suites.families.validation import ValidationFamily
+from nats_conformance.suites.families.weighted import WeightedFamily
 
 PARTITION: Final = "mappings whose destinations use `{{partition}}`"
 WEIGHTED_REFUSED: Final = (

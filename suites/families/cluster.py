@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fixtures.servers.base import Backend
-from fixtures.servers.cluster import ClusterBackend
-from fixtures.servers.process import ProcessBackend
-from records.replay import CLUSTER_SUFFIX
-from suites.families.mapping import MappingFamily
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.cluster import ClusterBackend
+from nats_conformance.fixtures.servers.process import ProcessBackend
+from nats_conformance.records.replay import CLUSTER_SUFFIX
+from nats_conformance.suites.families.mapping import MappingFamily
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,21 +24,21 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping
-from fixtures.config import WeightedDestination as ConfigEntry
-from fixtures.errors import ConfigRejectedError
-from fixtures.servers.base import Backend
-from fixtures.servers.cluster import ClusterBackend
-from fixtures.servers.process import ProcessBackend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.replay import CLUSTER_SUFFIX
-from records.schema import Case, CaseBlock
-from reference.profiles import ReleaseProfile
-from reference.weighted import WeightedDestination
-from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext
-from suites.families.weighted import (
+from nats_conformance.fixtures.config import Mapping
+from nats_conformance.fixtures.config import WeightedDestination as ConfigEntry
+from nats_conformance.fixtures.errors import ConfigRejectedError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.cluster import ClusterBackend
+from nats_conformance.fixtures.servers.process import ProcessBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.replay import CLUSTER_SUFFIX
+from nats_conformance.records.schema import Case, CaseBlock
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.weighted import (
     SHAPES,
     WeightedObservation,
     WeightedRun,
@@ -49,7 +49,7 @@ from suites.families.weighted import (
     subjects_for,
     weighted_lists,
 )
-from suites.harness import Observation, SubscriptionObservation, publish_and_observe
+from nats_conformance.suites.harness import Observation, SubscriptionObservation, publish_and_observe
 
 CLUSTERS = ("east", "west")
 """The clusters of the two servers, the first's (where every message is observed) first."""

@@ -28,24 +28,30 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import jetstream_config
-from fixtures.config import Account, ServerConfig
-from fixtures.errors import ServerError
-from fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, NAMESPACE
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from reference.profiles import ReleaseProfile
-from reference.republish import RePublish
-from reference.subjects import is_valid_subject
-from suites.engine.family import JetStreamSlots, Judged, ServerFamily, TargetServer
-from suites.engine.verdicts import RunContext
-from suites.families.imports import ImportFamily, ImportRun
-from suites.families.mapping import MappingFamily, random_tokens
-from suites.families.republish import Publish, RepublishFamily, RepublishScenario
-from suites.families.streams import StreamTransformFamily, TransformRun
-from suites.families.validation import ValidationFamily
-from suites.strategies import MappingBatch, bulk_subjects, destination_templates, sources, swarms
+from nats_conformance.fixtures.clients.jetstream import jetstream_config
+from nats_conformance.fixtures.config import Account, ServerConfig
+from nats_conformance.fixtures.errors import ServerError
+from nats_conformance.fixtures.layouts import EXPORTER, EXPORTS, IMPORTER, NAMESPACE
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.republish import RePublish
+from nats_conformance.reference.subjects import is_valid_subject
+from nats_conformance.suites.engine.family import JetStreamSlots, Judged, ServerFamily, TargetServer
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.imports import ImportFamily, ImportRun
+from nats_conformance.suites.families.mapping import MappingFamily, random_tokens
+from nats_conformance.suites.families.republish import Publish, RepublishFamily, RepublishScenario
+from nats_conformance.suites.families.streams import StreamTransformFamily, TransformRun
+from nats_conformance.suites.families.validation import ValidationFamily
+from nats_conformance.suites.strategies import (
+    MappingBatch,
+    bulk_subjects,
+    destination_templates,
+    sources,
+    swarms,
+)
 
 SUBJECTS = 5
 PLACES: tuple[ServerFamily[Any, Any], ...] = (

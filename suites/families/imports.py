@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fixtures.clients.wire import WireConnection, WireError
-from fixtures.config import Account, ServerConfig
-from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.layouts import (
+from nats_conformance.fixtures.clients.wire import WireConnection, WireError
+from nats_conformance.fixtures.config import Account, ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
+from nats_conformance.fixtures.layouts import (
     CHAIN_OPTIONS,
     EXPORTER,
     EXPORTS,
@@ -45,10 +45,10 @@ from fixtures.layouts import (
     import_chain,
     relay_subject,
 )
-from fixtures.servers.base import Backend
-from fixtures.session import RESTARTED, Session
-from records.casefile import CaseFile
-from reference.contexts import (
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import RESTARTED, Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.reference.contexts import (
     IMPORT_CYCLE,
     IMPORT_DUPLICATE,
     IMPORT_NOT_EXPORTED,
@@ -57,11 +57,11 @@ from reference.contexts import (
     prefixed,
     requested,
 )
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.transform import NOT_DELIVERED, Transform
-from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import (
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import NOT_DELIVERED, Transform
+from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.verdicts import (
     CRASH,
     DUPLICATED,
     NOT_A_SUBJECT,
@@ -72,10 +72,10 @@ from suites.engine.verdicts import (
     is_literal,
     wrong_subject,
 )
-from suites.expected import functions_named
-from suites.families.mapping import random_tokens
-from suites.harness import observe_subscriptions
-from suites.strategies import (
+from nats_conformance.suites.expected import functions_named
+from nats_conformance.suites.families.mapping import random_tokens
+from nats_conformance.suites.harness import observe_subscriptions
+from nats_conformance.suites.strategies import (
     INTEGER_EDGES,
     bulk_subjects,
     destination_templates,
@@ -293,10 +293,10 @@ class ImportFamily(TargetServer):
         "(stream) or requests in the importing one (service); in one unit in four the exporter also "
         "imports from a third account (`RLY`) a subject that collides with the import's `to` and that "
         "none of the unit's subjects use, so that the server's cycle checks walk a chain of three "
-        "accounts (`fixtures.layouts.relay_subject`), and one stream import in eight has a `prefix` "
-        "in place of its `to` (`p`, `p.`, `p.q`, and two that are not literal; observed: a literal "
-        "prefix is put before the subjects, `reference.contexts.prefixed`); and in one unit in "
-        "eighteen each, configurations that must be refused: the exporter imports every subject back "
+        "accounts (`nats_conformance.fixtures.layouts.relay_subject`), and one stream import in eight has a "
+        "`prefix` in place of its `to` (`p`, `p.`, `p.q`, and two that are not literal; observed: a literal "
+        "prefix is put before the subjects, `nats_conformance.reference.contexts.prefixed`); and in one unit "
+        "in eighteen each, configurations that must be refused: the exporter imports every subject back "
         'from the importer, a cycle (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
         "`IMPORT_CYCLE`), the importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter "
         "exports nothing (`IMPORT_NOT_EXPORTED`)"

@@ -33,16 +33,16 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from fixtures.clients.adapter import AdapterProcess, Sent
-from fixtures.errors import ServerError
-from records.casefile import CaseFile, CaseFileError
-from records.schema import NOT_SUPPORTED, Case, CaseBlock
-from reference.adapter import handle_request, transform_reply
-from reference.functions import FUNCTIONS, LEGACY_WILDCARD
-from reference.matching import matches
-from reference.partition import partition
-from reference.profiles import ReleaseProfile
-from reference.protocol import (
+from nats_conformance.fixtures.clients.adapter import AdapterProcess, Sent
+from nats_conformance.fixtures.errors import ServerError
+from nats_conformance.records.casefile import CaseFile, CaseFileError
+from nats_conformance.records.schema import NOT_SUPPORTED, Case, CaseBlock
+from nats_conformance.reference.adapter import handle_request, transform_reply
+from nats_conformance.reference.functions import FUNCTIONS, LEGACY_WILDCARD
+from nats_conformance.reference.matching import matches
+from nats_conformance.reference.partition import partition
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.protocol import (
     INTERNAL_ERROR,
     Answer,
     CoverageQuestion,
@@ -60,8 +60,8 @@ from reference.protocol import (
     answer_fields,
     answer_of,
 )
-from reference.subjects import is_valid_publish_subject, is_valid_subject
-from suites.drawing import (
+from nats_conformance.reference.subjects import is_valid_publish_subject, is_valid_subject
+from nats_conformance.suites.drawing import (
     FOCUS,
     SPECIAL_TOKENS,
     STRATA,
@@ -72,8 +72,8 @@ from suites.drawing import (
     wildcard_sources,
     without_random,
 )
-from suites.engine.family import Draws, Judged
-from suites.engine.verdicts import (
+from nats_conformance.suites.engine.family import Draws, Judged
+from nats_conformance.suites.engine.verdicts import (
     CRASH,
     NOT_ARRIVED,
     UNEXPECTED,
@@ -84,10 +84,16 @@ from suites.engine.verdicts import (
     make_case,
     wrong_subject,
 )
-from suites.expected import functions_named
-from suites.families.matching import wildcard_kinds
-from suites.oracle import failed, three_way
-from suites.strategies import destination_templates, patterns, subjects, subjects_matching, tokens
+from nats_conformance.suites.expected import functions_named
+from nats_conformance.suites.families.matching import wildcard_kinds
+from nats_conformance.suites.oracle import failed, three_way
+from nats_conformance.suites.strategies import (
+    destination_templates,
+    patterns,
+    subjects,
+    subjects_matching,
+    tokens,
+)
 
 BACKEND: Final = "adapter"
 SIDE_BY_SIDE: Final = 32

@@ -19,18 +19,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import strategies as st
 
-from fixtures.config import Account, Mapping, Place, ServerConfig
-from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.servers.base import Backend
-from fixtures.servers.operator import OperatorBackend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.transform import Transform, compile_transform
-from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import (
+from nats_conformance.fixtures.config import Account, Mapping, Place, ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.operator import OperatorBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.verdicts import (
     CRASH,
     RunContext,
     agreeing_block,
@@ -40,9 +40,9 @@ from suites.engine.verdicts import (
     rejection_case,
     transform_columns,
 )
-from suites.expected import ExpectedSubjects, instance_of, partition_position
-from suites.harness import Observation, Observer, publish_and_observe
-from suites.strategies import MappingBatch, bulk_subjects, mapping_batches
+from nats_conformance.suites.expected import ExpectedSubjects, instance_of, partition_position
+from nats_conformance.suites.harness import Observation, Observer, publish_and_observe
+from nats_conformance.suites.strategies import MappingBatch, bulk_subjects, mapping_batches
 
 TOKEN_POOL_SIZE = 512
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"

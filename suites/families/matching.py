@@ -12,15 +12,22 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import Case, CaseBlock, text_array
-from reference.matching import SubjectIndex
-from reference.profiles import ReleaseProfile
-from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, UNEXPECTED, RunContext, agreeing_block, make_case
-from suites.harness import SubscriptionObservation, observe_subscriptions
-from suites.strategies import matching_batches
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case, CaseBlock, text_array
+from nats_conformance.reference.matching import SubjectIndex
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.verdicts import (
+    DUPLICATED,
+    NOT_ARRIVED,
+    UNEXPECTED,
+    RunContext,
+    agreeing_block,
+    make_case,
+)
+from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions
+from nats_conformance.suites.strategies import matching_batches
 
 
 def wildcard_kinds(pattern: str) -> tuple[str, ...]:

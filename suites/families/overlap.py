@@ -27,20 +27,26 @@ from dataclasses import dataclass, field, replace
 
 from hypothesis import strategies as st
 
-from fixtures.config import Account, Mapping, ServerConfig
-from fixtures.errors import ServerDiedError, ServerError
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import Case
-from reference.errors import MappingError
-from reference.overlap import candidates, matching
-from reference.profiles import ReleaseProfile
-from reference.transform import Transform, compile_transform
-from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import DUPLICATED, NOT_ARRIVED, RunContext, make_case, rejection_case
-from suites.harness import SubscriptionObservation, observe_subscriptions
-from suites.strategies import bulk_subjects, mostly
+from nats_conformance.fixtures.config import Account, Mapping, ServerConfig
+from nats_conformance.fixtures.errors import ServerDiedError, ServerError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.overlap import candidates, matching
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.verdicts import (
+    DUPLICATED,
+    NOT_ARRIVED,
+    RunContext,
+    make_case,
+    rejection_case,
+)
+from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions
+from nats_conformance.suites.strategies import bulk_subjects, mostly
 
 FEATURE = "overlap"
 NAMESPACE = "ov"

@@ -45,15 +45,15 @@ from typing import Any
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
-from fixtures.clients.wire import Message
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import Case
-from reference.errors import ConformanceError
-from reference.functions import canonical_functions
-from reference.profiles import ReleaseProfile, nearest_profile
-from reference.republish import (
+from nats_conformance.fixtures.clients.jetstream import ApiError, JetStreamClient, JsonObject, api_error
+from nats_conformance.fixtures.clients.wire import Message
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.reference.functions import canonical_functions
+from nats_conformance.reference.profiles import ReleaseProfile, nearest_profile
+from nats_conformance.reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_MSG_ID,
     HEADER_SEQUENCE,
@@ -72,12 +72,18 @@ from reference.republish import (
     republish_violations,
     rules_for,
 )
-from reference.transform import compile_transform
-from reference.versions import Version
-from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import NOT_ARRIVED, RunContext, is_literal, make_case, wrong_subject
-from suites.expected import functions_named
-from suites.strategies import below, destination_templates, pick
+from nats_conformance.reference.transform import compile_transform
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import JetStreamSlots, Judged
+from nats_conformance.suites.engine.verdicts import (
+    NOT_ARRIVED,
+    RunContext,
+    is_literal,
+    make_case,
+    wrong_subject,
+)
+from nats_conformance.suites.expected import functions_named
+from nats_conformance.suites.strategies import below, destination_templates, pick
 
 FEATURE = "republish"
 STREAM = "RP"

@@ -50,25 +50,25 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from fixtures.errors import ServerDiedError, ServerStalledError
-from fixtures.provision import (
+from nats_conformance.fixtures.errors import ServerDiedError, ServerStalledError
+from nats_conformance.fixtures.provision import (
     NATS_STREAMING_SERVER,
     binary_version,
     cached_binary,
     parse_version_spec,
     resolve_binary,
 )
-from fixtures.servers.streaming import (
+from nats_conformance.fixtures.servers.streaming import (
     StartResult,
     StreamingConfig,
     StreamingServer,
     StreamingServers,
     has_protobuf,
 )
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import Case
-from reference.channels import (
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.channels import (
     ACCEPTED,
     DUPLICATE_CHANNEL,
     REFUSED,
@@ -82,25 +82,25 @@ from reference.channels import (
     start_outcome,
     subscribe_outcome,
 )
-from reference.errors import (
+from nats_conformance.reference.errors import (
     InvalidChannelError,
     InvalidVersionError,
     NoChannelError,
     PartitioningWithClusteringError,
 )
-from reference.profiles import ReleaseProfile
-from reference.versions import Version
-from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import RunContext, make_case
-from suites.streaming.layouts import Layout, layout_column, layout_of
-from suites.streaming.strategies import layouts_with_channels
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
+from nats_conformance.suites.streaming.layouts import Layout, layout_column, layout_of
+from nats_conformance.suites.streaming.strategies import layouts_with_channels
 
 if TYPE_CHECKING:
-    from fixtures.clients.streaming import StreamingClient
+    from nats_conformance.fixtures.clients.streaming import StreamingClient
 
 FEATURE = "streaming"
 IMPLEMENTATION = NATS_STREAMING_SERVER.name
-PROVISION = f"python -m fixtures provision --product {NATS_STREAMING_SERVER.name}"
+PROVISION = f"python -m nats_conformance.fixtures provision --product {NATS_STREAMING_SERVER.name}"
 CONFLICT = re.compile(r'channel "(.*)" causes conflict with channels on server "(.*)"')
 FAILURE_KINDS = (
     ("invalid channel name", InvalidChannelError.kind),
@@ -349,7 +349,7 @@ class ChannelObservation:
 
 async def _probe(client: StreamingClient, channel: str) -> ChannelObservation:
     """Subscribe to `channel`, publish one message on it, count its deliveries and acknowledge them."""
-    from fixtures.clients.streaming import StreamingRequestError, StreamingTimeoutError
+    from nats_conformance.fixtures.clients.streaming import StreamingRequestError, StreamingTimeoutError
 
     subscribe_kind, subscription = TIMEOUT, None
     subscribe_answers: tuple[str, ...] = ()
@@ -397,7 +397,7 @@ REGISTERED = f"[Client:{CLIENT_ID}] Connected"
 async def _observe(
     url: str, cluster_id: str, channels: Sequence[str], registered: Callable[[], bool]
 ) -> list[ChannelObservation]:
-    from fixtures.clients.streaming import StreamingClient
+    from nats_conformance.fixtures.clients.streaming import StreamingClient
 
     async with await StreamingClient.connect(url, cluster_id, CLIENT_ID, timeout=2.0) as client:
         # Every server answers the connection; the client goes on with the first answer. A server that
@@ -424,7 +424,7 @@ async def _observe(
 async def _longest_ping(client: StreamingClient, probed: asyncio.Event) -> float:
     """PING the NATS server every `PING_INTERVAL` until `probed` is set; the longest round trip (a PING
     that is not answered within ten seconds counts as ten seconds)."""
-    from fixtures.clients.streaming import StreamingError
+    from nats_conformance.fixtures.clients.streaming import StreamingError
 
     longest = 0.0
     while not probed.is_set():
@@ -567,7 +567,7 @@ def probe(url: str, run: LayoutRun, channels: Sequence[str]) -> tuple[list[Chann
     """Probe every channel through the NATS server at `url` on the layout's running servers (nothing to
     ask when no server runs); returns the observations and the microseconds per channel. A client that
     cannot connect makes every observation a `failure`."""
-    from fixtures.clients.streaming import StreamingError
+    from nats_conformance.fixtures.clients.streaming import StreamingError
 
     if not run.running() or not channels:
         return [], 0

@@ -25,22 +25,22 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error
-from fixtures.errors import ServerError
-from fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
-from fixtures.layouts import stream_configs as layout_configs
-from fixtures.session import Session
-from records.casefile import CaseFile
-from reference.contexts import compile_in, context_named
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.transform import Transform
-from reference.versions import Version
-from suites.engine.family import JetStreamSlots, Judged
-from suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
-from suites.expected import functions_named
-from suites.families.mapping import random_tokens
-from suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
+from nats_conformance.fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error
+from nats_conformance.fixtures.errors import ServerError
+from nats_conformance.fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
+from nats_conformance.fixtures.layouts import stream_configs as layout_configs
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.reference.contexts import compile_in, context_named
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import Transform
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import JetStreamSlots, Judged
+from nats_conformance.suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
+from nats_conformance.suites.expected import functions_named
+from nats_conformance.suites.families.mapping import random_tokens
+from nats_conformance.suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
 
 SUBJECTS = 6
 ARRIVAL = 2.0

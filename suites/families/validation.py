@@ -14,17 +14,17 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from fixtures.config import Account, Mapping, ServerConfig
-from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import Case
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.transform import compile_transform
-from suites.engine.family import Judged, TargetServer
-from suites.engine.verdicts import (
+from nats_conformance.fixtures.config import Account, Mapping, ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import compile_transform
+from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.verdicts import (
     CRASH,
     RunContext,
     is_literal,
@@ -32,9 +32,9 @@ from suites.engine.verdicts import (
     refusal_suffix,
     validation_oracle,
 )
-from suites.expected import functions_named, instance_of
-from suites.harness import publish_and_observe
-from suites.strategies import (
+from nats_conformance.suites.expected import functions_named, instance_of
+from nats_conformance.suites.harness import publish_and_observe
+from nats_conformance.suites.strategies import (
     ODD_SOURCES,
     below,
     destination_templates,

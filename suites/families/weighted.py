@@ -36,24 +36,30 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.config import WeightedDestination as ConfigEntry
-from fixtures.errors import ConfigRejectedError
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.schema import DELIVERED, LOST, UNCHANGED, Case, CaseBlock
-from reference.errors import MappingError
-from reference.profiles import ReleaseProfile
-from reference.transform import Transform
-from reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
-from suites.distribution import chi_square, sample_size
-from suites.engine.family import Judged, TargetServer, in_operator_mode
-from suites.engine.verdicts import RunContext, UnitCases, acceptance, make_case, rejection_case
-from suites.expected import functions_named
-from suites.families.mapping import random_tokens
-from suites.harness import SubscriptionObservation, observe_subscriptions
-from suites.strategies import bulk_subjects, mostly
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.config import WeightedDestination as ConfigEntry
+from nats_conformance.fixtures.errors import ConfigRejectedError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case, CaseBlock
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.transform import Transform
+from nats_conformance.reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
+from nats_conformance.suites.distribution import chi_square, sample_size
+from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.verdicts import (
+    RunContext,
+    UnitCases,
+    acceptance,
+    make_case,
+    rejection_case,
+)
+from nats_conformance.suites.expected import functions_named
+from nats_conformance.suites.families.mapping import random_tokens
+from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions
+from nats_conformance.suites.strategies import bulk_subjects, mostly
 
 MAX_MESSAGES = 20_000
 """Cap on messages per list (CI time); ``sample_size`` stays below it for every list of 1-4 shares."""

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from fixtures.errors import ServerError
-from fixtures.plugin import SERVERS_SEEN
-from fixtures.provision import NATS_STREAMING_SERVER, binary_version
-from fixtures.servers.streaming import StreamingNetwork, has_protobuf, provision_binaries
-from records.expectations import Expectations
-from records.writer import RecordWriter
-from suites.engine.verdicts import RunContext
+from nats_conformance.fixtures.errors import ServerError
+from nats_conformance.fixtures.plugin import SERVERS_SEEN
+from nats_conformance.fixtures.provision import NATS_STREAMING_SERVER, binary_version
+from nats_conformance.fixtures.servers.streaming import StreamingNetwork, has_protobuf, provision_binaries
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.verdicts import RunContext
 
 if not has_protobuf() and not os.environ.get("CI"):
     # The streaming client needs protobuf: pip install -e '.[streaming]'. Under CI a missing extra is an

@@ -10,8 +10,8 @@ cluster reaches both partitions, and after the active foo server dies its standb
 messages stored before.
 
 Every step is a case (feature `streaming`, function `fault-tolerance` for roles, `publish`/`subscribe`/
-`receive` for requests); the cases' `source` is `EXAMPLE_SOURCE`, which `python -m suites replay
---feature streaming --source ...` recognises and runs again.
+`receive` for requests); the cases' `source` is `EXAMPLE_SOURCE`, which `python -m nats_conformance.suites
+replay --feature streaming --source ...` recognises and runs again.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixtures.clients.streaming import StreamingClient, StreamingTimeoutError
-from fixtures.provision import NATS_STREAMING_SERVER, binary_version, resolve_binary
-from fixtures.servers.local import HOST, free_port
-from fixtures.servers.streaming import StreamingConfig, StreamingServer, StreamingServers
-from records.expectations import Expectations
-from records.schema import Case
-from suites.engine.verdicts import RunContext, make_case
-from suites.families.streaming import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
-from suites.streaming.layouts import Layout
+from nats_conformance.fixtures.clients.streaming import StreamingClient, StreamingTimeoutError
+from nats_conformance.fixtures.provision import NATS_STREAMING_SERVER, binary_version, resolve_binary
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.fixtures.servers.streaming import StreamingConfig, StreamingServer, StreamingServers
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
+from nats_conformance.suites.families.streaming import FEATURE, IMPLEMENTATION, LayoutRun, probe_and_judge
+from nats_conformance.suites.streaming.layouts import Layout
 
 PARTITIONS = {"foo": "foo.>", "bar": "bar.>"}
 HOSTS = ("host1", "host2")
@@ -216,8 +216,9 @@ async def stored_messages(url: str, cluster_id: str, channel: str, *, quiet: flo
 
 
 def replay_example(release: str = "0.25") -> list[Case]:
-    """The example run again on the build of nats-streaming-server `release` (what `python -m suites
-    replay` does for a case whose source is `EXAMPLE_SOURCE`); its servers embed their NATS servers."""
+    """The example run again on the build of nats-streaming-server `release` (what `python -m
+    nats_conformance.suites replay` does for a case whose source is `EXAMPLE_SOURCE`); its servers embed their
+    NATS servers."""
     binary = resolve_binary(release, NATS_STREAMING_SERVER)
     counter = itertools.count(1)
     context = RunContext(

@@ -1,8 +1,8 @@
 """A layout: the partitioned streaming servers of one cluster, in start order, and its JSON form.
 
 A streaming case keeps its layout in the `layout` column; the JSON form (records.replay.layout_json) is
-what `python -m suites replay --feature streaming --source ...` reads back: a list with one item per
-server, either its channel list (`["foo.*", "bar.>"]`) or, for a server with clustering enabled as
+what `python -m nats_conformance.suites replay --feature streaming --source ...` reads back: a list with one
+item per server, either its channel list (`["foo.*", "bar.>"]`) or, for a server with clustering enabled as
 well, `{"channels": [...], "clustered": true}`. Servers are labelled from 1 in start order.
 """
 
@@ -12,10 +12,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from records.casefile import CaseFile
-from records.replay import layout_json
-from reference.channels import ServerSpec, channel_in_common, is_valid_channel_entry
-from reference.errors import ConformanceError
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.replay import layout_json
+from nats_conformance.reference.channels import ServerSpec, channel_in_common, is_valid_channel_entry
+from nats_conformance.reference.errors import ConformanceError
 
 
 class LayoutError(ConformanceError, ValueError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from reference.channels import ServerSpec, is_valid_channel_entry
-from reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD
-from suites.streaming.layouts import Layout
+from nats_conformance.reference.channels import ServerSpec, is_valid_channel_entry
+from nats_conformance.reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD
+from nats_conformance.suites.streaming.layouts import Layout
 
 TOKENS = ("foo", "bar", "baz")
 OTHER_TOKENS = ("qux", "x")

@@ -1,4 +1,5 @@
-"""NATS Streaming channel partitions on live servers (https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
+"""NATS Streaming channel partitions on live servers
+(https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning).
 
 Every worked example of the document runs as an explicit test; two properties draw layouts of 2-4
 partitioned servers with one cluster ID: which servers start and which fail (and why) matches
@@ -16,16 +17,16 @@ import json
 import pytest
 from hypothesis import example, given, settings
 
-from fixtures.clients.streaming import StreamingClient
-from fixtures.servers.streaming import StreamingConfig, StreamingNetwork
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.channels import DUPLICATE_CHANNEL
-from suites.engine.verdicts import RunContext
-from suites.families.streaming import probe_and_judge, start_layout
-from suites.reproduce import describe_divergences
-from suites.streaming.layouts import Layout
-from suites.streaming.strategies import layouts, layouts_with_channels
+from nats_conformance.fixtures.clients.streaming import StreamingClient
+from nats_conformance.fixtures.servers.streaming import StreamingConfig, StreamingNetwork
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.channels import DUPLICATE_CHANNEL
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.streaming import probe_and_judge, start_layout
+from nats_conformance.suites.reproduce import describe_divergences
+from nats_conformance.suites.streaming.layouts import Layout
+from nats_conformance.suites.streaming.strategies import layouts, layouts_with_channels
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.children import start_child
-from fixtures.servers.local import HOST, free_port
-from fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
-from records.writer import RecordWriter
-from suites.engine.verdicts import RunContext, make_case
-from suites.families.streaming import FEATURE
-from suites.reproduce import describe_divergences
+from nats_conformance.fixtures.children import start_child
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.fixtures.servers.streaming import StreamingConfig, StreamingNetwork, failure_line
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
+from nats_conformance.suites.families.streaming import FEATURE
+from nats_conformance.suites.reproduce import describe_divergences
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
 

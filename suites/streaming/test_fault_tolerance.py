@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.servers.streaming import StreamingNetwork
-from records.writer import RecordWriter
-from suites.engine.verdicts import RunContext
-from suites.reproduce import describe_divergences
-from suites.streaming.fault_tolerance import DOCUMENTED_FLAG, PARTITIONS, run_example
+from nats_conformance.fixtures.servers.streaming import StreamingNetwork
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.reproduce import describe_divergences
+from nats_conformance.suites.streaming.fault_tolerance import DOCUMENTED_FLAG, PARTITIONS, run_example
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
 

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fixtures.children import Child, start_child
-from fixtures.clients.wire import WireError, read_info
-from fixtures.docker import process_daemon
-from fixtures.options import RunConfig, Target
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers.container import LABEL_OWNER
-from fixtures.servers.local import HOST, free_port
-from reference.versions import Version
+from nats_conformance.fixtures.children import Child, start_child
+from nats_conformance.fixtures.clients.wire import WireError, read_info
+from nats_conformance.fixtures.docker import process_daemon
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.container import LABEL_OWNER
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.reference.versions import Version
 
 
 def containers_of(owner: str) -> list[Any]:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from records.writer import CASES
-from reference import profiles
-from reference.versions import Version
-from suites.__main__ import main
+from nats_conformance.records.writer import CASES
+from nats_conformance.reference import profiles
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.__main__ import main
 
 pytestmark = pytest.mark.live
 

@@ -10,13 +10,13 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures.clients.nats_py import wire_tap_sync
-from fixtures.config import Mapping, ServerConfig
-from fixtures.errors import ConfigRejectedError, ServerDiedError
-from fixtures.options import Target
-from fixtures.pytest_fixtures import announced_version
-from fixtures.servers.base import Backend
-from reference.versions import Version
+from nats_conformance.fixtures.clients.nats_py import wire_tap_sync
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerDiedError
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.pytest_fixtures import announced_version
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.reference.versions import Version
 
 pytestmark = pytest.mark.live
 

@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from fixtures.options import RunConfig, Target
-from fixtures.servers.base import Backend
-from fixtures.servers.local import HOST
-from fixtures.session import Session
-from records.schema import Case
-from records.writer import RecordWriter, run_status
-from suites.engine.family import check, record, verdicts
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.strategies import MappingBatch
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.local import HOST
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter, run_status
+from nats_conformance.suites.engine.family import check, record, verdicts
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.strategies import MappingBatch
 from tests.live.campaigns import newest_of_session
 
 pytestmark = pytest.mark.live
@@ -117,7 +117,7 @@ def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(
     if target.backend != "process" or not newest_of_session(target, run_config):
         pytest.skip("one backend and release are enough to fill a disk")
     command = [
-        sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
+        sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text,
         "--family", "mapping", "--family", "validation", "--cases", "20000", "--budget", "validation=5",
         "--out", str(tiny_disk),
     ]  # fmt: skip
@@ -142,7 +142,7 @@ def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(
 
 def test_a_campaign_on_an_unreachable_server_leaves_no_run_directory(tmp_path: Path) -> None:
     command = [
-        sys.executable, "-m", "suites", "campaign", "--backend", "external",
+        sys.executable, "-m", "nats_conformance.suites", "campaign", "--backend", "external",
         "--server-url", f"nats://{HOST}:1", "--cases", "5", "--out", str(tmp_path),
     ]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)

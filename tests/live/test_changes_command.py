@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from fixtures.cover import module_source
-from fixtures.errors import ProvisionError
 from nats_conformance import main
-from records.coverage import parse_profile
-from suites.coverage import PROFILE
+from nats_conformance.fixtures.cover import module_source
+from nats_conformance.fixtures.errors import ProvisionError
+from nats_conformance.records.coverage import parse_profile
+from nats_conformance.suites.coverage import PROFILE
 
 pytestmark = pytest.mark.live
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from suites.__main__ import main
+from nats_conformance.suites.__main__ import main
 
 pytestmark = pytest.mark.live
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from fixtures.docker import DockerDaemon, ensure_image
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers.local import free_port
+from nats_conformance.fixtures.docker import DockerDaemon, ensure_image
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.local import free_port
 from tests.wheel import Installed
 
 yaml = pytest.importorskip("yaml")  # PyYAML: with mkdocs, a dev dependency

@@ -11,17 +11,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.config import Mapping
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from fixtures.servers.cluster import ClusterBackend
-from fixtures.session import Session
-from records.replay import REPLAY, replay_command
-from records.schema import Case
-from records.writer import CASES
-from suites.__main__ import main
-from suites.families import FAMILIES
-from suites.harness import publish_and_observe
+from nats_conformance.fixtures.config import Mapping
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.cluster import ClusterBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.replay import REPLAY, replay_command
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import CASES
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.harness import publish_and_observe
 
 pytestmark = pytest.mark.live
 

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.options import Target, build_run_config
-from fixtures.servers.base import Backend
-from fixtures.servers.cluster import ClusterBackend
-from records.casefile import CaseFile, read_case_file
-from records.expectations import Expectations
-from records.schema import case_of
-from reference.weighted import WeightedDestination
-from suites.families import FAMILIES, family_of_case
-from suites.families.weighted import WeightedRun
-from suites.replay import replay_file_on_server
+from nats_conformance.fixtures.options import Target, build_run_config
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.cluster import ClusterBackend
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import case_of
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.families import FAMILIES, family_of_case
+from nats_conformance.suites.families.weighted import WeightedRun
+from nats_conformance.suites.replay import replay_file_on_server
 from tests.families import live_session, run_agreeing
 
 pytestmark = pytest.mark.live

@@ -10,16 +10,16 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from fixtures.clients.wire import WireConnection, WireError
-from fixtures.config import Account, Mapping, ServerConfig
-from fixtures.errors import ConfigRejectedError
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from reference.errors import MappingError
-from reference.transform import Transform, compile_transform
-from suites.families import FAMILIES, mapping
-from suites.families.overlap import OverlapFamily, OverlapRun, Step
-from suites.families.validation import Verdict
+from nats_conformance.fixtures.clients.wire import WireConnection, WireError
+from nats_conformance.fixtures.config import Account, Mapping, ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.families import FAMILIES, mapping
+from nats_conformance.suites.families.overlap import OverlapFamily, OverlapRun, Step
+from nats_conformance.suites.families.validation import Verdict
 
 pytestmark = pytest.mark.live
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.cover import (
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.cover import (
     COVER_DIR,
     ENGINE_COUNTERS,
     STOP_GRACE,
@@ -26,12 +26,12 @@ from fixtures.cover import (
     merge_counters,
     module_source,
 )
-from fixtures.engine import engine_command
-from fixtures.provision import cached_binary, go_environment
-from records.coverage import SOURCE_LINES
-from reference.protocol import CoverageQuestion, Covered, TransformQuestion
-from reports.build import build_report
-from suites.__main__ import main
+from nats_conformance.fixtures.engine import engine_command
+from nats_conformance.fixtures.provision import cached_binary, go_environment
+from nats_conformance.records.coverage import SOURCE_LINES
+from nats_conformance.reference.protocol import CoverageQuestion, Covered, TransformQuestion
+from nats_conformance.reports.build import build_report
+from nats_conformance.suites.__main__ import main
 
 pytestmark = [pytest.mark.live, pytest.mark.nightly]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from reference.matching import matching_subject
-from reports.report import DIAGNOSES
-from suites.oracle import ORACLE_CLASSES, three_way
+from nats_conformance.reference.matching import matching_subject
+from nats_conformance.reports.report import DIAGNOSES
+from nats_conformance.suites.oracle import ORACLE_CLASSES, three_way
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE = "2.14.5"
@@ -50,7 +50,7 @@ def test_a_campaign_with_the_engine_oracle_records_and_reports_three_way(tmp_pat
         [
             sys.executable,
             "-m",
-            "suites",
+            "nats_conformance.suites",
             "campaign",
             "--server-version",
             RELEASE,
@@ -88,7 +88,17 @@ def test_a_campaign_with_the_engine_oracle_records_and_reports_three_way(tmp_pat
 
     out = tmp_path / "report"
     report = subprocess.run(
-        [sys.executable, "-m", "reports", "build", str(run_dir), "--engine", "duckdb", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "nats_conformance.reports",
+            "build",
+            str(run_dir),
+            "--engine",
+            "duckdb",
+            "--out",
+            str(out),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -111,7 +121,16 @@ def test_an_adapter_against_the_engine_of_a_release(tmp_path: Path) -> None:
     reference), and the three-way value of an agreeing case never names a divergence."""
     runs = tmp_path / "runs"
     adapter = f"adapter:{sys.executable} {ROOT / 'examples' / 'adapters' / 'planted_bugs.py'}"
-    command = [sys.executable, "-m", "suites", "campaign", "--target", adapter, "--cases", "2000"]
+    command = [
+        sys.executable,
+        "-m",
+        "nats_conformance.suites",
+        "campaign",
+        "--target",
+        adapter,
+        "--cases",
+        "2000",
+    ]
     result = subprocess.run(
         [*command, "--against", f"engine:{RELEASE}", "--out", str(runs)],
         cwd=ROOT,
@@ -134,7 +153,7 @@ def test_an_adapter_against_the_engine_of_a_release(tmp_path: Path) -> None:
 
 def test_against_takes_an_engine_target() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "suites", "campaign", "--against", "2.14.5"],
+        [sys.executable, "-m", "nats_conformance.suites", "campaign", "--against", "2.14.5"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.clients.adapter import AdapterProcess
-from fixtures.engine import engine_command
-from fixtures.provision import NATS_SERVER
-from reference.protocol import (
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.fixtures.engine import engine_command
+from nats_conformance.fixtures.provision import NATS_SERVER
+from nats_conformance.reference.protocol import (
     Answer,
     Mapped,
     Matched,
@@ -24,7 +24,7 @@ from reference.protocol import (
     Refusal,
     TransformQuestion,
 )
-from suites.engine_check import check_release, selected_releases
+from nats_conformance.suites.engine_check import check_release, selected_releases
 
 pytestmark = pytest.mark.live
 
@@ -157,7 +157,16 @@ def test_a_small_engine_check_of_old_releases_is_classified(release: str) -> Non
 def test_a_release_the_proxy_does_not_serve_is_one_line(tmp_path: Path) -> None:
     """Refused before the build when the cached list of releases knows the line, else by the build."""
     result = subprocess.run(
-        [sys.executable, "-m", "suites", "campaign", "--target", "engine:2.2.99", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "nats_conformance.suites",
+            "campaign",
+            "--target",
+            "engine:2.2.99",
+            "--out",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -192,7 +201,16 @@ def test_engine_check_exits_1_on_a_class_the_expectations_do_not_list(tmp_path: 
     0, each printed with its id); with none listed, the same differences are unexpected (exit 1)."""
     empty = tmp_path / "none.toml"
     empty.write_text("")
-    command = [sys.executable, "-m", "suites", "engine-check", "--releases", RELEASE, "--questions", "5000"]
+    command = [
+        sys.executable,
+        "-m",
+        "nats_conformance.suites",
+        "engine-check",
+        "--releases",
+        RELEASE,
+        "--questions",
+        "5000",
+    ]
     known = subprocess.run([*command, "--no-minimise"], capture_output=True, text=True, cwd=ROOT, check=False)
     assert known.returncode == 0, known.stdout
     listed = re.findall(r"^\s+\d+\s+(\S+)\s+\(expected: [a-z0-9-]+\)$", known.stdout, re.MULTILINE)

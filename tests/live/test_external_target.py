@@ -18,12 +18,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.deadlines import DEADLINE_ENV
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers.local import HOST, free_port
-from records.schema import CRASH_UNCONFIRMED
-from records.writer import CASES
-from suites.__main__ import main
+from nats_conformance.fixtures.deadlines import DEADLINE_ENV
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.records.schema import CRASH_UNCONFIRMED
+from nats_conformance.records.writer import CASES
+from nats_conformance.suites.__main__ import main
 from tests.live.campaigns import await_server, hand_started_server
 
 pytestmark = pytest.mark.live

@@ -13,11 +13,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.options import Target
-from records.replay import REPLAY, replay_command
-from records.schema import Case
-from records.writer import CASES
-from suites.__main__ import main
+from nats_conformance.fixtures.options import Target
+from nats_conformance.records.replay import REPLAY, replay_command
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import CASES
+from nats_conformance.suites.__main__ import main
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,16 @@ def test_the_operator_family_pushes_its_mappings_in_account_jwts(target: Target,
 
 
 def test_an_unknown_family_is_one_line() -> None:
-    command = [sys.executable, "-m", "suites", "campaign", "--family", "nosuch", "--server-version", "2.14.5"]
+    command = [
+        sys.executable,
+        "-m",
+        "nats_conformance.suites",
+        "campaign",
+        "--family",
+        "nosuch",
+        "--server-version",
+        "2.14.5",
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "--family takes one of mapping, validation" in done.stderr

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reports.present import CONFORMS_COLOUR
-from suites.__main__ import main
+from nats_conformance.reports.present import CONFORMS_COLOUR
+from nats_conformance.suites.__main__ import main
 
 pytestmark = pytest.mark.live
 
@@ -23,7 +23,16 @@ CORRECT = f"adapter:{sys.executable} {ROOT / 'examples' / 'adapters' / 'correct.
 
 
 def campaign(target: str, runs: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    command = [sys.executable, "-m", "suites", "campaign", "--target", target, "--cases", "500"]
+    command = [
+        sys.executable,
+        "-m",
+        "nats_conformance.suites",
+        "campaign",
+        "--target",
+        target,
+        "--cases",
+        "500",
+    ]
     command += ["--against", f"engine:{RELEASE}", "--profile", RELEASE, "--out", str(runs), *options]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     (run_dir,) = runs.iterdir()
@@ -47,7 +56,7 @@ def test_an_adapter_following_the_engine_conforms_to_its_release(tmp_path: Path)
     command = [
         sys.executable,
         "-m",
-        "reports",
+        "nats_conformance.reports",
         "build",
         str(run_dir),
         "--engine",

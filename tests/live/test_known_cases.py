@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.options import Target
-from records.expectations import load_expectations
-from records.writer import CASES
-from suites.__main__ import main
+from nats_conformance.fixtures.options import Target
+from nats_conformance.records.expectations import load_expectations
+from nats_conformance.records.writer import CASES
+from nats_conformance.suites.__main__ import main
 
 pytestmark = pytest.mark.live
 OVERFLOWS = {"stream-import-overflowing-index-crashes", "service-import-overflowing-index-wrong-subject"}

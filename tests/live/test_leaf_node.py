@@ -8,13 +8,13 @@ from collections.abc import Callable
 
 import pytest
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from fixtures.servers.operator import OperatorBackend
-from fixtures.session import Session
-from suites.families import FAMILIES
-from suites.harness import publish_and_observe
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.operator import OperatorBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.harness import publish_and_observe
 
 pytestmark = pytest.mark.live
 

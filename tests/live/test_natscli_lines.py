@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.children import Child, start_child
-from fixtures.options import build_run_config
-from fixtures.provision import NATSCLI, NATSCLI_VERSION, parse_version_spec, resolve_binary
-from fixtures.servers.local import HOST, free_port
-from records.casefile import CaseFile
-from records.replay import nats_cli_command, server_config
-from records.schema import Case
-from suites.replay import replay_on_server
+from nats_conformance.fixtures.children import Child, start_child
+from nats_conformance.fixtures.options import build_run_config
+from nats_conformance.fixtures.provision import NATSCLI, NATSCLI_VERSION, parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.replay import nats_cli_command, server_config
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.replay import replay_on_server
 from tests.live.campaigns import await_server
 from tests.records.test_cli_lines import GLOBAL_FLAGS, NATSCLI_FLAGS
 
@@ -166,8 +166,8 @@ def test_a_mapping_line_prints_the_subject_the_server_mapped(
     shell: Shell, feature: str, source: str, destination: str, subject: str
 ) -> None:
     """`nats server mapping` maps the subject with natscli's own engine (nats-server v2.15.0's) and prints
-    it, then an empty line (`python -m reference map` prints the subject alone): the server's subject,
-    which is the reference's (the case agrees)."""
+    it, then an empty line (`python -m nats_conformance.reference map` prints the subject alone): the server's
+    subject, which is the reference's (the case agrees)."""
     case = observed_case(feature, source, destination, subject)
     line = nats_cli_command(case)
     assert line.startswith("nats server mapping ")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from records.pairs import CHANGED, WITHIN, read_pairs
-from reports.__main__ import main as reports_main
-from suites.__main__ import main as suites_main
+from nats_conformance.records.pairs import CHANGED, WITHIN, read_pairs
+from nats_conformance.reports.__main__ import main as reports_main
+from nats_conformance.suites.__main__ import main as suites_main
 
 pytestmark = pytest.mark.live
 
@@ -85,7 +85,7 @@ def test_changes_between_releases_replay_as_claimed(tmp_path: Path) -> None:
         line = pair.replay_line(run_dir).split("; ")[(pair.seen_on, pair.replayed_on).index(version)]
         arguments = line.split()[2:]
         replayed = subprocess.run(
-            [sys.executable, "-m", "suites", "replay", *arguments],
+            [sys.executable, "-m", "nats_conformance.suites", "replay", *arguments],
             capture_output=True,
             text=True,
             check=False,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.errors import ProvisionError
-from suites.surface import Surface, diff, surface_of, unmodelled, unmodelled_lines
+from nats_conformance.fixtures.errors import ProvisionError
+from nats_conformance.suites.surface import Surface, diff, surface_of, unmodelled, unmodelled_lines
 
 pytestmark = pytest.mark.live
 

@@ -22,13 +22,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.docker import DockerDaemon, docker_client, ensure_docker, is_answering, process_daemon
-from fixtures.options import RunConfig, Target
-from fixtures.provision import CACHE_ENV, cache_root
-from fixtures.servers.container import CONFIG_DIR, LABEL
-from records.owners import is_process_alive, process_identity
-from records.writer import CASES, MANIFEST, run_status
-from reports.__main__ import main as reports_main
+from nats_conformance.fixtures.docker import (
+    DockerDaemon,
+    docker_client,
+    ensure_docker,
+    is_answering,
+    process_daemon,
+)
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
+from nats_conformance.fixtures.servers.container import CONFIG_DIR, LABEL
+from nats_conformance.records.owners import is_process_alive, process_identity
+from nats_conformance.records.writer import CASES, MANIFEST, run_status
+from nats_conformance.reports.__main__ import main as reports_main
 from tests.live.campaigns import containers_of, newest_of_session
 
 pytestmark = pytest.mark.live
@@ -56,7 +62,7 @@ def started_campaign(
 ) -> tuple[subprocess.Popen[str], Path]:
     """A campaign far longer than the test, once its journal holds recorded cases."""
     command = [
-        *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
+        *(sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text),
         *("--backend", target.backend, "--family", "matching", "--budget", "matching=100000000"),
         *("--out", str(out)),
     ]
@@ -225,7 +231,7 @@ def test_what_a_killed_campaign_left_is_removed_by_the_next_run(signalled: Targe
         (workdir / ".owner").write_text(owner)
     assert workdir.is_dir()  # a SIGKILL leaves it
     command = [
-        *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
+        *(sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text),
         *("--backend", target.backend, "--family", "matching", "--budget", "matching=50"),
         *("--out", str(tmp_path / "next")),
     ]
@@ -245,7 +251,7 @@ def test_ctrl_c_just_after_a_server_starts_is_one_line_and_leaves_nothing(
     if target.backend != "process":
         pytest.skip("a campaign's server start is watched on the process backend")
     command = [
-        *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
+        *(sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text),
         *("--backend", "process", "--family", "mapping", "--out", str(tmp_path)),
     ]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -272,7 +278,10 @@ def reapers_of(owner: str, wait: float = 30.0) -> list[int]:
     deadline = time.monotonic() + wait
     while True:
         found = subprocess.run(
-            ["pgrep", "-f", f"fixtures.reaper --owner {owner} "], capture_output=True, text=True, check=False
+            ["pgrep", "-f", f"nats_conformance.fixtures.reaper --owner {owner} "],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         pids = [int(pid) for pid in found.stdout.split() if running(int(pid))]
         if not pids or time.monotonic() > deadline:

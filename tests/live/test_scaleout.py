@@ -20,9 +20,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from records.writer import CASES, MANIFEST, TASKS
-from suites.__main__ import main
-from suites.engine.scaleout import TASK_IDS, shard_seed
+from nats_conformance.records.writer import CASES, MANIFEST, TASKS
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine.scaleout import TASK_IDS, shard_seed
 from tests.live.campaigns import arguments
 from tests.live.spark_cluster import Cluster, running, standalone_cluster
 
@@ -37,7 +37,16 @@ FAMILIES = ("mapping", "matching")
 
 def campaign_command(out: Path, master: str, *options: str) -> list[str]:
     return [
-        *(sys.executable, "-m", "suites", "campaign", "--target", RELEASE, "--out", str(out)),
+        *(
+            sys.executable,
+            "-m",
+            "nats_conformance.suites",
+            "campaign",
+            "--target",
+            RELEASE,
+            "--out",
+            str(out),
+        ),
         *("--master", master, *options),
     ]
 
@@ -141,7 +150,7 @@ def test_the_report_runs_on_the_same_cluster(
     cluster: Cluster, scaled_run: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_dir, _ = scaled_run
-    report = [sys.executable, "-m", "reports", "build", str(run_dir), "--out", str(tmp_path)]
+    report = [sys.executable, "-m", "nats_conformance.reports", "build", str(run_dir), "--out", str(tmp_path)]
     on_cluster(cluster, [*report, "--master", cluster.url])
     summary = json.loads((tmp_path / "summary.json").read_text())
     manifest = json.loads((run_dir / MANIFEST).read_text())
@@ -220,7 +229,16 @@ def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_cas
     `--resume` runs only the tasks that did not complete; the completed tasks' parts are kept as they
     were, and the run counts exactly the rows on disk, each case id once."""
     command = [
-        *(sys.executable, "-m", "suites", "campaign", "--out", str(tmp_path), "--master", cluster.url),
+        *(
+            sys.executable,
+            "-m",
+            "nats_conformance.suites",
+            "campaign",
+            "--out",
+            str(tmp_path),
+            "--master",
+            cluster.url,
+        ),
         *("--server-version", "2.12.15", "--server-version", RELEASE, "--shards", "1"),
         *("--family", "matching", "--family", "mapping", "--budget", "matching=200"),
         *("--budget", "mapping=20000"),
@@ -252,7 +270,7 @@ def test_a_sweep_resumed_after_sigterm_keeps_what_completed_and_counts_every_cas
     }
 
     resumed = subprocess.run(
-        [sys.executable, "-m", "suites", "campaign", "--resume", str(run_dir)],
+        [sys.executable, "-m", "nats_conformance.suites", "campaign", "--resume", str(run_dir)],
         cwd=ROOT,
         env=cluster.environment,
         capture_output=True,

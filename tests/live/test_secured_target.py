@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.children import start_child
-from fixtures.config import OperatorSettings, ServerConfig, render_config
-from fixtures.operator import NKey, OperatorKeys, creds_text
-from fixtures.provision import parse_version_spec, resolve_binary
-from fixtures.servers.local import HOST, free_port
-from suites.__main__ import main
+from nats_conformance.fixtures.children import start_child
+from nats_conformance.fixtures.config import OperatorSettings, ServerConfig, render_config
+from nats_conformance.fixtures.operator import NKey, OperatorKeys, creds_text
+from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
+from nats_conformance.fixtures.servers.local import HOST, free_port
+from nats_conformance.suites.__main__ import main
 from tests.live.campaigns import await_server
 
 pytestmark = pytest.mark.live

@@ -28,16 +28,16 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.deadlines import DEADLINE_ENV
-from fixtures.docker import process_daemon
-from fixtures.options import RunConfig, Target
-from fixtures.provision import resolve_binary
-from fixtures.servers.container import CONFIG_DIR
-from fixtures.session import RESTARTED
-from records.owners import process_identity
-from records.writer import CASES
-from reference.transform import NOT_DELIVERED
-from suites.engine.progress import SECONDS_ENV
+from nats_conformance.fixtures.deadlines import DEADLINE_ENV
+from nats_conformance.fixtures.docker import process_daemon
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.fixtures.servers.container import CONFIG_DIR
+from nats_conformance.fixtures.session import RESTARTED
+from nats_conformance.records.owners import process_identity
+from nats_conformance.records.writer import CASES
+from nats_conformance.reference.transform import NOT_DELIVERED
+from nats_conformance.suites.engine.progress import SECONDS_ENV
 from tests.live.campaigns import arguments, containers_of, newest_of_session
 
 pytestmark = pytest.mark.live
@@ -105,7 +105,7 @@ def _recording(errors: list[str], cases: int, timeout: float = 90.0) -> None:
 
 def _campaign(target: Target, out: Path) -> subprocess.Popen[str]:
     command = [
-        sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text,
+        sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text,
         "--backend", target.backend, "--family", "mapping", "--cases", str(CASES_RUN), "--out", str(out),
     ]  # fmt: skip
     # progress lines every 0.2 s (the pipe's are otherwise 30 s apart), for `_recording` to count cases
@@ -260,8 +260,8 @@ def _wrapper(tmp_path: Path, binary: Path, first_start: str) -> Path:
 
 def _short_campaign(server: Path, out: Path) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "suites", "campaign", "--server-version", str(server), "--backend", "process",
-        "--family", "mapping", "--cases", "300", "--out", str(out),
+        sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", str(server),
+        "--backend", "process", "--family", "mapping", "--cases", "300", "--out", str(out),
     ]  # fmt: skip
     environment = {**os.environ, DEADLINE_ENV: str(START_DEADLINE)}
     return subprocess.run(
@@ -329,7 +329,7 @@ def test_a_server_killed_during_a_family_is_restarted_and_journaled(
     if target.backend != "process":
         pytest.skip("the server is killed as a child process of the campaign")
     command = [
-        *(sys.executable, "-m", "suites", "campaign", "--server-version", target.spec.text),
+        *(sys.executable, "-m", "nats_conformance.suites", "campaign", "--server-version", target.spec.text),
         *("--backend", "process", "--family", family, "--budget", f"{family}=100000000"),
         *("--out", str(tmp_path)),
     ]

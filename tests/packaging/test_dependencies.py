@@ -19,7 +19,7 @@ def imported_names() -> dict[str, str]:
     """Each top-level name imported by a shipped module, with one module importing it."""
     found: dict[str, str] = {}
     files = [path for package in SHIPPED for path in (ROOT / package).rglob("*.py")]
-    for path in [*files, ROOT / "nats_conformance.py"]:
+    for path in [*files, ROOT / "nats_conformance" / "__init__.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

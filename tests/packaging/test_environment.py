@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.configfile import KEYS
 from nats_conformance import parser
-from reference.environment import VARIABLES
+from nats_conformance.fixtures.configfile import KEYS
+from nats_conformance.reference.environment import VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("reference", "fixtures", "suites", "records", "reports")
@@ -69,7 +69,7 @@ def read_in_code() -> dict[str, str]:
     """Each variable the shipped modules read, with one file reading it."""
     files = [path for package in SHIPPED for path in sorted((ROOT / package).rglob("*.py"))]
     found: dict[str, str] = {}
-    for path in [*files, ROOT / "nats_conformance.py"]:
+    for path in [*files, ROOT / "nats_conformance" / "__init__.py"]:
         for name in _environment_reads(path):
             found.setdefault(name, str(path.relative_to(ROOT)))
     return found

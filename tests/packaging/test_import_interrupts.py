@@ -49,13 +49,13 @@ runpy.run_module({entry!r}, run_name="__main__", alter_sys=True)
 the command needs paused until a signal arrives."""
 
 ENTRIES = [
-    ("suites", ["campaign", "--help"], "fixtures.provision"),
-    ("reports", ["build", "--help"], "reports.build"),
-    ("fixtures", ["provision", "--help"], "fixtures.provision"),
-    ("reference", ["map", "--help"], "reference.adapter"),
-    ("nats_conformance", ["map", "--help"], "fixtures.provision"),
+    ("nats_conformance.suites", ["campaign", "--help"], "nats_conformance.fixtures.provision"),
+    ("nats_conformance.reports", ["build", "--help"], "nats_conformance.reports.build"),
+    ("nats_conformance.fixtures", ["provision", "--help"], "nats_conformance.fixtures.provision"),
+    ("nats_conformance.reference", ["map", "--help"], "nats_conformance.reference.adapter"),
+    ("nats_conformance", ["map", "--help"], "nats_conformance.fixtures.provision"),
     # The reference model the command line itself is built on (`reference/__init__.py` imports all of it).
-    ("nats_conformance", ["map", "--help"], "reference.channels"),
+    ("nats_conformance", ["map", "--help"], "nats_conformance.reference.channels"),
 ]
 """Each entry point, a command it runs and a module it imports before running it."""
 
@@ -97,7 +97,7 @@ def test_the_same_signal_again_as_the_process_exits_keeps_its_status(
 def test_a_command_run_in_process_hands_the_signals_back_after_an_interrupt() -> None:
     """`main(argv)` called with its arguments (a test, a caller's own program) restores the caller's
     handlers even after a signal ended it; only a process's own command line keeps ignoring them."""
-    from reference.errors import run_command
+    from nats_conformance.reference.errors import run_command
 
     def interrupted() -> int:
         raise KeyboardInterrupt

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.engine import SOURCE, source_digest
-from fixtures.errors import ProvisionError
-from records.expectations import DEFAULT_PATH, ExpectationsError, load_expectations
+from nats_conformance.fixtures.engine import SOURCE, source_digest
+from nats_conformance.fixtures.errors import ProvisionError
+from nats_conformance.records.expectations import DEFAULT_PATH, ExpectationsError, load_expectations
 
 ROOT = Path(__file__).resolve().parents[2]
 

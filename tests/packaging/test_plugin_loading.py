@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.provision import CACHE_ENV, cache_root
+from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestAssertRewriteWarning")
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_a_project_passing_nats_server_version_gets_the_fixtures(pytester: pytes
 
 
 KEEPS_OLD_SPELLINGS = """
-from fixtures.plugin import add_deprecated_options
+from nats_conformance.fixtures.plugin import add_deprecated_options
 
 
 def pytest_addoption(parser):
@@ -152,7 +152,7 @@ def test_profile():
     ("conftest", "arguments"),
     [
         (False, ["--nats-hypothesis-profile", "nightly"]),
-        (False, ["-p", "fixtures.plugin", "--nats-hypothesis-profile", "nightly"]),
+        (False, ["-p", "nats_conformance.fixtures.plugin", "--nats-hypothesis-profile", "nightly"]),
         (True, ["--nats-hypothesis-profile", "nightly"]),
         (False, ["--nats-server-version", "2.14.5", "--hypothesis-profile", "nats-nightly"]),
     ],
@@ -162,7 +162,7 @@ def test_hypothesis_profile_is_honoured_however_the_plugin_is_loaded(
     pytester: pytest.Pytester, conftest: bool, arguments: list[str]
 ) -> None:
     if conftest:
-        pytester.makeconftest('pytest_plugins = ["fixtures.plugin"]')
+        pytester.makeconftest('pytest_plugins = ["nats_conformance.fixtures.plugin"]')
     pytester.makepyfile(test_profile=PROFILE_TEST)
     result = pytester.runpytest_subprocess(*arguments, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.provision import resolve_binary
-from records.expectations import load_expectations
-from records.writer import MANIFEST
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.records.expectations import load_expectations
+from nats_conformance.records.writer import MANIFEST
 from tests.live.test_secured_target import secured_server
 from tests.packaging.test_plugin_loading import UNRELATED_CONFTEST, UNRELATED_TESTS
 from tests.wheel import Installed, run
@@ -30,17 +30,26 @@ def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: Installed
     wheel = installed.wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {
-        path.relative_to(ROOT).as_posix()
+        f"nats_conformance/{path.relative_to(ROOT).as_posix()}"
         for package in PACKAGES
         for path in (ROOT / package).rglob("*.py")
         if "__pycache__" not in path.parts
     }
     assert modules - names == set()
-    assert {"suites/streaming/__init__.py", "fixtures/servers/__init__.py", "nats_conformance.py"} <= names
-    assert "records/expectations.toml" in names
+    assert {"suites/streaming/__init__.py", "fixtures/servers/__init__.py", "__init__.py"} <= {
+        name.removeprefix("nats_conformance/") for name in names
+    }
+    assert "nats_conformance/records/expectations.toml" in names
+    assert {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")} == {
+        "nats_conformance"
+    }
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
-    assert {f"records/known-cases/{path.name}" for path in (ROOT / "known-cases").glob("*.json")} <= names
-    assert {f"fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")} <= names
+    assert {
+        f"nats_conformance/records/known-cases/{path.name}" for path in (ROOT / "known-cases").glob("*.json")
+    } <= names
+    assert {
+        f"nats_conformance/fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")
+    } <= names
 
 
 def test_an_installed_copy_runs_a_campaign_and_its_report(installed: Installed, tmp_path: Path) -> None:
@@ -110,7 +119,7 @@ def test_an_installed_copy_reads_its_shipped_expectations(installed: Installed, 
     shown = run(
         scripts / "python",
         "-c",
-        "from records.expectations import DEFAULT_PATH, load_expectations; "
+        "from nats_conformance.records.expectations import DEFAULT_PATH, load_expectations; "
         "known = load_expectations(); print(DEFAULT_PATH); print(len(known.entries), len(known.known_cases))",
         cwd=tmp_path,
         timeout=60,
@@ -179,3 +188,27 @@ def test_a_server_that_wants_tls_and_creds_is_tested(installed: Installed, tmp_p
     manifest = json.loads((run_dir / MANIFEST).read_text())
     assert manifest["verdicts"]["agree"] >= 50
     assert manifest["verdicts"]["unknown"] == 0
+
+
+OWN_PACKAGES_TEST = """
+import fixtures, reference, reports
+
+def test_the_project_imports_its_own_packages():
+    assert (fixtures.OWNER, reference.OWNER, reports.OWNER) == ("project",) * 3
+"""
+
+
+def test_a_project_with_its_own_generic_packages_keeps_them(installed: Installed, tmp_path: Path) -> None:
+    """The wheel installs one name, `nats_conformance`: a project's own `fixtures`, `reports` and
+    `reference` packages are the ones it imports, and the plugin acts when the session opts in."""
+    for name in ("fixtures", "reference", "reports"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text('OWNER = "project"\n')
+    (tmp_path / "test_own.py").write_text(OWN_PACKAGES_TEST)
+    (tmp_path / "test_user.py").write_text(USER_TEST)
+    result = run(
+        *(installed.scripts / "pytest", "-p", "no:cacheprovider", "--strict-markers", "--rootdir", tmp_path),
+        *("--nats-server-version", resolve_binary("2.14.5"), "test_own.py", "test_user.py"),
+        cwd=tmp_path,
+    )
+    assert "2 passed" in result.stdout, result.stdout[-3000:]

@@ -191,7 +191,7 @@ def replay_wrong_field_types(context: Context) -> str:
 @probe(
     "report-not-a-run",
     "bad-input",
-    "python -m reports build DIR --out OUT with an empty directory for DIR",
+    "python -m nats_conformance.reports build DIR --out OUT with an empty directory for DIR",
     "one error line saying DIR holds no case records, exit 2, no report written",
 )
 def report_not_a_run(context: Context) -> str:

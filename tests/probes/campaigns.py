@@ -15,11 +15,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fixtures.provision import CACHE_ENV, cache_root
-from fixtures.session import RESTART_FAILED, RESTARTED
-from records.writer import run_status
-from reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
-from reports.counts import run_tally
+from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
+from nats_conformance.fixtures.session import RESTART_FAILED, RESTARTED
+from nats_conformance.records.writer import run_status
+from nats_conformance.reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
+from nats_conformance.reports.counts import run_tally
 from tests.probes.harness import RELEASE, Context, Failed, check, probe
 from tests.probes.tools import (
     ENDLESS,
@@ -437,7 +437,7 @@ def server_sigstop_restarted(context: Context) -> str:
 
 
 SILENT_ADAPTER = """import json, sys
-from reference.adapter import handle_line
+from nats_conformance.reference.adapter import handle_line
 print(json.dumps(handle_line(sys.stdin.buffer.readline())), flush=True)
 """
 """An adapter that answers its hello and then no question (every question it is asked is unknown)."""

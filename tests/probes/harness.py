@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fixtures.provision import cache_root
+from nats_conformance.fixtures.provision import cache_root
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE = "2.14.5"

@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fixtures.provision import CACHE_ENV, cache_root
-from records.owners import is_process_alive, process_identity
+from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
+from nats_conformance.records.owners import is_process_alive, process_identity
 from tests.probes.campaigns import agrees_with_records, faulted_campaign, nothing_left, recording
 from tests.probes.harness import OLD_RELEASE, RELEASE, Context, check, probe
 from tests.probes.tools import (
@@ -247,7 +247,7 @@ def _state(home: Path) -> Path:
 def _stop_left_dockerd(home: Path) -> None:
     import shutil
 
-    from fixtures.docker import DockerDaemon
+    from nats_conformance.fixtures.docker import DockerDaemon
 
     state = _state(home)
     with contextlib.suppress(OSError, ValueError):
@@ -266,8 +266,8 @@ def _container_environment(home: Path) -> dict[str, str]:
 
 def _labelled(home: Path) -> int:
     """The containers with the product's label on a daemon started again on the state directory."""
-    from fixtures.docker import docker_client, ensure_docker
-    from fixtures.servers.container import LABEL
+    from nats_conformance.fixtures.docker import docker_client, ensure_docker
+    from nats_conformance.fixtures.servers.container import LABEL
 
     state = _state(home)
     host = f"unix://{state / 'docker.sock'}"

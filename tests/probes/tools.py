@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from records.writer import MANIFEST, run_status
-from reference.errors import ENDINGS
-from suites.engine.progress import SECONDS_ENV
+from nats_conformance.records.writer import MANIFEST, run_status
+from nats_conformance.reference.errors import ENDINGS
+from nats_conformance.suites.engine.progress import SECONDS_ENV
 from tests.probes.harness import ROOT, Failed, check
 from tests.soak.soak import HALF_WRITTEN, check_run, last_line
 
@@ -35,8 +35,8 @@ def command(*argv: str) -> list[str]:
 
 
 def module(name: str, *argv: str) -> list[str]:
-    """The argv of `python -m NAME ARGV...`."""
-    return [sys.executable, "-m", name, *argv]
+    """The argv of `python -m nats_conformance.NAME ARGV...`."""
+    return [sys.executable, "-m", f"nats_conformance.{name}", *argv]
 
 
 def environment(**extra: str) -> dict[str, str]:

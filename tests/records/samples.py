@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from records.schema import Case
+from nats_conformance.records.schema import Case
 
 CRASHING = Case(
     run_id="r1",

@@ -9,11 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from records.casefile import CaseFile, CaseFileError, read_case_file
-from records.writer import RecordWriter
-from reference.channels import ServerSpec
-from reference.protocol import MatchQuestion, PartitionQuestion, TransformQuestion, ValidSubjectQuestion
-from reference.weighted import WeightedDestination
+from nats_conformance.records.casefile import CaseFile, CaseFileError, read_case_file
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.protocol import (
+    MatchQuestion,
+    PartitionQuestion,
+    TransformQuestion,
+    ValidSubjectQuestion,
+)
+from nats_conformance.reference.weighted import WeightedDestination
 from tests.records.samples import CRASHING
 
 BASE = replace(

@@ -11,12 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.layouts import stream_configs
-from fixtures.provision import resolve_binary
-from records.replay import NO_CLI_COUNTERPART, NO_IMPORTS_NOTE, nats_cli_command, server_config
-from records.schema import FEATURES, Case
-from reference.weighted import WeightedDestination
-from suites.reproduce import describe_case
+from nats_conformance.fixtures.layouts import stream_configs
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.records.replay import (
+    NO_CLI_COUNTERPART,
+    NO_IMPORTS_NOTE,
+    nats_cli_command,
+    server_config,
+)
+from nats_conformance.records.schema import FEATURES, Case
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.reproduce import describe_case
 
 MAPPING = Case(
     run_id="r",

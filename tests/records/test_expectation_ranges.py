@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import records.expectations
-import suites.__main__
-import suites.commands
-import suites.expectations_check
-from records.expectations import (
+import nats_conformance.records.expectations
+import nats_conformance.suites.__main__
+import nats_conformance.suites.commands
+import nats_conformance.suites.expectations_check
+from nats_conformance.records.expectations import (
     Ending,
     Expectation,
     Expectations,
@@ -30,7 +30,7 @@ from records.expectations import (
     write_endings,
     write_expectations,
 )
-from records.schema import Case
+from nats_conformance.records.schema import Case
 from tests.records.samples import CRASHING
 
 CRASH = Expectation(
@@ -227,7 +227,7 @@ def test_only_a_checkout_s_file_is_rewritten_by_default(tmp_path: Path) -> None:
     installed = checkout / ".venv" / "lib" / "python3.11" / "site-packages" / "records"
     installed.mkdir(parents=True)
     assert not in_checkout(installed / "expectations.toml")
-    assert in_checkout(records.expectations.DEFAULT_PATH)  # this checkout's own
+    assert in_checkout(nats_conformance.records.expectations.DEFAULT_PATH)  # this checkout's own
 
 
 def test_update_expectations_refuses_to_write_into_an_installed_copy(
@@ -236,13 +236,15 @@ def test_update_expectations_refuses_to_write_into_an_installed_copy(
     shipped = tmp_path / "site-packages" / "records" / "expectations.toml"
     shipped.parent.mkdir(parents=True)
     shipped.write_text(FILE)
-    monkeypatch.setattr(records.expectations, "DEFAULT_PATH", shipped)
+    monkeypatch.setattr(nats_conformance.records.expectations, "DEFAULT_PATH", shipped)
     # the command's module holds its own name for the file (imported here first, so that the patch is
     # undone for later tests: a first import during the patch would keep the temporary file)
-    monkeypatch.setattr(suites.commands, "DEFAULT_PATH", shipped)
+    monkeypatch.setattr(nats_conformance.suites.commands, "DEFAULT_PATH", shipped)
     with pytest.raises(ExpectationsError, match="name the file to rewrite with --expectations PATH"):
         default_to_update()
-    status = suites.__main__.main(["campaign", "--update-expectations", "--out", str(tmp_path / "runs")])
+    status = nats_conformance.suites.__main__.main(
+        ["campaign", "--update-expectations", "--out", str(tmp_path / "runs")]
+    )
     error = capsys.readouterr().err
     assert status == 2
     assert error.startswith("nats-conformance: error: --update-expectations: the default expectations file")
@@ -260,7 +262,7 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
     judged(known, CRASHING)
     judged(known, AGREEING)
     judged(known, replace(AGREEING, feature="mapping", functions="wildcard"))  # "first" and "last" unseen
-    suites.expectations_check.update_expectations(path, known, [], "r1")
+    nats_conformance.suites.expectations_check.update_expectations(path, known, [], "r1")
     assert capsys.readouterr().out.splitlines() == [
         "expectation range closed: crash: Ends on the 2.12 line at 2.12.15: shown on 2.10.27, not on 2.12.15 "
         "(run r1).",
@@ -273,9 +275,9 @@ def test_the_campaign_prints_a_line_per_closed_range_and_per_entry_kept_unseen(
 
 def test_the_shipped_file_rewritten_with_its_own_entries_is_unchanged(tmp_path: Path) -> None:
     path = tmp_path / "expectations.toml"
-    path.write_text(records.expectations.DEFAULT_PATH.read_text())
-    write_expectations(path, load_expectations(records.expectations.DEFAULT_PATH).entries)
-    assert path.read_text() == records.expectations.DEFAULT_PATH.read_text()
+    path.write_text(nats_conformance.records.expectations.DEFAULT_PATH.read_text())
+    write_expectations(path, load_expectations(nats_conformance.records.expectations.DEFAULT_PATH).entries)
+    assert path.read_text() == nats_conformance.records.expectations.DEFAULT_PATH.read_text()
 
 
 def test_a_new_divergence_gets_one_entry_per_run_of_releases_that_show_it() -> None:

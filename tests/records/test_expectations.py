@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from records.casefile import CaseFile
-from records.expectations import (
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import (
     Expectation,
     Expectations,
     ExpectationsError,
@@ -17,7 +17,7 @@ from records.expectations import (
     updated_entries,
     write_expectations,
 )
-from records.schema import Case
+from nats_conformance.records.schema import Case
 
 LEFT_RIGHT = Expectation(
     id="lr",

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 import nats_conformance
-import suites.__main__
-from records.expectations import Expectation, load_expectations, write_expectations
-from records.schema import Case
-from records.writer import RecordWriter
-from suites.expectations_check import releases_text
+import nats_conformance.suites.__main__
+from nats_conformance.records.expectations import Expectation, load_expectations, write_expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.suites.expectations_check import releases_text
 from tests.records.samples import CRASHING
 
 CRASH = Expectation(
@@ -71,7 +71,7 @@ def test_an_entry_not_seen_in_its_range_or_seen_outside_it_exits_1(
         replace(CASE, server_version="2.14.5", verdict="diverge", expectation=""),
         replace(AGREES, server_version="2.8.4", verdict="unknown", difference="unknown"),  # judges nothing
     ]
-    status = suites.__main__.main(
+    status = nats_conformance.suites.__main__.main(
         ["expectations", "check", run(tmp_path, "r1", cases), "--expectations", listed]
     )
     assert (status, capsys.readouterr().out.splitlines()) == (

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from fixtures.layouts import PLACES
-from records.replay import TRANSFORM_PLACES
-from records.schema import FEATURES, SCHEMA, SCHEMA_VERSION
-from suites.families import FAMILIES
+from nats_conformance.fixtures.layouts import PLACES
+from nats_conformance.records.replay import TRANSFORM_PLACES
+from nats_conformance.records.schema import FEATURES, SCHEMA, SCHEMA_VERSION
+from nats_conformance.suites.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[2]
 

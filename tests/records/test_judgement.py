@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from records.judgement import DivergenceTally, EngineJudgement, judgements, run_conforms
-from records.schema import Case
-from reference.cli import CONFORMS_TO_ENGINE, DIVERGED, PASSED, TOO_MANY_UNKNOWN, exit_status
+from nats_conformance.records.judgement import DivergenceTally, EngineJudgement, judgements, run_conforms
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.cli import CONFORMS_TO_ENGINE, DIVERGED, PASSED, TOO_MANY_UNKNOWN, exit_status
 
 DIVERGING = Case(
     run_id="r",

@@ -9,13 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from records.casefile import CaseFile
-from records.replay import REPLAY, layout_json, replay_command
-from records.schema import FEATURES, Case
-from reference.channels import ServerSpec
-from reference.weighted import WeightedDestination
-from suites.__main__ import main
-from suites.commands import _question, build_parser
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.replay import REPLAY, layout_json, replay_command
+from nats_conformance.records.schema import FEATURES, Case
+from nats_conformance.reference.channels import ServerSpec
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.commands import _question, build_parser
 
 BACKENDS = ("process", "container-operator", "process-cluster", "adapter")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from records.writer import RecordWriter
+from nats_conformance.records.writer import RecordWriter
 from tests.records.test_writer import shared_case
 from tests.soak.soak import HALF_WRITTEN, check_run
 

@@ -11,11 +11,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from records.expectations import Expectations
-from records.schema import NOT_SUPPORTED, REFUSED, SCHEMA, Case, CaseBlock, text_array, texts_of
-from records.writer import RecordsError, RecordWriter, run_status
-from reports.counts import case_counts, run_tally, tally_of
-from suites.engine.campaign import CampaignPlan, run_campaign
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import (
+    NOT_SUPPORTED,
+    REFUSED,
+    SCHEMA,
+    Case,
+    CaseBlock,
+    text_array,
+    texts_of,
+)
+from nats_conformance.records.writer import RecordsError, RecordWriter, run_status
+from nats_conformance.reports.counts import case_counts, run_tally, tally_of
+from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 
 
 def shared_case(**changes: object) -> Case:

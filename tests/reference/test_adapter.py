@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from reference import MAPPING_ERROR_KINDS
-from reference.adapter import MAX_LINE_BYTES, OPERATIONS, handle_line, serve
+from nats_conformance.reference import MAPPING_ERROR_KINDS
+from nats_conformance.reference.adapter import MAX_LINE_BYTES, OPERATIONS, handle_line, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,7 +158,7 @@ def test_serve_answers_in_order_and_skips_oversized_lines() -> None:
 
 def test_serve_process_survives_garbage_and_flushes_each_answer() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reference", "serve"],
+        [sys.executable, "-m", "nats_conformance.reference", "serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

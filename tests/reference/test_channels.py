@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference import (
+from nats_conformance.reference import (
     InvalidChannelError,
     NoChannelError,
     PartitioningWithClusteringError,
@@ -26,7 +26,14 @@ from reference import (
     start_layout,
     subscribe_outcome,
 )
-from reference.channels import ACCEPTED, DUPLICATE_CHANNEL, REFUSED, STARTED, TIMEOUT, RequestOutcome
+from nats_conformance.reference.channels import (
+    ACCEPTED,
+    DUPLICATE_CHANNEL,
+    REFUSED,
+    STARTED,
+    TIMEOUT,
+    RequestOutcome,
+)
 
 # https://docs.nats.io/legacy/stan/nats-streaming-concepts/partitioning, "Wildcards": foo.* and bar.>
 WILDCARD_EXAMPLE = ("foo.*", "bar.>")

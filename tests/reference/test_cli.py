@@ -1,4 +1,5 @@
-"""``python -m reference map`` mirrors ``nats server mapping``; errors are one line and exit 2."""
+"""``python -m nats_conformance.reference map`` mirrors ``nats server mapping``; errors are one line and exit
+2."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reference", *args],
+        [sys.executable, "-m", "nats_conformance.reference", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -79,7 +80,7 @@ def test_errors_are_one_line_exit_2_no_traceback(args: tuple[str, ...], expected
 def test_every_cli_gives_one_line_for_a_bad_option(args: tuple[str, ...], expected: str) -> None:
     module, *rest = args
     result = subprocess.run(
-        [sys.executable, "-m", module, *rest],
+        [sys.executable, "-m", f"nats_conformance.{module}", *rest],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference.contexts import (
+from nats_conformance.reference.contexts import (
     CONTEXTS,
     IrreversibleImportError,
     UnsupportedContextError,
@@ -14,8 +14,8 @@ from reference.contexts import (
     local_pattern,
     requested,
 )
-from reference.errors import MappingError
-from reference.profiles import for_version
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import for_version
 
 
 def test_every_place_takes_what_an_account_mapping_takes_from_the_release_that_has_it() -> None:

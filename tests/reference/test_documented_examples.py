@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference import (
+from nats_conformance.reference import (
     WeightedDestination,
     compile_transform,
     compile_weighted,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reference.errors import interrupts_held, run_command
+from nats_conformance.reference.errors import interrupts_held, run_command
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_an_error_with_no_interrupt_is_not_taken_for_one() -> None:
 
 ESCAPING_EXEC = """
 import sys
-from reference.errors import run_command
+from nats_conformance.reference.errors import run_command
 
 def command():
     exec("import os, signal, time\\nos.kill(os.getpid(), signal.SIGINT)\\ntime.sleep(10)")

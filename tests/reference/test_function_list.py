@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference import ALL_FUNCTIONS, for_version
-from reference.functions import (
+from nats_conformance.reference import ALL_FUNCTIONS, for_version
+from nats_conformance.reference.functions import (
     FUNCTIONS,
     LEGACY_WILDCARD,
     MAPPING_FUNCTIONS,
     canonical_functions,
     canonical_name,
 )
-from reference.versions import Version
+from nats_conformance.reference.versions import Version
 
 CANONICAL = (
     "$n",

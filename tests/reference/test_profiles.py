@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from reference import (
+from nats_conformance.reference import (
     NEWEST,
     RELEASE_LINES,
     UnknownVersionError,
@@ -15,7 +15,7 @@ from reference import (
     compile_transform,
     for_version,
 )
-from reference.profiles import nearest_profile
+from nats_conformance.reference.profiles import nearest_profile
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import (
+from nats_conformance.reference import (
     MAPPING_ERROR_KINDS,
     MappingError,
     SubjectIndex,
@@ -18,9 +18,9 @@ from reference import (
     matches,
     partition,
 )
-from reference import functions as fn
-from reference.partition import fnv1a32
-from reference.transform import NOT_DELIVERED
+from nats_conformance.reference import functions as fn
+from nats_conformance.reference.partition import fnv1a32
+from nats_conformance.reference.transform import NOT_DELIVERED
 
 REFERENCE = settings(max_examples=300, deadline=None)
 """These laws are cheap to check: 300 examples each (the loaded profile's other settings kept)."""

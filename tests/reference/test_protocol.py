@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference import protocol
-from reference.adapter import OPERATIONS, handle_request, reply
+from nats_conformance.reference import protocol
+from nats_conformance.reference.adapter import OPERATIONS, handle_request, reply
 
 QUESTIONS_ASKED: list[protocol.Question] = [
     protocol.Hello(),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-import reference
-from reference import errors
+from nats_conformance import reference
+from nats_conformance.reference import errors
 
 
 def test_all_lists_exactly_the_public_names() -> None:

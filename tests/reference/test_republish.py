@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference.republish import (
+from nats_conformance.reference.republish import (
     HEADER_LAST_SEQUENCE,
     HEADER_MSG_SIZE,
     HEADER_SEQUENCE,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference import (
+from nats_conformance.reference import (
     SubjectIndex,
     is_pedantic_valid,
     is_server_valid_subject,

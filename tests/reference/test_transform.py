@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from reference import (
+from nats_conformance.reference import (
     MappingError,
     SubjectMismatchError,
     compile_transform,

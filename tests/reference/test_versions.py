@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference import ConformanceError, InvalidVersionError, Version
+from nats_conformance.reference import ConformanceError, InvalidVersionError, Version
 
 
 @pytest.mark.parametrize(

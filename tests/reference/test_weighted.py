@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from reference import MappingError, WeightedDestination, compile_weighted, for_version, parse_weight
+from nats_conformance.reference import (
+    MappingError,
+    WeightedDestination,
+    compile_weighted,
+    for_version,
+    parse_weight,
+)
 
 W = WeightedDestination
 

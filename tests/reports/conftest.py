@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from handmade import hand_cases, pair, paired, write_run
 
-from records.schema import Case
+from nats_conformance.records.schema import Case
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def run_of(tmp_path: Path) -> Callable[[list[Case]], Path]:
 def spark() -> Iterator[Any]:
     """One local Spark session for every Spark test (start-up takes 7-10 s)."""
     pytest.importorskip("pyspark", reason="pyspark is not installed")
-    from reports.spark import spark_session
+    from nats_conformance.reports.spark import spark_session
 
     with spark_session("local[2]") as session:
         yield session
@@ -52,7 +52,7 @@ note = "The validator rejects left()."
 def hand_site(tmp_path: Path) -> Path:
     """The site (duckdb) of two runs: ``hand_cases()``, then the same without its diverging cases; the
     first paired between its releases."""
-    from reports.site import build_site
+    from nats_conformance.reports.site import build_site
 
     first = write_run(tmp_path / "runs" / "run-1", hand_cases())
     # the listed left-right class of 2.10.27, whose case agrees on 2.9.25: a paired change

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from records.casefile import CaseFile
-from records.pairs import WITHIN, Pair, write_pairs
-from records.schema import DELIVERED, LOST, UNCHANGED, Case
-from records.writer import RecordWriter
-from reference.weighted import WeightedDestination
-from reports.__main__ import main
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.pairs import WITHIN, Pair, write_pairs
+from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.reports.__main__ import main
 
 BASE = Case(
     run_id="run-1",
@@ -242,7 +242,7 @@ def markdown_tables(markdown: str) -> list[list[str]]:
 def serve_site(site: Path) -> tuple[subprocess.Popen[str], str]:
     """`nats-conformance site serve` on a free port, and the address it printed."""
     server = subprocess.Popen(
-        [sys.executable, "nats_conformance.py", "site", "serve", str(site), "--port", "0"],
+        [sys.executable, "-m", "nats_conformance", "site", "serve", str(site), "--port", "0"],
         cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

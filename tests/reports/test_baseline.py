@@ -1,4 +1,5 @@
-"""reports.baseline and `python -m reports baseline|gate`: class verdicts, the baseline file, the gate."""
+"""reports.baseline and `python -m nats_conformance.reports baseline|gate`: class verdicts, the baseline file,
+the gate."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 import pytest
 from handmade import case, one_error_line
 
-from records.pairs import Pair
-from records.schema import REFUSED, Case
-from records.writer import RecordWriter
-from reports.__main__ import main
-from reports.baseline import (
+from nats_conformance.records.pairs import Pair
+from nats_conformance.records.schema import REFUSED, Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reports.__main__ import main
+from nats_conformance.reports.baseline import (
     BaselineError,
     ClassKey,
     ClassVerdict,
@@ -259,7 +260,7 @@ def test_cli_missing_baseline_file(capsys: pytest.CaptureFixture[str], run_of: R
     line = one_error_line(capsys, ["gate", str(run_of(cases(1))), "--baseline", str(missing), "--update"])
     assert line == (
         f"nats-conformance: error: baseline file {missing} does not exist (create it with: "
-        f"python -m reports baseline RUN_DIR... --out {missing})"
+        f"python -m nats_conformance.reports baseline RUN_DIR... --out {missing})"
     )
     assert not missing.exists()
 

@@ -9,10 +9,18 @@ from typing import Any
 import pytest
 from handmade import case, write_run
 
-from records.bisection import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Bisection, Probe, document
-from records.casefile import CaseFile
-from reports.build import build_report
-from reports.errors import ReportError
+from nats_conformance.records.bisection import (
+    ABSENT,
+    BISECTION_FILE,
+    OCCURS,
+    UNKNOWN,
+    Bisection,
+    Probe,
+    document,
+)
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.reports.build import build_report
+from nats_conformance.reports.errors import ReportError
 
 CLASS = "partition:partition:server-crash"
 CASE = CaseFile(

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from handmade import SPLIT, case, serve_site
 
-from records.schema import DELIVERED, UNCHANGED, Case
-from reports.build import build_report
-from reports.figures import OBSERVED_COLOUR
-from reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
-from reports.present import STATE_COLOURS
-from reports.site import finding_id
+from nats_conformance.records.schema import DELIVERED, UNCHANGED, Case
+from nats_conformance.reports.build import build_report
+from nats_conformance.reports.figures import OBSERVED_COLOUR
+from nats_conformance.reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
+from nats_conformance.reports.present import STATE_COLOURS
+from nats_conformance.reports.site import finding_id
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from handmade import case, cells, markdown_tables, pair, paired, wrong_split
 
-from records.expectations import Ended, write_endings
-from records.schema import Case
-from reports.__main__ import main
-from reports.build import build_report
+from nats_conformance.records.expectations import Ended, write_endings
+from nats_conformance.records.schema import Case
+from nats_conformance.reports.__main__ import main
+from nats_conformance.reports.build import build_report
 
 RunOf = Callable[[list[Case]], Path]
 LEFT = {

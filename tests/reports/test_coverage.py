@@ -13,9 +13,9 @@ import pytest
 from handmade import case, write_run
 from markdown_it import MarkdownIt
 
-from fixtures.cover import COVER_DIR, COVER_PACKAGES, engine_counters
-from fixtures.provision import go_environment
-from records.coverage import (
+from nats_conformance.fixtures.cover import COVER_DIR, COVER_PACKAGES, engine_counters
+from nats_conformance.fixtures.provision import go_environment
+from nats_conformance.records.coverage import (
     COVERAGE_FILE,
     Surface,
     coverage_document,
@@ -23,9 +23,9 @@ from records.coverage import (
     parse_profile,
     release_tag,
 )
-from reports.build import build_report
-from reports.errors import ReportError
-from suites.coverage import COUNTERS, measure
+from nats_conformance.reports.build import build_report
+from nats_conformance.reports.errors import ReportError
+from nats_conformance.suites.coverage import COUNTERS, measure
 
 MODULE = "github.com/nats-io/nats-server/v2"
 PROFILE = f"""mode: set

@@ -25,7 +25,7 @@ def test_without_pyspark_the_report_is_built_with_duckdb(
 
 
 def test_with_pyspark_the_default_is_spark(monkeypatch: pytest.MonkeyPatch) -> None:
-    from reports import build
+    from nats_conformance.reports import build
 
     monkeypatch.setattr(
         build.importlib.util, "find_spec", lambda name: object() if name == "pyspark" else None

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from records.schema import DELIVERED
-from records.schema import LOST as LOST_OUTCOME
-from reference.weighted import WeightedDestination
-from reports.distributions import (
+from nats_conformance.records.schema import DELIVERED
+from nats_conformance.records.schema import LOST as LOST_OUTCOME
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.reports.distributions import (
     ELSEWHERE,
     LOST,
     UNCHANGED,
@@ -17,8 +17,8 @@ from reports.distributions import (
     partition_distributions,
     weighted_shares,
 )
-from reports.model import BucketCount, WeightedCount
-from reports.releases import Release
+from nats_conformance.reports.model import BucketCount, WeightedCount
+from nats_conformance.reports.releases import Release
 
 R = Release("nats-server", "2.10.27")
 

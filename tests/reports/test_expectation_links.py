@@ -7,8 +7,8 @@ from pathlib import Path
 
 from handmade import case
 
-from records.schema import Case
-from reports.__main__ import main
+from nats_conformance.records.schema import Case
+from nats_conformance.reports.__main__ import main
 
 URL = "https://docs.nats.io/nats-concepts/subject_mapping#subject-token-reordering"
 ENTRY = f'''[[divergence]]

@@ -1,6 +1,6 @@
-"""Ctrl-C or SIGTERM while Spark starts or aggregates a report ends `python -m reports build` at once
-with its one line (exit 130 or 143): no py4j, pyspark or JVM output, no wait for the Spark jobs, no JVM
-left running."""
+"""Ctrl-C or SIGTERM while Spark starts or aggregates a report ends `python -m nats_conformance.reports build`
+at once with its one line (exit 130 or 143): no py4j, pyspark or JVM output, no wait for the Spark jobs, no
+JVM left running."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUSY_REPORT = """
 import os, runpy, sys
 import pyspark.java_gateway
-import reports.spark_sql
+import nats_conformance.reports.spark_sql
 
 jvm, said = [], []
 
@@ -32,14 +32,15 @@ def busy(spark):
     say()
     spark.range(10**15).selectExpr("sum(id % 7)").collect()
 
-read_records, aggregate_family = reports.spark_sql.read_records, reports.spark_sql._run
+read_records = nats_conformance.reports.spark_sql.read_records
+aggregate_family = nats_conformance.reports.spark_sql._run
 
 def busy_reading(spark, paths):
     busy(spark)
     return read_records(spark, paths)
 
 def busy_aggregating(spark, family):
-    if family is reports.spark_sql.FAMILIES[0]:
+    if family is nats_conformance.reports.spark_sql.FAMILIES[0]:
         busy(spark)
     return aggregate_family(spark, family)
 
@@ -61,15 +62,15 @@ def noted(*args, **kwargs):
 
 pyspark.java_gateway.Popen = noted
 if {where!r} == "main thread":
-    reports.spark_sql.read_records = busy_reading
+    nats_conformance.reports.spark_sql.read_records = busy_reading
 else:
-    reports.spark_sql._run = busy_aggregating
-sys.argv = ["reports", *{argv!r}]
-runpy.run_module("reports", run_name="__main__", alter_sys=True)
+    nats_conformance.reports.spark_sql._run = busy_aggregating
+sys.argv = ["nats_conformance.reports", *{argv!r}]
+runpy.run_module("nats_conformance.reports", run_name="__main__", alter_sys=True)
 """
-"""`python -m reports ARGV...` with a Spark job that does not end, run by the main thread (which the
-signal interrupts in a py4j call) or by the thread aggregating the first family (the main thread waits);
-it gives the JVM's process id on a pipe when the job starts, or when the JVM starts ("starting": the
+"""`python -m nats_conformance.reports ARGV...` with a Spark job that does not end, run by the main thread
+(which the signal interrupts in a py4j call) or by the thread aggregating the first family (the main thread
+waits); it gives the JVM's process id on a pipe when the job starts, or when the JVM starts ("starting": the
 signal comes while Spark starts)."""
 STOP_SECONDS = 8
 """How long the command may take to end once signalled (it took 10.8 s)."""

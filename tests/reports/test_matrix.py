@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from reports.matrix import (
+from nats_conformance.reports.matrix import (
     AGREES,
     DIVERGES,
     KNOWN,
@@ -19,9 +19,9 @@ from reports.matrix import (
     first_documented,
     function_names,
 )
-from reports.model import EXERCISED, UNSUPPORTED, VerdictCount
-from reports.releases import Release, sorted_releases, version_key
-from reports.report import gaps
+from nats_conformance.reports.model import EXERCISED, UNSUPPORTED, VerdictCount
+from nats_conformance.reports.releases import Release, sorted_releases, version_key
+from nats_conformance.reports.report import gaps
 
 R = [Release("nats-server", v) for v in ("2.8.4", "2.9.25", "2.10.27", "2.12.15", "2.14.5")]
 

@@ -1,4 +1,5 @@
-"""The three outputs of `python -m reports build` on hand-built records (tests/reports/handmade.py)."""
+"""The three outputs of `python -m nats_conformance.reports build` on hand-built records
+(tests/reports/handmade.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from typing import Any
 import pytest
 from handmade import PARTITION_DESTINATION, cells, markdown_tables
 
-from reports.__main__ import main
-from reports.build import build_report
-from reports.figures import MISSING
-from reports.present import BANNER_COLOURS, STATE_COLOURS
+from nats_conformance.reports.__main__ import main
+from nats_conformance.reports.build import build_report
+from nats_conformance.reports.figures import MISSING
+from nats_conformance.reports.present import BANNER_COLOURS, STATE_COLOURS
 
 
 def no_constants(name: str) -> object:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import reports
+from nats_conformance import reports
 
 
 def test_all_lists_exactly_the_public_names() -> None:
@@ -20,6 +20,9 @@ def test_all_lists_exactly_the_public_names() -> None:
 
 
 def test_importing_reports_loads_no_heavy_dependency() -> None:
-    code = "import sys, reports; print(sorted(m for m in ('pyspark', 'matplotlib') if m in sys.modules))"
+    code = (
+        "import sys, nats_conformance.reports\n"
+        "print(sorted(m for m in ('pyspark', 'matplotlib') if m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from handmade import SPLIT, case, one_error_line, serve_site
 
-from records.schema import Case
-from reports.site import build_site, finding_id
+from nats_conformance.records.schema import Case
+from nats_conformance.reports.site import build_site, finding_id
 
 LEFT = "validation:left:reference-accept-server-reject"
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from reports.spark import SCRATCH_PREFIX
+from nats_conformance.reports.spark import SCRATCH_PREFIX
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 TWO_SESSIONS = """
-from reports.spark import spark_session
+from nats_conformance.reports.spark import spark_session
 for _ in range(2):
     with spark_session("local[1]") as spark:
         assert spark.range(100).count() == 100

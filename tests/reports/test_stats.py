@@ -8,7 +8,7 @@ import random
 import pytest
 from scipy import stats
 
-from reports.stats import max_min_ratio, uniform_chi_square, wilson_interval, z_value
+from nats_conformance.reports.stats import max_min_ratio, uniform_chi_square, wilson_interval, z_value
 
 Z = 3.2905267  # the 0.9995 quantile of the standard normal distribution (tables)
 

@@ -40,13 +40,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from records.owners import is_process_alive
-from records.schema import VERDICTS
-from reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
-from reports.counts import run_tally
-from suites.engine.plans import FLOOR
-from suites.engine.scaleout import TASK_IDS
-from suites.families import FAMILIES
+from nats_conformance.records.owners import is_process_alive
+from nats_conformance.records.schema import VERDICTS
+from nats_conformance.reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
+from nats_conformance.reports.counts import run_tally
+from nats_conformance.suites.engine.plans import FLOOR
+from nats_conformance.suites.engine.scaleout import TASK_IDS
+from nats_conformance.suites.families import FAMILIES
 from tests.soak.nemesis import Nemesis, Watched, shaping_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,7 +231,7 @@ class Soak:
     """The pid of the invocation that ended last (a manifest it wrote names it as owner)."""
 
     def command(self, kind: str) -> list[str]:
-        campaign = [sys.executable, "-m", "suites", "campaign"]
+        campaign = [sys.executable, "-m", "nats_conformance.suites", "campaign"]
         if kind == "resume":
             assert self.run_dir is not None
             campaign += ["--resume", str(self.run_dir)]
@@ -539,7 +539,9 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
 def run_soak(config: SoakConfig) -> dict[str, Any]:
     """Run the soak into `config.out`; returns the summary (also written as summary.json and .txt)."""
     config.out.mkdir(parents=True, exist_ok=True)
-    provisioned = run_command(sys.executable, "-m", "fixtures", "provision", *config.releases)
+    provisioned = run_command(
+        sys.executable, "-m", "nats_conformance.fixtures", "provision", *config.releases
+    )
     if provisioned.returncode:
         raise SoakUnavailable(
             f"cannot provision {', '.join(config.releases)}: {last_line(provisioned.stderr)}"

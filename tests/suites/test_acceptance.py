@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from suites.engine.verdicts import acceptance
+from nats_conformance.suites.engine.verdicts import acceptance
 
 
 @pytest.mark.parametrize(

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixtures.clients.adapter import TEMPLATES, AdapterError, AdapterProcess, encoded
-from records.expectations import Expectations
-from records.schema import NOT_SUPPORTED, REFUSED, Case
-from reference.adapter import handle_request
-from reference.profiles import NEWEST, for_version
-from reference.protocol import (
+from nats_conformance.fixtures.clients.adapter import TEMPLATES, AdapterError, AdapterProcess, encoded
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import NOT_SUPPORTED, REFUSED, Case
+from nats_conformance.reference.adapter import handle_request
+from nats_conformance.reference.profiles import NEWEST, for_version
+from nats_conformance.reference.protocol import (
     CoverageQuestion,
     Hello,
     Mapped,
@@ -38,14 +38,21 @@ from reference.protocol import (
     WeightedQuestion,
     answer_of,
 )
-from reports.build import build_report
-from reports.counts import run_tally
-from suites.__main__ import main
-from suites.drawing import QuestionFamily, draw_families, questions_of
-from suites.engine.family import cases_of, check_many
-from suites.engine.verdicts import RunContext
-from suites.families import LIBRARY
-from suites.families.library import BACKEND, AdapterSession, _shown, difference, judge, reference_answer
+from nats_conformance.reports.build import build_report
+from nats_conformance.reports.counts import run_tally
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.drawing import QuestionFamily, draw_families, questions_of
+from nats_conformance.suites.engine.family import cases_of, check_many
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.families.library import (
+    BACKEND,
+    AdapterSession,
+    _shown,
+    difference,
+    judge,
+    reference_answer,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -167,7 +174,7 @@ def adapter_script(tmp_path: Path, hello: dict[str, Any], *, engine: bool = Fals
     script = tmp_path / f"adapter{len(list(tmp_path.glob('adapter*.py')))}.py"
     script.write_text(
         "import sys\n"
-        "from reference.adapter import handle_request, serve\n"
+        "from nats_conformance.reference.adapter import handle_request, serve\n"
         f"HELLO = {hello!r}\n"
         f"LOG = {str(tmp_path / 'asked.log')!r}\n"
         "def handle(request):\n"
@@ -222,7 +229,7 @@ def test_an_answer_without_its_result_is_unknown_and_says_why(tmp_path: Path) ->
     script = tmp_path / "renamed.py"
     script.write_text(
         "import sys\n"
-        "from reference.adapter import handle_request, serve\n"
+        "from nats_conformance.reference.adapter import handle_request, serve\n"
         "def handle(request):\n"
         "    answer = handle_request(request)\n"
         "    if request.get('op') == 'transform':\n"

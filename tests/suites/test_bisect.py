@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.options import RunConfig, build_run_config
-from records.bisection import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Probe
-from records.casefile import CaseFile
-from reports.build import build_report
-from suites.__main__ import main
-from suites.bisect import (
+from nats_conformance.fixtures.options import RunConfig, build_run_config
+from nats_conformance.records.bisection import ABSENT, BISECTION_FILE, OCCURS, UNKNOWN, Probe
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.reports.build import build_report
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.bisect import (
     BisectError,
     NotOccurringError,
     bisect_releases,
@@ -24,7 +24,7 @@ from suites.bisect import (
     parse_since,
     select_releases,
 )
-from suites.replay import replay_on_server
+from nats_conformance.suites.replay import replay_on_server
 
 RELEASES = [f"2.{minor}.0" for minor in range(2, 15)]  # 2.2.0 ... 2.14.0, 13 releases
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-import suites.changes
-import suites.commands
+import nats_conformance.suites.changes
+import nats_conformance.suites.commands
 from nats_conformance import main
-from records.coverage import Block, parse_profile
-from records.pairs import WITHIN, Pair, write_pairs
-from suites.changes import (
+from nats_conformance.records.coverage import Block, parse_profile
+from nats_conformance.records.pairs import WITHIN, Pair, write_pairs
+from nats_conformance.suites.changes import (
     NO_STATEMENT,
     NOT_REACHED,
     REACHED,
@@ -29,7 +29,7 @@ from suites.changes import (
     ranges,
     statements_document,
 )
-from suites.coverage import PROFILE
+from nats_conformance.suites.coverage import PROFILE
 
 OLD_GO = """package server
 
@@ -199,7 +199,7 @@ def fake_campaigns(
     nothing where `recorded` says so); returns the campaign arguments each was given."""
     sources = {"2.14.9": module(tmp_path / "old", OLD_GO), "2.14.10": module(tmp_path / "new", NEW_GO)}
     given: list[Any] = []
-    monkeypatch.setattr(suites.changes, "module_source", lambda release: sources[release])
+    monkeypatch.setattr(nats_conformance.suites.changes, "module_source", lambda release: sources[release])
 
     def covered(arguments: Any, run: Any) -> tuple[int, Path, dict[str, Any] | None]:
         given.append(arguments)
@@ -224,8 +224,8 @@ def fake_campaigns(
         write_pairs(run_dir, WITHIN, [pair], [])
         return 1
 
-    monkeypatch.setattr(suites.changes, "covered_campaign", covered)
-    monkeypatch.setattr(suites.commands, "campaign", campaign)
+    monkeypatch.setattr(nats_conformance.suites.changes, "covered_campaign", covered)
+    monkeypatch.setattr(nats_conformance.suites.commands, "campaign", campaign)
     return given
 
 

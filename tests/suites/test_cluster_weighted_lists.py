@@ -9,15 +9,15 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from records.expectations import Expectations
-from reference.profiles import for_version
-from reference.weighted import WeightedDestination, compile_weighted
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.families.cluster_weighted import CLUSTERS, scoped_lists
-from suites.families.weighted import WeightedObservation, WeightedRun
-from suites.harness import SubscriptionObservation
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.weighted import WeightedDestination, compile_weighted
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.cluster_weighted import CLUSTERS, scoped_lists
+from nats_conformance.suites.families.weighted import WeightedObservation, WeightedRun
+from nats_conformance.suites.harness import SubscriptionObservation
 
 RELEASES = ("2.2.6", "2.9.25", "2.10.29", "2.14.9")
 

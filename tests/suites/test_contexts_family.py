@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.servers.base import Backend
-from records.expectations import Expectations
-from reference.profiles import for_version
-from reference.versions import Version
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_feature
-from suites.families.contexts import PLACES, ContextsUnit, places
-from suites.families.imports import ImportRun
-from suites.families.republish import RepublishScenario
-from suites.families.streams import TransformRun
-from suites.strategies import MappingBatch
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.versions import Version
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, family_of_feature
+from nats_conformance.suites.families.contexts import PLACES, ContextsUnit, places
+from nats_conformance.suites.families.imports import ImportRun
+from nats_conformance.suites.families.republish import RepublishScenario
+from nats_conformance.suites.families.streams import TransformRun
+from nats_conformance.suites.strategies import MappingBatch
 from tests.families import live_session, run_agreeing
 
 

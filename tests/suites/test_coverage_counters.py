@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from fixtures.config import Mapping, ServerConfig
-from fixtures.cover import COVER_DIR
-from fixtures.servers.process import ProcessBackend
-from fixtures.session import Session
-from reference.profiles import for_version
-from suites.families import validation
-from suites.families.validation import EDGE_CALLS, ValidationFamily
-from suites.strategies import Enough, run_batches
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.cover import COVER_DIR
+from nats_conformance.fixtures.servers.process import ProcessBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.suites.families import validation
+from nats_conformance.suites.families.validation import EDGE_CALLS, ValidationFamily
+from nats_conformance.suites.strategies import Enough, run_batches
 
 
 class RecordingServer:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from suites.distribution import (
+from nats_conformance.suites.distribution import (
     ALPHA,
     DEVIATION,
     POWER,
@@ -120,7 +120,7 @@ def test_the_statistics_agree_with_scipy_stats_and_load_no_scipy() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from suites.distribution import chi_square, sample_size;"
+            "import sys; from nats_conformance.suites.distribution import chi_square, sample_size;"
             "chi_square([60, 40], [0.5, 0.5]); sample_size([0.5, 0.3, 0.2]);"
             "print(sorted(m for m in sys.modules if m.startswith('scipy')))",
         ],

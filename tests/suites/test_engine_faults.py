@@ -8,29 +8,29 @@ import itertools
 
 import pytest
 
-from fixtures.clients.wire import SERVER_ERROR, WireError
-from fixtures.config import ServerConfig
-from fixtures.deadlines import DEADLINE_ENV, within
-from fixtures.errors import (
+from nats_conformance.fixtures.clients.wire import SERVER_ERROR, WireError
+from nats_conformance.fixtures.config import ServerConfig
+from nats_conformance.fixtures.deadlines import DEADLINE_ENV, within
+from nats_conformance.fixtures.errors import (
     ConfigRejectedError,
     ReloadTimeoutError,
     ServerDiedError,
     ServerError,
     ServerStartError,
 )
-from fixtures.session import RESTART_FAILED, RESTARTED, Session
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from reference.profiles import for_version
-from reference.weighted import WeightedDestination
-from suites.engine.family import cases_of, check, verdicts
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.families.imports import ImportRun
-from suites.families.matching import Subscriptions
-from suites.families.streams import TransformRun
-from suites.families.weighted import WeightedRun
-from suites.strategies import MappingBatch
+from nats_conformance.fixtures.session import RESTART_FAILED, RESTARTED, Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.weighted import WeightedDestination
+from nats_conformance.suites.engine.family import cases_of, check, verdicts
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.imports import ImportRun
+from nats_conformance.suites.families.matching import Subscriptions
+from nats_conformance.suites.families.streams import TransformRun
+from nats_conformance.suites.families.weighted import WeightedRun
+from nats_conformance.suites.strategies import MappingBatch
 
 
 class ScriptedServer:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from records.schema import Case
-from suites.reproduce import Divergence, assert_agrees, divergence_type
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.reproduce import Divergence, assert_agrees, divergence_type
 
 
 def judged(n: int) -> list[Case]:

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from nats_conformance import main
-from records.expectations import DEFAULT_PATH, load_expectations
-from reference.protocol import TransformQuestion
+from nats_conformance.records.expectations import DEFAULT_PATH, load_expectations
+from nats_conformance.reference.protocol import TransformQuestion
 
 ROOT = Path(__file__).resolve().parents[2]
 CORRECT = f"adapter:{sys.executable} {ROOT / 'examples/adapters/correct.py'}"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 
-from records.expectations import Expectation, Expectations
-from records.schema import Case
-from reference.profiles import for_version
-from reference.transform import compile_transform
-from suites.engine.verdicts import RunContext, case_class_of, make_case
-from suites.expected import functions_named
+from nats_conformance.records.expectations import Expectation, Expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.transform import compile_transform
+from nats_conformance.suites.engine.verdicts import RunContext, case_class_of, make_case
+from nats_conformance.suites.expected import functions_named
 
 
 def context(*entries: Expectation) -> RunContext:

@@ -12,17 +12,24 @@ import shlex
 import sys
 from pathlib import Path
 
-from fixtures.clients.adapter import AdapterProcess
-from records.expectations import Expectations
-from reference.profiles import NEWEST
-from reference.protocol import TransformQuestion
-from suites.drawing import EDGE_FAMILY, EDGES, STRATA, QuestionFamily, draw_families, questions_of
-from suites.engine.family import Judged, cases_of
-from suites.engine.run import run_family, unwritten
-from suites.engine.verdicts import RunContext
-from suites.families import LIBRARY
-from suites.families.library import BACKEND, AdapterSession
-from suites.strategies import ODD_SOURCES
+from nats_conformance.fixtures.clients.adapter import AdapterProcess
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import NEWEST
+from nats_conformance.reference.protocol import TransformQuestion
+from nats_conformance.suites.drawing import (
+    EDGE_FAMILY,
+    EDGES,
+    STRATA,
+    QuestionFamily,
+    draw_families,
+    questions_of,
+)
+from nats_conformance.suites.engine.family import Judged, cases_of
+from nats_conformance.suites.engine.run import run_family, unwritten
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.families.library import BACKEND, AdapterSession
+from nats_conformance.suites.strategies import ODD_SOURCES
 
 CORRECT = (
     f"{shlex.quote(sys.executable)} {Path(__file__).resolve().parents[2] / 'examples/adapters/correct.py'}"

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from fixtures.clients.wire import WireConnection, WireError
-from fixtures.config import Mapping, ServerConfig
-from fixtures.servers.base import Backend
-from suites.harness import (
+from nats_conformance.fixtures.clients.wire import WireConnection, WireError
+from nats_conformance.fixtures.config import Mapping, ServerConfig
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.suites.harness import (
     Observation,
     Observer,
     SubscriptionObservation,

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
-from fixtures.config import Account, Export, Import, ServerConfig, render_config
-from fixtures.errors import ConfigRejectedError, ServerError
-from fixtures.layouts import RELAY, WILDCARD_REFERENCE, relay_subject
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.expectations import Expectations, load_expectations
-from records.schema import Case
-from reference.contexts import (
+from nats_conformance.fixtures.config import Account, Export, Import, ServerConfig, render_config
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
+from nats_conformance.fixtures.layouts import RELAY, WILDCARD_REFERENCE, relay_subject
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations, load_expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.reference.contexts import (
     IMPORT_CYCLE,
     IMPORT_DUPLICATE,
     IMPORT_NOT_EXPORTED,
@@ -31,13 +31,13 @@ from reference.contexts import (
     local_pattern,
     requested,
 )
-from reference.profiles import for_version
-from reference.republish import subjects_collide
-from suites.__main__ import main
-from suites.engine.family import cases_of, check
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_feature
-from suites.families.imports import (
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.republish import subjects_collide
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine.family import cases_of, check
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, family_of_feature
+from nats_conformance.suites.families.imports import (
     ImportFamily,
     ImportObservation,
     ImportRun,

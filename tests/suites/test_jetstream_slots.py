@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from fixtures.servers.base import Backend
-from records.expectations import Expectations
-from reference.profiles import ReleaseProfile
-from suites.engine.family import JetStreamSlots, ServerFamily, cases_of, check, check_many
-from suites.families import FAMILIES
-from suites.strategies import Enough, run_batches
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.suites.engine.family import JetStreamSlots, ServerFamily, cases_of, check, check_many
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.strategies import Enough, run_batches
 from tests.families import live_session
 
 pytestmark = [pytest.mark.live, pytest.mark.min_server("2.10.0")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from records.schema import Case
-from suites.junit import FamilyOutcome, junit_xml
+from nats_conformance.records.schema import Case
+from nats_conformance.suites.junit import FamilyOutcome, junit_xml
 
 CASE = Case(
     run_id="r",

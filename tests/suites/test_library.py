@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from fixtures.clients.adapter import AdapterError, AdapterProcess
-from records.casefile import read_case_file
-from records.expectations import load_expectations
-from reference.profiles import NEWEST
-from reference.protocol import TransformQuestion
-from reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
-from suites.__main__ import main
+from nats_conformance.fixtures.clients.adapter import AdapterError, AdapterProcess
+from nats_conformance.records.casefile import read_case_file
+from nats_conformance.records.expectations import load_expectations
+from nats_conformance.reference.profiles import NEWEST
+from nats_conformance.reference.protocol import TransformQuestion
+from nats_conformance.reports.baseline import Classes, class_verdicts, gate, read_baseline, write_baseline
+from nats_conformance.suites.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -196,7 +196,7 @@ def test_an_adapter_that_exits_at_once_is_one_line(
 def test_an_adapter_that_dies_leaves_unknown_cases_that_add_up(tmp_path: Path) -> None:
     dying = tmp_path / "dying.py"
     dying.write_text(
-        "import sys\nfrom reference.adapter import handle_line\nimport json\n"
+        "import sys\nfrom nats_conformance.reference.adapter import handle_line\nimport json\n"
         "for number, line in enumerate(sys.stdin.buffer):\n"
         "    if number == 700:\n        sys.exit(3)\n"
         "    sys.stdout.write(json.dumps(handle_line(line)) + '\\n'); sys.stdout.flush()\n"
@@ -214,7 +214,7 @@ def test_a_run_of_unknown_cases_exits_3_unless_allowed(
 ) -> None:
     silent = tmp_path / "silent.py"
     silent.write_text(  # answers its hello, then no question
-        "import json, sys\nfrom reference.adapter import handle_line\n"
+        "import json, sys\nfrom nats_conformance.reference.adapter import handle_line\n"
         "print(json.dumps(handle_line(sys.stdin.buffer.readline())), flush=True)\n"
     )
     target = f"adapter:{PYTHON} {silent}"

@@ -8,14 +8,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from records.expectations import Expectations
-from records.schema import CaseBlock, text_array
-from reference.profiles import nearest_profile
-from reference.transform import NOT_DELIVERED, compile_transform
-from suites.engine.verdicts import RunContext, judge_delivery
-from suites.expected import ExpectedSubjects, bucket_of, buckets_of
-from suites.families.mapping import MappingObservation, judge_mapping_batch
-from suites.harness import Observation
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import CaseBlock, text_array
+from nats_conformance.reference.profiles import nearest_profile
+from nats_conformance.reference.transform import NOT_DELIVERED, compile_transform
+from nats_conformance.suites.engine.verdicts import RunContext, judge_delivery
+from nats_conformance.suites.expected import ExpectedSubjects, bucket_of, buckets_of
+from nats_conformance.suites.families.mapping import MappingObservation, judge_mapping_batch
+from nats_conformance.suites.harness import Observation
 
 SUBJECTS = ["o.3.x", "o.12.x.y", "o.x", "o..x", "o.٣.x", "o.-1.x", "o", "o.\udcff.1", "o.007.x"]
 

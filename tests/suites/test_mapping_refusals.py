@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from fixtures.config import ServerConfig
-from fixtures.errors import ConfigRejectedError
-from fixtures.session import Session
-from reference.profiles import for_version
-from reference.transform import Transform, compile_transform
-from suites.families.mapping import _apply_bisecting
+from nats_conformance.fixtures.config import ServerConfig
+from nats_conformance.fixtures.errors import ConfigRejectedError
+from nats_conformance.fixtures.session import Session
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.families.mapping import _apply_bisecting
 
 PROFILE = for_version("2.14.5")
 

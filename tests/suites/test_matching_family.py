@@ -7,11 +7,11 @@ import itertools
 
 import pytest
 
-from records.expectations import Expectations
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families.matching import judge_matching, wildcard_kinds
-from suites.harness import SubscriptionObservation
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.matching import judge_matching, wildcard_kinds
+from nats_conformance.suites.harness import SubscriptionObservation
 
 
 @pytest.mark.parametrize(

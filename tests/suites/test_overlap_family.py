@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.config import ServerConfig
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from fixtures.servers.operator import OperatorBackend
-from fixtures.session import Session
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from suites.__main__ import main
-from suites.engine.family import cases_of
-from suites.families import FAMILIES
-from suites.families.overlap import OverlapRun, Step
+from nats_conformance.fixtures.config import ServerConfig
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.operator import OperatorBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.overlap import OverlapRun, Step
 from tests.families import live_session, run_agreeing
 
 pytestmark = pytest.mark.live

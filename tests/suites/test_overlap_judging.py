@@ -10,17 +10,17 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from records.casefile import CaseFile, read_case_file
-from records.expectations import Expectations
-from records.replay import replay_command
-from reference.overlap import candidates
-from reference.profiles import for_version
-from reference.transform import compile_transform
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.families.overlap import OverlapRun, Step, StepObservation, overlap_runs
-from suites.harness import SubscriptionObservation
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.replay import replay_command
+from nats_conformance.reference.overlap import candidates
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.transform import compile_transform
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.overlap import OverlapRun, Step, StepObservation, overlap_runs
+from nats_conformance.suites.harness import SubscriptionObservation
 
 PROFILE = for_version("2.14.5")
 FAMILY = FAMILIES["overlap"]

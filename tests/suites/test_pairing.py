@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from records.casefile import CaseFile
-from records.pairs import CHANGED, SAME, UNKNOWN, UNSTABLE, WITHIN, Pair
-from suites.pairing import Planned, Side, across, within
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.pairs import CHANGED, SAME, UNKNOWN, UNSTABLE, WITHIN, Pair
+from nats_conformance.suites.pairing import Planned, Side, across, within
 
 
 def found(version: str, feature: str, difference: str, functions: str = "wildcard") -> CaseFile:

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.options import OptionError, RunConfig
-from fixtures.provision import parse_version_spec as parse_spec
-from records.expectations import load_expectations
-from reports.spark import why_no_spark
-from suites.__main__ import main
-from suites.commands import scheduling as scheduling_of
-from suites.engine.plans import FLOOR, PLANS
-from suites.families import FAMILIES, family_of_case
+from nats_conformance.fixtures.options import OptionError, RunConfig
+from nats_conformance.fixtures.provision import parse_version_spec as parse_spec
+from nats_conformance.records.expectations import load_expectations
+from nats_conformance.reports.spark import why_no_spark
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.commands import scheduling as scheduling_of
+from nats_conformance.suites.engine.plans import FLOOR, PLANS
+from nats_conformance.suites.families import FAMILIES, family_of_case
 
 
 def test_every_plan_budgets_every_family_in_proportion() -> None:

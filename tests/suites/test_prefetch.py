@@ -9,12 +9,12 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import strategies as st
 
-from reference.profiles import NEWEST, ReleaseProfile
-from suites.drawing import questions_of
-from suites.engine.family import Draws, TargetServer
-from suites.engine.prefetch import DrawingError, units_drawn_apart
-from suites.families import LIBRARY
-from suites.strategies import Enough, runs_of_units
+from nats_conformance.reference.profiles import NEWEST, ReleaseProfile
+from nats_conformance.suites.drawing import questions_of
+from nats_conformance.suites.engine.family import Draws, TargetServer
+from nats_conformance.suites.engine.prefetch import DrawingError, units_drawn_apart
+from nats_conformance.suites.families import LIBRARY
+from nats_conformance.suites.strategies import Enough, runs_of_units
 
 UNITS = st.tuples(st.integers(0, 50), st.sampled_from("abc"))
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.provision import resolve_binary
-from suites.engine.progress import SECONDS_ENV, Progress, clock
+from nats_conformance.fixtures.provision import resolve_binary
+from nats_conformance.suites.engine.progress import SECONDS_ENV, Progress, clock
 
 ROOT = Path(__file__).resolve().parents[2]
 # 2 families on one server: mapping 100 cases, matching 10 units (several cases each).

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_registry_imports_no_protobuf_no_streaming_client_and_no_scipy() -> None:
     probe = (
-        "import sys, suites.families\n"
-        "lazy = ('google', 'fixtures.clients.streaming', 'scipy')\n"
+        "import sys, nats_conformance.suites.families\n"
+        "lazy = ('google', 'nats_conformance.fixtures.clients.streaming', 'scipy')\n"
         "print(sorted(m for m in sys.modules if m.startswith(lazy)))"
     )
     done = subprocess.run(

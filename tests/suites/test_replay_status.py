@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suites.__main__ import main
+from nats_conformance.suites.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -37,7 +37,7 @@ def test_a_replay_that_learns_nothing_exits_3_unless_allowed(
 ) -> None:
     silent = tmp_path / "silent.py"
     silent.write_text(  # answers its hello, then no question
-        "import json, sys\nfrom reference.adapter import handle_line\n"
+        "import json, sys\nfrom nats_conformance.reference.adapter import handle_line\n"
         "print(json.dumps(handle_line(sys.stdin.buffer.readline())), flush=True)\n"
     )
     target = f"adapter:{PYTHON} {silent}"

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from hypothesis import find
 
-from fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error
-from fixtures.options import Target, build_run_config
-from fixtures.servers.base import Backend
-from fixtures.session import Session
-from records.casefile import CaseFile, read_case_file
-from records.expectations import Expectations
-from records.schema import case_of
-from suites.families import FAMILIES, family_of_feature
-from suites.families.republish import STREAM, Publish, stream_config
-from suites.replay import replay_file_on_server
+from nats_conformance.fixtures.clients.jetstream import JetStreamClient, JsonObject, api_error
+from nats_conformance.fixtures.options import Target, build_run_config
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import case_of
+from nats_conformance.suites.families import FAMILIES, family_of_feature
+from nats_conformance.suites.families.republish import STREAM, Publish, stream_config
+from nats_conformance.suites.replay import replay_file_on_server
 from tests.families import run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.republish, pytest.mark.min_server("2.8.3")]

@@ -9,14 +9,14 @@ import shlex
 
 import pytest
 
-from fixtures.clients.jetstream import ApiError
-from fixtures.clients.wire import Message
-from records.expectations import Expectation, Expectations
-from records.replay import replay_command
-from reference.republish import RePublish, StreamModel, rules_for
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families.republish import (
+from nats_conformance.fixtures.clients.jetstream import ApiError
+from nats_conformance.fixtures.clients.wire import Message
+from nats_conformance.records.expectations import Expectation, Expectations
+from nats_conformance.records.replay import replay_command
+from nats_conformance.reference.republish import RePublish, StreamModel, rules_for
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families.republish import (
     STREAM,
     Edit,
     MessageLedger,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from reference.profiles import for_version
-from suites.families.republish import RepublishScenario, scenario_of, scenarios, steps_of
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.suites.families.republish import RepublishScenario, scenario_of, scenarios, steps_of
 
 
 @given(scenarios(for_version("2.14")))

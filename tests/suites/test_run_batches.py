@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import strategies as st
 
-from suites.strategies import Enough, run_batches
+from nats_conformance.suites.strategies import Enough, run_batches
 
 
 class DiskFull(OSError):

@@ -14,18 +14,18 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fixtures.errors import ProvisionError
-from fixtures.options import RunConfig, Target
-from fixtures.provision import parse_version_spec
-from records.expectations import Expectations, load_expectations
-from records.writer import CASES, TASKS, RecordsError, RecordWriter
-from suites.__main__ import main
-from suites.engine import scaleout
-from suites.engine.campaign import CampaignPlan, known_units
-from suites.engine.run import Progress
-from suites.engine.scaleout import TASK_IDS, Task
-from suites.families import FAMILIES
-from suites.junit import FamilyOutcome
+from nats_conformance.fixtures.errors import ProvisionError
+from nats_conformance.fixtures.options import RunConfig, Target
+from nats_conformance.fixtures.provision import parse_version_spec
+from nats_conformance.records.expectations import Expectations, load_expectations
+from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine import scaleout
+from nats_conformance.suites.engine.campaign import CampaignPlan, known_units
+from nats_conformance.suites.engine.run import Progress
+from nats_conformance.suites.engine.scaleout import TASK_IDS, Task
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.junit import FamilyOutcome
 from tests.reports.handmade import case, write_run
 
 

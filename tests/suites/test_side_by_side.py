@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from hypothesis import strategies as st
 
-from fixtures.errors import ServerDiedError
-from fixtures.session import RESTARTED, Session
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from records.schema import Case
-from records.writer import RecordWriter
-from reference.profiles import ReleaseProfile, for_version
-from suites.engine import run
-from suites.engine.family import TargetServer, cases_of, check_many
-from suites.engine.progress import Progress
-from suites.engine.rolling import Rolling
-from suites.engine.run import Sink
-from suites.engine.verdicts import RunContext, make_case
+from nats_conformance.fixtures.errors import ServerDiedError
+from nats_conformance.fixtures.session import RESTARTED, Session
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.profiles import ReleaseProfile, for_version
+from nats_conformance.suites.engine import run
+from nats_conformance.suites.engine.family import TargetServer, cases_of, check_many
+from nats_conformance.suites.engine.progress import Progress
+from nats_conformance.suites.engine.rolling import Rolling
+from nats_conformance.suites.engine.run import Sink
+from nats_conformance.suites.engine.verdicts import RunContext, make_case
 
 
 class Backend:

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.options import Target
-from fixtures.servers.base import Backend
-from records.casefile import CaseFile
-from records.expectations import Expectations
-from reference.profiles import for_version
-from suites.__main__ import main
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_feature
-from suites.families.streams import TransformObservation, TransformRun
+from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, family_of_feature
+from nats_conformance.suites.families.streams import TransformObservation, TransformRun
 from tests.families import run_agreeing
 
 FAMILY = FAMILIES["stream-transform"]

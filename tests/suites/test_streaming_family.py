@@ -17,21 +17,26 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.clients.streaming import Replies, StreamingClient
-from fixtures.options import Target, build_run_config
-from fixtures.provision import CACHE_ENV, NATS_STREAMING_SERVER, resolve_binary
-from fixtures.servers.base import Backend
-from fixtures.servers.local import HOST
-from fixtures.session import Session
-from records.casefile import CaseFile, read_case_file
-from records.expectations import Expectations
-from records.schema import case_of
-from suites.engine.family import check
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES, family_of_feature
-from suites.families.streaming import FAILURE_KINDS, REQUEST_TIMEOUT, StreamingUnit, lost_nats
-from suites.replay import replay_file_on_server
-from suites.streaming.layouts import Layout
+from nats_conformance.fixtures.clients.streaming import Replies, StreamingClient
+from nats_conformance.fixtures.options import Target, build_run_config
+from nats_conformance.fixtures.provision import CACHE_ENV, NATS_STREAMING_SERVER, resolve_binary
+from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.servers.local import HOST
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.records.schema import case_of
+from nats_conformance.suites.engine.family import check
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES, family_of_feature
+from nats_conformance.suites.families.streaming import (
+    FAILURE_KINDS,
+    REQUEST_TIMEOUT,
+    StreamingUnit,
+    lost_nats,
+)
+from nats_conformance.suites.replay import replay_file_on_server
+from nats_conformance.suites.streaming.layouts import Layout
 from tests.families import live_session, run_agreeing
 
 pytestmark = [pytest.mark.live, pytest.mark.streaming]
@@ -73,7 +78,7 @@ def test_a_missing_build_is_one_line_saying_how_to_provision(
     reason = FAMILIES["streaming"].unsupported("2.14.5", "process")
     assert reason == (
         "nats-streaming-server 0.25.6 build missing: "
-        "run `python -m fixtures provision --product nats-streaming-server`"
+        "run `python -m nats_conformance.fixtures provision --product nats-streaming-server`"
     )
 
 

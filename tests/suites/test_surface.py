@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import suites.surface
+import nats_conformance.suites.surface
 from nats_conformance import main
-from suites.surface import (
+from nats_conformance.suites.surface import (
     Surface,
     diff,
     error_codes_in,
@@ -200,7 +200,7 @@ def test_the_command_prints_one_line_each_and_writes_json(
             tmp_path / "new", ("server/subject_transform.go", GO_2_12 + GO_2_14_10), ERRORS_JSON
         ),
     }
-    monkeypatch.setattr(suites.surface, "module_source", trees.__getitem__)
+    monkeypatch.setattr(nats_conformance.suites.surface, "module_source", trees.__getitem__)
     assert main(["surface", "2.14.9", "2.14.10", "--json", str(tmp_path / "diff.json")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert (

@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures.config import Mapping, ServerConfig, render_config
-from fixtures.config import WeightedDestination as ConfigEntry
-from records.expectations import Expectations
-from reference.errors import MappingError
-from reference.profiles import for_version
-from reference.weighted import WeightedDestination, compile_weighted
-from suites.engine.family import cases_of
-from suites.engine.verdicts import RunContext
-from suites.families import FAMILIES
-from suites.families.weighted import (
+from nats_conformance.fixtures.config import Mapping, ServerConfig, render_config
+from nats_conformance.fixtures.config import WeightedDestination as ConfigEntry
+from nats_conformance.records.expectations import Expectations
+from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.reference.weighted import WeightedDestination, compile_weighted
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.weighted import (
     CLUSTER,
     SINGLE_STEP,
     WeightedFamily,
@@ -29,7 +29,7 @@ from suites.families.weighted import (
     judge_weighted,
     refused_lists,
 )
-from suites.harness import SubscriptionObservation
+from nats_conformance.suites.harness import SubscriptionObservation
 
 RELEASES = ("2.2.6", "2.9.25", "2.14.9")
 W = WeightedDestination

@@ -1,8 +1,8 @@
-"""`nats-conformance COMMAND ...`: every `python -m suites|reports|fixtures|reference` sub-command under
-one name (`report` is `reports build`), with the same options, exit statuses and one-line errors. The
-commands' modules are imported with the signal handling on (`reference.cli.run_loaded`); `main` handles
-the signals itself while it imports the reference model that handling is part of, so this module imports
-only the standard library when it loads."""
+"""`nats-conformance COMMAND ...`: every `python -m nats_conformance.suites|reports|fixtures|reference`
+sub-command under one name (`report` is `reports build`), with the same options, exit statuses and one-line
+errors. The commands' modules are imported with the signal handling on (`reference.cli.run_loaded`); `main`
+handles the signals itself while it imports the reference model that handling is part of, so this module
+imports only the standard library when it loads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import argparse
     from types import FrameType
 
-    from reference.cli import Parser
+    from nats_conformance.reference.cli import Parser
 
 DISTRIBUTION = "nats-conformance"
 
@@ -28,7 +28,7 @@ def version() -> str:
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        pyproject = Path(__file__).resolve().parent / "pyproject.toml"
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         project: dict[str, str] = tomllib.loads(pyproject.read_text())["project"]
         return project["version"]
 
@@ -40,13 +40,13 @@ def parser(width: int | None = None) -> Parser:
     import shutil
     from functools import partial
 
-    import fixtures.commands
-    import reference.commands
-    import reports.commands
-    import suites.commands
-    from fixtures.configfile import COMMANDS, add_config_options
-    from reference.cli import HelpFormatter, Parser
-    from reference.environment import epilog
+    import nats_conformance.fixtures.commands
+    import nats_conformance.reference.commands
+    import nats_conformance.reports.commands
+    import nats_conformance.suites.commands
+    from nats_conformance.fixtures.configfile import COMMANDS, add_config_options
+    from nats_conformance.reference.cli import HelpFormatter, Parser
+    from nats_conformance.reference.environment import epilog
 
     class _Formatter(HelpFormatter):
         """One line per command: aligns help after the commands' indentation (Python 3.11 leaves it out)."""
@@ -64,10 +64,10 @@ def parser(width: int | None = None) -> Parser:
     )
     command_line.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}")
     commands = command_line.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    suites.commands.add_commands(commands)
-    reports.commands.add_commands(commands, build_name="report")
-    fixtures.commands.add_commands(commands)
-    reference.commands.add_commands(commands)
+    nats_conformance.suites.commands.add_commands(commands)
+    nats_conformance.reports.commands.add_commands(commands, build_name="report")
+    nats_conformance.fixtures.commands.add_commands(commands)
+    nats_conformance.reference.commands.add_commands(commands)
     for name, command in commands.choices.items():
         if name in COMMANDS:
             add_config_options(command)
@@ -78,7 +78,7 @@ def parser(width: int | None = None) -> Parser:
 def parse_configured(command_line: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """`argv` with the settings of its configuration file (`fixtures.configfile`), imported only once
     `run_loaded` handles signals, as every command module is."""
-    from fixtures.configfile import parse
+    from nats_conformance.fixtures.configfile import parse
 
     return parse(command_line, argv)
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {number: signal.signal(number, _end_while_loading) for number in _LOADING_ENDINGS}
     status = 0
     try:
-        from reference.cli import run_loaded
+        from nats_conformance.reference.cli import run_loaded
 
         status = run_loaded(parser, argv, parse_configured)
     except _EndedWhileLoading as ended:
@@ -124,7 +124,3 @@ def main(argv: list[str] | None = None) -> int:
         for number, handler in previous.items():
             signal.signal(number, signal.SIG_IGN if ending else handler)
     return int(status)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
