@@ -182,11 +182,12 @@ def read_pairs(run_dir: Path) -> Paired:
     if document.get("version") != VERSION:
         raise PairsError(f"{path} has pairs version {document.get('version')!r}; this reads {VERSION}")
     names = set(Pair.__dataclass_fields__)
+    required = names - {"seen_again_difference", "seen_again_verdict"}  # pairs written before them
     pairs = []
     for entry in document.get("pairs", []):
         if (
             not isinstance(entry, dict)
-            or set(entry) != names
+            or not required <= set(entry) <= names
             or not all(isinstance(v, str) for v in entry.values())
         ):
             raise PairsError(f"{path} has a malformed pair: {json.dumps(entry)[:200]}")
