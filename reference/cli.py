@@ -97,6 +97,14 @@ def count(text: str) -> int:
     return int(text)
 
 
+def port(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535."""
+    number = count(text)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535 (got {text!r})")
+    return number
+
+
 def fraction(text: str) -> float:
     """A share of cases between 0 and 1, written as a fraction (0.05) or a percentage (5%)."""
     number = text.removesuffix("%")

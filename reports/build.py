@@ -15,7 +15,7 @@ from typing import Final
 
 from nats_conformance.records.expectations import Expectation, load_expectations
 from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import Records, load_records
+from nats_conformance.reports.load import Records, corruption_named, load_records
 from nats_conformance.reports.model import Aggregates
 from nats_conformance.reports.render_html import render_html
 from nats_conformance.reports.render_markdown import render_markdown
@@ -56,10 +56,11 @@ def aggregate_groups(
         from nats_conformance.reports import duckdb_sql
 
         say("aggregating with DuckDB")
-        return [
-            duckdb_sql.aggregate([str(p) for p in group.parts], rows=group.rows, progress=say)
-            for group in groups
-        ]
+        with corruption_named([part for group in groups for part in group.parts]):
+            return [
+                duckdb_sql.aggregate([str(p) for p in group.parts], rows=group.rows, progress=say)
+                for group in groups
+            ]
     from nats_conformance.reports.spark import spark_errors, spark_session
     from nats_conformance.reports.spark_sql import aggregate
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nats_conformance.records.expectations import DEFAULT_PATH
 from nats_conformance.records.pairs import against_label
-from nats_conformance.reference.cli import Parser, add_max_unknown, count, exit_status, too_many_unknown
+from nats_conformance.reference.cli import Parser, add_max_unknown, exit_status, port, too_many_unknown
 from nats_conformance.reference.errors import UsageError
 from nats_conformance.reports.baseline import (
     DETAILS,
@@ -224,7 +224,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: st
     pages.add_argument("--out", metavar="DIR", help="where the site goes")
     pages.add_argument(
         "--port",
-        type=count,
+        type=port,
         default=8000,
         metavar="N",
         help="site serve: the port (default 8000, 0 any free)",

@@ -15,6 +15,7 @@ from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import CASES, cases_table
 from nats_conformance.reports.aggregate import FAMILIES, RECORDS, verdict_counts
 from nats_conformance.reports.duckdb_sql import connect, open_records
+from nats_conformance.reports.load import corruption_named
 from nats_conformance.reports.model import VerdictCount
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def part_counts(parts: Sequence[Path]) -> tuple[VerdictCount, ...]:
     """The verdict counts of these part files (none: no rows)."""
     if not parts:
         return ()
-    with connect() as connection:
+    with corruption_named(parts), connect() as connection:
         open_records(connection, [str(part) for part in parts])
         return _counted(connection)
 

@@ -14,6 +14,8 @@ both engines open the part files: every rule and query sees one shape.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -100,8 +102,14 @@ class Run:
 
     @property
     def status(self) -> str:
-        """How the run ended (`records.writer.run_status`): only `completed` is a whole run."""
-        return run_status(self.manifest)
+        """How the run ended (`records.writer.run_status`): only `completed` is a whole run, and only
+        while the rows on disk are as many as its manifest says it wrote (a part deleted or cut short
+        after the run makes it `damaged: ...`)."""
+        status = run_status(self.manifest)
+        written = self.manifest.get("written")
+        if status == "completed" and isinstance(written, int) and written != self.rows:
+            return f"damaged: {self.rows:,} rows on disk, the manifest says {written:,} were written"
+        return status
 
     @property
     def complete(self) -> bool:
@@ -174,6 +182,27 @@ def check_part(path: Path) -> int:
     if missing:
         raise ReportError(f"{path} lacks the column(s) {', '.join(missing)} of schema version {version}")
     return int(metadata.num_rows)
+
+
+@contextmanager
+def corruption_named(parts: Sequence[Path | str]) -> Iterator[None]:
+    """Read `parts` with an engine inside: when it fails and a part is damaged inside (its footer, which
+    `check_part` reads, intact), that is one `ReportError` naming the part, never the engine's traceback.
+    Only on failure are the parts read whole."""
+    try:
+        yield
+    except ReportError:
+        raise
+    except Exception as error:
+        for part in parts:
+            try:
+                pq.ParquetFile(part).read()
+            except (OSError, pa.ArrowException) as damaged:
+                reason = (
+                    str(damaged).strip().splitlines()[0] if str(damaged).strip() else type(damaged).__name__
+                )
+                raise ReportError(f"corrupt records file {part}: {reason}") from error
+        raise
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any]:

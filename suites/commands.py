@@ -22,7 +22,13 @@ from nats_conformance.fixtures.clients.wire import ClientAuth
 from nats_conformance.fixtures.cover import COVER_DIR, STOP_GRACE, engine_counters
 from nats_conformance.fixtures.engine import engine_command, engine_release
 from nats_conformance.fixtures.errors import ProvisionError, TargetLostError
-from nats_conformance.fixtures.options import OptionError, RunConfig, build_run_config, client_auth
+from nats_conformance.fixtures.options import (
+    OptionError,
+    RunConfig,
+    build_run_config,
+    client_auth,
+    writable_file,
+)
 from nats_conformance.fixtures.provision import NATS_SERVER, report_to_stderr
 from nats_conformance.fixtures.releases import ReleaseSelection, known_releases, newest_releases
 from nats_conformance.fixtures.servers.streaming import NATS_NETWORK_LINE
@@ -174,6 +180,8 @@ def campaign(
     its servers and engines are -cover builds writing their counters there (`suites.coverage`)."""
     if arguments.resume:
         arguments = resumed(arguments)
+    if arguments.junit_xml:  # checked first: a campaign's work is not lost to a path it cannot write
+        writable_file(Path(arguments.junit_xml), "--junit-xml")
     if arguments.expectations:
         expectations_path = Path(arguments.expectations)
     else:

@@ -284,3 +284,79 @@ def expectations_garbled_toml(context: Context) -> str:
     garbled = _written(context, "expectations.toml", GARBLED_TOML)
     done = run(command("expectations", "check", str(_hand_run(context)), "--expectations", str(garbled)))
     return one_line_error(done, says=str(garbled))
+
+
+def _damaged_run(context: Context, damage: str) -> Path:
+    """A copy of the hand-made run with its first part deleted (`deleted`) or garbled inside, its
+    footer intact (`garbled`)."""
+    from tests.reports.handmade import hand_cases, write_run
+
+    run_dir = write_run(context.work("run"), hand_cases(), part_rows=10)  # several parts
+    part = sorted((run_dir / "cases").glob("*.parquet"))[0]
+    if damage == "deleted":
+        part.unlink()
+    else:
+        data = bytearray(part.read_bytes())
+        for index in range(100, min(len(data) - 1500, 3000)):
+            data[index] ^= 0x5A
+        part.write_bytes(bytes(data))
+    return run_dir
+
+
+@probe(
+    "report-part-deleted",
+    "bad-input",
+    "report and gate on a completed run whose part file was deleted afterwards",
+    "the report says the run is incomplete (damaged, rows against the manifest); the gate refuses it in "
+    "one line, exit 2",
+)
+def report_part_deleted(context: Context) -> str:
+    run_dir, out = _damaged_run(context, "deleted"), context.work("out")
+    done = run(command("report", str(run_dir), "--out", str(out), "--engine", "duckdb"))
+    check(done.status == 0, f"report exit {done.status}: {done.stderr[-300:]!r}")
+    markdown = (out / "report.md").read_text()
+    check("damaged:" in markdown and "incomplete" in markdown, "report.md does not say the run is damaged")
+    baseline = context.work() / "baseline.json"
+    return one_line_error(run(command("gate", str(run_dir), "--baseline", str(baseline))), says="damaged")
+
+
+@probe(
+    "readers-part-garbled",
+    "bad-input",
+    "report, site, baseline and gate on a run whose part file is garbled inside (footer intact)",
+    "each: one error line naming the corrupt part, exit 2 (never 1, a divergence or a regression)",
+)
+def readers_part_garbled(context: Context) -> str:
+    run_dir = _damaged_run(context, "garbled")
+    part = sorted((run_dir / "cases").glob("*.parquet"))[0].name
+    lines = [
+        one_line_error(run(command(*argv)), says=part)
+        for argv in (
+            ("report", str(run_dir), "--out", str(context.work("report")), "--engine", "duckdb"),
+            ("site", str(run_dir), "--out", str(context.work("site")), "--engine", "duckdb"),
+            ("baseline", str(run_dir), "--out", str(context.work() / "b.json")),
+            ("gate", str(run_dir), "--baseline", str(ROOT / "baselines" / "campaign.json")),
+        )
+    ]
+    return lines[-1]
+
+
+@probe(
+    "campaign-junit-unwritable",
+    "bad-input",
+    "campaign --junit-xml DIR/x.xml where DIR does not exist",
+    "one error line naming --junit-xml, exit 2, before any case runs: no run directory",
+)
+def campaign_junit_unwritable(context: Context) -> str:
+    missing = context.work() / "no-such-dir" / "junit.xml"
+    return _bad_campaign(context, "--family", "validation", "--junit-xml", str(missing), says="--junit-xml")
+
+
+@probe(
+    "site-serve-bad-port",
+    "bad-input",
+    "site serve DIR --port 99999",
+    "one error line saying what a port is, exit 2",
+)
+def site_serve_bad_port(context: Context) -> str:
+    return one_line_error(run(command("site", "serve", str(context.work()), "--port", "99999")), says="port")
