@@ -265,14 +265,18 @@ class OverlapFamily(TargetServer):
         unit: OverlapRun,
         observed: tuple[StepObservation, ...],
     ) -> Judged:
-        """Every subject after every step; after a step that was refused or failed, the subjects of it
-        and of the steps not run are `unknown`, with the reason."""
+        """Every subject after every step. After a step the server refused, the subjects of it and of the
+        steps not run take the refusal's judgement: what the server did is refuse, and the refusal's
+        case judges it against the reference (its difference, verdict and expectation). After a step
+        that failed (no answer, a lost connection), they are `unknown`, with the reason."""
         steps = tuple(step.to_json() for step in unit.steps)
         cases: list[Case] = []
         # per configuration, the candidate each subject arrived on when it was first in force
         picks: dict[frozenset[tuple[str, str]], dict[str, str]] = {}
         earlier: list[Transform] = []
         stopped = ""
+        refusal: Case | None = None
+        """The judged refusal that stopped the sequence, if one did."""
         for number, step in enumerate(unit.steps):
             transforms = [compile_transform(s, d, profile) for s, d in step.mappings]
             seen = observed[number] if number < len(observed) else StepObservation(failure=stopped)
@@ -288,6 +292,7 @@ class OverlapFamily(TargetServer):
                 )
                 cases.append(replace(rejected, steps=steps))
                 seen = StepObservation(failure=f"the server refused the configuration: {seen.rejection}")
+                refusal = refusal if stopped else rejected
             deliveries = seen.deliveries
             why = seen.failure or (deliveries.failure if deliveries is not None else "")
             if why and not stopped:
@@ -301,14 +306,17 @@ class OverlapFamily(TargetServer):
                     difference = difference_of(subject, arrived, transforms, earlier, step.how)
                     if not difference and pick.setdefault(subject, arrived[0]) != arrived[0]:
                         difference = f"winner-changed-after-{step.how}"
+                judged_by = refusal if difference == "unknown" and deliveries is None else None
                 case = self._case(
                     context,
                     transforms=transforms,
                     subject=subject,
                     arrived=arrived,
-                    difference=difference,
+                    difference=judged_by.difference if judged_by else difference,
                     seed=unit.seed,
                 )
+                if judged_by is not None:
+                    case = replace(case, verdict=judged_by.verdict, expectation=judged_by.expectation)
                 detail = (why or "not published") if difference == "unknown" else ""
                 cases.append(replace(case, detail=detail, steps=steps))
             earlier += transforms

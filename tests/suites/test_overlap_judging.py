@@ -78,7 +78,9 @@ def test_the_old_destination_of_a_redirected_source_is_a_stale_mapping() -> None
     assert judged(run, seen(["od.m0.a"]), seen(["od.m0s1.a", "od.m0s1.a"]))[1][2] == "duplicated"
 
 
-def test_after_a_refused_step_its_subjects_and_those_of_later_steps_are_unknown_with_the_reason() -> None:
+def test_after_a_refused_step_its_subjects_and_those_of_later_steps_take_the_refusal_s_verdict() -> None:
+    """A refusal is what the server did (issue 56): the subjects it left unpublished are judged as the
+    refusal is, with its difference, not `unknown`; the detail still says which step stopped them."""
     mappings = (("ov.*", "od.m0.$1"),)
     run = OverlapRun(
         (Step("configure", mappings), Step("push", mappings), Step("restart", mappings)), ("ov.a",)
@@ -89,12 +91,24 @@ def test_after_a_refused_step_its_subjects_and_those_of_later_steps_are_unknown_
     assert [(c.feature, c.verdict) for c in cases] == [
         ("overlap", "agree"),
         ("validation", "diverge"),
-        ("overlap", "unknown"),
-        ("overlap", "unknown"),
+        ("overlap", "diverge"),
+        ("overlap", "diverge"),
     ]
+    assert cases[2].difference == cases[3].difference == cases[1].difference != ""
     assert "refused the configuration: no" in cases[2].detail
     assert "step 1 (push) did not complete" in cases[3].detail
     assert len({c.case_id for c in cases}) == len(cases)
+
+
+def test_after_a_step_that_failed_its_subjects_are_unknown_with_the_reason() -> None:
+    """No answer is no observation: those subjects stay `unknown`."""
+    mappings = (("ov.*", "od.m0.$1"),)
+    run = OverlapRun((Step("configure", mappings), Step("restart", mappings)), ("ov.a",))
+    cases = cases_of(
+        FAMILY.judge(context(), PROFILE, run, (seen(["od.m0.a"]), StepObservation(failure="timed out")))
+    )
+    assert [(c.feature, c.verdict) for c in cases] == [("overlap", "agree"), ("overlap", "unknown")]
+    assert "timed out" in cases[1].detail
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
