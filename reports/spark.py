@@ -145,6 +145,9 @@ def spark_session(
     # that makes one removes it (records.owners). It is removed when the session stops, and again when
     # the process exits: the JVM outlives the session, keeps its first session's directory as its local
     # root, and a later session of the process makes its block directories there again.
+    # Python workers run this interpreter, which has the suite's packages (PySpark reads only the
+    # variable): a later campaign in this process (a test after a report's) gets the session as it is.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     scratch = make_workdir(SCRATCH_PREFIX)
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     with _silenced(), ExitStack() as cleanup:
@@ -331,7 +334,10 @@ def spark_errors(what: str) -> Iterator[None]:
         yield
     except (PySparkException, Py4JError) as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        raise ReportError(f"Spark failed {what}: {lines[0] if lines else type(error).__name__}") from error
+        shown = lines[0] if lines else type(error).__name__
+        if "Traceback (most recent call last):" in lines:  # a Python worker's: its last line says what
+            shown = f"{shown} {lines[-1]}"
+        raise ReportError(f"Spark failed {what}: {shown}") from error
 
 
 def spark_type(kind: Any) -> Any:

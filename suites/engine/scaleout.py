@@ -520,7 +520,6 @@ def scale_out(master: str | None, shards: int | None) -> Iterator[ScaleOut | Non
     except ReportError as error:
         raise OptionError(str(error)) from error
     check_reachable(master)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # On a local master the tasks' temporary files (their servers' work directories) go under one
     # directory of the run's, removed once Spark has stopped: a worker Spark kills (a task cancelled
     # after the grace of an interrupt, a lost attempt) cannot remove its own. The directory is owned, so
