@@ -108,6 +108,11 @@ def printable(text: str) -> str:
 
 
 def _column(values: Sequence[Any] | pa.Array, kind: pa.DataType, name: str = "") -> pa.Array:
+    """`values` as a column of `kind`. An integer past the column's width (a drawn partition count of
+    2**63, a bucket the server answered past 64 bits) is stored as the column's nearest bound, still
+    out of every partition's range: the case's text keeps the exact value (the count in its
+    destination, the bucket in its observed subject), and the case, with every other of its part, is
+    recorded, where the part's whole write used to fail."""
     if isinstance(values, pa.Array):
         return _text_column(values) if kind == pa.string() else values.cast(kind)
     if name in NESTED:
@@ -118,6 +123,12 @@ def _column(values: Sequence[Any] | pa.Array, kind: pa.DataType, name: str = "")
         if kind != pa.string():
             raise
         return pa.array([printable(value) for value in values], type=kind)
+    except (OverflowError, pa.ArrowInvalid):
+        if not pa.types.is_integer(kind):
+            raise
+        bits = kind.bit_width - (1 if pa.types.is_signed_integer(kind) else 0)
+        low = -(2**bits) if pa.types.is_signed_integer(kind) else 0
+        return pa.array([v if v is None else min(max(v, low), 2**bits - 1) for v in values], type=kind)
 
 
 def _text_column(values: pa.Array) -> pa.Array:

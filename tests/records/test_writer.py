@@ -22,6 +22,7 @@ from nats_conformance.records.schema import (
     texts_of,
 )
 from nats_conformance.records.writer import RecordsError, RecordWriter, run_status
+from nats_conformance.reference.weighted import WeightedDestination
 from nats_conformance.reports.counts import case_counts, run_tally, tally_of
 from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 
@@ -188,10 +189,34 @@ def test_partition_counts_past_32_bits_are_recorded(tmp_path: Path) -> None:
     assert (row["partitions"], row["bucket"]) == (2**32 + 3, 2**32 - 1)
 
 
+def test_an_integer_past_64_bits_is_recorded_at_the_bound_with_its_part(tmp_path: Path) -> None:
+    """A drawn count of 2**63 and a bucket past 64 bits (the server's answer) cost the whole task's
+    cases before (issue 56: 5,125 cases of a 2.8.3 partition task); the column keeps its nearest bound,
+    out of every partition's range as the value was, and the case's text the exact value."""
+    with RecordWriter(tmp_path / "run") as writer:
+        writer.add(shared_case(case_id=writer.next_case_id()))
+        writer.add(
+            shared_case(
+                case_id=writer.next_case_id(),
+                partitions=2**63,
+                bucket=-(2**70),
+                destination="p.{{partition(9223372036854775808,1)}}",
+            )
+        )
+    assert (writer.total, writer.written, writer.unwritten) == (2, 2, 0)
+    first, second = read_rows(tmp_path / "run")
+    assert (first["partitions"], second["partitions"], second["bucket"]) == (
+        shared_case(case_id=0).partitions,
+        2**63 - 1,
+        -(2**63),
+    )
+    assert "9223372036854775808" in second["destination"]
+
+
 def test_a_value_no_column_can_hold_is_one_line_and_counted_as_lost(tmp_path: Path) -> None:
     writer = RecordWriter(tmp_path / "run")
     writer.add(shared_case(case_id=writer.next_case_id()))
-    writer.add(shared_case(case_id=writer.next_case_id(), partitions=2**64))
+    writer.add(shared_case(case_id=writer.next_case_id(), weights=(WeightedDestination("x", 2**40),)))
     with pytest.raises(RecordsError, match=r"^cannot record 2 cases: ") as raised:
         writer.close()
     assert "\n" not in str(raised.value)
@@ -241,7 +266,7 @@ def test_cases_reach_disk_and_the_journal_when_no_further_case_arrives(tmp_path:
 def test_a_part_the_timer_cannot_build_fails_the_close(tmp_path: Path) -> None:
     """The timer (after 1 s) builds the part, not the `add` (which hands over only what waited 1 s)."""
     writer = RecordWriter(tmp_path / "run", flush_seconds=2.0)
-    writer.add(shared_case(case_id=writer.next_case_id(), partitions=2**64))
+    writer.add(shared_case(case_id=writer.next_case_id(), weights=(WeightedDestination("x", 2**40),)))
     deadline = time.monotonic() + 30
     while writer.unwritten == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
