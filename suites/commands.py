@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -297,7 +298,9 @@ def campaign(
     for judgement in judgements(manifest):
         print("\n".join(judgement.lines()))
     if run is not None and writer.status == "completed":
-        paired_lines(run_dir, expectations, arguments.pair_with)
+        paired_lines(
+            run_dir, expectations, [None, *([Path(arguments.pair_with)] if arguments.pair_with else [])]
+        )
     conforms = run_conforms(manifest)
     return exit_status(
         diverged=bool((manifest["verdicts"]["diverge"] and not conforms) or (arguments.strict and stale)),
@@ -310,10 +313,9 @@ SHOWN_CHANGES = 10
 """The paired changes a campaign prints; the report lists every one."""
 
 
-def paired_lines(run_dir: Path, expectations: Expectations, against: str | None) -> None:
-    """Pair the run between its releases and, with `against`, with a baseline file or previous run
-    (`suites.pairing`); print one line per confirmed change and a count of the rest."""
-    comparisons = [None] if against is None else [None, Path(against)]
+def paired_lines(run_dir: Path, expectations: Expectations, comparisons: Sequence[Path | None]) -> None:
+    """Pair the run in each comparison (None: between its releases; else with a baseline file or
+    previous run, `suites.pairing`); print a count of each outcome and the first confirmed changes."""
     for compared in comparisons:
         started = time.monotonic()
         pairs = pair_run(run_dir, expectations, against=compared)
@@ -338,14 +340,7 @@ def pair(arguments: argparse.Namespace) -> int:
     if arguments.against and not Path(arguments.against).exists():
         raise OptionError(f"pair: --with {arguments.against} does not exist")
     expectations = load_expectations(Path(arguments.expectations or DEFAULT_PATH))
-    if arguments.against:
-        pairs = pair_run(run_dir, expectations, against=Path(arguments.against))
-    else:
-        pairs = pair_run(run_dir, expectations)
-    changed = [pair for pair in pairs if pair.outcome == CHANGED]
-    print(f"{len(pairs)} one-sided classes replayed, {len(changed)} changed")
-    for item in changed:
-        print(f"changed: {item.text()}\n  replay: {item.replay_line(run_dir)}")
+    paired_lines(run_dir, expectations, [Path(arguments.against) if arguments.against else None])
     return 0
 
 

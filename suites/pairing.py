@@ -131,10 +131,13 @@ def other_side(path: Path) -> Side:
     return baseline_side(document, str(path))
 
 
-def one_sided(seen: Side, other: Side, seen_on: str, other_on: str) -> Iterable[Planned]:
+def one_sided(
+    seen: Side, other: Side, seen_on: str, other_on: str, *, features: frozenset[str] | None = None
+) -> Iterable[Planned]:
     """The smallest case of each class `seen` shows on `seen_on` and `other` does not on `other_on`,
-    for the features both judged, statistical classes left out."""
+    for the features both judged (of `features` only, when given), statistical classes left out."""
     both = seen.features.get(seen_on, frozenset()) & other.features.get(other_on, frozenset())
+    both = both if features is None else both & features
     theirs = other.cases.get(other_on, {})
     for case_class, case in sorted(seen.cases.get(seen_on, {}).items()):
         if (
@@ -152,7 +155,7 @@ def within(side: Side) -> list[Planned]:
         releases = [v for v in side.releases() if feature in side.features[v]]
         for before, after in pairwise(releases):
             for seen_on, other_on in ((before, after), (after, before)):
-                planned += [p for p in one_sided(side, side, seen_on, other_on) if p.case.feature == feature]
+                planned += one_sided(side, side, seen_on, other_on, features=frozenset((feature,)))
     return planned
 
 
