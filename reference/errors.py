@@ -217,6 +217,13 @@ class UnsupportedFunctionError(MappingError):
     kind = "unsupported-function"
 
 
+class FunctionNotAvailableError(MappingError):
+    """An account function where its name is not known: ``{{account-hash-import()}}`` outside an import,
+    or any of them where the transform engine meets it (``reference.functions``)."""
+
+    kind = "function-not-available"
+
+
 class WrongArgumentCountError(MappingError):
     """A mapping function got too few or too many arguments."""
 
@@ -265,6 +272,7 @@ MAPPING_ERROR_KINDS: tuple[str, ...] = (
     InvalidDestinationError.kind,
     UnknownFunctionError.kind,
     UnsupportedFunctionError.kind,
+    FunctionNotAvailableError.kind,
     WrongArgumentCountError.kind,
     InvalidArgumentError.kind,
     WildcardIndexOutOfRangeError.kind,

@@ -14,18 +14,21 @@ A size or position that is not strictly between 0 and the token length leaves th
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Final
+from typing import Final, Literal
 
 from nats_conformance.reference.versions import Version
 
 __all__ = [
+    "ACCOUNT_FUNCTIONS",
     "FUNCTIONS",
     "LEGACY_WILDCARD",
     "MAPPING_FUNCTIONS",
     "MappingFunction",
+    "account_hash",
     "canonical_functions",
     "canonical_name",
     "left",
@@ -55,7 +58,11 @@ class MappingFunction:
         one_token: its output is always exactly one token (``split`` and the ``splitFrom``/``sliceFrom``
             functions may emit several).
         tried: the position at which the server tries it on a ``{{...}}`` token (None for ``$n``, which
-            is no such token).
+            is no such token, and for the account functions, which the transform engine never runs).
+        later_lines: for a function that a later release line received in a later patch, the first
+            release of each such line (``account-hash``: 2.14.10, then 2.15.3, not 2.15.0).
+        scope: ``message`` (the transform engine applies it to each message's subject) or ``account``
+            (resolved once, to a literal token, when an account's subject is installed).
     """
 
     name: str
@@ -64,6 +71,17 @@ class MappingFunction:
     max_arguments: int | None
     one_token: bool
     tried: int | None
+    later_lines: tuple[Version, ...] = ()
+    scope: Literal["message", "account"] = "message"
+
+    def in_release(self, version: Version) -> bool:
+        """Whether ``version`` (a release) has the function: the first release listed for its line or
+        the nearest older listed line (``since``, then ``later_lines``) is at or below it."""
+        listed = [first for first in (self.since, *self.later_lines) if first.line <= version.line]
+        if not listed:
+            return False
+        nearest = max(listed)
+        return nearest.line < version.line or nearest <= version
 
 
 MAPPING_FUNCTIONS: Final = (
@@ -78,8 +96,41 @@ MAPPING_FUNCTIONS: Final = (
     MappingFunction("left", Version(2, 10, 16), 2, 2, True, 7),
     MappingFunction("right", Version(2, 10, 16), 2, 2, True, 6),
     MappingFunction("random", Version(2, 12, 0), 1, 1, True, 9),
+    MappingFunction("account-hash", Version(2, 14, 10), 0, 0, True, None, (Version(2, 15, 3),), "account"),
+    MappingFunction(
+        "account-hash-import", Version(2, 14, 10), 0, 0, True, None, (Version(2, 15, 3),), "account"
+    ),
+    MappingFunction(
+        "account-hash-leaf-remote", Version(2, 14, 10), 0, 0, True, None, (Version(2, 15, 3),), "account"
+    ),
 )
-"""Every mapping function, in the order they appeared (the canonical order of a ``functions`` value)."""
+"""Every mapping function, in the order they appeared (the canonical order of a ``functions`` value).
+
+The account functions (``{{account-hash()}}``, ``{{account-hash-import()}}``,
+``{{account-hash-leaf-remote()}}``) came with nats-server 2.14.10 and 2.15.3
+(https://github.com/nats-io/nats-server/releases/tag/v2.14.10). The documents do not describe them yet;
+what they do is read from those releases' source (server/subject_transform.go, "Account scoped mapping
+functions") and observed on them: each whole token of that form in an account mapping's source or
+destination is replaced, when the mapping is installed, by an 8-character hash of a name (``account_hash``):
+the account's own for ``account-hash``; the importing account's for ``account-hash-import`` (in imports);
+the leaf node remote's account for ``account-hash-leaf-remote`` (in a leaf node's deny lists). Where that
+name is not known (``account-hash-import`` in ``mappings {}``), and wherever the transform engine meets one
+(a stream's subject transform, RePublish), the subject is refused. They take no arguments."""
+
+ACCOUNT_FUNCTIONS: Final = tuple(f for f in MAPPING_FUNCTIONS if f.scope == "account")
+"""The functions resolved when an account's subject is installed, not per message."""
+
+_HASH_DIGITS: Final = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_HASH_LENGTH: Final = 8
+
+
+def account_hash(name: str) -> str:
+    """What ``{{account-hash()}}`` stands for in account ``name``: the first 8 bytes of the name's SHA-256,
+    each taken modulo 62 as a digit of ``0-9A-Za-z`` (the server's ``getHash``, the hash it also uses in
+    system subjects; source of 2.14.10, server/events.go)."""
+    digest = hashlib.sha256(name.encode()).digest()
+    return "".join(_HASH_DIGITS[byte % len(_HASH_DIGITS)] for byte in digest[:_HASH_LENGTH])
+
 
 FUNCTIONS: Final = {function.name: function for function in MAPPING_FUNCTIONS}
 """The mapping functions by canonical name, in ``MAPPING_FUNCTIONS`` order."""

@@ -9,8 +9,10 @@ observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol pub
 2.2.6, 2.8.4, every 2.9 patch, 2.10.27, 2.11.17, every 2.12 patch, 2.14.5 to 2.14.9 and 2.15.0 to
 2.15.2. Lines 2.3-2.7 are assumed to follow 2.2.6.
 
-2.14.6 to 2.15.2 change no rule of the reference (their transform engine, subject checks, weights and
-integer checks are those of 2.14.5). Two server changes of theirs end listed divergences instead: from
+2.14.6 to 2.14.9 and 2.15.0 to 2.15.2 change no rule of the reference (their transform engine, subject
+checks, weights and integer checks are those of 2.14.5). 2.14.10 and 2.15.3 add the account functions
+(``{{account-hash()}}`` and its two relatives, ``reference.functions``; ``account_functions`` below).
+Two server changes of theirs end listed divergences instead: from
 2.14.7 and 2.15.0 the mapping validator accepts ``left`` and ``right``, which the document and the
 transform engine had since 2.10.16 (nats-server pull request 8568, "Accept {{left}} and {{right}} mapping
 functions in ValidateMapping"); from 2.14.8 and 2.15.1 (not 2.15.0) an account JWT whose mappings would
@@ -105,8 +107,8 @@ RELEASE_LINES: Final = (
     ReleaseLine(Version(2, 10, 29)),
     ReleaseLine(Version(2, 11, 17)),
     ReleaseLine(Version(2, 12, 15)),
-    ReleaseLine(Version(2, 14, 9)),
-    ReleaseLine(Version(2, 15, 2)),
+    ReleaseLine(Version(2, 14, 10)),
+    ReleaseLine(Version(2, 15, 3)),
 )
 
 
@@ -131,6 +133,8 @@ class ReleaseProfile:
         count_range_check: a partition/random count above ``2**31-1`` is rejected (else truncated).
         weight_total_per_cluster: the 100 limit applies per ``cluster`` (else over the whole list).
         dollar_prefix_parse: ``$1a`` reads as ``$1`` (2.2's ``Sscanf``) instead of a literal.
+        account_functions: the account functions the release resolves in account subjects (before them,
+            such a token is an unknown function, or literal text where unknown functions are).
         observed: the rules were checked on a live server of this line.
     """
 
@@ -146,6 +150,7 @@ class ReleaseProfile:
     count_range_check: bool
     weight_total_per_cluster: bool
     dollar_prefix_parse: bool = False
+    account_functions: frozenset[str] = frozenset()
     observed: bool = field(default=True, compare=False)
 
     @property
@@ -157,9 +162,13 @@ class ReleaseProfile:
         return f"for_version({self.name!r})"
 
 
-def _functions(version: Version) -> frozenset[str]:
-    """The ``{{...}}`` functions that appeared at or before ``version``."""
-    return frozenset(f.name for f in MAPPING_FUNCTIONS if f.name != LEGACY_WILDCARD and f.since <= version)
+def _functions(version: Version, scope: str = "message") -> frozenset[str]:
+    """The ``{{...}}`` functions of ``scope`` that ``version`` has."""
+    return frozenset(
+        f.name
+        for f in MAPPING_FUNCTIONS
+        if f.name != LEGACY_WILDCARD and f.scope == scope and f.in_release(version)
+    )
 
 
 def _build(version: Version) -> ReleaseProfile:
@@ -223,6 +232,7 @@ def _build(version: Version) -> ReleaseProfile:
         int_width="check-32" if release >= Version(2, 11, 8) else "truncate-32",
         count_range_check=newer,
         weight_total_per_cluster=True,
+        account_functions=_functions(release, "account"),
     )
 
 

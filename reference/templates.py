@@ -21,16 +21,25 @@ from dataclasses import dataclass
 from typing import Final
 
 from nats_conformance.reference.errors import (
+    FunctionNotAvailableError,
     InvalidArgumentError,
     MappingError,
     UnknownFunctionError,
     UnsupportedFunctionError,
     WrongArgumentCountError,
 )
-from nats_conformance.reference.functions import FUNCTIONS
+from nats_conformance.reference.functions import FUNCTIONS, account_hash
 from nats_conformance.reference.profiles import ALL_FUNCTIONS, ReleaseProfile
 
-__all__ = ["FunctionNode", "LiteralNode", "Node", "looks_like_function", "parse_token"]
+__all__ = [
+    "FunctionNode",
+    "LiteralNode",
+    "Node",
+    "account_function",
+    "looks_like_function",
+    "parse_token",
+    "resolve_account_functions",
+]
 
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1
@@ -51,9 +60,18 @@ def _name_pattern(name: str, casing: str) -> str:
 
 
 def _function_regex(name: str, casing: str) -> re.Pattern[str]:
-    inner = _name_pattern(name, casing)
+    """A function token's regex; ``casing`` ``raw`` takes ``name`` as a pattern already."""
+    inner = name if casing == "raw" else _name_pattern(name, casing)
     return re.compile(r"\{\{" + _WS + "*" + inner + _WS + r"*\((.*)\)" + _WS + r"*\}\}")
 
+
+_ACCOUNT_ORDER: Final = ("account-hash-import", "account-hash-leaf-remote", "account-hash")
+_ACCOUNT_REGEXES: Final = tuple(
+    (name, _function_regex("-".join(f"[{w[0]}{w[0].upper()}]{w[1:]}" for w in name.split("-")), "raw"))
+    for name in _ACCOUNT_ORDER
+)
+"""The account functions as the server finds them in a token (``[aA]ccount-[hH]ash``, spaces around the
+name), in the order it tries them."""
 
 _REGEXES: Final = {
     casing: {name: _function_regex(name, casing) for name in ALL_FUNCTIONS} for casing in ("lower", "initial")
@@ -85,6 +103,46 @@ Node = LiteralNode | FunctionNode
 def looks_like_function(token: str) -> bool:
     """True iff the server treats ``token`` as a function token: longer than 4, ``{{`` ... ``}}``."""
     return len(token) > 4 and token.startswith("{{") and token.endswith("}}")
+
+
+def account_function(token: str, profile: ReleaseProfile) -> tuple[str, list[str]] | None:
+    """The account function ``token`` calls in ``profile``'s release, with its arguments, or None."""
+    if not profile.account_functions or not looks_like_function(token):
+        return None
+    for name, regex in _ACCOUNT_REGEXES:
+        found = regex.search(token)
+        if found is not None and name in profile.account_functions:
+            return name, _ARG_SEPARATOR.split(found.group(1))
+    return None
+
+
+def resolve_account_functions(
+    subject: str, profile: ReleaseProfile, account: str
+) -> tuple[str, tuple[str, ...]]:
+    """``subject`` of an account mapping with each account function token replaced by its value, and the
+    names of those functions: ``{{account-hash()}}`` becomes ``account_hash(account)``; the others name
+    accounts a mapping has none of (``reference.functions``).
+
+    Raises:
+        WrongArgumentCountError: a function given an argument.
+        FunctionNotAvailableError: ``account-hash-import`` or ``account-hash-leaf-remote``.
+    """
+    if "{{" not in subject:
+        return subject, ()
+    tokens = subject.split(".")
+    used: list[str] = []
+    for position, token in enumerate(tokens):
+        found = account_function(token, profile)
+        if found is None:
+            continue
+        name, arguments = found
+        if len(arguments) > 1 or arguments[0].strip():
+            raise WrongArgumentCountError(f"{token}: {name} takes no arguments")
+        if name != "account-hash":
+            raise FunctionNotAvailableError(f"{token}: {name} is not available in an account mapping")
+        tokens[position] = account_hash(account)
+        used.append(name)
+    return ".".join(tokens), tuple(used)
 
 
 def _atoi(text: str) -> int | None:
@@ -230,6 +288,8 @@ def parse_token(token: str, profile: ReleaseProfile, *, accepted: frozenset[str]
         return LiteralNode(token)
     if profile.unknown_function_is_literal:
         return _parse_2_8(token, profile)
+    if account_function(token, profile) is not None:
+        raise FunctionNotAvailableError(f"{token}: an account function, which the transform engine refuses")
     found = find_function(token, names, profile.casing)
     if found is None:
         raise unknown_function_error(token, names)

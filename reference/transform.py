@@ -21,6 +21,7 @@ from typing import Final
 
 from nats_conformance.reference import functions as fn
 from nats_conformance.reference.errors import (
+    FunctionNotAvailableError,
     InvalidDestinationError,
     InvalidSourceError,
     SubjectMismatchError,
@@ -39,9 +40,11 @@ from nats_conformance.reference.templates import (
     FunctionNode,
     LiteralNode,
     Node,
+    account_function,
     find_function,
     looks_like_function,
     parse_token,
+    resolve_account_functions,
     unknown_function_error,
 )
 
@@ -223,6 +226,8 @@ def _check_destination(destination: str, profile: ReleaseProfile, engine_only: b
             full_wildcard_seen = token == FULL_WILDCARD
             continue
         if looks_like_function(token):
+            if account_function(token, profile) is not None:
+                raise FunctionNotAvailableError(f"{token}: an account function, not resolved here")
             if find_function(token, profile.mapping_functions, profile.casing) is None:
                 raise unknown_function_error(token, profile.mapping_functions)
             continue
@@ -238,6 +243,7 @@ def compile_transform(
     profile: ReleaseProfile | None = None,
     *,
     engine_only: bool = False,
+    account: str | None = None,
 ) -> Transform:
     """Validate and compile the mapping ``source`` -> ``destination`` under ``profile`` (default: newest).
 
@@ -250,13 +256,23 @@ def compile_transform(
             whitespace in the source and destination tokens), and the engine's own subject checks
             (:func:`~reference.subjects.is_engine_valid_subject` for the source; a subject with an
             empty or a wildcard token matches nothing; ``>`` to ``>`` maps any subject to itself).
+        account: the name of the account whose mapping this is, which its account functions stand for
+            (``{{account-hash()}}``, from 2.14.10 and 2.15.3); without it they are refused, as where
+            the transform engine meets them. ``source`` and ``destination`` stay as written.
 
     Raises:
         MappingError: a subclass naming the cause (its ``kind``).
     """
     p = NEWEST if profile is None else profile
+    written = {"source": source, "destination": destination}
     if not (is_engine_valid_subject if engine_only else is_server_valid_subject)(source):
         raise InvalidSourceError(f"source {source!r} is not a valid subject")
+    resolved: tuple[str, ...] = ()
+    if account is not None and p.account_functions and not engine_only:
+        # the configuration parser checks the source as written, then the account resolves it
+        source, in_source = resolve_account_functions(source, p, account)
+        destination, in_destination = resolve_account_functions(destination, p, account)
+        resolved = (*in_source, *in_destination)
     stokens = source.split(".")
     open_ended = stokens[-1] == FULL_WILDCARD
     checks = tuple((i, t) for i, t in enumerate(stokens) if t not in (PARTIAL_WILDCARD, FULL_WILDCARD))
@@ -266,8 +282,7 @@ def compile_transform(
 
     def build(**kw: object) -> Transform:
         base: dict[str, object] = {
-            "source": source,
-            "destination": destination,
+            **written,
             "profile": p,
             "functions": (),
             "is_random": False,
@@ -278,6 +293,7 @@ def compile_transform(
             "_randoms": (),
         }
         base.update(kw)
+        base["functions"] = tuple(dict.fromkeys((*resolved, *kw.get("functions", ()))))  # type: ignore[misc]
         return Transform(**base)  # type: ignore[arg-type]
 
     if destination == "":

@@ -62,7 +62,10 @@ def no_random(destination: str) -> bool:
     return "random" not in destination.lower()
 
 
-FOCUS = ("wildcard", *(f.name for f in MAPPING_FUNCTIONS if f.name not in ("wildcard", "random")))
+FOCUS = (
+    "wildcard",
+    *(f.name for f in MAPPING_FUNCTIONS if f.scope == "message" and f.name not in ("wildcard", "random")),
+)
 """Functions a family of questions may focus on (one or two at a time, so each meets its edge cases);
 not ``random``, whose output no answer can be compared with. ``wildcard`` comes first, as it always
 has, so that a seed still draws the questions it drew before."""

@@ -35,7 +35,7 @@ PARALLEL_FROM: Final = 50_000
 """Batches with at least this many subjects use the worker."""
 
 _pool: ProcessPoolExecutor | None = None
-FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+)\s*\(")
+FUNCTION_NAME = re.compile(r"\{\{\s*([A-Za-z]+(?:-[A-Za-z]+)*)\s*\(")
 Computed = tuple[pa.Array, pa.Array | None]
 """A mapping's expected subjects and, for a partition mapping, the partition number in each."""
 

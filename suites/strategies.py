@@ -89,8 +89,9 @@ MALFORMED_ARGUMENTS = ("", " ", "a", "x1", "1.5", "1e3", "0x10", "+2", " 2 ", "1
 prefix, a sign, inner space, a non-ASCII digit) or are spaced; with `INTEGER_EDGES` (negative, past 32
 and 64 bits) they make the malformed calls of `malformed_function_tokens`."""
 
-CALLED = tuple(name for name in FUNCTIONS if name != LEGACY_WILDCARD)
-"""Every `{{function(...)}}` a destination may call, as the document spells them."""
+CALLED = tuple(name for name, f in FUNCTIONS.items() if name != LEGACY_WILDCARD and f.scope == "message")
+"""Every `{{function(...)}}` the transform engine runs, as the document spells them (the account functions
+are drawn only where a family names the account, `function_tokens`)."""
 
 ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}", "a-", "a--", "-", "é")
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
@@ -285,28 +286,32 @@ WIDTHS = st.sampled_from(weighted(range(1, 7), INTEGER_EDGES, one_in=8))
 
 
 def function_tokens(
-    source: str, profile: ReleaseProfile, names: Sequence[str] = ()
+    source: str, profile: ReleaseProfile, names: Sequence[str] = (), *, account_functions: bool = False
 ) -> st.SearchStrategy[str]:
     """One `{{function(args)}}` (or `$n`) token for `source`, usually valid for `profile`; `names`
-    (canonical, lower case) limits the functions drawn from."""
-    return _function_tokens(wildcard_count(source), profile, tuple(names))
+    (canonical, lower case) limits the functions drawn from; with `account_functions`, the release's
+    account functions are drawn too (where a family's judge names the account, or expects a refusal)."""
+    return _function_tokens(wildcard_count(source), profile, tuple(names), account_functions)
 
 
 @functools.cache
-def _function_tokens(count: int, profile: ReleaseProfile, names: tuple[str, ...]) -> st.SearchStrategy[str]:
+def _function_tokens(
+    count: int, profile: ReleaseProfile, names: tuple[str, ...], account_functions: bool = False
+) -> st.SearchStrategy[str]:
     """`function_tokens` for a source of `count` wildcards, built once (building strategies costs more
     than drawing from them)."""
     valid = range(1, max(count, 1) + 1)
     # One index in five is out of range: enough for the refusals, while most tokens reach the transform.
     index = st.sampled_from(weighted(valid, (0, count + 1, -1, *INTEGER_EDGES[3:]), one_in=5))
-    known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), "nosuch"]
+    scoped = sorted(profile.account_functions) if account_functions else []
+    known = [*sorted(profile.mapping_functions | {"left", "right", "random", "partition"}), *scoped, "nosuch"]
     wanted = {name.lower() for name in names}
     choices = [
         name
         for name in ["wildcard", "$", *known]
         if not wanted or name.lower() in wanted or (name == "$" and "$n" in wanted)
     ]
-    called = [name for name in CALLED if name in choices] or ["wildcard"]
+    called = [name for name in (*CALLED, *scoped) if name in choices] or ["wildcard"]
     # One token in twelve is a malformed call, drawn in the same choice as its function.
     well_formed = [(name, False) for name in choices or ["wildcard"]]
     return _function_token(
@@ -363,6 +368,8 @@ def _function_token(
     spelled = _named(canonical_name(name) or name, casing)
     if name in {"wildcard", "nosuch"}:
         args = [str(draw(index))]
+    elif FUNCTIONS[name].scope == "account":
+        args = []
     elif name == "partition":
         partitions, keys = draw(PARTITION_CALLS)
         args = [str(partitions), *(str(draw(index)) for _ in range(keys))]
@@ -379,8 +386,9 @@ def _function_token(
     return "{{" + spelled + "(" + ",".join(args) + ")}}"
 
 
-SWARM = ("$n", *ALL_FUNCTIONS, "nosuch")
-"""The function tokens a swarm draws from."""
+SWARM = ("$n", *ALL_FUNCTIONS, "nosuch", *(f.name for f in FUNCTIONS.values() if f.scope == "account"))
+"""The function tokens a swarm draws from (the account functions where a family draws them,
+`function_tokens`)."""
 
 
 @functools.cache
@@ -392,20 +400,21 @@ def swarms() -> st.SearchStrategy[list[str]]:
 
 
 def destination_templates(
-    source: str, profile: ReleaseProfile, names: Sequence[str] = ()
+    source: str, profile: ReleaseProfile, names: Sequence[str] = (), *, account_functions: bool = False
 ) -> st.SearchStrategy[str]:
     """A destination for `source`: literal tokens and function tokens (of `names` when given, then at
     least one of them, so that a draw focused on some functions always uses one), `>` last when the
-    source has it."""
-    return _destination_templates(wildcard_count(source), source.endswith(">"), profile, tuple(names))
+    source has it; `account_functions` as for `function_tokens`."""
+    count, tail = wildcard_count(source), source.endswith(">")
+    return _destination_templates(count, tail, profile, tuple(names), account_functions)
 
 
 @functools.cache
 def _destination_templates(
-    count: int, tail: bool, profile: ReleaseProfile, names: tuple[str, ...]
+    count: int, tail: bool, profile: ReleaseProfile, names: tuple[str, ...], account_functions: bool = False
 ) -> st.SearchStrategy[str]:
     """`destination_templates` for a source of `count` wildcards (`tail`: ending in `>`), built once."""
-    function = _function_tokens(count, profile, names)
+    function = _function_tokens(count, profile, names, account_functions)
     size = (0, 3) if names else (1, 4)
     parts = st.lists(token_or(function, 5), min_size=size[0], max_size=size[1])
     return _destination_template(parts, function if names else None, tail)
@@ -495,16 +504,19 @@ def mapping_batches(
     max_subjects: int = 4,
     utf8: bool = False,
     names: Sequence[str] = (),
+    account_functions: bool = False,
 ) -> MappingBatch:
     """Mappings whose sources never overlap (each starts with its own literal token `mN`), each with
     one to `max_subjects` subjects that match it (none when 0: the caller brings its own); `names`
-    limits the destinations' functions. Shrinks to `min_mappings` mappings with one subject."""
+    limits the destinations' functions; `account_functions` as for `function_tokens`.
+    Shrinks to `min_mappings` mappings with one subject."""
     count = draw(st.integers(min_mappings, max_mappings))
     mappings: list[tuple[str, str]] = []
     subject_lists: list[tuple[str, ...]] = []
     for index in range(count):
         source = draw(sources(namespace=f"m{index}"))
-        mappings.append((source, draw(destination_templates(source, profile, names))))
+        templates = destination_templates(source, profile, names, account_functions=account_functions)
+        mappings.append((source, draw(templates)))
         if max_subjects:
             matching = st.lists(subjects_matching(source, utf8=utf8), min_size=1, max_size=max_subjects)
             subject_lists.append(tuple(draw(matching)))

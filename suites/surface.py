@@ -182,7 +182,7 @@ def unmodelled(surface: Surface, release: str) -> frozenset[str]:
     names, and those it dates after `release`."""
     version = Version.parse(release)
     return frozenset(
-        name for name in surface.functions if name not in FUNCTIONS or FUNCTIONS[name].since > version
+        name for name in surface.functions if name not in FUNCTIONS or not FUNCTIONS[name].in_release(version)
     )
 
 

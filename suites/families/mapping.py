@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from hypothesis import strategies as st
 
-from nats_conformance.fixtures.config import Account, Mapping, Place, ServerConfig
+from nats_conformance.fixtures.config import GLOBAL_ACCOUNT, Account, Mapping, Place, ServerConfig
 from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.operator import OperatorBackend
@@ -102,6 +102,7 @@ class MappingFamily(TargetServer):
             min_mappings=self.mappings_per_batch // 2 if bulk else 1,
             max_subjects=0 if bulk else 4,
             names=self.functions,
+            account_functions=True,
         )
         if not bulk:
             return drawn
@@ -120,7 +121,7 @@ class MappingFamily(TargetServer):
         return drawn.map(with_bulk)
 
     def execute(self, session: Session, unit: MappingBatch) -> MappingObservation:
-        return execute_mapping_batch(session, compile_batch(unit, session.profile))
+        return execute_mapping_batch(session, compile_batch(unit, session.profile, session.mapping_account))
 
     def execute_many(
         self, session: Session, units: Sequence[MappingBatch]
@@ -130,9 +131,12 @@ class MappingFamily(TargetServer):
         (`Session.apply_apart`: a mapping the server refuses goes to its unit, with the server's words),
         then each unit's subjects published side by side as its account's user. A unit the server cut
         short gets the error, and runs again alone (`check_many`), where a crash is found."""
-        compiled = [compile_batch(unit, session.profile) for unit in units]
-        parts = [(number, item) for number, items in enumerate(compiled) for item in items]
         accounts = [Account(f"m{number}") for number in range(len(units))]
+        compiled = [
+            compile_batch(unit, session.profile, account.name)
+            for unit, account in zip(units, accounts, strict=True)
+        ]
+        parts = [(number, item) for number, items in enumerate(compiled) for item in items]
         index_of = {
             (accounts[number].name, transform.source): index
             for index, (number, (transform, _)) in enumerate(parts)
@@ -184,7 +188,7 @@ class MappingFamily(TargetServer):
     def unknown(
         self, context: RunContext, profile: ReleaseProfile, unit: MappingBatch, reason: str
     ) -> Judged:
-        return unknown_batch(context, compile_batch(unit, profile), reason, unit.seed)
+        return unknown_batch(context, compile_batch(unit, profile, GLOBAL_ACCOUNT), reason, unit.seed)
 
     def unit_of(self, case: CaseFile) -> MappingBatch:
         """The case's mapping and subject; a validation case (no subject, e.g. a mapping the operator
@@ -201,13 +205,16 @@ class BatchResult:
     blocks: list[CaseBlock] = field(default_factory=list)
 
 
-def compile_batch(batch: MappingBatch, profile: ReleaseProfile) -> list[tuple[Transform, tuple[str, ...]]]:
-    """The batch's mappings the reference holds valid, compiled; invalid ones belong to the validation
-    property and never become cases of this batch."""
+def compile_batch(
+    batch: MappingBatch, profile: ReleaseProfile, account: str
+) -> list[tuple[Transform, tuple[str, ...]]]:
+    """The batch's mappings the reference holds valid in `account`, compiled; invalid ones belong to the
+    validation property and never become cases of this batch. An unknown unit's cases name their
+    mappings only, so any account's name will do for them."""
     compiled: list[tuple[Transform, tuple[str, ...]]] = []
     for (source, destination), subjects in zip(batch.mappings, batch.subjects, strict=True):
         try:
-            transform = compile_transform(source, destination, profile)
+            transform = compile_transform(source, destination, profile, account=account)
         except MappingError:
             continue
         compiled.append((transform, subjects))

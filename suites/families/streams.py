@@ -87,7 +87,9 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     place = draw(st.sampled_from(PLACES))
     source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=20))
     whole = source in (">", "")
-    destination = ">" if whole else draw(destination_templates(source, profile, draw(swarms())))
+    swarm = draw(swarms())
+    templates = destination_templates(source, profile, swarm, account_functions=True)
+    destination = ">" if whole else draw(templates)
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
     pattern = f"{NAMESPACE}.>" if whole else source

@@ -14,7 +14,7 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from nats_conformance.fixtures.config import Account, Mapping, ServerConfig
+from nats_conformance.fixtures.config import GLOBAL_ACCOUNT, Account, Mapping, ServerConfig
 from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
@@ -89,7 +89,7 @@ def _pairs(draw: st.DrawFn, profile: ReleaseProfile) -> Pair:
         return source, draw(edge_destination(source))
     if draw(below(8)) == 7:
         return source, draw(odd_destinations(source, profile))
-    return source, draw(destination_templates(source, profile, swarm))
+    return source, draw(destination_templates(source, profile, swarm, account_functions=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +227,10 @@ def judge_validation(
 ) -> Case:
     """The server must accept a mapping iff the reference compiles it for this release, and survive a
     message through a mapping it accepted. A mapping of a source without wildcards the reference
-    rejects and the server accepts is told apart (``...-server-accept-literal-source``)."""
+    rejects and the server accepts is told apart (``...-server-accept-literal-source``). Whether a
+    mapping is taken does not depend on its account's name (`reference.functions`, account functions)."""
     try:
-        compile_transform(source, destination, profile)
+        compile_transform(source, destination, profile, account=GLOBAL_ACCOUNT)
         expected = "accept"
     except MappingError as error:
         expected = f"reject:{error.kind}"

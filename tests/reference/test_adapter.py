@@ -69,6 +69,7 @@ KIND_REQUESTS: dict[str, tuple[str, ...]] = {
     "invalid-destination": ("foo.*", "bar.*", "foo.x"),
     "unknown-function": ("foo.*", "bar.{{nope(1)}}", "foo.x"),
     "unsupported-function": ("foo.*", "bar.{{left(1,2)}}", "foo.x", "2.10.14"),
+    "function-not-available": ("foo.*", "bar.{{account-hash()}}", "foo.x", "2.14.10"),
     "wrong-argument-count": ("foo.*", "bar.{{wildcard()}}", "foo.x"),
     "invalid-argument": ("foo.*", "bar.{{wildcard(x)}}", "foo.x"),
     "wildcard-index-out-of-range": ("foo.*", "bar.$2", "foo.x"),

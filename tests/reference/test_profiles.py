@@ -32,7 +32,7 @@ def test_for_version_accepts_documented_forms(spec: str, version: Version) -> No
 
 
 @pytest.mark.parametrize(
-    "spec", ["", "latest", "2", "1.4.0", "3.0", "2.13", "2.14.99", "2.15.3", "2.9.x", "v"]
+    "spec", ["", "latest", "2", "1.4.0", "3.0", "2.13", "2.14.99", "2.15.4", "2.9.x", "v"]
 )
 def test_for_version_rejects_unknown_with_one_line(spec: str) -> None:
     with pytest.raises(UnknownVersionError) as info:
@@ -46,13 +46,14 @@ def test_for_version_rejects_unknown_with_one_line(spec: str) -> None:
     [
         ("2.14.5", "2.14.5"),
         ("2.14.6", "2.14.6"),
-        ("2.14.10", "2.14.9"),
+        ("2.14.10", "2.14.10"),
+        ("2.14.11", "2.14.10"),
         ("2.14.6-RC.1", "2.14.6"),
         ("v2.14.6-0.20260821135011-1787eee035cf", "2.14.5"),
         ("2.15.0-dev", "2.15.0"),
-        ("2.15.3", "2.15.2"),
-        ("2.16.0", "2.15.2"),
-        ("3.0.0", "2.15.2"),
+        ("2.15.3", "2.15.3"),
+        ("2.16.0", "2.15.3"),
+        ("3.0.0", "2.15.3"),
         ("2.13.0", "2.12.15"),
         ("2.12.0-RC.1", "2.12.0"),
         ("2.11.8-0.20250101123456-abcdef123456", "2.11.7"),
@@ -77,9 +78,9 @@ def test_nearest_profile_refuses_what_no_release_covers(spec: str) -> None:
 
 
 def test_newest_is_the_last_release_line() -> None:
-    assert NEWEST.version == RELEASE_LINES[-1].newest == Version(2, 15, 2)
+    assert NEWEST.version == RELEASE_LINES[-1].newest == Version(2, 15, 3)
     assert for_version("2.15") == NEWEST
-    assert for_version("2.14").version == Version(2, 14, 9)
+    assert for_version("2.14").version == Version(2, 14, 10)
 
 
 def test_profiles_are_frozen_and_slotted() -> None:

@@ -68,6 +68,7 @@ func added(
 }
 
 var accountHashMappingFunctionRegEx = regexp.MustCompile(`{{\\s*[aA]ccount-[hH]ash\\s*\\((.*)\\)\\s*}}`)
+var tenantHashMappingFunctionRegEx = regexp.MustCompile(`{{\\s*[tT]enant-[hH]ash\\s*\\((.*)\\)\\s*}}`)
 """
 MODULE = "github.com/nats-io/nats-server/v2"
 PROFILE_TEXT = "\n".join(
@@ -106,7 +107,7 @@ def test_functions_of_every_shape_from_their_func_line_to_their_closing_brace() 
         ("subjectTransform", "Match", 3, 10),
         ("", "isValid", 14, 1),
         ("", "added", 16, 5),
-        ("", "Map", 23, 3),
+        ("", "Map", 24, 3),
     ]
     assert found[0].label == "subjectTransform.Match"
     assert found[2].source[-1] == "}"
@@ -182,9 +183,9 @@ def test_the_document_counts_statements_leads_and_new_functions(tmp_path: Path) 
     assert [f["name"] for f in document["functions_added"]] == ["added"]
     assert [f["name"] for f in document["functions_removed"]] == ["removed"]
     assert document["mapping_functions"] == {
-        "added": ["account-hash"],
+        "added": ["account-hash", "tenant-hash"],
         "removed": [],
-        "unmodelled": ["account-hash"],
+        "unmodelled": ["tenant-hash"],
     }
 
 
@@ -260,11 +261,11 @@ def test_the_command_lists_each_section_and_writes_json(
     assert '  server/subject_transform.go:9-10 subjectTransform.Match: return "", errBad' in lines
     assert "functions of the surface added in 2.14.10: added:16" in lines
     assert "functions of the surface removed since 2.14.9: removed:13" in lines
-    assert "  not modelled by the reference: account-hash" in lines
+    assert "  not modelled by the reference: tenant-hash" in lines
     assert "  validation:left: server-reject on 2.14.9, agree on 2.14.10" in lines
     assert lines[-1] == (
         "2.14.10 changes 6 statements of the mapping surface: 1 reached, 5 not; "
-        "1 new functions (1 not modelled); 1 behaviour changes"
+        "2 new functions (1 not modelled); 1 behaviour changes"
     )
     document = json.loads((tmp_path / "c.json").read_text())
     assert document["summary"] == lines[-1]
