@@ -56,26 +56,34 @@ class RunContext:
         return cls(run_id, implementation, server.version, server.name, expectations, next_case_id, oracle)
 
 
+MAX_INT32 = 2**31 - 1
 MAX_UINT32 = 2**32 - 1
 """A partition count above it cannot be a 32-bit number; the document states no limit, so the reference
-takes it as written, and a wrong subject for such a count gets its own class."""
+takes it as written, and a wrong subject for such a count gets its own class, as does one for a count
+past `MAX_INT32` (a negative 32-bit number to a signed reading)."""
 
 PARTITION_COUNT = re.compile(r"\{\{\s*partition\s*\(\s*(-?\d+)", re.IGNORECASE)
 
 
-def wrong_subject(source: str, destination: str) -> str:
+def wrong_subject(source: str, destination: str, subject: str) -> str:
     """The difference of a subject mapped to the wrong subject, set apart where releases differ for a
     reason of their own: a source without wildcards (the server builds no transform), a source token
     that begins with `*` without being one (`*a`, a literal token to the reference; nats-server's
-    transform matching looks at its first character), and a partition count past 32 bits (cut to 32
-    bits). A server's families and an adapter's questions name it alike, so one expectation covers a
-    server and its transform engine."""
+    transform matching looks at its first character) where `subject` has another token, and a
+    partition count past 32 bits (cut to 32 bits) or past 31 (read as a negative number). A server's
+    families and an adapter's questions name it alike, so one expectation covers a server and its
+    transform engine."""
     if is_literal(source):
         return "wrong-subject-literal-source"
-    if any(len(token) > 1 and token.startswith("*") for token in source.split(".")):
-        return "wrong-subject-star-prefixed-token"
-    if any(int(count) > MAX_UINT32 for count in PARTITION_COUNT.findall(destination)):
+    tokens = subject.split(".")
+    for position, token in enumerate(source.split(".")):
+        if len(token) > 1 and token.startswith("*") and tokens[position : position + 1] != [token]:
+            return "wrong-subject-star-prefixed-token"
+    counts = [int(count) for count in PARTITION_COUNT.findall(destination)]
+    if any(count > MAX_UINT32 for count in counts):
         return "wrong-subject-count-beyond-32-bits"
+    if any(count > MAX_INT32 for count in counts):
+        return "wrong-subject-count-beyond-31-bits"
     return "wrong-subject"
 
 
@@ -383,7 +391,7 @@ def judge_delivery(
     elif len(arrived) > 1:
         difference = DUPLICATED
     else:
-        difference = wrong_subject(transform.source, transform.destination)
+        difference = wrong_subject(transform.source, transform.destination, subject)
     detail = failure if difference == "unknown" else ""
     if expected == NOT_DELIVERED and difference != "unknown":
         detail = not_a_subject_note(written)

@@ -530,7 +530,7 @@ def delivery(
     if len(arrived) > 1:
         return expected, DUPLICATED
     if not right:
-        return expected, wrong_subject(transform.source, transform.destination)
+        return expected, wrong_subject(transform.source, transform.destination, subject)
     return expected, "" if replied else "no-reply"
 
 

@@ -250,7 +250,7 @@ def judge(
     if isinstance(question, TransformQuestion):
         source, destination = question.source, question.destination
         if differs == "value":
-            differs = wrong_subject(source, destination)
+            differs = wrong_subject(source, destination, question.subject)
         elif differs.endswith("-server-accept") and is_literal(source):
             differs += "-literal-source"
         functions = _functions_named(destination)

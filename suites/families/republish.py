@@ -702,7 +702,7 @@ def message_differences(
     found: list[str] = []
     if not expected.accepts_subject(observed.subject):
         transform = expected.transform
-        wrong = wrong_subject(transform.source, transform.destination)
+        wrong = wrong_subject(transform.source, transform.destination, expected.original_subject)
         found.append("original-subject" if observed.subject == expected.original_subject else wrong)
     if observed.payload != expected.payload:
         found.append("wrong-body")

@@ -228,7 +228,7 @@ class StreamTransformFamily(JetStreamSlots):
             elif transform.accepts(subject, stored) if matched else stored == subject:
                 difference = ""
             else:
-                difference = wrong_subject(unit.source, unit.destination)
+                difference = wrong_subject(unit.source, unit.destination, subject)
             judged.append(
                 cases.case(
                     subject=subject,

@@ -35,7 +35,7 @@ from nats_conformance.reference.profiles import for_version
 from nats_conformance.reference.republish import subjects_collide
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.family import cases_of, check
-from nats_conformance.suites.engine.verdicts import RunContext
+from nats_conformance.suites.engine.verdicts import RunContext, wrong_subject
 from nats_conformance.suites.families import FAMILIES, family_of_feature
 from nats_conformance.suites.families.imports import (
     ImportFamily,
@@ -136,13 +136,18 @@ def test_refusals_crashes_and_literal_sources_are_told_apart() -> None:
 
 
 def test_a_wrong_subject_is_named_as_in_every_family() -> None:
-    """`wrong_subject` sets apart a source token that begins with `*` and a partition count past 32 bits,
-    as for mappings and stream transforms, so one expectation can cover each."""
+    """`wrong_subject` sets apart a source token that begins with `*` where the subject has another
+    token there, and partition counts past 31 and 32 bits, as for mappings and stream transforms, so one
+    expectation can cover each."""
     star = ImportRun("stream", "e.*a.*", "x.$1", ("e.*a.b",))
     assert judged(star, ImportObservation(configured=True, arrived=(("x.c",),))) == [
         ("agree", ""),
-        ("diverge", "wrong-subject-star-prefixed-token"),
+        ("diverge", "wrong-subject"),  # the subject holds `*a` itself: its matching is not at issue
     ]
+    assert wrong_subject("e.*a.*", "x.$1", "e.q.b") == "wrong-subject-star-prefixed-token"
+    assert wrong_subject("e.*a.*", "x.$1", "e") == "wrong-subject-star-prefixed-token"
+    assert wrong_subject("e.*", "{{partition(4294967295,1)}}", "e.a") == "wrong-subject-count-beyond-31-bits"
+    assert wrong_subject("e.*", "{{partition(2147483647,1)}}", "e.a") == "wrong-subject"
     count = ImportRun("stream", "e.*", "x.{{partition(4294967299,1)}}", ("e.a",))
     assert judged(count, ImportObservation(configured=True, arrived=(("x.1",),)), "2.9.25") == [
         ("agree", ""),
