@@ -159,6 +159,8 @@ class Ending:
     entry: Expectation
     last: str
     next: str
+    listed: bool = False
+    """The entry's `ended_in` already closes its range there: the run confirms a known end."""
 
     def sentence(self, run_id: str) -> str:
         """What the entry's note gains when its range is closed on `next`'s line."""
@@ -332,6 +334,30 @@ class Expectations:
                 if after:
                     last = [v for v in shown if version_key(v) < version_key(after[0])][-1]
                     endings.append(Ending(entry, last, after[0]))
+            endings += self._listed_endings(entry, shown)
+        return endings
+
+    def _listed_endings(self, entry: Expectation, shown: list[str]) -> list[Ending]:
+        """The ends `entry.ended_in` lists that this run confirms: on a line, the first release tested at
+        or after the listed end without the divergence (cases that could show it ran there), after an
+        older release that showed it."""
+        endings = []
+        for end in entry.ended_in:
+            line, first = version_key(end).line, version_key(end)
+            after = sorted(
+                (
+                    version
+                    for version, pairs in self.features.items()
+                    if version_key(version).line == line
+                    and version_key(version) >= first
+                    and version not in shown
+                    and any(entry.concerns(*pair) for pair in pairs)
+                ),
+                key=version_key,
+            )
+            before = [v for v in shown if version_key(v) < first]
+            if after and before:
+                endings.append(Ending(entry, before[-1], after[0], listed=True))
         return endings
 
     def started(self) -> list[Beginning]:
@@ -500,7 +526,7 @@ def updated_entries(expectations: Expectations, divergences: Iterable[Case], *, 
     releases of the run that showed it (among those that checked its feature), listing every function
     they used (`literal`: none), its range from the lowest to the newest release of that run (open-ended
     when no newer release was checked), keeping the case of its lowest release as its known case."""
-    closed = expectations.ended()
+    closed = [ending for ending in expectations.ended() if not ending.listed]
     ends: dict[str, list[Ending]] = {}
     for ending in closed:
         ends.setdefault(ending.entry.id, []).append(ending)

@@ -76,18 +76,21 @@ class Pair:
     @property
     def outcome(self) -> str:
         """`changed` when the replay judged the case with another difference and the case, run again on
-        the side it was seen on, showed what it showed there; `unstable` when that second run did not
-        (a class that depends on timing, which one pair cannot date); `same` when the replay gave the
-        same difference; `unknown` when the replay could not be judged."""
+        the side it was seen on, showed what it showed there (on a release compared with itself, a
+        baseline's: what the replay showed, as both runs are of today); `unstable` when that second run
+        did not (a class that depends on timing, which one pair cannot date); `same` when the replay
+        gave the same difference; `unknown` when the replay could not be judged."""
         if self.replayed_verdict in ("", UNKNOWN):
             return UNKNOWN
         if self.replayed_difference == self.seen_difference:
             return SAME
-        if self.seen_again_verdict and (
-            self.seen_again_verdict == UNKNOWN or self.seen_again_difference != self.seen_difference
-        ):
+        if not self.seen_again_verdict:
+            return CHANGED
+        if self.seen_again_verdict == UNKNOWN:
             return UNSTABLE
-        return CHANGED
+        if self.seen_on == self.replayed_on:  # two runs of one release today: they must agree
+            return CHANGED if self.seen_again_difference == self.replayed_difference else UNSTABLE
+        return CHANGED if self.seen_again_difference == self.seen_difference else UNSTABLE
 
     @property
     def gate_class(self) -> str:

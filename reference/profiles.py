@@ -12,6 +12,8 @@ observed on live servers (``nats-server -t -c`` for acceptance, raw-protocol pub
 2.14.6 to 2.14.9 and 2.15.0 to 2.15.2 change no rule of the reference (their transform engine, subject
 checks, weights and integer checks are those of 2.14.5). 2.14.10 and 2.15.3 add the account functions
 (``{{account-hash()}}`` and its two relatives, ``reference.functions``; ``account_functions`` below).
+Their other changes (``$GR.`` subjects refused, permissions checked on an import's delivered subject,
+RePublish to reserved subjects dropped, ...) lie outside these rules; docs/guide/campaigns.md lists them.
 Two server changes of theirs end listed divergences instead: from
 2.14.7 and 2.15.0 the mapping validator accepts ``left`` and ``right``, which the document and the
 transform engine had since 2.10.16 (nats-server pull request 8568, "Accept {{left}} and {{right}} mapping

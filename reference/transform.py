@@ -100,6 +100,8 @@ class Transform:
     _wildcards: tuple[int, ...] = field(repr=False)
     _randoms: tuple[_RandomSlot, ...] = field(repr=False)
     _apply: Callable[[str, _random.Random | None], str] = field(repr=False)
+    account: str | None = None
+    """The account whose mapping this is (``compile_transform``'s ``account``), to compile it again."""
 
     def __repr__(self) -> str:
         return f"compile_transform({self.source!r}, {self.destination!r}, {self.profile!r})"
@@ -283,6 +285,7 @@ def compile_transform(
     def build(**kw: object) -> Transform:
         base: dict[str, object] = {
             **written,
+            "account": account,
             "profile": p,
             "functions": (),
             "is_random": False,

@@ -109,10 +109,12 @@ def expected_of(transform: Transform, subjects: Sequence[str]) -> Computed:
     return expected, buckets_of(expected, partition_position(transform)[0])
 
 
-def _apply_all(profile: ReleaseProfile, mappings: Sequence[tuple[str, str, pa.Array]]) -> list[Computed]:
+def _apply_all(
+    profile: ReleaseProfile, mappings: Sequence[tuple[str, str, str | None, pa.Array]]
+) -> list[Computed]:
     return [
-        expected_of(compile_transform(source, destination, profile), texts_of(subjects))
-        for source, destination, subjects in mappings
+        expected_of(compile_transform(source, destination, profile, account=account), texts_of(subjects))
+        for source, destination, account, subjects in mappings
     ]
 
 
@@ -144,7 +146,8 @@ class ExpectedSubjects:
         if self._remote:
             profile = groups[0][0].profile
             mappings = [
-                (groups[i][0].source, groups[i][0].destination, self._subjects[i]) for i in self._remote
+                (t.source, t.destination, t.account, self._subjects[i])
+                for i, t in ((i, groups[i][0]) for i in self._remote)
             ]
             self._future = _worker().submit(_apply_all, profile, mappings)
 

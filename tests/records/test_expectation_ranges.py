@@ -126,11 +126,18 @@ def test_an_end_on_two_lines_closes_each_and_leaves_their_older_patches_in_range
         v for v in ("2.12.15", "2.14.9", "2.14.10", "2.15.2", "2.15.3") if closed.covers("nats-server", v)
     ]
     assert inside == ["2.12.15", "2.14.9", "2.15.2"]
-    # a later run of 2.14.9 and 2.14.10 agrees with the file: no new ending
+    # a later run of 2.14.9 and 2.14.10 agrees with the file: the listed end is confirmed (the headline
+    # names it again), and the file is left as it is
     again = Expectations((closed,))
     judged(again, replace(CRASHING, server_version="2.14.9"))
     judged(again, replace(AGREEING, server_version="2.14.10"))
-    assert again.ended() == []
+    assert [(e.last, e.next, e.listed) for e in again.ended()] == [("2.14.9", "2.14.10", True)]
+    update = updated_entries(again, [], run_id="r2")
+    assert (update.entries, update.closed) == ([closed], [])
+    # a run of the newest patches alone shows no end: nothing older showed it
+    newest = Expectations((closed,))
+    judged(newest, replace(AGREEING, server_version="2.14.10"))
+    assert newest.ended() == []
 
 
 def test_an_entry_shown_on_no_release_of_the_run_is_kept_with_its_range() -> None:

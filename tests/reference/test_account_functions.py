@@ -15,6 +15,7 @@ from nats_conformance.reference.errors import (
 from nats_conformance.reference.functions import FUNCTIONS, account_hash
 from nats_conformance.reference.transform import compile_transform
 from nats_conformance.reference.versions import Version
+from nats_conformance.suites.expected import ExpectedSubjects
 
 GLOBAL_HASH = "szMpdrwD"
 """What 2.14.10 delivered ``a.x`` on, mapped by ``a.*: b.{{account-hash()}}.$1`` in the global account
@@ -97,3 +98,13 @@ def test_older_releases_know_no_such_function() -> None:
         compile_transform("a", "b.{{account-hash()}}", for_version("2.14.9"), account="$G")
     literal = compile_transform("a", "b.{{account-hash()}}", for_version("2.8.4"), account="$G")
     assert literal.apply("a") == "b.{{account-hash()}}"
+
+
+def test_a_batch_computed_in_the_worker_process_resolves_them_in_the_same_account() -> None:
+    """Batches of 50,000 subjects and more are computed in a worker process (`suites.expected`), which
+    compiles each mapping again: with its account, or it would refuse the function."""
+    transform = compile_transform("a.*", "b.{{account-hash()}}.$1", for_version("2.15.3"), account="m0")
+    computed = ExpectedSubjects([(transform, ["a.x", "a.y"])], parallel=True)
+    _, expected, _ = computed.of(transform)
+    hashed = account_hash("m0")
+    assert expected.to_pylist() == [f"b.{hashed}.x", f"b.{hashed}.y"]

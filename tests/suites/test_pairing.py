@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import load_expectations
 from nats_conformance.records.pairs import CHANGED, SAME, UNKNOWN, UNSTABLE, WITHIN, Pair
-from nats_conformance.suites.pairing import Planned, Side, across, within
+from nats_conformance.suites.pairing import Planned, Side, across, intermittent, within
 
 
 def found(version: str, feature: str, difference: str, functions: str = "wildcard") -> CaseFile:
@@ -113,3 +114,38 @@ def test_a_change_whose_seen_side_does_not_repeat_is_unstable_not_claimed() -> N
     assert again.outcome == CHANGED
     assert replace(seen, replayed_difference=seen.seen_difference).outcome == SAME
     assert replace(seen, replayed_verdict="unknown").outcome == UNKNOWN
+
+
+def test_on_one_release_two_runs_of_today_that_disagree_are_unstable() -> None:
+    """Against a baseline of the same release, the replay and the second run are both of today: the
+    intermittent class partition-of-literal-source-hashes-nothing agreed once and diverged once on 2.14.10
+    (default campaign of 2026-11-29), which dates nothing."""
+    seen = Pair(
+        against="baselines/campaign.json",
+        implementation="nats-server",
+        feature="partition",
+        functions="partition",
+        seen_on="2.14.10",
+        seen_difference="wrong-subject-literal-source",
+        seen_verdict="expected",
+        replayed_on="2.14.10",
+        replayed_difference="",
+        replayed_verdict="agree",
+        case_file="x.json",
+        seen_again_difference="wrong-subject-literal-source",
+        seen_again_verdict="expected",
+    )
+    assert seen.outcome == UNSTABLE
+    assert replace(seen, seen_again_difference="", seen_again_verdict="agree").outcome == CHANGED
+
+
+def test_a_class_listed_as_intermittent_is_not_replayed() -> None:
+    listed = load_expectations()
+    literal = replace(
+        found("2.14.10", "partition", "wrong-subject-literal-source", functions="partition"),
+        source="m12.q1bX",
+        destination="{{partition(13)}}",
+    )
+    assert intermittent(Planned(literal, "2.14.10", "2.14.10"), listed)
+    crash = found("2.10.29", "partition", "server-crash", functions="partition")
+    assert not intermittent(Planned(crash, "2.10.29", "2.12.15"), listed)
