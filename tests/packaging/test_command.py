@@ -30,6 +30,7 @@ COMMANDS = (
     "baseline",
     "gate",
     "provision",
+    "releases",
     "map",
     "serve",
 )
@@ -97,6 +98,7 @@ def test_map_prints_the_mapped_subjects(capsys: pytest.CaptureFixture[str]) -> N
         (("gate", "runs"), "required: --baseline"),
         (("provision", "--product", "nope"), "argument --product: invalid choice"),
         (("provision", "--product", "natscli", "--newest"), "--newest: names nats-server releases"),
+        (("releases", "2.14.5"), "releases: takes release lines such as 2.14 (got '2.14.5')"),
         (("map", "foo.*", "bar.{{nope(1)}}", "foo.x"), "unknown-function: "),
     ],
 )
