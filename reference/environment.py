@@ -14,8 +14,8 @@ CONTAINERS: Final = (*SELECTING, "bisect")
 """The commands that can run servers in containers."""
 SERVERS: Final = (*CONTAINERS, "coverage")
 """The commands that start or reach servers."""
-BUILDS: Final = (*SERVERS, "engine-check", "provision")
-"""The commands that build servers or transform engines (into the cache)."""
+BUILDS: Final = (*SERVERS, "engine-check", "provision", "releases")
+"""The commands that build servers or transform engines (into the cache), or list releases."""
 SPARK: Final = ("campaign", "report", "site")
 
 
