@@ -13,6 +13,7 @@ import pytest
 
 from nats_conformance.fixtures.options import Target
 from nats_conformance.fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
+from tests.checkout import checkout_status
 from tests.live.campaigns import newest_of_session
 
 pytest_plugins = ["nats_conformance.fixtures.plugin", "pytester"]
@@ -34,6 +35,29 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = tempfile.mkdtemp(prefix="nats-conformance-test-runs-")
     config.option.nc_records_dir = folder
     config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
+CHECKOUT_STATUS = pytest.StashKey[frozenset[str]]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Note the checkout's state before the tests (the controller's, with pytest-xdist)."""
+    if not hasattr(session.config, "workerinput") and (status := checkout_status()) is not None:
+        session.config.stash[CHECKOUT_STATUS] = status
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The tests leave the checkout as they found it: a file they wrote or changed in it (outside the
+    ignored runs/, out/ and caches) fails the session, named on the terminal."""
+    before = session.config.stash.get(CHECKOUT_STATUS, None)
+    after = checkout_status() if before is not None else None
+    if before is None or after is None or not (left := sorted(after - before)):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        changes = "; ".join(left)
+        reporter.write_line(f"the tests left {len(left)} change(s) in the checkout: {changes}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
