@@ -36,9 +36,9 @@ VERDICTS: Final = ("agree", "diverge", "expected", "unknown")
 """Every case ends in exactly one: the server agreed with the reference, it diverged, it diverged in a
 way the expectations file lists, or the run could not tell (the server or the network failed)."""
 REFUSED: Final = "mapping-refused"
-"""The `difference` of an `unknown` case whose mapping the server refused, so it was never published: the
-refusal is judged in a case of its own, and the unknown-cases threshold (reference.cli) does not count
-these."""
+"""The `difference` of an `unknown` case whose mapping the server refused, so it was never published, in
+runs recorded before 2026-11-29 (the unknown-cases threshold does not count these, and the reports still
+read them so): such a subject now takes its refusal's judgement (`suites.engine.verdicts.judged_as`)."""
 NOT_SUPPORTED: Final = "not-supported"
 """The `difference` of an `unknown` case an adapter was not asked, as its `hello` leaves out the operation
 or a mapping function the question uses (docs/adapter-protocol.md): the report shows such a row as `not

@@ -16,7 +16,7 @@ import pytest
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.expectations import Expectations
-from nats_conformance.records.schema import REFUSED, Case
+from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordWriter
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.run import Sink, run_family
@@ -89,22 +89,17 @@ def _run_once(
     assert done >= budget
     assert bool(verdicts["diverge"]) == bool(sink.diverged)
 
-    # A listed crash of a mapping (an `expected` case) leaves its subjects unknown, and a listed refusal
-    # leaves them `mapping-refused`: nothing went through it. Any other unknown case fails the run.
+    # A listed crash of a mapping (an `expected` case) leaves its subjects unknown: nothing went through
+    # it (a refused mapping's subjects take the refusal's judgement). Any other unknown case fails the run.
     expected = [row for row in rows if row["verdict"] == "expected"]
     crashed = {
         (row["source"], row["destination"])
         for row in expected
         if row["difference"].startswith("server-crash")
     }
-    refused = {
-        (row["source"], row["destination"]) for row in expected if "server-reject" in row["difference"]
-    }
     unknown = {
         (row["source"], row["destination"], row["detail"])
         for row in rows
-        if row["verdict"] == "unknown"
-        and (row["source"], row["destination"]) not in crashed
-        and not (row["difference"] == REFUSED and (row["source"], row["destination"]) in refused)
+        if row["verdict"] == "unknown" and (row["source"], row["destination"]) not in crashed
     }
     return rows, sink.diverged, unknown

@@ -318,6 +318,15 @@ def rejection_case(
     )
 
 
+def judged_as(case: Case, judgement: Case) -> Case:
+    """`case` with `judgement`'s difference, verdict and expectation: a subject that the server's refusal
+    kept from being published takes the judgement of that refusal, which is what the server did with it
+    (a listed refusal makes it `expected`, an unlisted one a divergence, as for the refusal itself)."""
+    return replace(
+        case, difference=judgement.difference, verdict=judgement.verdict, expectation=judgement.expectation
+    )
+
+
 def validation_oracle(context: RunContext, source: str, destination: str, reference: str, server: str) -> str:
     """Which of reference, server and engine agree on a mapping's acceptance ('' without an engine or
     an observation)."""

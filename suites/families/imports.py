@@ -70,6 +70,7 @@ from nats_conformance.suites.engine.verdicts import (
     UnitCases,
     acceptance,
     is_literal,
+    judged_as,
     wrong_subject,
 )
 from nats_conformance.suites.expected import functions_named
@@ -450,7 +451,9 @@ class ImportFamily(TargetServer):
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: ImportRun, observed: ImportObservation
     ) -> Judged:
-        """The configuration's case, then one per published subject; every case carries the unit's step."""
+        """The configuration's case, then one per published subject; every case carries the unit's step.
+        A unit the server died of is a `server-crash` case, and so is each of its subjects (`judged_as`);
+        one whose observation failed otherwise leaves its subjects unknown."""
         feature = feature_of(unit.kind)
         try:
             transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
@@ -487,15 +490,15 @@ class ImportFamily(TargetServer):
                 # `wrong_subject` sets a literal source apart itself
                 if difference and not difference.endswith(LITERAL_SOURCE):
                     difference += literal
-            judged.append(
-                cases.case(
-                    subject=subject,
-                    expected=expected,
-                    observed="|".join(arrived),
-                    difference=difference,
-                    detail=observed.failure,
-                )
+            case = cases.case(
+                subject=subject,
+                expected=expected,
+                observed="|".join(arrived),
+                difference=difference,
+                detail=observed.failure,
             )
+            # the server's panic is what it did with the unit: its subjects take that judgement
+            judged.append(judged_as(case, configured) if observed.crashed else case)
         return judged
 
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: ImportRun, reason: str) -> Judged:

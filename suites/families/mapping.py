@@ -25,7 +25,7 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.operator import OperatorBackend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
-from nats_conformance.records.schema import DELIVERED, REFUSED, Case, CaseBlock, texts_of
+from nats_conformance.records.schema import DELIVERED, Case, CaseBlock, texts_of
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform, compile_transform
@@ -36,6 +36,7 @@ from nats_conformance.suites.engine.verdicts import (
     agreeing_block,
     feature_of,
     judge_delivery,
+    judged_as,
     make_case,
     rejection_case,
     transform_columns,
@@ -269,9 +270,9 @@ def execute_mapping_batch(
 
 
 def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed: int) -> BatchResult:
-    """Verdicts for a batch: a refused mapping the reference holds valid is a validation divergence and
-    its subjects are `unknown`; a mapping that killed the server is a `server-crash` divergence; every
-    published subject is judged on where it arrived."""
+    """Verdicts for a batch: a refused mapping the reference holds valid is a validation divergence, and
+    its subjects, never published, take that refusal's judgement (`judged_as`); a mapping that killed
+    the server is a `server-crash` divergence; every published subject is judged on where it arrived."""
     result = BatchResult()
     for transform, subjects, message in observed.rejected:
         rejected = rejection_case(
@@ -283,9 +284,10 @@ def judge_mapping_batch(context: RunContext, observed: MappingObservation, seed:
             seed=seed,
         )
         result.cases.append(rejected)
-        reason = f"mapping rejected by the server (case {rejected.case_id}): {message}"
+        refused = f"not published: its mapping was refused (case {rejected.case_id}): {message}"
+        why = (rejected.difference, refused)
         result.cases += [
-            _undelivered(context, transform, subject, (REFUSED, reason), seed) for subject in subjects
+            judged_as(_undelivered(context, transform, subject, why, seed), rejected) for subject in subjects
         ]
     for transform, subject, panic in observed.crashed:
         detail = f"the server died on this publish: {panic}"

@@ -42,6 +42,7 @@ from nats_conformance.suites.engine.verdicts import (
     DUPLICATED,
     NOT_ARRIVED,
     RunContext,
+    judged_as,
     make_case,
     rejection_case,
 )
@@ -316,7 +317,7 @@ class OverlapFamily(TargetServer):
                     seed=unit.seed,
                 )
                 if judged_by is not None:
-                    case = replace(case, verdict=judged_by.verdict, expectation=judged_by.expectation)
+                    case = judged_as(case, judged_by)
                 detail = (why or "not published") if difference == "unknown" else ""
                 cases.append(replace(case, detail=detail, steps=steps))
             earlier += transforms

@@ -128,6 +128,9 @@ def test_refusals_crashes_and_literal_sources_are_told_apart() -> None:
     ]
     crashed = ImportObservation(failure="panic: runtime error", crashed=True)
     assert judged(ImportRun("stream", "e.*", "$1.$1", ()), crashed) == [("diverge", "server-crash")]
+    # its subjects were never delivered: the panic is what the server did with them too
+    with_subjects = ImportRun("stream", "e.*", "$1.$1", ("e.a", "e.b"))
+    assert judged(with_subjects, crashed) == [("diverge", "server-crash")] * 3
     cut = ImportObservation(configured=True, failure="connection reset")
     assert judged(ImportRun("stream", "e.*", "x.$1", ("e.a",)), cut) == [
         ("agree", ""),
