@@ -22,10 +22,12 @@ from nats_conformance.reference.versions import Version
 
 def containers_of(owner: str) -> list[Any]:
     """The containers (running or not) labelled as made by the process `owner` (`process_identity`), on
-    the daemon this process uses, which a campaign started from it uses too."""
+    the daemon this process uses, which a campaign started from it uses too. One removed between the
+    daemon's list and its inspection (the reaper of the next run at work) is gone, not an error."""
     client = process_daemon().client()
     try:
-        return list(client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}))
+        labelled = {"label": f"{LABEL_OWNER}={owner}"}
+        return list(client.containers.list(all=True, filters=labelled, ignore_removed=True))
     finally:
         client.close()
 

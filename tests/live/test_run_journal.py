@@ -307,7 +307,7 @@ def test_a_killed_container_campaign_leaves_no_container_and_stops_the_dockerd_i
     def labelled() -> int:
         client = docker_client(host)
         try:
-            return len(client.containers.list(all=True, filters={"label": LABEL}))
+            return len(client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True))
         finally:
             client.close()
 

@@ -274,7 +274,7 @@ def _labelled(home: Path) -> int:
     with ensure_docker(docker_host=host, state_dir=state) as again:
         client = docker_client(host)
         try:
-            found = len(client.containers.list(all=True, filters={"label": LABEL}))
+            found = len(client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True))
         finally:
             client.close()
         check(again.owned, "a dockerd of the probes' state directory answers after the campaign ended")
