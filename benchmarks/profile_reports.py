@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/profile_reports.py RUN_DIR [--engine duckdb|spark] [--repeats 1]
 
-Times checking the run directories (``reports.load``), each query of ``reports.aggregate`` on its own
+Times checking the run directories (``records.load``), each query of ``reports.aggregate`` on its own
 (for Spark, after the session start, with the family's cached table built first), folding the rows
 into `Aggregates`, each part of assembling the report (statistics, matrices) and each renderer. Make
 records with ``benchmarks/bench_reports.py --keep RUN_DIR``.
@@ -21,9 +21,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from nats_conformance.records.load import load_records  # noqa: E402
 from nats_conformance.reports import aggregate as sql  # noqa: E402
 from nats_conformance.reports.distributions import partition_distributions, weighted_shares  # noqa: E402
-from nats_conformance.reports.load import load_records  # noqa: E402
 from nats_conformance.reports.matrix import compatibility_matrices, context_matrices  # noqa: E402
 from nats_conformance.reports.render_html import render_html  # noqa: E402
 from nats_conformance.reports.render_markdown import render_markdown  # noqa: E402

@@ -13,18 +13,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from nats_conformance.records.errors import ReportError
+    from nats_conformance.records.load import Records, load_records
     from nats_conformance.reports.build import Built, build_report
-    from nats_conformance.reports.errors import ReportError
-    from nats_conformance.reports.load import Records, load_records
 
 __all__ = ["Built", "Records", "ReportError", "build_report", "load_records"]
 
 _HOMES = {
     "Built": "nats_conformance.reports.build",
     "build_report": "nats_conformance.reports.build",
-    "ReportError": "nats_conformance.reports.errors",
-    "Records": "nats_conformance.reports.load",
-    "load_records": "nats_conformance.reports.load",
+    "ReportError": "nats_conformance.records.errors",
+    "Records": "nats_conformance.records.load",
+    "load_records": "nats_conformance.records.load",
 }
 
 

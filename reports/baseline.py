@@ -34,12 +34,12 @@ from typing import Any, Final, NamedTuple
 
 from nats_conformance.records.casefile import DIVERGENCES
 from nats_conformance.records.files import replace_text
+from nats_conformance.records.load import Run, load_records
 from nats_conformance.records.pairs import CHANGED, Pair, counterpart, statistical
 from nats_conformance.records.significance import CHANGE_ALPHA
 from nats_conformance.reference.errors import ConformanceError, InvalidVersionError
 from nats_conformance.reference.versions import Version
 from nats_conformance.reports.counts import part_counts
-from nats_conformance.reports.load import Run, load_records
 from nats_conformance.reports.model import VerdictCount
 from nats_conformance.reports.releases import REFERENCE_IMPLEMENTATION as REFERENCE
 from nats_conformance.reports.releases import Release, version_key
@@ -146,7 +146,7 @@ def aggregated_classes(verdicts: Iterable[VerdictCount]) -> Classes:
 
 def class_verdicts(paths: Sequence[Path]) -> Classes:
     """The gate classes of every run named by ``paths`` (run directories or directories of them), their
-    records checked as the report checks them (``reports.load``).
+    records checked as the report checks them (``records.load``).
 
     Raises:
         ReportError: a missing or empty run directory, or a records file that cannot be read.

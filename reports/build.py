@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import Records, corruption_named, load_records
+from nats_conformance.records.load import Records, corruption_named, load_records
 from nats_conformance.reports.model import Aggregates
 from nats_conformance.reports.render_html import render_html
 from nats_conformance.reports.render_markdown import render_markdown
@@ -102,7 +102,7 @@ def build_report(
     the link of its entry in ``expectations`` (an expectations file), when given.
 
     Raises:
-        ReportError: bad input (see ``reports.load``), a Spark failure, or an unwritable ``out``.
+        ReportError: bad input (see ``records.load``), a Spark failure, or an unwritable ``out``.
     """
     check_engine(engine, master)
     say = timed(progress)

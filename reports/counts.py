@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nats_conformance.records.load import corruption_named
 from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import CASES, cases_table
 from nats_conformance.reports.aggregate import FAMILIES, RECORDS, verdict_counts
 from nats_conformance.reports.duckdb_sql import connect, open_records
-from nats_conformance.reports.load import corruption_named
 from nats_conformance.reports.model import VerdictCount
 
 if TYPE_CHECKING:

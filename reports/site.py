@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
+from nats_conformance.records.load import Records, Run, load_records
 from nats_conformance.reports.baseline import GateResult, across_releases, aggregated_classes, gate
 from nats_conformance.reports.build import aggregate_groups, check_engine, timed, with_expectations
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import Records, Run, load_records
 from nats_conformance.reports.releases import Release
 from nats_conformance.reports.report import Report, assemble
 from nats_conformance.reports.spark import DEFAULT_MASTER
@@ -112,7 +112,7 @@ def collect(
     """The site's content of the runs in `run_dirs` (run directories or directories of them).
 
     Raises:
-        ReportError: bad input (``reports.load``) or an aggregation failure.
+        ReportError: bad input (``records.load``) or an aggregation failure.
     """
     check_engine(engine, master)
     say = timed(progress)

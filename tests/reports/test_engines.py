@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
+from nats_conformance.records.load import load_records
 from nats_conformance.records.owners import OWNER, process_identity
 from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case
 from nats_conformance.reports import duckdb_sql
-from nats_conformance.reports.load import load_records
 from nats_conformance.reports.model import (
     EXERCISED,
     UNCLASSIFIED,
@@ -117,7 +117,7 @@ def test_a_spark_failure_becomes_one_line() -> None:
     pytest.importorskip("pyspark", reason="pyspark is not installed")
     from pyspark.errors import PySparkException
 
-    from nats_conformance.reports.errors import ReportError
+    from nats_conformance.records.errors import ReportError
     from nats_conformance.reports.spark import spark_errors
 
     expected = pytest.raises(ReportError, match=r"^Spark failed while aggregating: \[X\] first line$")

@@ -1,4 +1,4 @@
-"""Runs of an older schema read as the current one (``reports.load.upgraded``).
+"""Runs of an older schema read as the current one (``records.load.upgraded``).
 
 ``runs/schema-4`` is a campaign the schema-4 code wrote (the mapping, partition and weighted families on
 nats-server 2.14.5, seed 7: partition messages in three buckets, a weighted list's entries and 760
@@ -18,11 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 from handmade import case, write_run
 
+from nats_conformance.records.load import load_records
 from nats_conformance.records.schema import SCHEMA_VERSION, case_of
 from nats_conformance.records.writer import CASES, cases_table
 from nats_conformance.reports import duckdb_sql
 from nats_conformance.reports.__main__ import main as reports_main
-from nats_conformance.reports.load import load_records
 from nats_conformance.reports.model import Aggregates
 
 RUNS = Path(__file__).parent / "runs"
