@@ -1,10 +1,10 @@
 """Spark reports built from recorded cases: ``python -m nats_conformance.reports build RUN_DIR... --out DIR``.
 
-``load`` checks the run directories, ``aggregate`` groups the records (one set of SQL queries, run by
-``spark_sql`` on Spark or by ``duckdb_sql`` in this process), ``distributions``, ``stats`` and
-``matrix`` derive the statistics and the compatibility matrix, and ``render_html``, ``render_markdown``
-and ``summary`` write report.html, report.md and summary.json. pyspark, DuckDB and matplotlib are
-imported only when used.
+``records.load`` checks the run directories, ``records.queries`` groups the records (one set of SQL
+queries, run by ``records.spark_sql`` on Spark or by ``records.duckdb_sql`` in this process: the query
+layer the suites read records through too), ``distributions``, ``stats`` and ``matrix`` derive the
+statistics and the compatibility matrix, and ``render_html``, ``render_markdown`` and ``summary`` write
+report.html, report.md and summary.json. pyspark, DuckDB and matplotlib are imported only when used.
 """
 
 from __future__ import annotations

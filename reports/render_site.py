@@ -11,6 +11,7 @@ import time
 from html import escape
 from typing import Final
 
+from nats_conformance.records.releases import Release
 from nats_conformance.records.replay import nats_cli_command, server_config
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.reports.matrix import MatrixRow
@@ -22,7 +23,6 @@ from nats_conformance.reports.present import (
     differ_text,
     expectation_links,
 )
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.render_html import (
     STYLE,
     banner_html,

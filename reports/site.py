@@ -17,11 +17,11 @@ from pathlib import Path
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
 from nats_conformance.records.load import Records, Run, load_records
+from nats_conformance.records.releases import Release
+from nats_conformance.records.spark import DEFAULT_MASTER
 from nats_conformance.reports.baseline import GateResult, across_releases, aggregated_classes, gate
 from nats_conformance.reports.build import aggregate_groups, check_engine, timed, with_expectations
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.report import Report, assemble
-from nats_conformance.reports.spark import DEFAULT_MASTER
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_report_builder_imports_no_suite_or_fixture_module() -> None:
     probe = (
         "import sys, nats_conformance.reports.build, nats_conformance.reports.commands\n"
-        "import nats_conformance.reports.duckdb_sql, nats_conformance.reports.spark_sql\n"
-        "import nats_conformance.reports.aggregate, nats_conformance.reports.baseline\n"
+        "import nats_conformance.records.duckdb_sql, nats_conformance.records.spark_sql\n"
+        "import nats_conformance.records.queries, nats_conformance.reports.baseline\n"
         "ours = ('nats_conformance.suites', 'nats_conformance.fixtures')\n"
         "print(sorted(m for m in sys.modules if m.startswith(ours)))"
     )
