@@ -32,7 +32,7 @@ from nats_conformance.reports.render_html import (
     table_html,
 )
 from nats_conformance.reports.report import Divergence
-from nats_conformance.reports.site import Site, SiteRun, finding_id, release_id, slug
+from nats_conformance.reports.site_content import Site, SiteRun, finding_id, release_id, slug
 
 SITE_STYLE: Final = STYLE + ".moves li { font: 12px ui-monospace, monospace; }\n"
 MOVE_KINDS: Final = ("regression", "new", "fixed", "changed", "missing")
