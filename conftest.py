@@ -12,7 +12,8 @@ from typing import Literal
 import pytest
 
 from nats_conformance.fixtures.options import Target
-from nats_conformance.fixtures.plugin import RUN_CONFIG, active, add_deprecated_options
+from nats_conformance.fixtures.plugin import active, add_deprecated_options
+from nats_conformance.fixtures.stash_keys import RUN_CONFIG
 from tests.checkout import checkout_status
 from tests.live.campaigns import newest_of_session
 

@@ -173,9 +173,12 @@ def worker(arguments: argparse.Namespace) -> None:
     from nats_conformance.records.expectations import load_expectations
 
     try:
-        from nats_conformance.reports.counts import run_tally
-    except ImportError:  # a baseline tree from before reports.counts (0699aef)
-        from nats_conformance.records.tally import run_tally
+        from nats_conformance.records.counts import run_tally
+    except ImportError:  # a baseline tree from before records.counts (issue 55)
+        try:
+            from nats_conformance.reports.counts import run_tally
+        except ImportError:  # from before reports.counts (0699aef)
+            from nats_conformance.records.tally import run_tally
     from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
     from nats_conformance.suites.families import FAMILIES
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/profile_reports.py RUN_DIR [--engine duckdb|spark] [--repeats 1]
 
-Times checking the run directories (``reports.load``), each query of ``reports.aggregate`` on its own
+Times checking the run directories (``records.load``), each query of ``records.queries`` on its own
 (for Spark, after the session start, with the family's cached table built first), folding the rows
 into `Aggregates`, each part of assembling the report (statistics, matrices) and each renderer. Make
 records with ``benchmarks/bench_reports.py --keep RUN_DIR``.
@@ -21,9 +21,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nats_conformance.reports import aggregate as sql  # noqa: E402
+from nats_conformance.records import queries as sql  # noqa: E402
+from nats_conformance.records.load import load_records  # noqa: E402
 from nats_conformance.reports.distributions import partition_distributions, weighted_shares  # noqa: E402
-from nats_conformance.reports.load import load_records  # noqa: E402
 from nats_conformance.reports.matrix import compatibility_matrices, context_matrices  # noqa: E402
 from nats_conformance.reports.render_html import render_html  # noqa: E402
 from nats_conformance.reports.render_markdown import render_markdown  # noqa: E402
@@ -41,10 +41,10 @@ def timed(timings: Timings, phase: str, work: Callable[[], Any]) -> Any:
 
 
 def duckdb_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
-    """Each query's rows, timed one by one, as `reports.duckdb_sql` runs them."""
+    """Each query's rows, timed one by one, as `records.duckdb_sql` runs them."""
     import duckdb
 
-    from nats_conformance.reports.duckdb_sql import open_records
+    from nats_conformance.records.duckdb_sql import open_records
 
     results: dict[str, sql.Rows] = {}
     with duckdb.connect() as connection:
@@ -65,7 +65,7 @@ def duckdb_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
 
 def spark_queries(parts: list[str], timings: Timings) -> dict[str, sql.Rows]:
     """Each query's rows, timed one by one after the session start (families not run side by side)."""
-    from nats_conformance.reports.spark import read_records, spark_session
+    from nats_conformance.records.spark import read_records, spark_session
 
     results: dict[str, sql.Rows] = {}
     began = time.perf_counter()

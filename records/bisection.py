@@ -1,15 +1,20 @@
 """The release-bisection file: `bisection.json` in the run directory of `python -m nats_conformance.suites
-bisect`, which `python -m nats_conformance.reports build` reads (reports/bisection.py). Both sides share the
-format defined here.
+bisect`, which `python -m nats_conformance.reports build` reads. Both sides share the format defined here:
+the suites write it (`document`), the reports read it back with the records (`read_bisection`).
+
+A file that is not such a document (bad JSON, another format, a newer version, a missing field) is
+refused with one line naming it, before any aggregation starts.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.errors import ReportError
 
 BISECTION_FILE: Final = "bisection.json"
 FORMAT: Final = "nats-conformance-bisection"
@@ -68,3 +73,114 @@ def document(case: CaseFile, result: Bisection, *, backend: str, run_id: str, se
         "seconds": round(seconds, 1),
     }
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseBisection:
+    """One bisection: which case, on which backend, and where it occurs (`result`)."""
+
+    run_id: str
+    case_class: str
+    feature: str
+    source: str
+    destination: str
+    subject: str
+    backend: str
+    assumption: str
+    result: Bisection
+
+    @property
+    def before_text(self) -> str:
+        """The release before the first where the case does not occur, or why there is none."""
+        return self.result.absent_before or "none: occurs on the oldest release considered"
+
+    @property
+    def after_text(self) -> str:
+        """The release after the last where the case does not occur, or why there is none."""
+        return self.result.absent_after or "none: still occurs on the newest release considered"
+
+    @property
+    def gaps_text(self) -> str:
+        """The releases near a boundary that could not be probed, or ''."""
+        unknown = [*self.result.unknown_before, *self.result.unknown_after]
+        return f"could not be probed near a boundary: {', '.join(unknown)}" if unknown else ""
+
+
+def read_bisection(run_dir: Path) -> ReleaseBisection | None:
+    """The run's bisection, or None when it has no `bisection.json`.
+
+    Raises:
+        ReportError: the file is not a bisection document this builder reads.
+    """
+    path = run_dir / BISECTION_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ReportError(f"corrupt bisection file {path}: {error}") from error
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReportError(f'{path} is not a bisection file (no "format": "{FORMAT}")')
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise ReportError(f"{path} has bisection version {data.get('version')!r}; this reads {VERSION}")
+    try:
+        case = data.get("case")
+        if not isinstance(case, dict):
+            raise ValueError("field 'case' must be an object")
+        return ReleaseBisection(
+            run_id=_text(data, "run_id"),
+            case_class=_text(data, "case_class"),
+            feature=_text(case, "feature"),
+            source=_text(case, "source"),
+            destination=_text(case, "destination"),
+            subject=_text(case, "subject"),
+            backend=_text(data, "backend"),
+            assumption=_text(data, "assumption"),
+            result=_result(data),
+        )
+    except ValueError as error:
+        raise ReportError(f"{path}: {error}") from error
+
+
+def _result(data: dict[str, Any]) -> Bisection:
+    probes = data.get("probes")
+    if not isinstance(probes, list):
+        raise ValueError("field 'probes' must be a list")
+    return Bisection(
+        releases=_texts(data, "releases"),
+        found_on=_text(data, "found_on"),
+        first=_text(data, "first"),
+        last=_text(data, "last"),
+        absent_before=_optional(data, "absent_before"),
+        absent_after=_optional(data, "absent_after"),
+        unknown_before=_texts(data, "unknown_before"),
+        unknown_after=_texts(data, "unknown_after"),
+        probes=tuple(_probe(item) for item in probes),
+    )
+
+
+def _probe(item: object) -> Probe:
+    if not isinstance(item, dict):
+        raise ValueError("every probe must be an object")
+    outcome = _text(item, "outcome")
+    if outcome not in OUTCOME_TEXT:
+        raise ValueError(f"probe outcome must be one of {', '.join(OUTCOME_TEXT)} (got {outcome!r})")
+    return Probe(_text(item, "release"), outcome, _text(item, "detail"))
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise ValueError(f"field {name!r} must be a string")
+    return value
+
+
+def _optional(data: dict[str, Any], name: str) -> str | None:
+    return None if data.get(name) is None else _text(data, name)
+
+
+def _texts(data: dict[str, Any], name: str) -> tuple[str, ...]:
+    value = data.get(name)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"field {name!r} must be a list of strings")
+    return tuple(value)

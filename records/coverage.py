@@ -1,5 +1,8 @@
 """The coverage file: `coverage.json` in the run directory of `nats-conformance coverage`, which the
-report reads (reports/coverage.py). Both sides share the format defined here.
+report reads. Both sides share the format defined here: the suites write it (`coverage_document`), the
+reports read it back with the records (`read_coverage`; a file that is not such a document, with bad JSON,
+another format, a newer version or a missing field, is refused with one line naming it, before any
+aggregation starts).
 
 It gives, for one nats-server release, how much of **the mapping surface** (`MAPPING_SURFACE`, the one
 list of it) the run's cases reached: per file and per function, in statements, and every block no case
@@ -10,11 +13,15 @@ counter is set in any process that ran.
 
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from nats_conformance.records.errors import ReportError
 
 COVERAGE_FILE: Final = "coverage.json"
 FORMAT: Final = "nats-conformance-coverage"
@@ -355,3 +362,152 @@ def _has(name: str, present: set[str], files: list[dict[str, Any]]) -> bool:
 def percent(covered: int, statements: int) -> str:
     """`92.8 %`, or `-` for no statements."""
     return f"{100 * covered / statements:.1f} %" if statements else "-"
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """Statements of one file or function of the surface, and how many a case reached."""
+
+    path: str
+    name: str
+    """The function's name, '' for a file."""
+    statements: int
+    covered: int
+    line: int = 0
+    whole: bool = False
+    """A file counted whole (else only the surface's functions in it)."""
+
+    @property
+    def percent(self) -> str:
+        return percent(self.covered, self.statements)
+
+
+@dataclass(frozen=True, slots=True)
+class Unreached:
+    """A block of the surface no case reached: where, in which function, its source and its link."""
+
+    path: str
+    function: str
+    start: int
+    end: int
+    statements: int
+    url: str
+    source: str
+    why: str = ""
+    """Why no configuration or message can reach it ('' when one can), `records.coverage.UNREACHABLE`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseCoverage:
+    """One run's coverage of the mapping surface of its release."""
+
+    run_id: str
+    release: str
+    counter_files: int
+    engine: bool
+    restarts: int
+    """Servers restarted after a fault: their counters are lost."""
+    statements: int
+    covered: int
+    files: tuple[Figure, ...]
+    functions: tuple[Figure, ...]
+    missing: tuple[str, ...]
+    unreached: tuple[Unreached, ...]
+
+    @property
+    def percent(self) -> str:
+        return percent(self.covered, self.statements)
+
+    @property
+    def unreachable(self) -> int:
+        """Statements of unreached blocks that no configuration or message can reach (`Unreached.why`)."""
+        return sum(block.statements for block in self.unreached if block.why)
+
+
+def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
+    """The run's coverage, or None when it has no `coverage.json`.
+
+    Raises:
+        ReportError: the file is not a coverage document this builder reads.
+    """
+    path = run_dir / COVERAGE_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ReportError(f"corrupt coverage file {path}: {error}") from error
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReportError(f'{path} is not a coverage file (no "format": "{FORMAT}")')
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise ReportError(f"{path} has coverage version {data.get('version')!r}; this reads {VERSION}")
+    try:
+        return ReleaseCoverage(
+            run_id=_value(data, "run_id", str),
+            release=_value(data, "release", str),
+            counter_files=_value(data, "counter_files", int),
+            engine=_value(data, "engine", bool),
+            restarts=_value(data, "restarts", int),
+            statements=_value(data, "statements", int),
+            covered=_value(data, "covered", int),
+            files=tuple(
+                Figure(
+                    _value(item, "path", str),
+                    "",
+                    _value(item, "statements", int),
+                    _value(item, "covered", int),
+                    whole=_value(item, "whole", bool),
+                )
+                for item in _objects(data, "files")
+            ),
+            functions=tuple(
+                Figure(
+                    _value(item, "path", str),
+                    _value(item, "name", str),
+                    _value(item, "statements", int),
+                    _value(item, "covered", int),
+                    line=_value(item, "line", int),
+                )
+                for item in _objects(data, "functions")
+            ),
+            missing=tuple(_value({"name": name}, "name", str) for name in _list(data, "missing")),
+            unreached=tuple(
+                Unreached(
+                    _value(item, "path", str),
+                    _value(item, "function", str),
+                    _value(item, "start", int),
+                    _value(item, "end", int),
+                    _value(item, "statements", int),
+                    _value(item, "url", str),
+                    _value(item, "source", str),
+                    _value({"why": "", **item}, "why", str),
+                )
+                for item in _objects(data, "unreached")
+            ),
+        )
+    except ValueError as error:
+        raise ReportError(f"{path}: {error}") from error
+
+
+def _value(data: dict[str, Any], name: str, kind: type[T]) -> T:
+    value = data.get(name)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"field {name!r} must be a {kind.__name__}")
+    return value
+
+
+def _list(data: dict[str, Any], name: str) -> list[Any]:
+    value = data.get(name)
+    if not isinstance(value, list):
+        raise ValueError(f"field {name!r} must be a list")
+    return value
+
+
+def _objects(data: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    items = _list(data, name)
+    if not all(isinstance(item, dict) for item in items):
+        raise ValueError(f"every item of {name!r} must be an object")
+    return items

@@ -19,7 +19,7 @@ SCHEMA_VERSION: Final = 6
 
 ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5, "command": 6}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
-derive them (`reports.load.upgraded`). Schema 3 also widened `partitions` and `bucket` to 64 bits
+derive them (`records.load.upgraded`). Schema 3 also widened `partitions` and `bucket` to 64 bits
 (readers widen older records' 32-bit values); schema 5 made `bucket` null where it was negative; schema 6
 moved an adapter's command from `detail` to `command`."""
 

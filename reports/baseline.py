@@ -32,17 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from nats_conformance.records.aggregates import VerdictCount
 from nats_conformance.records.casefile import DIVERGENCES
+from nats_conformance.records.counts import part_counts
 from nats_conformance.records.files import replace_text
+from nats_conformance.records.load import Run, load_records
 from nats_conformance.records.pairs import CHANGED, Pair, counterpart, statistical
+from nats_conformance.records.releases import REFERENCE_IMPLEMENTATION as REFERENCE
+from nats_conformance.records.releases import Release, version_key
 from nats_conformance.records.significance import CHANGE_ALPHA
 from nats_conformance.reference.errors import ConformanceError, InvalidVersionError
 from nats_conformance.reference.versions import Version
-from nats_conformance.reports.counts import part_counts
-from nats_conformance.reports.load import Run, load_records
-from nats_conformance.reports.model import VerdictCount
-from nats_conformance.reports.releases import REFERENCE_IMPLEMENTATION as REFERENCE
-from nats_conformance.reports.releases import Release, version_key
 from nats_conformance.reports.stats import fisher_exact
 
 FORMAT: Final = "nats-conformance-baseline"
@@ -127,7 +127,7 @@ def fold(counts: Mapping[tuple[ClassKey, str], int]) -> Classes:
 
 
 def aggregated_classes(verdicts: Iterable[VerdictCount]) -> Classes:
-    """The gate classes of verdict counts (``reports.counts``: a run's, or a report's, which the site
+    """The gate classes of verdict counts (``records.counts``: a run's, or a report's, which the site
     compares run to run).
 
     Raises:
@@ -146,7 +146,7 @@ def aggregated_classes(verdicts: Iterable[VerdictCount]) -> Classes:
 
 def class_verdicts(paths: Sequence[Path]) -> Classes:
     """The gate classes of every run named by ``paths`` (run directories or directories of them), their
-    records checked as the report checks them (``reports.load``).
+    records checked as the report checks them (``records.load``).
 
     Raises:
         ReportError: a missing or empty run directory, or a records file that cannot be read.

@@ -13,14 +13,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
+from nats_conformance.records.aggregates import Aggregates
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import Records, corruption_named, load_records
-from nats_conformance.reports.model import Aggregates
+from nats_conformance.records.load import Records, corruption_named, load_records
+from nats_conformance.records.spark import DEFAULT_MASTER, check_master
 from nats_conformance.reports.render_html import render_html
 from nats_conformance.reports.render_markdown import render_markdown
 from nats_conformance.reports.report import Report, assemble
-from nats_conformance.reports.spark import DEFAULT_MASTER, check_master
 from nats_conformance.reports.summary import summary_json
 
 ENGINES: Final = ("spark", "duckdb")
@@ -53,7 +53,7 @@ def aggregate_groups(
     """The aggregates of each group of runs, with the report's SQL rules on `engine` (one Spark
     session for all of them)."""
     if engine == "duckdb":
-        from nats_conformance.reports import duckdb_sql
+        from nats_conformance.records import duckdb_sql
 
         say("aggregating with DuckDB")
         with corruption_named([part for group in groups for part in group.parts]):
@@ -61,8 +61,8 @@ def aggregate_groups(
                 duckdb_sql.aggregate([str(p) for p in group.parts], rows=group.rows, progress=say)
                 for group in groups
             ]
-    from nats_conformance.reports.spark import spark_errors, spark_session
-    from nats_conformance.reports.spark_sql import aggregate
+    from nats_conformance.records.spark import spark_errors, spark_session
+    from nats_conformance.records.spark_sql import aggregate
 
     say(f"starting Spark ({master})")
     with spark_session(master) as spark:
@@ -102,7 +102,7 @@ def build_report(
     the link of its entry in ``expectations`` (an expectations file), when given.
 
     Raises:
-        ReportError: bad input (see ``reports.load``), a Spark failure, or an unwritable ``out``.
+        ReportError: bad input (see ``records.load``), a Spark failure, or an unwritable ``out``.
     """
     check_engine(engine, master)
     say = timed(progress)

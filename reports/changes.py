@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from nats_conformance.records.aggregates import ClassCount, ReleaseTally, VerdictCount
 from nats_conformance.records.pairs import CHANGED as PAIR_CHANGED
 from nats_conformance.records.pairs import Pair, statistical
+from nats_conformance.records.releases import REFERENCE_IMPLEMENTATION, Release, sorted_releases, version_key
 from nats_conformance.records.schema import case_class_of
 from nats_conformance.records.significance import CHANGE_ALPHA
-from nats_conformance.reports.model import ClassCount, ReleaseTally, VerdictCount
-from nats_conformance.reports.releases import REFERENCE_IMPLEMENTATION, Release, sorted_releases, version_key
 from nats_conformance.reports.stats import fisher_exact
 
 APPEARED: Final = "appeared"

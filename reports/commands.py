@@ -20,8 +20,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from nats_conformance.records.counts import part_counts, tally_of
 from nats_conformance.records.expectations import DEFAULT_PATH
+from nats_conformance.records.load import Records, load_records
 from nats_conformance.records.pairs import against_label
+from nats_conformance.records.spark import DEFAULT_MASTER
 from nats_conformance.reference.cli import Parser, add_max_unknown, exit_status, port, too_many_unknown
 from nats_conformance.reference.errors import UsageError
 from nats_conformance.reports.baseline import (
@@ -38,12 +41,9 @@ from nats_conformance.reports.baseline import (
     write_details,
 )
 from nats_conformance.reports.build import ENGINES, build_report, default_engine
-from nats_conformance.reports.counts import part_counts, tally_of
 from nats_conformance.reports.figures import EXTRA, plotting
-from nats_conformance.reports.load import Records, load_records
 from nats_conformance.reports.serve import serve
 from nats_conformance.reports.site import build_site
-from nats_conformance.reports.spark import DEFAULT_MASTER
 
 
 def progress(line: str) -> None:

@@ -1,4 +1,4 @@
-"""Partition distributions and weighted shares, from grouped counts (`reports.model`).
+"""Partition distributions and weighted shares, from grouped counts (`records.aggregates`).
 
 Partition: per (release, source, destination) the distinct published subjects per observed partition
 (a key published several times, as in the determinism rounds, counts once; the hash of a key never
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from nats_conformance.records import schema
+from nats_conformance.records.aggregates import BucketCount, WeightedCount
+from nats_conformance.records.releases import Release
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.weighted import WeightedDestination, parse_weight
-from nats_conformance.reports.model import BucketCount, WeightedCount
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.stats import Uniformity, max_min_ratio, uniform_chi_square, wilson_interval
 
 LOST: Final = -1

@@ -7,7 +7,7 @@ on one release. Its state, first match wins:
 2. ``known divergence``: at least one divergence listed in expectations.toml (``expected``);
 3. ``not supported``: the release refuses the function: some validation case was rejected by reference
    and server alike as ``reject:unsupported-function``, and no case exercised the function there
-   (`reports.model.UNSUPPORTED`, `EXERCISED`); or an adapter does not support the row (its hello leaves
+   (`records.aggregates.UNSUPPORTED`, `EXERCISED`); or an adapter does not support the row (its hello leaves
    out the operation or the function). A feature row with no judged cases of its own is in this state
    when its not-supported cases say so, or inherits it from the function of its name (``partition``);
 4. ``agrees``: cases, all of them agreeing;
@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+from nats_conformance.records.aggregates import EXERCISED, UNSUPPORTED, VerdictCount
+from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.schema import FEATURES
 from nats_conformance.reference.contexts import CONTEXTS
 from nats_conformance.reference.functions import FUNCTIONS, canonical_name
-from nats_conformance.reports.model import EXERCISED, UNSUPPORTED, VerdictCount
-from nats_conformance.reports.releases import Release, sorted_releases
 
 AGREES: Final = "agrees"
 DIVERGES: Final = "diverges"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Final
 
+from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.significance import ALPHA
 from nats_conformance.reports.bisection import probe_text
@@ -34,7 +35,6 @@ from nats_conformance.reports.present import (
     ratio,
     share,
 )
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.report import DIAGNOSES, Divergence, Report
 
 STYLE: Final = """

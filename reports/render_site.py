@@ -11,6 +11,7 @@ import time
 from html import escape
 from typing import Final
 
+from nats_conformance.records.releases import Release
 from nats_conformance.records.replay import nats_cli_command, server_config
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.reports.matrix import MatrixRow
@@ -22,7 +23,6 @@ from nats_conformance.reports.present import (
     differ_text,
     expectation_links,
 )
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.render_html import (
     STYLE,
     banner_html,
@@ -32,7 +32,7 @@ from nats_conformance.reports.render_html import (
     table_html,
 )
 from nats_conformance.reports.report import Divergence
-from nats_conformance.reports.site import Site, SiteRun, finding_id, release_id, slug
+from nats_conformance.reports.site_content import Site, SiteRun, finding_id, release_id, slug
 
 SITE_STYLE: Final = STYLE + ".moves li { font: 12px ui-monospace, monospace; }\n"
 MOVE_KINDS: Final = ("regression", "new", "fixed", "changed", "missing")

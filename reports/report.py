@@ -14,21 +14,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from nats_conformance.records.aggregates import UNCLASSIFIED, Aggregates, VerdictCount
+from nats_conformance.records.bisection import ReleaseBisection
+from nats_conformance.records.coverage import ReleaseCoverage
 from nats_conformance.records.expectations import Ended
 from nats_conformance.records.judgement import EngineJudgement, judgements
+from nats_conformance.records.load import Records, Run
 from nats_conformance.records.pairs import WITHIN, Pair
+from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.replay import replay_command
 from nats_conformance.records.schema import LITERAL, VERDICTS, Case
-from nats_conformance.reports.bisection import ReleaseBisection
 from nats_conformance.reports.changes import Change, Changelog, Showing, changelog, showings
-from nats_conformance.reports.coverage import ReleaseCoverage
 from nats_conformance.reports.distributions import (
     PartitionDistribution,
     WeightedShares,
     partition_distributions,
     weighted_shares,
 )
-from nats_conformance.reports.load import Records, Run
 from nats_conformance.reports.matrix import (
     Matrix,
     compatibility_matrices,
@@ -37,8 +39,6 @@ from nats_conformance.reports.matrix import (
     row_order,
     tallies,
 )
-from nats_conformance.reports.model import UNCLASSIFIED, Aggregates, VerdictCount
-from nats_conformance.reports.releases import Release, sorted_releases
 
 
 @dataclass(frozen=True, slots=True)

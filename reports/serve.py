@@ -8,7 +8,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from nats_conformance.reports.errors import ReportError
+from nats_conformance.records.errors import ReportError
 
 HOST = "127.0.0.1"
 

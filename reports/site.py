@@ -1,5 +1,6 @@
 """The compatibility site: one report of every run given, one per run, and how each run moved against the
-run before it of the same targets; written as static pages by ``reports.render_site``.
+run before it of the same targets (``reports.site_content``); written as static pages by
+``reports.render_site``.
 
 Every count comes from the report's aggregation (``reports.build.aggregate_groups``: the SQL rules on
 DuckDB or Spark) and ``reports.report.assemble``; a run's moves are the gate's class comparison
@@ -8,79 +9,17 @@ DuckDB or Spark) and ``reports.report.assemble``; a run's moves are the gate's c
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
-from nats_conformance.reports.baseline import GateResult, across_releases, aggregated_classes, gate
+from nats_conformance.records.load import Records, load_records
+from nats_conformance.records.spark import DEFAULT_MASTER
+from nats_conformance.reports.baseline import across_releases, aggregated_classes, gate
 from nats_conformance.reports.build import aggregate_groups, check_engine, timed, with_expectations
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import Records, Run, load_records
-from nats_conformance.reports.releases import Release
-from nats_conformance.reports.report import Report, assemble
-from nats_conformance.reports.spark import DEFAULT_MASTER
-
-
-@dataclass(frozen=True, slots=True)
-class SiteRun:
-    """One run: its own report and its moves against the previous run of the same targets (None for
-    the first)."""
-
-    run: Run
-    report: Report
-    previous: str | None = None
-    moves: GateResult | None = None
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id
-
-    @property
-    def started(self) -> float:
-        """When the run started (manifest ``started``, Unix seconds; 0 when unknown)."""
-        value = self.run.manifest.get("started")
-        return float(value) if isinstance(value, int | float) else 0.0
-
-    @property
-    def targets(self) -> tuple[str, ...]:
-        """The implementations it tested: runs of the same targets are compared with each other."""
-        return tuple(sorted({release.implementation for release in self.report.releases}))
-
-    def ran(self, feature: str) -> bool:
-        """True iff one of its cases of `feature` was judged."""
-        return any(
-            item.feature == feature and item.verdict != "unknown" and item.count
-            for item in self.report.verdict_counts
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Site:
-    """What the pages show: the report of all runs, the runs newest first, the expectations' entries."""
-
-    report: Report
-    runs: tuple[SiteRun, ...]
-    notes: dict[str, str]
-
-    def runs_of(self, release: Release) -> list[SiteRun]:
-        return [run for run in self.runs if release in run.report.releases]
-
-
-def slug(text: str) -> str:
-    """A file name for `text`: its letters, digits, dots and dashes, other runs of characters as ``-``."""
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "-"
-
-
-def finding_id(case_class: str) -> str:
-    """A divergence class's page name: readable, and unique by a short hash of the class."""
-    return f"{slug(case_class)[:80]}-{hashlib.sha256(case_class.encode()).hexdigest()[:8]}"
-
-
-def release_id(release: Release) -> str:
-    return slug(release.label)
+from nats_conformance.reports.report import assemble
+from nats_conformance.reports.site_content import Site, SiteRun
 
 
 def with_moves(runs: Sequence[SiteRun]) -> list[SiteRun]:
@@ -112,7 +51,7 @@ def collect(
     """The site's content of the runs in `run_dirs` (run directories or directories of them).
 
     Raises:
-        ReportError: bad input (``reports.load``) or an aggregation failure.
+        ReportError: bad input (``records.load``) or an aggregation failure.
     """
     check_engine(engine, master)
     say = timed(progress)

@@ -21,13 +21,13 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Any, Final
 
+from nats_conformance.records.bisection import ReleaseBisection
+from nats_conformance.records.coverage import ReleaseCoverage
+from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import SCHEMA_VERSION
-from nats_conformance.reports.bisection import ReleaseBisection
 from nats_conformance.reports.changes import Change, Showing
-from nats_conformance.reports.coverage import ReleaseCoverage
 from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
 from nats_conformance.reports.matrix import Matrix
-from nats_conformance.reports.releases import Release
 from nats_conformance.reports.report import Divergence, Report
 
 FORMAT: Final = 1

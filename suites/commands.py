@@ -34,6 +34,7 @@ from nats_conformance.fixtures.provision import NATS_SERVER, report_to_stderr
 from nats_conformance.fixtures.releases import ReleaseSelection, known_releases, newest_releases
 from nats_conformance.fixtures.servers.streaming import NATS_NETWORK_LINE
 from nats_conformance.records.casefile import CaseFile, read_case_file
+from nats_conformance.records.counts import case_counts, run_tally, tally_of
 from nats_conformance.records.expectations import (
     DEFAULT_PATH,
     Expectations,
@@ -46,6 +47,7 @@ from nats_conformance.records.judgement import JUDGE_BY, judgements, run_conform
 from nats_conformance.records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
 from nats_conformance.records.replay import LAYOUTS
 from nats_conformance.records.schema import NOT_SUPPORTED, Case
+from nats_conformance.records.spark import why_no_spark
 from nats_conformance.records.writer import new_run_id
 from nats_conformance.reference.cli import (
     TOO_MANY_UNKNOWN,
@@ -58,8 +60,6 @@ from nats_conformance.reference.cli import (
 from nats_conformance.reference.errors import ConformanceError
 from nats_conformance.reference.profiles import NEWEST, OLDEST_RULES, for_version
 from nats_conformance.reference.weighted import WeightedDestination
-from nats_conformance.reports.counts import case_counts, run_tally, tally_of
-from nats_conformance.reports.spark import why_no_spark
 from nats_conformance.suites.bisect import add_bisect_command
 from nats_conformance.suites.changes import add_changes_command
 from nats_conformance.suites.coverage import add_coverage_command

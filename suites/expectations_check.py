@@ -24,6 +24,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nats_conformance.records.duckdb_sql import connect, open_records
 from nats_conformance.records.expectations import (
     DEFAULT_PATH,
     Expectation,
@@ -34,11 +35,10 @@ from nats_conformance.records.expectations import (
     version_key,
     write_expectations,
 )
+from nats_conformance.records.load import load_records
+from nats_conformance.records.queries import RECORDS
 from nats_conformance.records.schema import Case, case_of
 from nats_conformance.reference.cli import Parser, exit_status
-from nats_conformance.reports.aggregate import RECORDS
-from nats_conformance.reports.duckdb_sql import connect, open_records
-from nats_conformance.reports.load import load_records
 from nats_conformance.suites.expectations_export import add_export_action
 
 if TYPE_CHECKING:

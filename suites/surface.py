@@ -152,9 +152,9 @@ def module_release(text: str) -> str:
     """The release (or, for ``@REF``, the pseudo-version) whose module source a spec names."""
     spec = parse_version_spec(text)
     if spec.ref is not None:
-        from nats_conformance.fixtures.releases import pseudo_version
+        from nats_conformance.fixtures.goproxy import pseudo_version
 
-        return pseudo_version(NATS_SERVER, spec.ref)
+        return pseudo_version(NATS_SERVER.module, spec.ref)
     if spec.release is None:
         raise OptionError(f"surface reads a release's source: give a release such as 2.14.10, not {text!r}")
     return spec.release

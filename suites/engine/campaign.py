@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from nats_conformance.fixtures.clients.adapter import AdapterProcess
 from nats_conformance.fixtures.engine import engine_command
@@ -45,9 +45,6 @@ from nats_conformance.suites.families.library import (
 )
 from nats_conformance.suites.junit import FamilyOutcome
 from nats_conformance.suites.oracle import EngineOracle
-
-if TYPE_CHECKING:
-    from nats_conformance.suites.engine.scaleout import ScaleOut
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +106,26 @@ class CampaignPlan:
         }
 
 
+class ScaledOut(Protocol):
+    """What a campaign asks of a scale-out (`suites.engine.scaleout.ScaleOut`, which runs `run_one` of each
+    family on each target as Spark tasks and so builds on this module): its settings for the run's journal,
+    and the run of every family of `run`'s targets into `writer`."""
+
+    def describe(self) -> dict[str, object]: ...
+
+    def run(
+        self,
+        run: RunConfig,
+        plan: CampaignPlan,
+        writer: RecordWriter,
+        expectations: Expectations,
+        *,
+        diverged: list[Case],
+        outcomes: list[FamilyOutcome],
+        resume: bool = False,
+    ) -> None: ...
+
+
 def planned_cases(run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[AdapterTarget]) -> int:
     """The cases the plan asks for: every family's budget on every server target, and the mapping budget
     per adapter and release profile (what the progress display counts down from)."""
@@ -134,7 +151,7 @@ def run_campaign(
     *,
     adapters: Sequence[AdapterTarget] = (),
     outcomes: list[FamilyOutcome] | None = None,
-    scale_out: ScaleOut | None = None,
+    scale_out: ScaledOut | None = None,
     resume: bool = False,
 ) -> tuple[RecordWriter, list[Case]]:
     """Every server target of `run`, then every adapter command asked under each release profile, one

@@ -37,9 +37,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from nats_conformance.fixtures.options import OptionError, RunConfig, Target
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.owners import PREFIX, make_workdir
 from nats_conformance.records.schema import Case, case_of
+from nats_conformance.records.spark import check_master, is_local, spark_errors, spark_session
 from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
 from nats_conformance.reference.errors import (
     ConformanceError,
@@ -48,8 +50,6 @@ from nats_conformance.reference.errors import (
     interrupt_later,
     interruption,
 )
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.spark import check_master, is_local, spark_errors, spark_session
 from nats_conformance.suites.engine.campaign import CampaignPlan, run_one
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.run import KEPT_DIVERGENCES

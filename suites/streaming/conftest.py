@@ -15,9 +15,9 @@ from collections.abc import Iterator
 import pytest
 
 from nats_conformance.fixtures.errors import ServerError
-from nats_conformance.fixtures.plugin import SERVERS_SEEN
 from nats_conformance.fixtures.provision import NATS_STREAMING_SERVER, binary_version
 from nats_conformance.fixtures.servers.streaming import StreamingNetwork, has_protobuf, provision_binaries
+from nats_conformance.fixtures.stash_keys import SERVERS_SEEN
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.writer import RecordWriter
 from nats_conformance.suites.engine.verdicts import RunContext

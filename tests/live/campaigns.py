@@ -15,7 +15,7 @@ from nats_conformance.fixtures.clients.wire import WireError, read_info
 from nats_conformance.fixtures.docker import process_daemon
 from nats_conformance.fixtures.options import RunConfig, Target
 from nats_conformance.fixtures.provision import parse_version_spec, resolve_binary
-from nats_conformance.fixtures.servers.container import LABEL_OWNER
+from nats_conformance.fixtures.reaper import LABEL_OWNER
 from nats_conformance.fixtures.servers.local import HOST, free_port
 from nats_conformance.reference.versions import Version
 

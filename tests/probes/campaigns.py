@@ -17,9 +17,9 @@ from typing import Any
 
 from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
 from nats_conformance.fixtures.session import RESTART_FAILED, RESTARTED
+from nats_conformance.records.counts import run_tally
 from nats_conformance.records.writer import run_status
 from nats_conformance.reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
-from nats_conformance.reports.counts import run_tally
 from tests.probes.harness import RELEASE, Context, Failed, check, probe
 from tests.probes.tools import (
     ENDLESS,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from nats_conformance.records.counts import case_counts, run_tally, tally_of
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import (
     NOT_SUPPORTED,
@@ -23,7 +24,6 @@ from nats_conformance.records.schema import (
 )
 from nats_conformance.records.writer import RecordsError, RecordWriter, run_status
 from nats_conformance.reference.weighted import WeightedDestination
-from nats_conformance.reports.counts import case_counts, run_tally, tally_of
 from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 
 

@@ -33,7 +33,7 @@ def run_of(tmp_path: Path) -> Callable[[list[Case]], Path]:
 def spark() -> Iterator[Any]:
     """One local Spark session for every Spark test (start-up takes 7-10 s)."""
     pytest.importorskip("pyspark", reason="pyspark is not installed")
-    from nats_conformance.reports.spark import spark_session
+    from nats_conformance.records.spark import spark_session
 
     with spark_session("local[2]") as session:
         yield session

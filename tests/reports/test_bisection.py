@@ -19,8 +19,8 @@ from nats_conformance.records.bisection import (
     document,
 )
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.errors import ReportError
 from nats_conformance.reports.build import build_report
-from nats_conformance.reports.errors import ReportError
 
 CLASS = "partition:partition:server-crash"
 CASE = CaseFile(

@@ -23,7 +23,7 @@ from nats_conformance.reports.build import build_report
 from nats_conformance.reports.figures import OBSERVED_COLOUR
 from nats_conformance.reports.matrix import AGREES, DIVERGES, KNOWN, NOT_SUPPORTED
 from nats_conformance.reports.present import STATE_COLOURS
-from nats_conformance.reports.site import finding_id
+from nats_conformance.reports.site_content import finding_id
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

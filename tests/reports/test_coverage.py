@@ -23,8 +23,8 @@ from nats_conformance.records.coverage import (
     parse_profile,
     release_tag,
 )
+from nats_conformance.records.errors import ReportError
 from nats_conformance.reports.build import build_report
-from nats_conformance.reports.errors import ReportError
 from nats_conformance.suites.coverage import COUNTERS, measure
 
 MODULE = "github.com/nats-io/nats-server/v2"

@@ -6,6 +6,8 @@ import math
 
 import pytest
 
+from nats_conformance.records.aggregates import BucketCount, WeightedCount
+from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import DELIVERED
 from nats_conformance.records.schema import LOST as LOST_OUTCOME
 from nats_conformance.reference.weighted import WeightedDestination
@@ -17,8 +19,6 @@ from nats_conformance.reports.distributions import (
     partition_distributions,
     weighted_shares,
 )
-from nats_conformance.reports.model import BucketCount, WeightedCount
-from nats_conformance.reports.releases import Release
 
 R = Release("nats-server", "2.10.27")
 

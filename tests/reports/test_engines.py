@@ -15,11 +15,8 @@ from typing import Any
 import pytest
 from handmade import LOSS_LIST, PARTITION_DESTINATION, WEIGHTED_LIST, case
 
-from nats_conformance.records.owners import OWNER, process_identity
-from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case
-from nats_conformance.reports import duckdb_sql
-from nats_conformance.reports.load import load_records
-from nats_conformance.reports.model import (
+from nats_conformance.records import duckdb_sql
+from nats_conformance.records.aggregates import (
     EXERCISED,
     UNCLASSIFIED,
     UNSUPPORTED,
@@ -27,9 +24,12 @@ from nats_conformance.reports.model import (
     BucketCount,
     WeightedCount,
 )
-from nats_conformance.reports.releases import Release
+from nats_conformance.records.load import load_records
+from nats_conformance.records.owners import OWNER, process_identity
+from nats_conformance.records.releases import Release
+from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case
+from nats_conformance.records.spark import SCRATCH_PREFIX, spark_session
 from nats_conformance.reports.report import divergences
-from nats_conformance.reports.spark import SCRATCH_PREFIX, spark_session
 
 OLD = Release("nats-server", "2.9.25")
 NEW = Release("nats-server", "2.10.27")
@@ -104,7 +104,7 @@ def test_weighted_counts_by_bucket_and_outcome_skip_summary_and_unknown_rows(han
 
 @pytest.mark.spark
 def test_spark_aggregates_equal_the_duckdb_ones(spark: Any, hand_run: Path) -> None:
-    from nats_conformance.reports.spark_sql import aggregate
+    from nats_conformance.records.spark_sql import aggregate
 
     records = load_records([hand_run])
     assert len(records.parts) == 2
@@ -117,8 +117,8 @@ def test_a_spark_failure_becomes_one_line() -> None:
     pytest.importorskip("pyspark", reason="pyspark is not installed")
     from pyspark.errors import PySparkException
 
-    from nats_conformance.reports.errors import ReportError
-    from nats_conformance.reports.spark import spark_errors
+    from nats_conformance.records.errors import ReportError
+    from nats_conformance.records.spark import spark_errors
 
     expected = pytest.raises(ReportError, match=r"^Spark failed while aggregating: \[X\] first line$")
     with expected, spark_errors("while aggregating"):
@@ -165,7 +165,7 @@ def test_the_smallest_case_of_a_sequence_class_has_the_shortest_steps(
 
 @pytest.mark.spark
 def test_spark_picks_the_same_smallest_sequence(spark: Any, run_of: Callable[[list[Case]], Path]) -> None:
-    from nats_conformance.reports.spark_sql import aggregate
+    from nats_conformance.records.spark_sql import aggregate
 
     run = run_of(sequence_cases())
     records = load_records([run])

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUSY_REPORT = """
 import os, runpy, sys
 import pyspark.java_gateway
-import nats_conformance.reports.spark_sql
+import nats_conformance.records.spark_sql
 
 jvm, said = [], []
 
@@ -32,15 +32,15 @@ def busy(spark):
     say()
     spark.range(10**15).selectExpr("sum(id % 7)").collect()
 
-read_records = nats_conformance.reports.spark_sql.read_records
-aggregate_family = nats_conformance.reports.spark_sql._run
+read_records = nats_conformance.records.spark_sql.read_records
+aggregate_family = nats_conformance.records.spark_sql._run
 
 def busy_reading(spark, paths):
     busy(spark)
     return read_records(spark, paths)
 
 def busy_aggregating(spark, family):
-    if family is nats_conformance.reports.spark_sql.FAMILIES[0]:
+    if family is nats_conformance.records.spark_sql.FAMILIES[0]:
         busy(spark)
     return aggregate_family(spark, family)
 
@@ -62,9 +62,9 @@ def noted(*args, **kwargs):
 
 pyspark.java_gateway.Popen = noted
 if {where!r} == "main thread":
-    nats_conformance.reports.spark_sql.read_records = busy_reading
+    nats_conformance.records.spark_sql.read_records = busy_reading
 else:
-    nats_conformance.reports.spark_sql._run = busy_aggregating
+    nats_conformance.records.spark_sql._run = busy_aggregating
 sys.argv = ["nats_conformance.reports", *{argv!r}]
 runpy.run_module("nats_conformance.reports", run_name="__main__", alter_sys=True)
 """

@@ -1,4 +1,4 @@
-"""reports.load and the command line on bad input: one clear line each, exit status 2, before Spark."""
+"""records.load and the command line on bad input: one clear line each, exit status 2, before Spark."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from handmade import case, one_error_line
 
+from nats_conformance.records.errors import ReportError
+from nats_conformance.records.load import load_records
 from nats_conformance.records.schema import SCHEMA, SCHEMA_VERSION
 from nats_conformance.records.writer import CASES, MANIFEST, MANIFEST_FORMAT
 from nats_conformance.reports.__main__ import main as reports_main
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import load_records
 
 
 def a_table(rows: int = 3) -> pa.Table:

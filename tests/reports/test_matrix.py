@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from nats_conformance.records.aggregates import EXERCISED, UNSUPPORTED, VerdictCount
+from nats_conformance.records.releases import Release, sorted_releases, version_key
 from nats_conformance.reports.matrix import (
     AGREES,
     DIVERGES,
@@ -19,8 +21,6 @@ from nats_conformance.reports.matrix import (
     first_documented,
     function_names,
 )
-from nats_conformance.reports.model import EXERCISED, UNSUPPORTED, VerdictCount
-from nats_conformance.reports.releases import Release, sorted_releases, version_key
 from nats_conformance.reports.report import gaps
 
 R = [Release("nats-server", v) for v in ("2.8.4", "2.9.25", "2.10.27", "2.12.15", "2.14.5")]

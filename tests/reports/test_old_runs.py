@@ -1,4 +1,4 @@
-"""Runs of an older schema read as the current one (``reports.load.upgraded``).
+"""Runs of an older schema read as the current one (``records.load.upgraded``).
 
 ``runs/schema-4`` is a campaign the schema-4 code wrote (the mapping, partition and weighted families on
 nats-server 2.14.5, seed 7: partition messages in three buckets, a weighted list's entries and 760
@@ -18,12 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 from handmade import case, write_run
 
+from nats_conformance.records import duckdb_sql
+from nats_conformance.records.aggregates import Aggregates
+from nats_conformance.records.load import load_records
 from nats_conformance.records.schema import SCHEMA_VERSION, case_of
 from nats_conformance.records.writer import CASES, cases_table
-from nats_conformance.reports import duckdb_sql
 from nats_conformance.reports.__main__ import main as reports_main
-from nats_conformance.reports.load import load_records
-from nats_conformance.reports.model import Aggregates
 
 RUNS = Path(__file__).parent / "runs"
 SCHEMA_4 = RUNS / "schema-4"
@@ -96,7 +96,7 @@ def test_a_schema_4_run_reads_as_its_rows_written_in_schema_5(tmp_path: Path) ->
 
 @pytest.mark.spark
 def test_spark_reads_a_schema_4_run_as_duckdb_does(spark: Any) -> None:
-    from nats_conformance.reports.spark_sql import aggregate
+    from nats_conformance.records.spark_sql import aggregate
 
     records = load_records([SCHEMA_4])
     assert aggregate(spark, [str(p) for p in records.parts], rows=records.rows) == duckdb_aggregates(SCHEMA_4)
@@ -197,7 +197,7 @@ def test_schema_5_adapter_details_read_as_command_and_detail(
         part,
     )
     if engine == "spark":
-        from nats_conformance.reports.spark import read_records
+        from nats_conformance.records.spark import read_records
 
         frame = read_records(request.getfixturevalue("spark"), [str(part)])
         rows = [row.asDict() for row in frame.orderBy("case_id").collect()]

@@ -12,7 +12,8 @@ import pytest
 from handmade import SPLIT, case, one_error_line, serve_site
 
 from nats_conformance.records.schema import Case
-from nats_conformance.reports.site import build_site, finding_id
+from nats_conformance.reports.site import build_site
+from nats_conformance.reports.site_content import finding_id
 
 LEFT = "validation:left:reference-accept-server-reject"
 

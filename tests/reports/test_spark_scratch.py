@@ -1,6 +1,6 @@
 """A process that starts Spark sessions one after the other leaves no scratch directory once it exits:
 the JVM outlives a session and makes a later session's block directories under its first session's
-scratch directory, which `reports.spark.spark_session` removes again when the process exits."""
+scratch directory, which `records.spark.spark_session` removes again when the process exits."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from nats_conformance.reports.spark import SCRATCH_PREFIX
+from nats_conformance.records.spark import SCRATCH_PREFIX
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
 TWO_SESSIONS = """
-from nats_conformance.reports.spark import spark_session
+from nats_conformance.records.spark import spark_session
 for _ in range(2):
     with spark_session("local[1]") as spark:
         assert spark.range(100).count() == 100

@@ -40,10 +40,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from nats_conformance.records.counts import run_tally
 from nats_conformance.records.owners import is_process_alive
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
-from nats_conformance.reports.counts import run_tally
 from nats_conformance.suites.engine.plans import FLOOR
 from nats_conformance.suites.engine.scaleout import TASK_IDS
 from nats_conformance.suites.families import FAMILIES

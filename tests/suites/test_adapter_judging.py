@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nats_conformance.fixtures.clients.adapter import TEMPLATES, AdapterError, AdapterProcess, encoded
+from nats_conformance.records.counts import run_tally
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import NOT_SUPPORTED, REFUSED, Case
 from nats_conformance.reference.adapter import handle_request
@@ -39,7 +40,6 @@ from nats_conformance.reference.protocol import (
     answer_of,
 )
 from nats_conformance.reports.build import build_report
-from nats_conformance.reports.counts import run_tally
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.drawing import QuestionFamily, draw_families, questions_of
 from nats_conformance.suites.engine.family import cases_of, check_many

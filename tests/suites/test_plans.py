@@ -14,7 +14,7 @@ import pytest
 from nats_conformance.fixtures.options import OptionError, RunConfig
 from nats_conformance.fixtures.provision import parse_version_spec as parse_spec
 from nats_conformance.records.expectations import load_expectations
-from nats_conformance.reports.spark import why_no_spark
+from nats_conformance.records.spark import why_no_spark
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.commands import scheduling as scheduling_of
 from nats_conformance.suites.engine.plans import FLOOR, PLANS

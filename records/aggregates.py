@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final
 
+from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import Case
 from nats_conformance.reference.weighted import WeightedDestination
-from nats_conformance.reports.releases import Release
 
 UNSUPPORTED: Final = "unsupported"
 """Evidence that a function is not supported: a validation case where the reference rejects the mapping
@@ -39,7 +39,7 @@ def weights_key(weights: tuple[WeightedDestination, ...]) -> tuple[tuple[str, in
 @dataclass(frozen=True, slots=True)
 class VerdictCount:
     """Rows per release, feature, function combination, verdict, evidence kind and tally (the verdict, or
-    the difference the exit status counts instead: ``reports.rules.TALLIED_BY_DIFFERENCE``)."""
+    the difference the exit status counts instead: ``records.rules.TALLIED_BY_DIFFERENCE``)."""
 
     release: Release
     feature: str

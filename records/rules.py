@@ -1,5 +1,5 @@
 """The report's aggregation rules, written once: which rows each aggregation reads, what it groups them
-by, and the support evidence a row gives. `reports.aggregate` spells them as the SQL that both engines
+by, and the support evidence a row gives. `records.queries` spells them as the SQL that both engines
 (Spark and DuckDB) run; the engines differ in execution, never in definitions (a test checks that both
 return equal `Aggregates` for the same records).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from nats_conformance.records.aggregates import DIVERGING, EXERCISED, UNSUPPORTED
 from nats_conformance.records.schema import NOT_SUPPORTED, REFUSED
-from nats_conformance.reports.model import DIVERGING, EXERCISED, UNSUPPORTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ EVIDENCE: Final[tuple[tuple[str, Condition], ...]] = (
         ),
     ),
 )
-"""A row's support evidence: the first kind whose condition holds, else '' (see ``reports.model``)."""
+"""A row's support evidence: the first kind whose condition holds, else '' (see ``records.aggregates``)."""
 
 VERDICT_KEYS: Final = ("implementation", "server_version", "feature", "functions", "verdict")
 """Verdict counts group every row by these, its evidence and its tally."""
@@ -95,7 +95,7 @@ SIZE_LISTS: Final = ("steps",)
 """A case's size: the characters of these columns together, and of every item of these lists (a sequence
 with fewer or shorter steps is the smaller case)."""
 SMALLEST_ORDER: Final = ("size", *SIZE_COLUMNS, "server_version", "backend", "run_id", "case_id")
-"""How the smallest case of a class is chosen (see ``reports.model.ClassCount``)."""
+"""How the smallest case of a class is chosen (see ``records.aggregates.ClassCount``)."""
 
 PARTITION_ROWS: Final = All((Is("feature", "partition"), IsNot("outcome", ""), JUDGED))
 """Rows of the published messages of partition mappings: those with an `outcome` (a summary has none)."""

@@ -1,5 +1,5 @@
-"""The report's aggregations, written once as SQL that both engines run: Spark SQL (``reports.spark_sql``)
-and DuckDB (``reports.duckdb_sql``), over a view ``records`` of every part file.
+"""The report's aggregations, written once as SQL that both engines run: Spark SQL (``records.spark_sql``)
+and DuckDB (``records.duckdb_sql``), over a view ``records`` of every part file.
 
 Four families, each one pass over the records and returning a small result:
 
@@ -10,7 +10,7 @@ Four families, each one pass over the records and returning a small result:
    subjects without repeats (`DISTINCT_SUBJECTS`);
 4. weighted-list messages per release, list, bucket and outcome.
 
-The rows each reads, its keys and the evidence rule are ``reports.rules``; this module only spells them
+The rows each reads, its keys and the evidence rule are ``records.rules``; this module only spells them
 in the SQL both engines accept (plain ``GROUP BY``, ``CASE``, ``array_agg``, ``row_number()``; see
 https://spark.apache.org/docs/latest/sql-ref-syntax.html and https://duckdb.org/docs/sql/introduction)
 and folds the engines' result rows (dicts) into `Aggregates`.
@@ -22,9 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from nats_conformance.records.schema import COLUMNS, case_of, weights_of
-from nats_conformance.reports import rules
-from nats_conformance.reports.model import (
+from nats_conformance.records import rules
+from nats_conformance.records.aggregates import (
     DIVERGING,
     UNCLASSIFIED,
     Aggregates,
@@ -34,7 +33,8 @@ from nats_conformance.reports.model import (
     VerdictCount,
     WeightedCount,
 )
-from nats_conformance.reports.releases import Release
+from nats_conformance.records.releases import Release
+from nats_conformance.records.schema import COLUMNS, case_of, weights_of
 
 RECORDS: Final = "records"
 """The view of every part file that each engine opens before running `FAMILIES`."""
@@ -53,7 +53,7 @@ def literal(value: str | int) -> str:
 
 
 def sql_condition(condition: rules.Condition) -> str:
-    """A rule's condition (``reports.rules``) as a SQL expression."""
+    """A rule's condition (``records.rules``) as a SQL expression."""
     match condition:
         case rules.Is(column, value):
             return f"{column} = {literal(value)}"
@@ -68,18 +68,18 @@ def sql_condition(condition: rules.Condition) -> str:
 
 
 def evidence() -> str:
-    """A row's support evidence (``reports.rules.EVIDENCE``): the first kind whose condition holds."""
+    """A row's support evidence (``records.rules.EVIDENCE``): the first kind whose condition holds."""
     branches = " ".join(f"WHEN {sql_condition(c)} THEN {literal(kind)}" for kind, c in rules.EVIDENCE)
     return f"CASE {branches} ELSE '' END"
 
 
 def tally() -> str:
-    """A row's tally (``reports.rules.TALLIED_BY_DIFFERENCE``): its difference or its verdict."""
+    """A row's tally (``records.rules.TALLIED_BY_DIFFERENCE``): its difference or its verdict."""
     return f"CASE WHEN {sql_condition(rules.TALLIED_BY_DIFFERENCE)} THEN difference ELSE verdict END"
 
 
 def size() -> str:
-    """A case's size (``reports.rules.SIZE_COLUMNS`` and ``SIZE_LISTS``); a list absent from older
+    """A case's size (``records.rules.SIZE_COLUMNS`` and ``SIZE_LISTS``); a list absent from older
     records (null) counts nothing."""
     lengths = [f"length({column})" for column in rules.SIZE_COLUMNS]
     lengths += [f"coalesce(length(concat_ws('', {column})), 0)" for column in rules.SIZE_LISTS]

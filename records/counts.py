@@ -1,5 +1,5 @@
-"""The one set of counts: the report's verdict counts query (``reports.aggregate``, its rules in
-``reports.rules``), run by DuckDB over a run's part files, or over cases still in memory (a replay's).
+"""The one set of counts: the report's verdict counts query (``records.queries``, its rules in
+``records.rules``), run by DuckDB over a run's part files, or over cases still in memory (a replay's).
 The report, the baseline, the gate and every exit status read these rows, so that no two of them count
 a case differently.
 """
@@ -11,12 +11,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nats_conformance.records.aggregates import VerdictCount
+from nats_conformance.records.duckdb_sql import connect, open_records
+from nats_conformance.records.load import corruption_named
+from nats_conformance.records.queries import FAMILIES, RECORDS, verdict_counts
 from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import CASES, cases_table
-from nats_conformance.reports.aggregate import FAMILIES, RECORDS, verdict_counts
-from nats_conformance.reports.duckdb_sql import connect, open_records
-from nats_conformance.reports.load import corruption_named
-from nats_conformance.reports.model import VerdictCount
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
@@ -49,7 +49,7 @@ def case_counts(cases: Iterable[Case]) -> tuple[VerdictCount, ...]:
 
 
 def tally_of(counts: Iterable[VerdictCount]) -> Counter[str]:
-    """Cases per tally (``reports.rules.TALLIED_BY_DIFFERENCE``): what an exit status is decided on."""
+    """Cases per tally (``records.rules.TALLIED_BY_DIFFERENCE``): what an exit status is decided on."""
     totals: Counter[str] = Counter()
     for item in counts:
         totals[item.tally] += item.count

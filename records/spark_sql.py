@@ -1,4 +1,4 @@
-"""The Spark engine: the report's queries (``reports.aggregate``) on a SparkSession (``reports.spark``).
+"""The Spark engine: the report's queries (``records.queries``) on a SparkSession (``records.spark``).
 
 The families are submitted together from threads, so Spark runs their jobs side by side and fills the
 cores that one job's small stages leave idle; a family's cached table is computed by its first query and
@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING
 
-from nats_conformance.reports.aggregate import FAMILIES, RECORDS, Family, Rows, aggregates
-from nats_conformance.reports.model import Aggregates
-from nats_conformance.reports.spark import read_records
+from nats_conformance.records.aggregates import Aggregates
+from nats_conformance.records.queries import FAMILIES, RECORDS, Family, Rows, aggregates
+from nats_conformance.records.spark import read_records
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,6 +51,6 @@ def aggregate(
             progress(f"{running[done]} done")
     finally:
         # Not waiting: after an error or an interrupt, the other families' jobs end when the session
-        # cancels them (`reports.spark.spark_session`), not when they complete.
+        # cancels them (`records.spark.spark_session`), not when they complete.
         pool.shutdown(wait=False, cancel_futures=True)
     return aggregates(results, rows=rows)

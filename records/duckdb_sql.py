@@ -1,9 +1,9 @@
-"""The embedded engine: the report's queries (``reports.aggregate``) in DuckDB, in this process.
+"""The embedded engine: the report's queries (``records.queries``) in DuckDB, in this process.
 
 DuckDB reads the part files itself (https://duckdb.org/docs/data/parquet/overview), several columns
 and row groups at once on every core; files of an older schema are read by column name, a column that
 none of the files has (``records.schema.ADDED_IN``) is null, and the rows are read as the current schema
-(``reports.load.upgraded``), as in the Spark engine.
+(``records.load.upgraded``), as in the Spark engine.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from nats_conformance.records.aggregates import Aggregates
+from nats_conformance.records.load import upgraded
+from nats_conformance.records.queries import FAMILIES, RECORDS, Rows, aggregates
 from nats_conformance.records.schema import COLUMNS
 from nats_conformance.reference.errors import interrupts_held
-from nats_conformance.reports.aggregate import FAMILIES, RECORDS, Rows, aggregates
-from nats_conformance.reports.load import upgraded
-from nats_conformance.reports.model import Aggregates
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection

@@ -25,11 +25,11 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nats_conformance.records.errors import ReportError
+from nats_conformance.records.load import upgraded
 from nats_conformance.records.owners import children, make_workdir
 from nats_conformance.records.schema import ARROW_TYPES, COLUMNS, NULLABLE
 from nats_conformance.reference.errors import interruption
-from nats_conformance.reports.errors import ReportError
-from nats_conformance.reports.load import upgraded
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -374,6 +374,6 @@ STORED = "stored_records"
 
 def read_records(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     """All part files as one DataFrame of the records schema: read with it (no schema inference; a column
-    absent from a file is null), then as the current schema (``reports.load.upgraded``)."""
+    absent from a file is null), then as the current schema (``records.load.upgraded``)."""
     spark.read.schema(spark_schema()).parquet(*paths).createOrReplaceTempView(STORED)  # type: ignore[arg-type]
     return spark.sql(upgraded(STORED))

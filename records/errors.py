@@ -1,4 +1,5 @@
-"""Errors of the report builder: each is one line for the user, naming the file or option at fault."""
+"""Errors of reading records into a report (`records.load`, the query engines, a Spark session) and of the
+report builder: each is one line for the user, naming the file or option at fault."""
 
 from __future__ import annotations
 

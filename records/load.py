@@ -23,13 +23,13 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nats_conformance.records.bisection import ReleaseBisection, read_bisection
+from nats_conformance.records.coverage import ReleaseCoverage, read_coverage
+from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Ended, ExpectationsError, read_endings
 from nats_conformance.records.pairs import Paired, PairsError, read_pairs
 from nats_conformance.records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from nats_conformance.records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
-from nats_conformance.reports.bisection import ReleaseBisection, read_bisection
-from nats_conformance.reports.coverage import ReleaseCoverage, read_coverage
-from nats_conformance.reports.errors import ReportError
 
 SCHEMA_KEY = b"nats_conformance_schema"
 PARTS = "part-*.parquet"
