@@ -319,11 +319,16 @@ def rejection_case(
 
 
 def judged_as(case: Case, judgement: Case) -> Case:
-    """`case` with `judgement`'s difference, verdict and expectation: a subject that the server's refusal
-    kept from being published takes the judgement of that refusal, which is what the server did with it
-    (a listed refusal makes it `expected`, an unlisted one a divergence, as for the refusal itself)."""
+    """`case` with `judgement`'s difference, verdict, expectation and oracle: a subject that the server's
+    refusal kept from being published takes the judgement of that refusal, which is what the server did
+    with it (a listed refusal makes it `expected`, an unlisted one a divergence, as for the refusal
+    itself; with an engine oracle, the engine's answer on that refusal)."""
     return replace(
-        case, difference=judgement.difference, verdict=judgement.verdict, expectation=judgement.expectation
+        case,
+        difference=judgement.difference,
+        verdict=judgement.verdict,
+        expectation=judgement.expectation,
+        oracle=judgement.oracle,
     )
 
 
