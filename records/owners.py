@@ -7,10 +7,16 @@ its own), as `fixtures.servers.container.remove_leftover_containers` does for co
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
+
+from nats_conformance.reference.errors import ConformanceError
 
 
 def _process_start_time(pid: int, *, running: bool = False) -> str | None:
@@ -57,6 +63,49 @@ def is_process_alive(identity: str) -> bool:
         return False
     current = _process_start_time(pid, running=True)
     return current is not None and (start in ("", "?") or current == start)
+
+
+WRITER_LOCK = ".writer.lock"
+
+
+class RunLockedError(ConformanceError):
+    """Another live process writes the run directory."""
+
+
+@contextmanager
+def sole_writer(run_dir: Path) -> Iterator[None]:
+    """Hold the run directory's writer lock (an exclusive `flock` of `WRITER_LOCK`, which the kernel
+    releases when the process ends, however it ends) while a campaign writes the run, so two campaigns
+    never write one run (two `--resume` of one run at once wrote its tasks twice). A directory made here
+    that holds nothing else at the end is removed.
+
+    Raises:
+        RunLockedError: a live process holds it.
+    """
+    made = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(run_dir / WRITER_LOCK, "a+") as lock:
+            yield from _locked(run_dir, lock)
+    finally:
+        if made and {path.name for path in run_dir.glob("*")} <= {WRITER_LOCK}:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _locked(run_dir: Path, lock: IO[str]) -> Iterator[None]:
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "?"
+        raise RunLockedError(
+            f"{run_dir} is being written by another campaign (process {holder.partition(':')[0]}); "
+            "wait for it to end"
+        ) from None
+    lock.truncate(0)
+    lock.write(process_identity())
+    lock.flush()
+    yield
 
 
 PREFIX = "nats-conformance-"

@@ -44,6 +44,7 @@ from nats_conformance.records.expectations import (
     write_endings,
 )
 from nats_conformance.records.judgement import JUDGE_BY, judgements, run_conforms
+from nats_conformance.records.owners import sole_writer
 from nats_conformance.records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
 from nats_conformance.records.replay import LAYOUTS
 from nats_conformance.records.schema import NOT_SUPPORTED, Case
@@ -247,7 +248,7 @@ def campaign(
     outcomes: list[FamilyOutcome] = []
     master, shards = scheduling(arguments, run, len(adapters))
     try:
-        with scale_out(master, shards) as scaled:
+        with sole_writer(run_dir), scale_out(master, shards) as scaled:
             writer, diverged = run_campaign(
                 run,
                 plan,

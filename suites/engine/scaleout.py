@@ -312,18 +312,30 @@ class ScaleOut:
 
 
 def completed_tasks(writer: RecordWriter, expectations: Expectations) -> set[str]:
-    """The tasks of an interrupted run whose journal says they completed; what they found (their
-    evidence for `expectations`, their smallest divergences for the case files) counts for the resumed
-    run. The others' parts are removed when they run again (`run_task`), and the interrupted driver's
-    request to stop is withdrawn."""
+    """The tasks of an interrupted run whose journal says they completed and whose parts hold the rows
+    it says they wrote; what they found (their evidence for `expectations`, their smallest divergences
+    for the case files) counts for the resumed run. A task whose parts were deleted, cut short or
+    garbled since runs again. The others' parts are removed when they run again (`run_task`), and the
+    interrupted driver's request to stop is withdrawn."""
     (writer.run_dir / TASKS / STOP).unlink(missing_ok=True)
     finished = set()
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         journal = json.loads(path.read_text())
-        if journal.get("status") == "completed" and not journal.get("unwritten"):  # else: run again
-            finished.add(path.stem)
-            expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
-            writer.keep_smallest(divergences_in(sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*"))))
+        if journal.get("status") != "completed" or journal.get("unwritten"):
+            continue  # run again
+        parts = sorted((writer.run_dir / CASES).glob(f"part-{path.stem}-*.parquet"))
+        try:
+            rows = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+            kept = divergences_in(parts) if rows == journal.get("written") else None
+            fault = f"its journal says {journal.get('written')} rows, its parts hold {rows}"
+        except (OSError, ValueError) as error:  # pyarrow's errors of a cut or garbled part
+            kept, fault = None, f"a part cannot be read ({_one_line(error)})"
+        if kept is None:
+            print(f"{path.stem}: {fault}: it runs again", file=sys.stderr)
+            continue
+        finished.add(path.stem)
+        expectations.absorb_evidence(journal.get("settings", {}).get("evidence", {}))
+        writer.keep_smallest(kept)
     with suppress(RecordsError):  # a full disk: the journal is written again at the job's next poll
         sweep(writer)
     return finished
