@@ -715,8 +715,8 @@ def write_expectations(
     try:
         for name, case in (cases or {}).items():
             (path.parent / name).parent.mkdir(parents=True, exist_ok=True)
-            (path.parent / name).write_text(CaseFile.of(case).to_json())
-        path.write_text(tomlkit.dumps(document))
+            replace_text(path.parent / name, CaseFile.of(case).to_json())
+        replace_text(path, tomlkit.dumps(document))
     except OSError as error:
         raise ExpectationsError(f"cannot write expectations {path}: {error.strerror or error}") from error
 

@@ -3,6 +3,11 @@ so that an interrupted or failed write leaves the old file or the new one, never
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import os
+import shutil
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -15,9 +20,48 @@ def replace_text(path: Path, text: str) -> None:
     """
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(text)
+        temporary.write_text(text, encoding="utf-8")
         temporary.replace(path)
     except OSError:
         with suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(first: Path, second: Path) -> None:
+    """Swap two paths in one step (Linux `renameat2` with `RENAME_EXCHANGE`): no moment sees neither."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    names = os.fsencode(first), os.fsencode(second)
+    if libc.renameat2(_AT_FDCWD, names[0], _AT_FDCWD, names[1], _RENAME_EXCHANGE) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number), str(second))
+
+
+def replace_folder(path: Path, files: Mapping[str, str], *, owned: Callable[[Path], bool]) -> None:
+    """Write `files` (text by path under the folder) as the folder `path`, whole: into a new folder beside
+    it, which then takes the old one's place in one step (`_exchange`), so that an interrupted write,
+    even a killed one, leaves the old folder or the new one, never a mix; the old one is removed after.
+    An existing `path` is replaced only if it is empty or `owned` says this command wrote it.
+
+    Raises:
+        OSError: the folder cannot be written (the old one is kept and nothing temporary is left), or
+            `path` holds files of someone else's (`FileExistsError`).
+    """
+    if path.is_dir() and any(path.iterdir()) and not owned(path):
+        raise FileExistsError(errno.EEXIST, "it holds other files; name a new or empty folder")
+    staged = path.with_name(f".{path.name}.new-{os.getpid()}")
+    try:
+        for name, text in files.items():
+            page = staged / name
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(text, encoding="utf-8")
+        if path.exists():
+            _exchange(staged, path)  # the old folder is now the staged one, removed below
+        else:
+            staged.rename(path)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)

@@ -435,7 +435,7 @@ def write_details(path: Path, result: GateResult) -> None:
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(result.details())
+        replace_text(path, result.details())
     except OSError as error:
         raise BaselineError(f"cannot write the gate details {path}: {error.strerror or error}") from error
 

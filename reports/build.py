@@ -16,6 +16,7 @@ from typing import Final
 from nats_conformance.records.aggregates import Aggregates
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
+from nats_conformance.records.files import replace_text
 from nats_conformance.records.load import Records, corruption_named, load_records
 from nats_conformance.records.spark import DEFAULT_MASTER, check_master
 from nats_conformance.reports.render_html import render_html
@@ -123,7 +124,7 @@ def build_report(
     try:
         out.mkdir(parents=True, exist_ok=True)
         for path, text in texts.items():
-            path.write_text(text, encoding="utf-8")
+            replace_text(path, text)
     except OSError as error:
         raise ReportError(f"cannot write the report to {out}: {error.strerror or error}") from error
     say(f"wrote {built.html}, {built.markdown.name} and {built.summary.name}")

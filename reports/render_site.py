@@ -32,7 +32,7 @@ from nats_conformance.reports.render_html import (
     table_html,
 )
 from nats_conformance.reports.report import Divergence
-from nats_conformance.reports.site_content import Site, SiteRun, finding_id, release_id, slug
+from nats_conformance.reports.site_content import TITLE_END, Site, SiteRun, finding_id, release_id, slug
 
 SITE_STYLE: Final = STYLE + ".moves li { font: 12px ui-monospace, monospace; }\n"
 MOVE_KINDS: Final = ("regression", "new", "fixed", "changed", "missing")
@@ -54,7 +54,7 @@ def page(title: str, body: list[str], *, depth: int = 0) -> str:
             [
                 "<!doctype html><html lang=en><head><meta charset=utf-8>",
                 '<link rel=icon href="data:,">',
-                f"<title>{escape(title)} - nats-conformance</title>",
+                f"<title>{escape(title)}{TITLE_END}",
                 f"<style>{SITE_STYLE}</style></head><body>",
                 nav,
                 f"<h1>{escape(title)}</h1>",

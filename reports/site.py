@@ -14,12 +14,13 @@ from pathlib import Path
 
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectation, load_expectations
+from nats_conformance.records.files import replace_folder
 from nats_conformance.records.load import Records, load_records
 from nats_conformance.records.spark import DEFAULT_MASTER
 from nats_conformance.reports.baseline import across_releases, aggregated_classes, gate
 from nats_conformance.reports.build import aggregate_groups, check_engine, timed, with_expectations
 from nats_conformance.reports.report import assemble
-from nats_conformance.reports.site_content import Site, SiteRun
+from nats_conformance.reports.site_content import TITLE_END, Site, SiteRun
 
 
 def with_moves(runs: Sequence[SiteRun]) -> list[SiteRun]:
@@ -68,6 +69,14 @@ def collect(
     return Site(report, tuple(with_moves(runs)), {entry.id: entry.note for entry in entries if entry.note})
 
 
+def is_site(folder: Path) -> bool:
+    """Whether `folder` holds a site this command wrote (its index page's title says so)."""
+    try:
+        return TITLE_END in (folder / "index.html").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def build_site(
     run_dirs: Sequence[Path],
     out: Path,
@@ -77,20 +86,19 @@ def build_site(
     expectations: Path | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Path:
-    """Write the site of the runs in `run_dirs` into `out`; returns its index page.
+    """Write the site of the runs in `run_dirs` as the folder `out`, whole (`records.files.replace_folder`:
+    an interrupted command leaves the old site or the new one); returns its index page.
 
     Raises:
-        ReportError: bad input, an aggregation failure, or an unwritable `out`.
+        ReportError: bad input, an aggregation failure, an unwritable `out`, or an `out` that holds
+            files and no site.
     """
     from nats_conformance.reports.render_site import site_pages
 
     site = collect(run_dirs, engine=engine, master=master, expectations=expectations, progress=progress)
     pages = site_pages(site)
     try:
-        for name, text in pages.items():
-            path = out / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+        replace_folder(out, pages, owned=is_site)
     except OSError as error:
         raise ReportError(f"cannot write the site to {out}: {error.strerror or error}") from error
     progress(f"wrote {len(pages)} page(s) to {out}")

@@ -14,6 +14,9 @@ from nats_conformance.records.releases import Release
 from nats_conformance.reports.baseline import GateResult
 from nats_conformance.reports.report import Report
 
+TITLE_END = " - nats-conformance</title>"
+"""How every page's title ends: a folder whose index page has it holds a site the command may replace."""
+
 
 @dataclass(frozen=True, slots=True)
 class SiteRun:

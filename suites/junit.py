@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from nats_conformance.records.files import replace_text
 from nats_conformance.records.schema import Case
 from nats_conformance.suites.reproduce import describe_case
 
@@ -81,7 +82,7 @@ def junit_xml(outcomes: Sequence[FamilyOutcome], smallest: Iterable[Case]) -> st
 def write_junit_xml(path: Path, outcomes: Sequence[FamilyOutcome], smallest: Iterable[Case]) -> None:
     """Write `junit_xml` to `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(junit_xml(outcomes, smallest), encoding="utf-8")
+    replace_text(path, junit_xml(outcomes, smallest))
 
 
 def _suite(root: ET.Element, name: str) -> ET.Element:
