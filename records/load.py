@@ -49,6 +49,7 @@ failure, if any."""
 FAILURE_BEFORE_6: Final = "instr(detail, '; adapter ')"
 UPGRADES: Final = {
     "oracle": "coalesce(oracle, '')",
+    "exact": "coalesce(exact, '')",
     "command": (
         f"CASE WHEN {ADAPTER_BEFORE_6} THEN split_part(substr(detail, 18), '; adapter ', 1) "
         "ELSE coalesce(command, '') END"
@@ -69,7 +70,7 @@ schema 4 there was no `oracle`; before schema 5 no `kind` and no `outcome` (null
 `bucket` held -1 for no partition or entry, a lost message included, and -2 for a message delivered
 unchanged, and a summary had only its empty subject: a message's outcome follows from its bucket and
 whether anything was observed. Before schema 6 an adapter's command began its `detail`
-(`ADAPTER_BEFORE_6`)."""
+(`ADAPTER_BEFORE_6`); before schema 7 there was no `exact`."""
 
 
 def upgraded(stored: str) -> str:

@@ -6,6 +6,7 @@ refuse records newer than they know.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, TypeAlias
@@ -15,13 +16,16 @@ import pyarrow as pa
 from nats_conformance.reference.channels import ServerSpec
 from nats_conformance.reference.weighted import WeightedDestination
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 
-ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5, "command": 6}
+ADDED_IN: Final = {"steps": 3, "oracle": 4, "kind": 5, "outcome": 5, "command": 6, "exact": 7}
 """Columns added after schema 2, by the version that added them: older records lack them, and readers
 derive them (`records.load.upgraded`). Schema 3 also widened `partitions` and `bucket` to 64 bits
 (readers widen older records' 32-bit values); schema 5 made `bucket` null where it was negative; schema 6
-moved an adapter's command from `detail` to `command`."""
+moved an adapter's command from `detail` to `command`; schema 7 added `exact`."""
+EXACT: Final = "exact"
+"""The column of a row's exact values that its other columns hold only approximately (JSON by column
+name, empty for most rows): `records.writer` fills it, `case_of` puts the values back."""
 
 KINDS: Final = ("case", "summary")
 """A row is one case, or the summary of a unit's distribution test (a weighted list's shares, a partition
@@ -110,6 +114,7 @@ class Case:
     steps: tuple[str, ...] = ()
     oracle: str = ""
     command: str = ""
+    exact: str = ""
 
     @property
     def case_class(self) -> str:
@@ -242,6 +247,7 @@ ARROW_TYPES: Final[dict[str, pa.DataType]] = {
     "steps": pa.list_(pa.field("item", pa.string(), nullable=False)),
     "oracle": pa.string(),
     "command": pa.string(),
+    "exact": pa.string(),
 }
 
 COLUMNS: Final = tuple(field.name for field in fields(Case))
@@ -268,6 +274,7 @@ def case_of(row: Mapping[str, Any]) -> Case:
     values: dict[str, Any] = {
         name: _plain(row[name]) if row.get(name) is not None else None for name in COLUMNS
     }
+    values.update(json.loads(values.pop(EXACT) or "{}"))  # the values stored only approximately
     values["stream_subjects"] = tuple(str(s) for s in values["stream_subjects"])
     values["steps"] = () if values["steps"] is None else tuple(str(s) for s in values["steps"])
     values["oracle"] = values["oracle"] or ""

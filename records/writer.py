@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from operator import attrgetter
 from pathlib import Path
@@ -44,6 +44,7 @@ from nats_conformance.records.casefile import size, write_case_files
 from nats_conformance.records.owners import is_process_alive, process_identity
 from nats_conformance.records.schema import (
     COLUMNS,
+    EXACT,
     KINDS,
     OUTCOMES,
     PER_CASE,
@@ -107,49 +108,83 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _column(values: Sequence[Any] | pa.Array, kind: pa.DataType, name: str = "") -> pa.Array:
-    """`values` as a column of `kind`. An integer past the column's width (a drawn partition count of
-    2**63, a bucket the server answered past 64 bits) is stored as the column's nearest bound, still
-    out of every partition's range: the case's text keeps the exact value (the count in its
-    destination, the bucket in its observed subject), and the case, with every other of its part, is
-    recorded, where the part's whole write used to fail."""
+Exact = dict[int, dict[str, Any]]
+"""The exact values of the fields a column could not hold as they were, by row and column name."""
+
+
+def _column(
+    values: Sequence[Any] | pa.Array, kind: pa.DataType, name: str, exact: Exact | None = None
+) -> pa.Array:
+    """`values` as a column of `kind`. A value the column cannot hold as it is (an integer past the
+    column's width, as a drawn partition count of 2**63; text that is not UTF-8; a value of another
+    type) is stored as its nearest storable value (`_storable`), and its exact value goes into `exact`
+    by row, for the row's `exact` column: the case, and every other of its part, is recorded."""
     if isinstance(values, pa.Array):
-        return _text_column(values) if kind == pa.string() else values.cast(kind)
+        try:
+            return values.cast(kind)
+        except pa.ArrowInvalid:
+            values = texts_of(values)
     if name in NESTED:
         values = [arrow_value(name, value) for value in values]
+    elif pa.types.is_list(kind):
+        values = [list(value) if isinstance(value, tuple) else value for value in values]
     try:
         return pa.array(values, type=kind)
-    except UnicodeEncodeError:
-        if kind != pa.string():
-            raise
-        return pa.array([printable(value) for value in values], type=kind)
-    except (OverflowError, pa.ArrowInvalid):
-        if not pa.types.is_integer(kind):
-            raise
+    except (pa.ArrowException, OverflowError, UnicodeEncodeError, TypeError, ValueError):
+        stored = [_storable(value, kind) for value in values]
+        if exact is not None:
+            for row, (value, kept) in enumerate(zip(values, stored, strict=True)):
+                if kept != value:
+                    exact.setdefault(row, {})[name] = value
+        return pa.array(stored, type=kind)
+
+
+def _storable(value: Any, kind: pa.DataType) -> Any:
+    """The value nearest to `value` that a column of `kind` holds: an integer within the width, text with
+    bytes that are not UTF-8 as `printable` writes them, lists and structs item by item, and the type's
+    empty value for a value of another type."""
+    if value is None:
+        return None
+    if pa.types.is_integer(kind):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return 0
         bits = kind.bit_width - (1 if pa.types.is_signed_integer(kind) else 0)
         low = -(2**bits) if pa.types.is_signed_integer(kind) else 0
-        return pa.array([v if v is None else min(max(v, low), 2**bits - 1) for v in values], type=kind)
+        return min(max(value, low), 2**bits - 1)
+    if pa.types.is_string(kind):
+        return printable(value) if isinstance(value, str) else ""
+    if pa.types.is_boolean(kind):
+        return value if isinstance(value, bool) else False
+    if pa.types.is_list(kind):
+        items = value if isinstance(value, (list, tuple)) else []
+        return [_storable(item, kind.value_type) for item in items]
+    if pa.types.is_struct(kind):
+        given = value if isinstance(value, Mapping) else {}
+        return {field.name: _storable(given.get(field.name), field.type) for field in kind}
+    return value
 
 
-def _text_column(values: pa.Array) -> pa.Array:
-    """A `text_array` as the string column: its bytes that are not UTF-8 as `printable` writes them."""
-    try:
-        return values.cast(pa.string())
-    except pa.ArrowInvalid:
-        return pa.array([printable(value) for value in texts_of(values)], pa.string())
+def exact_column(exact: Exact, rows: int) -> pa.Array:
+    """The `exact` column: each row's exact values as JSON (non-ASCII and surrogate escapes written as
+    `\\uXXXX`, so that any text survives), empty where every value was stored as it was."""
+    return pa.array(
+        [json.dumps(exact[row], sort_keys=True, default=repr) if row in exact else "" for row in range(rows)],
+        pa.string(),
+    )
 
 
 def rows_table(rows: Sequence[tuple[Any, ...]]) -> pa.Table:
-    """Rows (`ROW` of each case) as a table of the records' schema, text that is not UTF-8 written as
-    `printable` writes it."""
+    """Rows (`ROW` of each case) as a table of the records' schema (`_column`: a value a column cannot hold
+    is stored as its nearest storable value, and exactly in the row's `exact` column)."""
     columns = list(zip(*rows, strict=True))
-    return pa.Table.from_arrays(
-        [
-            _column(values, SCHEMA.field(name).type, name)
-            for name, values in zip(COLUMNS, columns, strict=True)
-        ],
-        schema=SCHEMA,
-    )
+    exact: Exact = {}
+    arrays = [
+        _column(values, SCHEMA.field(name).type, name, exact)
+        for name, values in zip(COLUMNS, columns, strict=True)
+        if name != EXACT
+    ]
+    arrays.insert(COLUMNS.index(EXACT), exact_column(exact, len(rows)))
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
 def cases_table(cases: Iterable[Case]) -> pa.Table:
@@ -168,21 +203,37 @@ def _check(case: Case) -> None:
 def _blocks_table(blocks: Sequence[CaseBlock]) -> pa.Table:
     """Blocks as one Arrow table: each per-case column from every block's lists, each shared column from
     the blocks' values, taken as many times as each block has cases (one `take` a column: a repeat per
-    block and column was most of a short matching campaign's close, 0.13 s for 458 blocks)."""
-    per_block = [_per_case_columns(block) for block in blocks]
-    index = pa.array(np.repeat(np.arange(len(blocks), dtype=np.int32), [len(block) for block in blocks]))
+    block and column was most of a short matching campaign's close, 0.13 s for 458 blocks). A value a
+    column cannot hold is stored as `_column` says, exactly in the `exact` column of its rows."""
+    sizes = [len(block) for block in blocks]
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    exact: Exact = {}
+    per_block = []
+    for number, block in enumerate(blocks):
+        own: Exact = {}
+        per_block.append(_per_case_columns(block, own))
+        for row, values in own.items():
+            exact.setdefault(int(starts[number]) + row, {}).update(values)
+    index = pa.array(np.repeat(np.arange(len(blocks), dtype=np.int32), sizes))
     arrays = []
     for name in COLUMNS:
         if name in PER_CASE:
             arrays.append(pa.concat_arrays([columns[name] for columns in per_block]))
+        elif name == EXACT:
+            arrays.append(pa.nulls(0, pa.string()))  # filled below, once every column is known
         else:
             shared = [getattr(block.shared, name) for block in blocks]
-            arrays.append(_column(shared, SCHEMA.field(name).type, name).take(index))
+            by_block: Exact = {}
+            arrays.append(_column(shared, SCHEMA.field(name).type, name, by_block).take(index))
+            for number, values in by_block.items():
+                for row in range(int(starts[number]), int(starts[number + 1])):
+                    exact.setdefault(row, {}).update(values)
+    arrays[COLUMNS.index(EXACT)] = exact_column(exact, int(starts[-1]))
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
-def _per_case_columns(block: CaseBlock) -> dict[str, pa.Array]:
-    """A block's per-case columns as Arrow arrays of the schema's types."""
+def _per_case_columns(block: CaseBlock, exact: Exact) -> dict[str, pa.Array]:
+    """A block's per-case columns as Arrow arrays of the schema's types (`_column`, with `exact`)."""
     per_case: dict[str, Sequence[Any]] = {
         "case_id": block.case_ids,
         "subject": block.subjects,
@@ -191,12 +242,15 @@ def _per_case_columns(block: CaseBlock) -> dict[str, pa.Array]:
         "bucket": block.buckets if block.buckets is not None else [block.shared.bucket] * len(block),
     }
     columns: dict[str, pa.Array] = {}
-    converted: dict[int, pa.Array] = {}
+    converted: dict[int, tuple[pa.Array, Exact]] = {}
     for name in PER_CASE:
         values = per_case[name]
         if id(values) not in converted:  # observed is often the very list of expected subjects
-            converted[id(values)] = _column(values, SCHEMA.field(name).type)
-        columns[name] = converted[id(values)]
+            own: Exact = {}
+            converted[id(values)] = _column(values, SCHEMA.field(name).type, name, own), own
+        columns[name], own = converted[id(values)]
+        for row, kept in own.items():
+            exact.setdefault(row, {})[name] = next(iter(kept.values()))
     return columns
 
 
@@ -353,8 +407,8 @@ class RecordWriter:
         to land (one the timer handed over too) raises here, in the caller's thread."""
         if self._buffered >= self.part_rows or self._due():
             self.flush(in_flight=WRITERS)
-        while self._pending and self._pending[0].done():
-            self._settle(self._pending.popleft())
+        while self._pending and (self._pending[0].done() or self.unwritten):
+            self._settle(self._pending.popleft())  # once a part failed, wait for its failure to raise
 
     def _due(self) -> bool:
         """True iff the oldest buffered case waited half of `flush_seconds`."""
@@ -363,8 +417,8 @@ class RecordWriter:
 
     def _hand_over_in_time(self) -> None:
         """The timer thread: hands over buffered cases once the oldest waited half of `flush_seconds`,
-        whether or not another case arrives. A part that cannot be built fails the caller's `settle` or
-        `close` (as a failed write does)."""
+        whether or not another case arrives; a part that cannot be written fails the caller's `settle`
+        or `close`."""
         wait = self.flush_seconds / 2
         while True:
             oldest = self._oldest
@@ -372,14 +426,8 @@ class RecordWriter:
             if self._closing.wait(max(left, 0.01)):
                 return
             with self._buffer:
-                if not self._due():
-                    continue
-                try:
+                if self._due():
                     self._hand_over()
-                except RecordsError as error:
-                    failed: Future[int] = Future()
-                    failed.set_exception(error)
-                    self._pending.append(failed)
 
     def note_restart(self, target: str, family: str, reason: str) -> None:
         """Journal that `family`'s server of `target` was restarted, and why."""
@@ -445,14 +493,9 @@ class RecordWriter:
         for block in blocks:
             counts[(block.shared.feature, block.shared.verdict)] += len(block)
         count = sum(counts.values())
-        try:
-            tables = [_blocks_table(blocks)] if blocks else []
-            if rows:
-                tables.append(rows_table(rows))
-        except (pa.ArrowException, OverflowError) as error:
-            # A value the schema cannot hold: these rows are lost, and said so in one line.
-            self._journaled(counts, lost=count)
-            raise RecordsError(f"cannot record {count} cases: {error}", rows=count) from error
+        tables = [_blocks_table(blocks)] if blocks else []  # every value storable (`_column`)
+        if rows:
+            tables.append(rows_table(rows))
         prefix = f"{self.shard}-" if self.shard else ""
         path = self.run_dir / CASES / f"part-{prefix}{self._parts:05d}.parquet"
         self._parts += 1
