@@ -71,6 +71,7 @@ from nats_conformance.suites.engine_check import add_engine_check_command
 from nats_conformance.suites.expectations_check import add_expectations_command, update_expectations
 from nats_conformance.suites.families import FAMILIES
 from nats_conformance.suites.junit import FamilyOutcome, write_junit_xml
+from nats_conformance.suites.mutants import add_mutants_command
 from nats_conformance.suites.pairing import pair_run
 from nats_conformance.suites.replay import (
     REPLAY_OUTCOMES,
@@ -812,6 +813,7 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     paired.add_argument("--expectations", help="known divergences (default the checkout's expectations.toml)")
     paired.set_defaults(handler=pair)
     add_coverage_command(commands, options=add_campaign_options, run=campaign)
+    add_mutants_command(commands)
     add_bisect_command(commands)
     add_engine_check_command(commands)
     add_expectations_command(commands)

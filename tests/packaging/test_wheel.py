@@ -50,6 +50,9 @@ def test_the_wheel_holds_every_module_and_the_data_it_reads(installed: Installed
     assert {
         f"nats_conformance/fixtures/engine-source/{path.name}" for path in (ROOT / "engine").glob("*.go")
     } <= names
+    mutator = [*(ROOT / "mutator").glob("*.go"), ROOT / "mutator" / "go.mod"]
+    assert {f"nats_conformance/fixtures/mutator-source/{path.name}" for path in mutator} <= names
+    assert "nats_conformance/records/mutants-equivalent.toml" in names
 
 
 def test_an_installed_copy_runs_a_campaign_and_its_report(installed: Installed, tmp_path: Path) -> None:

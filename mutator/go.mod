@@ -1,0 +1,3 @@
+module nats-conformance/mutator
+
+go 1.22

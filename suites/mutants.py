@@ -1,0 +1,587 @@
+"""`nats-conformance mutants --target R [--plan P] [--json FILE]`: how many wrong servers a campaign
+tells apart from the right one (mutation analysis of nats-server's own mapping code).
+
+Release R's mutant schemata build (`fixtures.mutants`: every mutant in one binary, the active one named
+by `MUTANT_ENV`) runs the campaign once as the original (the variable unset) and once per mutant, with
+the same plan and seed. A mutant is **killed** when
+
+- its server does not start (`at start`);
+- the two runs, compared by paired evidence (`suites.pairing`: each divergence class one run shows and
+  the other does not is replayed, its smallest case, on the other side, and run once more on its own),
+  show a pair whose outcome `changed` (`by pair`: the family and case are recorded, and the pair's case
+  file is kept in the mutant's run directory);
+- its servers crashed more often than the original's did (`by crash`: the family of the first);
+
+else it **survived**, unless the equivalence file (`mutants-equivalent.toml`, `EQUIVALENT_PATH`) lists it
+with the reason no behaviour can tell it from the original (`equivalent`). Each mutant's run is one task
+of the Spark session the sweep uses (`--master URL`; without it, one after the other in this process).
+
+The anchor is nats-server's own tests whose names match `ANCHOR_TESTS`, one test binary compiled against
+the same schemata (`go test -c`), run once as the original (tests that fail there are left out) and
+once per mutant: killed when one of the others fails (or the binary crashes or times out).
+
+Exit status 0; 2 with one `nats-conformance: error:` line for a bad target, option or equivalence file,
+or a build that fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
+from nats_conformance.fixtures.options import (
+    MUTANT_ENV,
+    MutantServer,
+    OptionError,
+    RunConfig,
+    build_run_config,
+)
+from nats_conformance.fixtures.provision import parse_version_spec, report_to_stderr
+from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
+from nats_conformance.records.pairs import CHANGED, Pair, write_pairs
+from nats_conformance.records.schema import Case
+from nats_conformance.records.writer import new_run_id
+from nats_conformance.reference.cli import Parser
+from nats_conformance.reference.errors import ConformanceError
+from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
+from nats_conformance.suites.engine.plans import PLANS
+from nats_conformance.suites.engine.scaleout import _output_to, scale_out
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.pairing import Side, intermittent, one_sided, replay_all, run_side
+from nats_conformance.suites.replay import replay_file_on_server
+
+EQUIVALENT_PATH: Final = (Path(__file__).parent.parent / "records" / "mutants-equivalent.toml").resolve()
+"""The shipped equivalence file: the repository root's in a checkout, the package's when installed."""
+LEFT_OUT: Final = ("streaming", "library")
+"""Families a mutant run leaves out: NATS Streaming runs its own server, and the library family asks
+adapters; neither runs the mapping code of the schemata build."""
+ANCHOR_TESTS: Final = r"(?i)mapping|subjecttransform|placeholder|sublist|valid.*subject|subject.*valid"
+"""nats-server's tests of the anchor: names matching mapping, subject transform, placeholder, sublist and
+subject validity."""
+ANCHOR_TIMEOUT: Final = 300.0
+"""Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
+START_TIMEOUT: Final = 5.0
+ORIGINAL, MUTATED = "original", "mutant"
+"""The sides of a mutant's paired comparison."""
+KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
+
+
+@dataclass(frozen=True, slots=True)
+class Equivalent:
+    """A mutant no behaviour can tell from the original, by what it changes (ids change with the tool)."""
+
+    file: str
+    function: str
+    operator: str
+    original: str
+    mutated: str
+    reason: str
+
+    def covers(self, mutant: Mutant) -> bool:
+        return (mutant.file, mutant.function, mutant.operator, mutant.original, mutant.mutated) == (
+            self.file,
+            self.function,
+            self.operator,
+            self.original,
+            self.mutated,
+        )
+
+
+def load_equivalents(path: Path) -> tuple[Equivalent, ...]:
+    """The entries of an equivalence file (`[[equivalent]]` tables, each with its `reason`).
+
+    Raises:
+        OptionError: the file cannot be read, or an entry lacks a field or its reason.
+    """
+    try:
+        document = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise OptionError(f"--equivalent {path}: {error}") from error
+    entries = []
+    for number, entry in enumerate(document.get("equivalent", []), 1):
+        names = set(Equivalent.__dataclass_fields__)
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != names
+            or not all(isinstance(v, str) for v in entry.values())
+        ):
+            raise OptionError(
+                f"--equivalent {path}: entry {number} must have exactly {', '.join(sorted(names))}"
+            )
+        if not entry["reason"].strip():
+            raise OptionError(f"--equivalent {path}: entry {number} gives no reason")
+        entries.append(Equivalent(**entry))
+    return tuple(entries)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one mutant fared: `status` (killed, survived, equivalent), how the campaign killed it
+    (`at start`, `by pair`, `by crash`), the family and case that did, the replay of that case, and the
+    anchor's status and the test that killed it there."""
+
+    id: int
+    status: str = SURVIVED
+    how: str = ""
+    family: str = ""
+    case: str = ""
+    replay: str = ""
+    seconds: float = 0.0
+    anchor: str = ""
+    anchor_test: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every mutant's task needs (sent to Spark's workers)."""
+
+    release: str
+    binary: Path
+    plan: CampaignPlan
+    folder: Path
+    original: Path
+    original_restarts: int
+    expectations: Path
+    anchor: Path | None = None
+    anchor_tests: tuple[str, ...] = ()
+
+
+def mutant_run(context: Context, mutant: int) -> RunConfig:
+    """The release's run config with the schemata build running `mutant` (0: the original)."""
+    run = build_run_config([context.release], ["process"], None, None)
+    return replace(run, mutant=MutantServer(context.binary, mutant))
+
+
+def starts(binary: Path, mutant: int, workdir: Path) -> str:
+    """'' when the build running `mutant` starts and answers (on 127.0.0.1, a port of its own), else
+    the last line it printed."""
+    environment = {**os.environ, MUTANT_ENV: str(mutant)}
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = workdir / "start.log"
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [str(binary), "-a", "127.0.0.1", "-p", "-1", "-m", "0"],
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            cwd=workdir,
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if "Server is ready" in log.read_text(errors="replace"):
+                return ""
+            if process.poll() is not None:
+                break
+            time.sleep(0.02)
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        return lines[-1][:200] if lines else f"exit status {process.poll()}"
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.unlink(missing_ok=True)
+
+
+def campaign(context: Context, mutant: int, run_dir: Path) -> dict[str, Any]:
+    """The plan on the build running `mutant` into `run_dir`; its manifest."""
+    writer, _ = run_campaign(
+        mutant_run(context, mutant), context.plan, run_dir, load_expectations(context.expectations)
+    )
+    return writer.manifest()
+
+
+def relabelled(side: Side, label: str) -> Side:
+    """One run's side under one label (both runs announce the same release)."""
+    features = frozenset(feature for judged in side.features.values() for feature in judged)
+    cases = {key: case for found in side.cases.values() for key, case in found.items()}
+    return Side({label: features}, {label: cases})
+
+
+def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
+    """The one-sided classes of the original's run and the mutant's, each replayed on the other side
+    (`suites.pairing.replay_all`); the pairs are written into the mutant's run directory."""
+    original = relabelled(run_side(context.original), ORIGINAL)
+    mutated = relabelled(run_side(run_dir), MUTATED)
+    expectations = load_expectations(context.expectations)
+    planned = [
+        *one_sided(mutated, original, MUTATED, ORIGINAL),
+        *one_sided(original, mutated, ORIGINAL, MUTATED),
+    ]
+    claimable = [
+        item for item in planned if not intermittent(replace(item, seen_on=context.release), expectations)
+    ]
+    runs = {ORIGINAL: mutant_run(context, 0), MUTATED: mutant_run(context, mutant)}
+
+    def replay(case: CaseFile, side: str, known: Expectations) -> list[Case]:
+        return replay_file_on_server(case, runs[side], expectations=known)
+
+    label = f"mutant {mutant}"
+    pairs, files = replay_all(claimable, label, expectations, replay=replay)
+    write_pairs(run_dir, label, pairs, files)
+    return pairs
+
+
+def judge(context: Context, mutant: int) -> Outcome:
+    """Run the campaign (and the anchor) on one mutant; never raises: an error is in the outcome."""
+    started = time.monotonic()
+    outcome = Outcome(mutant)
+    run_dir = context.folder / "runs" / f"m{mutant:05d}"
+    try:
+        why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
+        if why:
+            outcome.status, outcome.how, outcome.case = KILLED, "at start", why
+        else:
+            manifest = campaign(context, mutant, run_dir)
+            changed = [pair for pair in paired(context, mutant, run_dir) if pair.outcome == CHANGED]
+            restarts = manifest.get("restarts", [])
+            if changed:
+                first = changed[0]
+                outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
+                outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
+            elif len(restarts) > context.original_restarts:
+                outcome.status, outcome.how = KILLED, "by crash"
+                outcome.family = restarts[context.original_restarts].get("family", "")
+                outcome.case = restarts[context.original_restarts].get("reason", "")
+        if context.anchor is not None:
+            outcome.anchor, outcome.anchor_test = anchor_verdict(context, mutant)
+    except (ConformanceError, OSError) as error:
+        outcome.error = str(error).splitlines()[0] if str(error) else type(error).__name__
+    outcome.seconds = round(time.monotonic() - started, 2)
+    return outcome
+
+
+def judge_task(mutant: int, *, context: Context) -> Outcome:
+    """One mutant as a Spark task: its output goes to `<folder>/logs/mNNNNN.log`."""
+    logs = context.folder / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with _output_to(logs / f"m{mutant:05d}.log"):
+        return judge(context, mutant)
+
+
+TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
+
+
+def run_tests(binary: Path, tests: Sequence[str], mutant: int) -> tuple[int, dict[str, str]]:
+    """The anchor's tests on the build running `mutant`: the exit status (-1 on a timeout) and each
+    top-level test's verdict."""
+    environment = {key: value for key, value in os.environ.items() if key != MUTANT_ENV}
+    if mutant:
+        environment[MUTANT_ENV] = str(mutant)
+    pattern = "^(" + "|".join(re.escape(name) for name in tests) + ")$"
+    argv = [
+        str(binary),
+        "-test.run",
+        pattern,
+        "-test.v",
+        "-test.count=1",
+        f"-test.timeout={ANCHOR_TIMEOUT:.0f}s",
+    ]
+    try:
+        result = subprocess.run(
+            argv,
+            cwd=binary.parent / "src" / "server",
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=ANCHOR_TIMEOUT + 30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return -1, {}
+    verdicts = {}
+    for line in result.stdout.splitlines():
+        found = TEST_LINE.match(line)
+        if found and "/" not in found["name"]:
+            verdicts[found["name"]] = found["verdict"]
+    return result.returncode, verdicts
+
+
+def anchor_tests(binary: Path) -> tuple[str, ...]:
+    """The test binary's tests whose names match `ANCHOR_TESTS`."""
+    result = subprocess.run(
+        [str(binary), "-test.list", ANCHOR_TESTS],
+        cwd=binary.parent / "src" / "server",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return tuple(line.strip() for line in result.stdout.splitlines() if line.startswith("Test"))
+
+
+def anchor_verdict(context: Context, mutant: int) -> tuple[str, str]:
+    """(killed or survived, the first failing test) of the anchor on one mutant."""
+    assert context.anchor is not None
+    status, verdicts = run_tests(context.anchor, context.anchor_tests, mutant)
+    failed = sorted(name for name, verdict in verdicts.items() if verdict == "FAIL")
+    if failed:
+        return KILLED, failed[0]
+    if status != 0:
+        return KILLED, "timeout" if status == -1 else f"exit status {status}"
+    return SURVIVED, ""
+
+
+def select(
+    mutants: Sequence[Mutant], ids: Sequence[int], files: Sequence[str], sample: int | None, seed: int
+) -> list[Mutant]:
+    """The mutants asked for: by id, else of the files named, else all; `sample` of them at random
+    (drawn with `seed`), in id order."""
+    known = {mutant.id: mutant for mutant in mutants}
+    if ids:
+        missing = [str(i) for i in ids if i not in known]
+        if missing:
+            raise OptionError(
+                f"--mutant: no mutant {', '.join(missing)} (this build has 1 to {len(mutants)})"
+            )
+        chosen = [known[i] for i in ids]
+    else:
+        chosen = [m for m in mutants if not files or any(m.file.endswith(name) for name in files)]
+    if sample is not None and sample < len(chosen):
+        chosen = sorted(random.Random(seed).sample(chosen, sample), key=lambda m: m.id)
+    return chosen
+
+
+def scores(
+    mutants: Sequence[Mutant], outcomes: Mapping[int, Outcome], equivalent: set[int], *, anchor: bool
+) -> dict[str, Any]:
+    """`mutants`, `equivalent`, `killed`, `score` (killed / (mutants - equivalent)), `by_file` and
+    `by_function`, of the campaign's outcomes or (`anchor`) the anchor's."""
+
+    def status(mutant: Mutant) -> str:
+        if mutant.id in equivalent:
+            return EQUIVALENT
+        outcome = outcomes[mutant.id]
+        return (outcome.anchor or SURVIVED) if anchor else outcome.status
+
+    def figures(group: Iterable[Mutant]) -> dict[str, Any]:
+        counted = Counter(status(mutant) for mutant in group)
+        total = sum(counted.values())
+        judged = total - counted[EQUIVALENT]
+        return {
+            "mutants": total,
+            "equivalent": counted[EQUIVALENT],
+            "killed": counted[KILLED],
+            "score": round(counted[KILLED] / judged, 4) if judged else None,
+        }
+
+    by_file: dict[str, list[Mutant]] = {}
+    by_function: dict[str, list[Mutant]] = {}
+    for mutant in mutants:
+        by_file.setdefault(mutant.file, []).append(mutant)
+        by_function.setdefault(f"{mutant.file}:{mutant.function}", []).append(mutant)
+    return {
+        **figures(mutants),
+        "by_file": {name: figures(group) for name, group in sorted(by_file.items())},
+        "by_function": {name: figures(group) for name, group in sorted(by_function.items())},
+    }
+
+
+def document_of(
+    schemata: Schemata,
+    chosen: Sequence[Mutant],
+    outcomes: Mapping[int, Outcome],
+    equivalents: Sequence[Equivalent],
+    *,
+    settings: Mapping[str, Any],
+    anchor: bool,
+) -> dict[str, Any]:
+    """The JSON document of a mutants run."""
+    reasons = {m.id: e.reason for m in chosen for e in equivalents if e.covers(m)}
+    equivalent = set(reasons)
+    for number, reason in reasons.items():
+        outcomes[number].status = EQUIVALENT
+        outcomes[number].how = reason
+    campaign_scores = scores(chosen, outcomes, equivalent, anchor=False)
+    seconds = [outcomes[m.id].seconds for m in chosen]
+    return {
+        "format": "nats-conformance-mutants",
+        "version": 1,
+        "release": schemata.release,
+        "in_build": len(schemata.mutants),
+        "build_seconds": schemata.build_seconds,
+        "seconds_per_mutant": round(sum(seconds) / len(seconds), 2) if seconds else None,
+        "settings": dict(settings),
+        **campaign_scores,
+        "anchor": scores(chosen, outcomes, equivalent, anchor=True) if anchor else None,
+        "survivors": [{**asdict(m), "diff": m.diff} for m in chosen if outcomes[m.id].status == SURVIVED],
+        "outcomes": [{**asdict(m), **asdict(outcomes[m.id])} for m in chosen],
+    }
+
+
+def target_release(texts: Sequence[str]) -> str:
+    """The one nats-server release of `--target`."""
+    if len(texts) != 1:
+        raise OptionError("mutants takes one --target: a nats-server release such as 2.14.10")
+    spec = parse_version_spec(texts[0])
+    if spec.release is None:
+        raise OptionError(
+            f"mutants builds a nats-server release from source: give one such as 2.14.10, not {texts[0]!r}"
+        )
+    return spec.release
+
+
+def plan_of(arguments: argparse.Namespace) -> CampaignPlan:
+    """The campaign each mutant runs: `--plan`, `--family`, `--cases`, `--seed`; NATS Streaming and the
+    library family left out (`LEFT_OUT`)."""
+    budgets = PLANS[arguments.plan].budgets() | dict.fromkeys(LEFT_OUT, 0)
+    if arguments.family:
+        budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
+    if arguments.cases is not None:
+        budgets["mapping"] = arguments.cases
+    return CampaignPlan(budgets=budgets, seed=arguments.seed)
+
+
+def run_all(context: Context, chosen: Sequence[Mutant], master: str | None) -> dict[int, Outcome]:
+    """Every chosen mutant judged: as Spark tasks with `master`, else one after the other here."""
+    ids = [mutant.id for mutant in chosen]
+    if master is None:
+        outcomes = {}
+        for number, mutant in enumerate(ids, 1):
+            outcomes[mutant] = judge_task(mutant, context=context)
+            report_to_stderr(f"mutants: {number}/{len(ids)}: mutant {mutant} {describe(outcomes[mutant])}")
+        return outcomes
+    with scale_out(master, None) as scaled:
+        assert scaled is not None
+        work = partial(judge_task, context=context)
+        results = scaled.spark.sparkContext.parallelize(ids, max(1, len(ids))).map(work).collect()
+    return {outcome.id: outcome for outcome in results}
+
+
+def describe(outcome: Outcome) -> str:
+    text = outcome.status + (f" {outcome.how}" if outcome.how else "")
+    if outcome.family:
+        text += f" ({outcome.family})"
+    if outcome.anchor:
+        text += f"; anchor {outcome.anchor}"
+    return text + (f"; error: {outcome.error}" if outcome.error else "")
+
+
+def mutants_command(arguments: argparse.Namespace) -> int:
+    """Build, run the original and every chosen mutant, write and print the scores."""
+    release = target_release(arguments.target)
+    equivalents = load_equivalents(Path(arguments.equivalent))
+    if arguments.sample is not None and arguments.sample < 1:
+        raise OptionError("--sample takes a number of mutants, at least 1")
+    json_path = Path(arguments.json) if arguments.json else None
+    plan = plan_of(arguments)
+    schemata = resolve_schemata(release)
+    chosen = select(schemata.mutants, arguments.mutant, arguments.file, arguments.sample, arguments.seed)
+    if not chosen:
+        raise OptionError(f"no mutant of {release}'s build matches --file {' '.join(arguments.file)}")
+    folder = Path(arguments.out) / f"mutants-{new_run_id()}"
+    folder.mkdir(parents=True)
+    anchor: Path | None = None
+    tests: tuple[str, ...] = ()
+    if not arguments.no_anchor:
+        anchor = resolve_anchor(schemata)
+        tests = anchor_tests(anchor)
+    context = Context(
+        release, schemata.binary, plan, folder, folder / "runs" / "original", 0, DEFAULT_PATH, anchor, tests
+    )
+    started = time.monotonic()
+    report_to_stderr(f"mutants: the original of {release} ({len(chosen)} of {len(schemata.mutants)} mutants)")
+    manifest = campaign(context, 0, context.original)
+    context = replace(context, original_restarts=len(manifest.get("restarts", [])))
+    if anchor is not None:
+        _, verdicts = run_tests(anchor, tests, 0)
+        passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
+        report_to_stderr(
+            f"mutants: the anchor runs {len(passing)} of nats-server's tests ({len(tests)} match)"
+        )
+        context = replace(context, anchor_tests=passing)
+    outcomes = run_all(context, chosen, arguments.master)
+    settings = {
+        "plan": arguments.plan,
+        "families": [name for name, budget in plan.budgets.items() if budget] if arguments.family else "plan",
+        "seed": arguments.seed,
+        "sample": arguments.sample,
+        "master": arguments.master,
+        "anchor_tests": len(context.anchor_tests),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    document = document_of(
+        schemata, chosen, outcomes, equivalents, settings=settings, anchor=anchor is not None
+    )
+    (folder / "mutants.json").write_text(json.dumps(document, indent=1) + "\n")
+    if json_path is not None:
+        json_path.write_text(json.dumps(document, indent=1) + "\n")
+    print(summary(document))
+    print(f"mutants: {folder / 'mutants.json'}")
+    return 0
+
+
+def summary(document: Mapping[str, Any]) -> str:
+    """The score of the campaign and of the anchor, per file."""
+
+    def score(figures: Mapping[str, Any]) -> str:
+        value = figures["score"]
+        shown = "-" if value is None else f"{value:.1%}"
+        return f"{figures['killed']} of {figures['mutants'] - figures['equivalent']} killed ({shown})"
+
+    lines = [f"mutants of nats-server {document['release']}: campaign {score(document)}"]
+    if document["anchor"]:
+        lines[0] += f"; nats-server's tests {score(document['anchor'])}"
+    for name, figures in document["by_file"].items():
+        line = f"  {name}: campaign {score(figures)}"
+        if document["anchor"]:
+            line += f"; nats-server's tests {score(document['anchor']['by_file'][name])}"
+        lines.append(line)
+    lines += [f"survivor {entry['id']}: {entry['diff']}" for entry in document["survivors"][:10]]
+    return "\n".join(lines)
+
+
+def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
+    """Register `mutants`."""
+    parser = commands.add_parser(
+        "mutants",
+        help="score a campaign by the mutants of a release's mapping code it kills (and nats-server's tests)",
+        description="Builds --target R's mutant schemata (every mutant in one binary), runs the campaign on "
+        "the original and on each mutant, and counts the mutants a paired change, a failed start or a crash "
+        "tells apart; nats-server's own tests of mapping, transforms, placeholders, the sublist and subject "
+        "validity are run on the same mutants. Exit status 0; 2 with one error line.",
+    )
+    parser.add_argument("--target", action="append", default=[], required=True, help="a nats-server release")
+    parser.add_argument(
+        "--plan", choices=sorted(PLANS), default="quick", help="the campaign each mutant runs"
+    )
+    parser.add_argument(
+        "--family", action="append", default=[], choices=sorted(FAMILIES), help="only these families"
+    )
+    parser.add_argument("--cases", type=int, help="the mapping family's budget")
+    parser.add_argument("--seed", type=int, default=0, help="the campaign's seed, the same on every mutant")
+    parser.add_argument("--sample", type=int, help="this many mutants drawn at random (with --seed)")
+    parser.add_argument(
+        "--mutant", type=int, action="append", default=[], help="this mutant only (repeatable)"
+    )
+    parser.add_argument(
+        "--file", action="append", default=[], help="the mutants of this file (e.g. sublist.go)"
+    )
+    parser.add_argument("--json", help="also write the document here")
+    parser.add_argument("--out", default="runs", help="where the run folder goes (default runs/)")
+    parser.add_argument("--master", help="run each mutant as a task of this Spark master (spark://HOST:PORT)")
+    parser.add_argument("--no-anchor", action="store_true", help="do not run nats-server's own tests")
+    parser.add_argument(
+        "--equivalent", default=str(EQUIVALENT_PATH), help="the equivalence file (default the shipped one)"
+    )
+    parser.set_defaults(handler=mutants_command)

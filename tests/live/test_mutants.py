@@ -1,0 +1,102 @@
+"""`nats-conformance mutants` on 2.14.10 with a sample of real mutants: the schemata build (every mutant
+in one binary, cached under `<cache>/mutants/`), a small campaign of the mapping family on the original
+and on each mutant with the same seed, and the paired comparison that kills.
+
+CI's budget is 3 minutes on 2 cores: a cold schemata build took 93 s there (the server package compiled
+once with the overlay), the original and five mutants about 1 s each with 100 mapping cases. The full set
+and nats-server's own tests (the anchor, whose test binary takes minutes to compile) run in the nightly
+workflow (`.ci/nightly`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_schemata
+from nats_conformance.records.expectations import DEFAULT_PATH, load_expectations
+from nats_conformance.suites.__main__ import main
+from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
+from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.mutants import KILLED, SURVIVED, Context, judge, mutant_run
+
+pytestmark = [pytest.mark.live]
+
+RELEASE = "2.14.10"
+CASES = "100"
+
+
+@pytest.fixture(scope="module")
+def schemata() -> Schemata:
+    return resolve_schemata(RELEASE)
+
+
+def one(schemata: Schemata, function: str, operator: str, original: str) -> Mutant:
+    """The mutant of the build that changes `original` in `function` with `operator`."""
+    found = [
+        mutant
+        for mutant in schemata.mutants
+        if (mutant.function, mutant.operator, mutant.original) == (function, operator, original)
+    ]
+    assert found, f"no {operator} mutant of {original!r} in {function}"
+    return found[0]
+
+
+def test_the_build_holds_every_file_and_at_least_300_mutants(schemata: Schemata) -> None:
+    files = {mutant.file for mutant in schemata.mutants}
+    assert files == {
+        "server/subject_transform.go",
+        "server/sublist.go",
+        "server/accounts.go",
+        "server/stream.go",
+    }
+    assert len(schemata.mutants) >= 300
+    assert [mutant.id for mutant in schemata.mutants] == list(range(1, len(schemata.mutants) + 1))
+    assert schemata.binary.parent.parent.name == RELEASE
+
+
+def test_a_sample_of_mutants_is_killed_or_survives_for_what_it_changes(
+    schemata: Schemata, tmp_path: Path
+) -> None:
+    # A flipped comparison of the transform: every destination without a function is taken for one.
+    flipped = one(
+        schemata,
+        "subjectTransform.TransformTokenizedSubject",
+        "negate-comparison",
+        "len(tr.dtokmftypes) == 0",
+    )
+    # RePublish's check at stream creation: the mapping family creates no stream.
+    unreached = one(schemata, "Server.checkStreamCfg", "if-false", "cfg.RePublish != nil")
+    status = main(
+        [
+            *("mutants", "--target", RELEASE, "--family", "mapping", "--cases", CASES, "--no-anchor"),
+            *("--mutant", str(flipped.id), "--mutant", str(unreached.id)),
+            *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
+        ]
+    )
+    assert status == 0
+    document = json.loads((tmp_path / "mutants.json").read_text())
+    assert document["release"] == RELEASE
+    assert (document["mutants"], document["equivalent"], document["killed"]) == (2, 0, 1)
+    assert document["score"] == 0.5
+    assert document["anchor"] is None
+    outcomes = {entry["id"]: entry for entry in document["outcomes"]}
+    assert outcomes[flipped.id]["status"] == KILLED
+    assert outcomes[flipped.id]["how"] == "by pair"
+    assert outcomes[flipped.id]["family"] == "mapping"
+    assert "nats-conformance replay" in outcomes[flipped.id]["replay"]
+    assert outcomes[unreached.id]["status"] == SURVIVED
+    assert [entry["id"] for entry in document["survivors"]] == [unreached.id]
+    function = f"{flipped.file}:{flipped.function}"
+    assert document["by_function"][function]["killed"] == 1
+
+
+def test_the_variable_unset_runs_the_original(schemata: Schemata, tmp_path: Path) -> None:
+    """Mutant 0 is the original: the same plan and seed run twice show no paired change."""
+    budgets = {name: int(CASES) if name == "mapping" else 0 for name in FAMILIES}
+    plan = CampaignPlan(budgets=budgets, seed=3)
+    context = Context(RELEASE, schemata.binary, plan, tmp_path, tmp_path / "original", 0, DEFAULT_PATH)
+    run_campaign(mutant_run(context, 0), plan, context.original, load_expectations(DEFAULT_PATH))
+    outcome = judge(context, 0)
+    assert (outcome.status, outcome.how, outcome.error) == (SURVIVED, "", "")
