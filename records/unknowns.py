@@ -1,0 +1,92 @@
+"""Why a case is `unknown`: the one short list of reasons (docs/record-schema.md, "Unknown reasons").
+
+A case is `unknown` only when its outcome could not be observed. Whoever makes such a case states why, at
+the start of its `detail`: the reason, then ``: `` and what happened (`stated`), e.g. ``timeout: no reply
+to $JS.API.INFO within 5.0s``. Three reasons are told by the case's `difference` instead (`BY_DIFFERENCE`).
+`records.rules.UNKNOWN_REASONS` reads a row's reason from these, on both engines; an `unknown` row that
+states none (a run recorded before reasons were stated) reads as `UNLISTED`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from nats_conformance.records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED
+
+TIMEOUT, CONNECTION_LOST, SERVER_DIED, SERVER_STALLED, SERVER_ERROR = (
+    "timeout",
+    "connection-lost",
+    "server-died",
+    "server-stalled",
+    "server-error",
+)
+STEP_UNOBSERVED, NOTHING_OBSERVED, UNOBSERVABLE, ADAPTER_FAILED = (
+    "step-unobserved",
+    "nothing-observed",
+    "unobservable",
+    "adapter-failed",
+)
+UNLISTED: Final = "unlisted"
+
+STATED: Final = {
+    TIMEOUT: "a wait on the server passed its deadline while the server still ran: no PONG, no reply to a "
+    "JetStream or streaming request, a reload neither confirmed nor refused, a start that neither ended "
+    "nor became ready",
+    CONNECTION_LOST: "a connection to the server dropped or could not be opened while the server still ran",
+    SERVER_DIED: "the server ended during the unit with no panic in its log (killed from outside: SIGKILL, "
+    "a fault injected by the nemesis, the OOM killer); it was restarted",
+    SERVER_STALLED: "the server answered nothing for longer than the unit's waits allow (stopped with "
+    "SIGSTOP, starved of CPU); it was restarted",
+    SERVER_ERROR: "the server answered something the unit cannot go on from and that is not what it tests "
+    "(a stream it could not store, a reply that is not JSON, a process that could not be started)",
+    STEP_UNOBSERVED: "a step the case depends on (an earlier step of a sequence, the server it runs beside) "
+    "was not observed, so the case was not run",
+    NOTHING_OBSERVED: "the unit ended without a failure but left nothing to judge the case by",
+    UNOBSERVABLE: "the protocol cannot carry what the case would observe (a subject with white space in a "
+    "MSG frame)",
+    ADAPTER_FAILED: "a library adapter exited, stopped answering or answered out of protocol",
+}
+"""The reasons a producer states at the start of an `unknown` case's `detail` (`stated`), with what each
+means."""
+
+BY_DIFFERENCE: Final = {
+    CRASH_UNCONFIRMED: "crash-unconfirmed",
+    NOT_SUPPORTED: NOT_SUPPORTED,
+    REFUSED: REFUSED,
+}
+"""The reasons an `unknown` case's `difference` tells, whatever its `detail` says: a server at a URL that
+stopped answering (`records.schema.CRASH_UNCONFIRMED`), a question an adapter was not asked, and the
+subjects of a refused mapping in runs recorded before 2026-11-29."""
+
+REASONS: Final = {
+    **STATED,
+    "crash-unconfirmed": "a server at a URL stopped answering during the unit (difference "
+    f"{CRASH_UNCONFIRMED}): most likely a crash, which its log, not the suite's to read, cannot confirm",
+    NOT_SUPPORTED: "an adapter's hello leaves out the operation or a function of the question (not counted "
+    "by --max-unknown)",
+    REFUSED: "runs before 2026-11-29 only: a subject of a mapping the server refused (not counted by "
+    "--max-unknown)",
+    UNLISTED: "no reason stated: a run recorded before unknown cases stated their reason",
+}
+"""Every reason a report can show, in the order it shows them, with what each means."""
+
+SEPARATOR: Final = ": "
+
+
+def stated(reason: str, text: str) -> str:
+    """An `unknown` case's `detail`: `reason` (one of `STATED`), then what happened."""
+    if reason not in STATED:
+        raise ValueError(f"{reason!r} is not a listed reason of an unknown case")
+    return f"{reason}{SEPARATOR}{text}"
+
+
+def reason_stated(detail: str) -> str:
+    """The reason `detail` begins with ('' when it states none)."""
+    reason, separator, _ = detail.partition(SEPARATOR)
+    return reason if separator and reason in STATED else ""
+
+
+def unstated(detail: str) -> str:
+    """`detail` without the reason it begins with: what happened."""
+    reason = reason_stated(detail)
+    return detail[len(reason) + len(SEPARATOR) :] if reason else detail
