@@ -39,6 +39,7 @@ from nats_conformance.reports.matrix import (
     row_order,
     tallies,
 )
+from nats_conformance.reports.unknowns import UnknownShare, unknown_shares
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,8 @@ class Report:
     one-sided classes were not drawn on both, and whether the runs were paired."""
     coverages: tuple[ReleaseCoverage, ...] = ()
     """The runs' coverage of nats-server's mapping code (runs of `nats-conformance coverage`)."""
+    unknowns: tuple[UnknownShare, ...] = ()
+    """Each release's unknown share and its unknown cases per reason (``reports.unknowns``)."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -315,4 +318,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         changelog=within,
         endings=tuple(dict.fromkeys(item for run in records.runs for item in run.endings)),
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
+        unknowns=unknown_shares(aggregates.verdicts),
     )
