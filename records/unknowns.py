@@ -9,8 +9,12 @@ states none (a run recorded before reasons were stated) reads as `UNLISTED`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
+from nats_conformance.records.aggregates import VerdictCount
+from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED
 
 TIMEOUT, CONNECTION_LOST, SERVER_DIED, SERVER_STALLED, SERVER_ERROR = (
@@ -90,3 +94,75 @@ def unstated(detail: str) -> str:
     """`detail` without the reason it begins with: what happened."""
     reason = reason_stated(detail)
     return detail[len(reason) + len(SEPARATOR) :] if reason else detail
+
+
+LIMIT: Final = 0.01
+"""The share of a release's cases that may be unknown (issue 56: at most 1 %); a release above it is
+marked in the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownShare:
+    """One release's cases, those of them `unknown` that the exit status counts, and every `unknown` case
+    per reason (in `records.unknowns.REASONS` order)."""
+
+    release: Release
+    cases: int
+    unknown: int
+    reasons: tuple[tuple[str, int], ...]
+
+    @property
+    def share(self) -> float:
+        return self.unknown / self.cases if self.cases else 0.0
+
+    @property
+    def above(self) -> bool:
+        """True iff more than `LIMIT` of its cases are unknown."""
+        return self.share > LIMIT
+
+    def of(self, reason: str) -> int:
+        return dict(self.reasons).get(reason, 0)
+
+
+def unknown_shares(counts: Iterable[VerdictCount]) -> tuple[UnknownShare, ...]:
+    """Each release's `UnknownShare`, in release order."""
+    cases: dict[Release, int] = {}
+    unknown: dict[Release, int] = {}
+    reasons: dict[Release, dict[str, int]] = {}
+    for item in counts:
+        cases[item.release] = cases.get(item.release, 0) + item.count
+        if item.tally == "unknown":
+            unknown[item.release] = unknown.get(item.release, 0) + item.count
+        if item.verdict == "unknown":
+            held = reasons.setdefault(item.release, {})
+            held[item.reason] = held.get(item.reason, 0) + item.count
+    return tuple(
+        UnknownShare(
+            release,
+            cases[release],
+            unknown.get(release, 0),
+            tuple(sorted(reasons.get(release, {}).items(), key=lambda pair: _order(pair[0]))),
+        )
+        for release in sorted_releases(cases)
+    )
+
+
+def _order(reason: str) -> tuple[int, str]:
+    """A reason's place: the list's order, one it does not hold last."""
+    names = list(REASONS)
+    return (names.index(reason) if reason in names else len(names), reason)
+
+
+def reasons_shown(shares: Sequence[UnknownShare]) -> list[str]:
+    """The reasons any release's unknown cases have: the table's columns."""
+    return sorted({reason for item in shares for reason, _ in item.reasons}, key=_order)
+
+
+def share_line(item: UnknownShare) -> str:
+    """One line of a release's unknown cases, for a command's output: ``unknown on nats-server 2.14.10:
+    31 of 87,101 cases (0.04 %): timeout 20, connection-lost 11``."""
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in item.reasons)
+    return (
+        f"unknown on {item.release.implementation} {item.release.version}: {item.unknown:,} of "
+        f"{item.cases:,} cases ({item.share * 100:.2f} %)" + (f": {reasons}" if reasons else "")
+    )

@@ -10,6 +10,7 @@ from typing import Final
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.significance import ALPHA
+from nats_conformance.records.unknowns import UnknownShare, reasons_shown
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
@@ -38,7 +39,7 @@ from nats_conformance.reports.present import (
 from nats_conformance.reports.report import DIAGNOSES, Divergence, Report
 from nats_conformance.reports.unknowns import INTRO as UNKNOWN_INTRO
 from nats_conformance.reports.unknowns import NONE as UNKNOWN_NONE
-from nats_conformance.reports.unknowns import UnknownShare, meaning, reasons_shown, table
+from nats_conformance.reports.unknowns import meaning, table
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.unknowns import reasons_shown
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
@@ -34,7 +35,7 @@ from nats_conformance.reports.present import (
 from nats_conformance.reports.report import DIAGNOSES, Report
 from nats_conformance.reports.unknowns import INTRO as UNKNOWN_INTRO
 from nats_conformance.reports.unknowns import NONE as UNKNOWN_NONE
-from nats_conformance.reports.unknowns import meaning, reasons_shown
+from nats_conformance.reports.unknowns import meaning
 from nats_conformance.reports.unknowns import table as unknown_table
 
 MARKDOWN_ROWS: Final = 40

@@ -14,6 +14,7 @@ from typing import Final
 from nats_conformance.records.releases import Release
 from nats_conformance.records.replay import nats_cli_command, server_config
 from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.unknowns import UnknownShare
 from nats_conformance.reports.matrix import MatrixRow
 from nats_conformance.reports.present import (
     CHANGES_HEADERS,
@@ -34,7 +35,6 @@ from nats_conformance.reports.render_html import (
 )
 from nats_conformance.reports.report import Divergence
 from nats_conformance.reports.site_content import Site, SiteRun, finding_id, release_id, slug
-from nats_conformance.reports.unknowns import UnknownShare
 
 SITE_STYLE: Final = STYLE + ".moves li { font: 12px ui-monospace, monospace; }\n"
 MOVE_KINDS: Final = ("regression", "new", "fixed", "changed", "missing")

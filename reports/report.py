@@ -24,6 +24,7 @@ from nats_conformance.records.pairs import WITHIN, Pair
 from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.replay import replay_command
 from nats_conformance.records.schema import LITERAL, VERDICTS, Case
+from nats_conformance.records.unknowns import UnknownShare, unknown_shares
 from nats_conformance.reports.changes import Change, Changelog, Showing, changelog, showings
 from nats_conformance.reports.distributions import (
     PartitionDistribution,
@@ -39,7 +40,6 @@ from nats_conformance.reports.matrix import (
     row_order,
     tallies,
 )
-from nats_conformance.reports.unknowns import UnknownShare, unknown_shares
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,12 +27,11 @@ from nats_conformance.records.bisection import ReleaseBisection
 from nats_conformance.records.coverage import ReleaseCoverage
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import SCHEMA_VERSION
-from nats_conformance.records.unknowns import REASONS
+from nats_conformance.records.unknowns import REASONS, UnknownShare
 from nats_conformance.reports.changes import Change, Showing
 from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
 from nats_conformance.reports.matrix import Matrix
 from nats_conformance.reports.report import Divergence, Report
-from nats_conformance.reports.unknowns import UnknownShare
 
 FORMAT: Final = 1
 

@@ -37,9 +37,15 @@ from nats_conformance.records.schema import (
     Case,
 )
 from nats_conformance.records.spark import SCRATCH_PREFIX, spark_session
-from nats_conformance.records.unknowns import ADAPTER_FAILED, SERVER_DIED, TIMEOUT, UNLISTED, stated
+from nats_conformance.records.unknowns import (
+    ADAPTER_FAILED,
+    SERVER_DIED,
+    TIMEOUT,
+    UNLISTED,
+    stated,
+    unknown_shares,
+)
 from nats_conformance.reports.report import divergences
-from nats_conformance.reports.unknowns import unknown_shares
 
 OLD = Release("nats-server", "2.9.25")
 NEW = Release("nats-server", "2.10.27")
