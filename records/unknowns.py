@@ -116,6 +116,12 @@ class UnknownShare:
         return self.unknown / self.cases if self.cases else 0.0
 
     @property
+    def share_text(self) -> str:
+        """The share as a percentage with two decimals; ``< 0.01 %`` for a few cases of many, never a
+        misleading ``0.00 %``."""
+        return "< 0.01 %" if 0 < self.share < 0.0001 else f"{self.share * 100:.2f} %"
+
+    @property
     def above(self) -> bool:
         """True iff more than `LIMIT` of its cases are unknown."""
         return self.share > LIMIT
@@ -164,5 +170,5 @@ def share_line(item: UnknownShare) -> str:
     reasons = ", ".join(f"{reason} {count:,}" for reason, count in item.reasons)
     return (
         f"unknown on {item.release.implementation} {item.release.version}: {item.unknown:,} of "
-        f"{item.cases:,} cases ({item.share * 100:.2f} %)" + (f": {reasons}" if reasons else "")
+        f"{item.cases:,} cases ({item.share_text})" + (f": {reasons}" if reasons else "")
     )

@@ -174,7 +174,7 @@ def release_verdicts(site: Site, release: Release) -> dict[str, int]:
 
 def unknown_share(item: UnknownShare) -> str:
     """A release's unknown share, marked when above the limit (``reports.unknowns.LIMIT``)."""
-    text = escape(f"{item.share * 100:.2f} %")
+    text = escape(item.share_text)
     return f"<span class=bad>{text}</span>" if item.above else text
 
 

@@ -32,7 +32,7 @@ def table(shares: Sequence[UnknownShare]) -> tuple[list[str], list[list[str]]]:
             item.release.label,
             f"{item.cases:,}",
             f"{item.unknown:,}",
-            f"{item.share * 100:.2f} %" + (" (above 1 %)" if item.above else ""),
+            item.share_text + (" (above 1 %)" if item.above else ""),
             *(f"{item.of(reason):,}" for reason in reasons),
         ]
         for item in shares
