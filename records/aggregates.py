@@ -48,6 +48,8 @@ class VerdictCount:
     evidence: str
     count: int
     tally: str
+    reason: str = ""
+    """Why its rows are `unknown` (``records.rules.UNKNOWN_REASONS``); '' for any other verdict."""
 
 
 def merged(counts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
@@ -147,7 +149,15 @@ class Aggregates:
             verdicts=tuple(
                 sorted(
                     self.verdicts,
-                    key=lambda v: (v.release.key, v.feature, v.functions, v.verdict, v.evidence),
+                    key=lambda v: (
+                        v.release.key,
+                        v.feature,
+                        v.functions,
+                        v.verdict,
+                        v.evidence,
+                        v.tally,
+                        v.reason,
+                    ),
                 )
             ),
             classes=tuple(

@@ -56,6 +56,11 @@ def tally_of(counts: Iterable[VerdictCount]) -> Counter[str]:
     return totals
 
 
+def run_counts(run_dir: Path) -> tuple[VerdictCount, ...]:
+    """The verdict counts of every part file of one run directory."""
+    return part_counts(sorted((run_dir / CASES).glob("part-*.parquet")))
+
+
 def run_tally(run_dir: Path) -> Counter[str]:
     """`tally_of` every part file of one run directory."""
-    return tally_of(part_counts(sorted((run_dir / CASES).glob("part-*.parquet"))))
+    return tally_of(run_counts(run_dir))

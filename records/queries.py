@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from nats_conformance.records import rules
+from nats_conformance.records import rules, unknowns
 from nats_conformance.records.aggregates import (
     DIVERGING,
     UNCLASSIFIED,
@@ -61,6 +61,8 @@ def sql_condition(condition: rules.Condition) -> str:
             return f"{column} <> {literal(value)}"
         case rules.OneOf(column, values):
             return f"{column} IN ({', '.join(literal(value) for value in values)})"
+        case rules.StartsWith(column, prefix):
+            return f"substr({column}, 1, {len(prefix)}) = {literal(prefix)}"
         case rules.All(parts):
             return "(" + " AND ".join(sql_condition(part) for part in parts) + ")"
         case rules.AnyOf(parts):
@@ -76,6 +78,16 @@ def evidence() -> str:
 def tally() -> str:
     """A row's tally (``records.rules.TALLIED_BY_DIFFERENCE``): its difference or its verdict."""
     return f"CASE WHEN {sql_condition(rules.TALLIED_BY_DIFFERENCE)} THEN difference ELSE verdict END"
+
+
+def reason() -> str:
+    """An `unknown` row's reason (``records.rules.UNKNOWN_REASONS``): the first whose condition holds, else
+    ``unlisted``; '' for any other row."""
+    branches = " ".join(f"WHEN {sql_condition(c)} THEN {literal(name)}" for name, c in rules.UNKNOWN_REASONS)
+    return (
+        f"CASE WHEN NOT ({sql_condition(rules.UNKNOWN)}) THEN '' {branches} "
+        f"ELSE {literal(unknowns.UNLISTED)} END"
+    )
 
 
 def size() -> str:
@@ -119,7 +131,13 @@ FAMILIES: Final = (
             (
                 "verdicts",
                 _grouped(
-                    [*rules.VERDICT_KEYS, f"{evidence()} AS evidence", f"{tally()} AS tally"], "count(*) AS n"
+                    [
+                        *rules.VERDICT_KEYS,
+                        f"{evidence()} AS evidence",
+                        f"{tally()} AS tally",
+                        f"{reason()} AS reason",
+                    ],
+                    "count(*) AS n",
                 ),
             ),
         ),
@@ -218,7 +236,14 @@ def verdict_counts(rows: Rows) -> tuple[VerdictCount, ...]:
     """`VerdictCount`s from the result rows of the verdict counts query."""
     return tuple(
         VerdictCount(
-            _release(r), r["feature"], r["functions"], r["verdict"], r["evidence"], int(r["n"]), r["tally"]
+            _release(r),
+            r["feature"],
+            r["functions"],
+            r["verdict"],
+            r["evidence"],
+            int(r["n"]),
+            r["tally"],
+            r["reason"],
         )
         for r in rows
     )

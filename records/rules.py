@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from nats_conformance.records import unknowns
 from nats_conformance.records.aggregates import DIVERGING, EXERCISED, UNSUPPORTED
 from nats_conformance.records.schema import NOT_SUPPORTED, REFUSED
 
@@ -38,6 +39,14 @@ class OneOf:
 
 
 @dataclass(frozen=True, slots=True)
+class StartsWith:
+    """The column's text begins with the prefix."""
+
+    column: str
+    prefix: str
+
+
+@dataclass(frozen=True, slots=True)
 class All:
     """Every part holds."""
 
@@ -51,7 +60,7 @@ class AnyOf:
     parts: tuple[Condition, ...]
 
 
-Condition = Is | IsNot | OneOf | All | AnyOf
+Condition = Is | IsNot | OneOf | StartsWith | All | AnyOf
 
 VALIDATION = Is("feature", "validation")
 JUDGED = IsNot("verdict", "unknown")
@@ -86,6 +95,15 @@ TALLIED_BY_DIFFERENCE: Final = OneOf("difference", (REFUSED, NOT_SUPPORTED))
 """A row's tally (what an exit status counts, README "Exit statuses") is its verdict, but for the subjects
 of a mapping the server refused (judged in a case of their own) and the questions an adapter does not
 support: those count under their difference, not as `unknown`."""
+
+UNKNOWN: Final = Is("verdict", "unknown")
+UNKNOWN_REASONS: Final[tuple[tuple[str, Condition], ...]] = (
+    *((reason, Is("difference", difference)) for difference, reason in unknowns.BY_DIFFERENCE.items()),
+    *((reason, StartsWith("detail", unknowns.stated(reason, ""))) for reason in unknowns.STATED),
+)
+"""An `unknown` row's reason (``records.unknowns``): the first whose condition holds, else
+``unknowns.UNLISTED``; '' for a row of any other verdict. Verdict counts group by it, so that the report's
+table of reasons and the unknown share of each release come from the same query as every other count."""
 
 DIVERGING_ROWS: Final = OneOf("verdict", DIVERGING)
 CLASS_KEYS: Final = ("feature", "functions", "difference")

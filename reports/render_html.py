@@ -10,6 +10,7 @@ from typing import Final
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.significance import ALPHA
+from nats_conformance.records.unknowns import UnknownShare, reasons_shown
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
@@ -36,6 +37,9 @@ from nats_conformance.reports.present import (
     share,
 )
 from nats_conformance.reports.report import DIAGNOSES, Divergence, Report
+from nats_conformance.reports.unknowns import INTRO as UNKNOWN_INTRO
+from nats_conformance.reports.unknowns import NONE as UNKNOWN_NONE
+from nats_conformance.reports.unknowns import meaning, table
 
 STYLE: Final = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px 32px; color: #1d1d1f; max-width: 1500px; }
@@ -130,7 +134,7 @@ def render_html(report: Report) -> str:
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
         "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
-        "<a href=#verdicts>verdicts</a>"
+        "<a href=#verdicts>verdicts</a><a href=#unknown>unknown cases</a>"
         "<a href=#divergences>divergence classes</a><a href=#changes>changes between releases</a>"
         "<a href=#partition>partition</a>"
         "<a href=#weighted>weighted</a>"
@@ -204,6 +208,7 @@ def render_html(report: Report) -> str:
         )
         parts += [matrix_html(item) for item in report.contexts]
     parts.append(verdicts_html(report))
+    parts.append(unknowns_html(report.unknowns))
     parts.append(divergences_html(report))
     parts.append(changes_html(report))
     parts.append(bisections_html(report))
@@ -239,6 +244,29 @@ def verdicts_html(report: Report) -> str:
         f"<table class=verdicts><tr><th rowspan=2>feature / function</th>{top}</tr><tr>{sub}</tr>"
         f"{''.join(body)}</table>"
     )
+
+
+def unknowns_html(shares: tuple[UnknownShare, ...], heading: str = "h2") -> str:
+    """Each release's unknown share and its unknown cases per reason, then what each reason shown means
+    (``reports.unknowns``); the report's section, and a release page's of the site."""
+    out = [f"<{heading} id=unknown>Unknown cases</{heading}>", f"<p>{escape(UNKNOWN_INTRO)}</p>"]
+    if not any(item.reasons for item in shares):
+        return "".join([*out, f"<p>{escape(UNKNOWN_NONE)}</p>"])
+    headers, rows = table(shares)
+    marked = [
+        [escape(text) if i != 3 or not item.above else f"<span class=bad>{escape(text)}</span>" for i, text in
+         enumerate(row)]
+        for item, row in zip(shares, rows, strict=True)
+    ]  # fmt: skip
+    out.append(table_html([escape(h) for h in headers], marked, numeric=set(range(1, len(headers)))))
+    out.append(
+        "<dl>"
+        + "".join(
+            f"<dt><code>{escape(r)}</code></dt><dd>{escape(meaning(r))}</dd>" for r in reasons_shown(shares)
+        )
+        + "</dl>"
+    )
+    return "".join(out)
 
 
 def divergences_html(report: Report) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.unknowns import reasons_shown
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
@@ -32,6 +33,10 @@ from nats_conformance.reports.present import (
     share,
 )
 from nats_conformance.reports.report import DIAGNOSES, Report
+from nats_conformance.reports.unknowns import INTRO as UNKNOWN_INTRO
+from nats_conformance.reports.unknowns import NONE as UNKNOWN_NONE
+from nats_conformance.reports.unknowns import meaning
+from nats_conformance.reports.unknowns import table as unknown_table
 
 MARKDOWN_ROWS: Final = 40
 
@@ -90,6 +95,7 @@ def render_markdown(report: Report) -> str:
     lines += diagnoses_markdown(report)
     lines += bisections_markdown(report)
     lines += coverage_markdown(report)
+    lines += unknowns_markdown(report)
     lines += verdicts_markdown(report)
     lines += partitions_markdown(report)
     lines += weighted_markdown(report)
@@ -263,6 +269,19 @@ def bisections_markdown(report: Report) -> list[str]:
             "",
         ]
     return lines
+
+
+def unknowns_markdown(report: Report) -> list[str]:
+    """Each release's unknown share and its unknown cases per reason (``reports.unknowns``)."""
+    lines = ["### Unknown cases", "", UNKNOWN_INTRO, ""]
+    if not any(item.reasons for item in report.unknowns):
+        return [*lines, UNKNOWN_NONE, ""]
+    headers, rows = unknown_table(report.unknowns)
+    lines += table(
+        [code(h) if i > 3 else h for i, h in enumerate(headers)], [[cell(c) for c in r] for r in rows]
+    )
+    lines += [f"- {code(reason)}: {cell(meaning(reason))}" for reason in reasons_shown(report.unknowns)]
+    return [*lines, ""]
 
 
 def verdicts_markdown(report: Report) -> list[str]:

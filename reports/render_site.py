@@ -14,6 +14,7 @@ from typing import Final
 from nats_conformance.records.releases import Release
 from nats_conformance.records.replay import nats_cli_command, server_config
 from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.unknowns import UnknownShare
 from nats_conformance.reports.matrix import MatrixRow
 from nats_conformance.reports.present import (
     CHANGES_HEADERS,
@@ -30,6 +31,7 @@ from nats_conformance.reports.render_html import (
     matrix_html,
     smallest_html,
     table_html,
+    unknowns_html,
 )
 from nats_conformance.reports.report import Divergence
 from nats_conformance.reports.site_content import TITLE_END, Site, SiteRun, finding_id, release_id, slug
@@ -137,20 +139,23 @@ def index_page(site: Site) -> str:
         )
     )
     body.append("<h2 id=releases>Releases</h2>")
+    shares = {item.release: item for item in report.unknowns}
     body.append(
         table_html(
-            ["release", *VERDICTS, "runs"],
+            ["release", *VERDICTS, "unknown share", "runs"],
             [
                 [
                     f'<a href="{release_href(release, "")}">{escape(release.label)}</a>',
                     *verdict_cells(release_verdicts(site, release)),
+                    unknown_share(shares[release]) if release in shares else "-",
                     count(len(site.runs_of(release))),
                 ]
                 for release in report.releases
             ],
-            numeric={1, 2, 3, 4, 5},
+            numeric={1, 2, 3, 4, 5, 6},
         )
     )
+    body.append(unknowns_html(report.unknowns))
     body.append("<h2 id=findings>Findings</h2>")
     if not report.divergences:
         body.append("<p>No case diverged from the reference.</p>")
@@ -165,6 +170,12 @@ def release_verdicts(site: Site, release: Release) -> dict[str, int]:
         if item.release == release:
             totals[item.verdict] += item.count
     return totals
+
+
+def unknown_share(item: UnknownShare) -> str:
+    """A release's unknown share, marked when above the limit (``reports.unknowns.LIMIT``)."""
+    text = escape(item.share_text)
+    return f"<span class=bad>{text}</span>" if item.above else text
 
 
 def findings_table(items: tuple[Divergence, ...] | list[Divergence], up: str) -> str:
@@ -317,6 +328,7 @@ def release_page(site: Site, release: Release) -> str:
             if not report.changelog.paired
             else "<p>No divergence class appeared or disappeared since the previous release.</p>"
         )
+    body.append(unknowns_html(tuple(item for item in report.unknowns if item.release == release)))
     body.append("<h2>Runs</h2><ul>")
     body += [
         f'<li><a href="../index.html#{run_anchor(run)}">{escape(run.run_id)}</a> '

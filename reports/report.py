@@ -24,6 +24,7 @@ from nats_conformance.records.pairs import WITHIN, Pair
 from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.replay import replay_command
 from nats_conformance.records.schema import LITERAL, VERDICTS, Case
+from nats_conformance.records.unknowns import UnknownShare, unknown_shares
 from nats_conformance.reports.changes import Change, Changelog, Showing, changelog, showings
 from nats_conformance.reports.distributions import (
     PartitionDistribution,
@@ -164,6 +165,8 @@ class Report:
     one-sided classes were not drawn on both, and whether the runs were paired."""
     coverages: tuple[ReleaseCoverage, ...] = ()
     """The runs' coverage of nats-server's mapping code (runs of `nats-conformance coverage`)."""
+    unknowns: tuple[UnknownShare, ...] = ()
+    """Each release's unknown share and its unknown cases per reason (``reports.unknowns``)."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -315,4 +318,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         changelog=within,
         endings=tuple(dict.fromkeys(item for run in records.runs for item in run.endings)),
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
+        unknowns=unknown_shares(aggregates.verdicts),
     )

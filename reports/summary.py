@@ -8,9 +8,11 @@ report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, `
 ``verdict_counts`` (per release, feature, function combination and verdict), ``divergence_classes``,
 ``partition``, ``weighted``, ``matrix`` and ``bisections`` (the release bisections of runs written by
 ``python -m nats_conformance.suites bisect``), ``changes`` (classes that appeared, disappeared or changed
-verdict between consecutive releases, ``reports.changes``) and ``coverage`` (each run's coverage of
+verdict between consecutive releases, ``reports.changes``), ``coverage`` (each run's coverage of
 nats-server's mapping code, from ``nats-conformance coverage``: figures per file and function, unreached
-blocks).
+blocks), ``unknown`` (per release: its cases, those unknown that ``--max-unknown`` counts, their share and
+every unknown case per reason, ``reports.unknowns``) and ``unknown_reasons`` (each listed reason and what
+it means, ``records.unknowns.REASONS``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from nats_conformance.records.bisection import ReleaseBisection
 from nats_conformance.records.coverage import ReleaseCoverage
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import SCHEMA_VERSION
+from nats_conformance.records.unknowns import REASONS, UnknownShare
 from nats_conformance.reports.changes import Change, Showing
 from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
 from nats_conformance.reports.matrix import Matrix
@@ -201,6 +204,10 @@ def change(item: Change) -> dict[str, Any]:
     }
 
 
+def unknown(item: UnknownShare) -> dict[str, Any]:
+    return {**asdict(item), "release": item.release.label, "share": item.share, "reasons": dict(item.reasons)}
+
+
 def summary(report: Report) -> dict[str, Any]:
     """The whole report as plain JSON values."""
     counts: Counter[tuple[str, str, str, str, str]] = Counter()
@@ -241,6 +248,8 @@ def summary(report: Report) -> dict[str, Any]:
         "changes_paired": report.changelog.paired,
         "changes_not_drawn": report.changelog.not_drawn,
         "coverage": [coverage(item) for item in report.coverages],
+        "unknown": [unknown(item) for item in report.unknowns],
+        "unknown_reasons": dict(REASONS),
     }
 
 

@@ -34,7 +34,7 @@ from nats_conformance.fixtures.provision import NATS_SERVER, report_to_stderr
 from nats_conformance.fixtures.releases import ReleaseSelection, known_releases, newest_releases
 from nats_conformance.fixtures.servers.streaming import NATS_NETWORK_LINE
 from nats_conformance.records.casefile import CaseFile, read_case_file
-from nats_conformance.records.counts import case_counts, run_tally, tally_of
+from nats_conformance.records.counts import case_counts, run_counts, tally_of
 from nats_conformance.records.expectations import (
     DEFAULT_PATH,
     Expectations,
@@ -49,6 +49,7 @@ from nats_conformance.records.pairs import CHANGED, PAIRS, UNKNOWN, UNSTABLE
 from nats_conformance.records.replay import LAYOUTS
 from nats_conformance.records.schema import NOT_SUPPORTED, Case
 from nats_conformance.records.spark import why_no_spark
+from nats_conformance.records.unknowns import share_line, unknown_shares
 from nats_conformance.records.writer import new_run_id
 from nats_conformance.reference.cli import (
     TOO_MANY_UNKNOWN,
@@ -278,7 +279,11 @@ def campaign(
         print(describe_divergences(diverged))
     print(f"run directory: {run_dir}")
     print(f"{manifest['cases']} cases: " + ", ".join(f"{n} {v}" for v, n in manifest["verdicts"].items()))
-    tally = run_tally(run_dir)
+    counts = run_counts(run_dir)
+    tally = tally_of(counts)
+    for share in unknown_shares(counts):  # each release's unknown cases, by reason
+        if share.reasons:
+            print(share_line(share))
     if tally[NOT_SUPPORTED]:
         print(f"{tally[NOT_SUPPORTED]} of the unknown cases are questions an adapter does not support")
     alone = expectations.by_known_case_alone()

@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 
 from nats_conformance.fixtures.clients.jetstream import jetstream_config
 from nats_conformance.fixtures.config import Account, ServerConfig
-from nats_conformance.fixtures.errors import ServerError, ServerStartError, ServerStoppedError
+from nats_conformance.fixtures.errors import (
+    ServerError,
+    ServerStartError,
+    ServerStoppedError,
+    unobserved,
+    unobserved_reason,
+)
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.local import LocalServer
 from nats_conformance.fixtures.servers.operator import OperatorBackend
@@ -320,7 +326,7 @@ def check(family: Family[Unit, Observed, On], session: On, context: RunContext, 
         try:
             reason = session.recover(error)
         except ServerStartError as failed:
-            judged = family.unknown(context, session.profile, unit, session.restarts[-1])
+            judged = family.unknown(context, session.profile, unit, _lost(session, error))
             raise ServerLostError(str(failed), _unconfirmed(judged, error)) from failed
         return _unconfirmed(family.unknown(context, session.profile, unit, reason), error)
     return family.judge(context, session.profile, unit, observed)
@@ -363,7 +369,7 @@ def judge_outcomes(
         rest += _unconfirmed(cases, error)
         for unit, outcome in zip(units[len(judged) + 1 :], outcomes[len(judged) + 1 :], strict=True):
             if isinstance(outcome, ServerError):
-                reason = session.restarts[-1]
+                reason = _lost(session, outcome)
                 rest += _unconfirmed(family.unknown(context, session.profile, unit, reason), outcome)
             else:
                 rest += family.judge(context, session.profile, unit, outcome)
@@ -373,7 +379,7 @@ def judge_outcomes(
         try:
             session.recover(cut[0])
         except ServerStartError as failed:
-            first = family.unknown(context, session.profile, units[0], session.restarts[-1])
+            first = family.unknown(context, session.profile, units[0], _lost(session, cut[0]))
             if not isinstance(outcomes[0], ServerError):
                 first = family.judge(context, session.profile, units[0], outcomes[0])
             raise lost(failed, cut[0], first) from failed
@@ -386,6 +392,12 @@ def judge_outcomes(
         else:
             judged.append(family.judge(context, session.profile, unit, outcome))
     return judged
+
+
+def _lost(session: Target, error: ServerError) -> str:
+    """What the cases of a unit `error` cut short say when the server could not be started again: the
+    restart's journal line, with the error's reason (`fixtures.errors.unobserved`)."""
+    return unobserved(session.restarts[-1], unobserved_reason(error))
 
 
 def _unconfirmed(judged: Judged, error: ServerError) -> Judged:

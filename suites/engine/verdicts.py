@@ -15,10 +15,12 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from nats_conformance.fixtures.errors import unobserved
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, Texts
 from nats_conformance.records.schema import case_class_of as class_text
+from nats_conformance.records.unknowns import unstated
 from nats_conformance.reference.channels import ServerSpec
 from nats_conformance.reference.functions import canonical_functions
 from nats_conformance.reference.transform import NOT_DELIVERED, Transform
@@ -138,18 +140,23 @@ def make_case(
     oracle: str = "",
     command: str = "",
     case_id: int | None = None,
+    reason: str = "",
 ) -> Case:
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); a case without `subject` is one of a configuration, not of a
-    message; `detail` with no observation makes it `unknown`. `oracle` says which of reference, server
-    and engine agree (`suites.oracle`); `kind`, `bucket` and `outcome` are as `records.schema` has
-    them. It gets the run's next case id unless `case_id` is given."""
+    message; `detail` with no observation makes it `unknown`. The `detail` of an `unknown` case states
+    why (`fixtures.errors.unobserved`: `reason`, one of `records.unknowns.STATED`, or the one its
+    failure's text tells). `oracle` says which of reference, server and engine agree (`suites.oracle`);
+    `kind`, `bucket` and `outcome` are as `records.schema` has them. It gets the run's next case id
+    unless `case_id` is given."""
     context.expectations.note_feature(context.server_version, feature, "+".join(functions))
     expectation = ""
     if not difference:
         verdict = "agree"
     elif difference in ("unknown", REFUSED, NOT_SUPPORTED, CRASH_UNCONFIRMED):
         verdict = "unknown"
+        if difference in ("unknown", CRASH_UNCONFIRMED):
+            detail = unobserved(detail, reason)
     else:
         entry = context.expectations.classify(
             context.implementation,
@@ -322,9 +329,11 @@ def judged_as(case: Case, judgement: Case) -> Case:
     """`case` with `judgement`'s difference, verdict, expectation and oracle: a subject that the server's
     refusal kept from being published takes the judgement of that refusal, which is what the server did
     with it (a listed refusal makes it `expected`, an unlisted one a divergence, as for the refusal
-    itself; with an engine oracle, the engine's answer on that refusal)."""
+    itself; with an engine oracle, the engine's answer on that refusal). A detail stating why the case
+    was unknown keeps what happened only."""
     return replace(
         case,
+        detail=unstated(case.detail) if judgement.verdict != case.verdict == "unknown" else case.detail,
         difference=judgement.difference,
         verdict=judgement.verdict,
         expectation=judgement.expectation,

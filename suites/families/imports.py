@@ -48,6 +48,7 @@ from nats_conformance.fixtures.layouts import (
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import RESTARTED, Session
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.unknowns import UNOBSERVABLE, stated
 from nats_conformance.reference.contexts import (
     IMPORT_CYCLE,
     IMPORT_DUPLICATE,
@@ -91,7 +92,9 @@ NAMESPACE = "e"
 SUBJECTS = 8
 INBOX = "_INBOX.nc"
 TIMEOUT = 5.0
-UNOBSERVABLE = "not published: a subject mapped to a 'to' with whitespace cannot be carried by a MSG frame"
+NO_FRAME = stated(
+    UNOBSERVABLE, "not published: a subject mapped to a 'to' with whitespace cannot be carried by a MSG frame"
+)
 FUNCTION_TOKEN = re.compile(r"\{\{.*?\}\}")
 LITERAL_SOURCE = "-literal-source"
 """Appended to the difference of a case whose source has no wildcard: the server then builds no transform
@@ -427,7 +430,7 @@ class ImportFamily(TargetServer):
         """Publish the unit's subjects with its import in force: the exporter's through a stream import,
         to an importer's subscriber of `>`; the importer's requests through a service import."""
         if may_map_to_whitespace(unit.destination, session.profile):
-            return ImportObservation(configured=True, failure=UNOBSERVABLE)
+            return ImportObservation(configured=True, failure=NO_FRAME)
         if unit.kind == "stream":
             seen = observe_subscriptions(
                 session.url, [">"], unit.subjects, publisher_url=exporter_url, timeout=TIMEOUT

@@ -37,6 +37,7 @@ from nats_conformance.fixtures.clients.adapter import AdapterProcess, Sent
 from nats_conformance.fixtures.errors import ServerError
 from nats_conformance.records.casefile import CaseFile, CaseFileError
 from nats_conformance.records.schema import NOT_SUPPORTED, Case, CaseBlock
+from nats_conformance.records.unknowns import ADAPTER_FAILED, stated
 from nats_conformance.reference.adapter import handle_request, transform_reply
 from nats_conformance.reference.functions import FUNCTIONS, LEGACY_WILDCARD
 from nats_conformance.reference.matching import matches
@@ -356,7 +357,7 @@ class AdapterSession:
     def recover(self, error: ServerError) -> str:
         """Asking raises no server error: an adapter that fails is started again by its next round trip."""
         self.restarts.append(f"adapter restarted after {error}")
-        return self.restarts[-1]
+        return stated(ADAPTER_FAILED, self.restarts[-1])
 
     def is_running(self) -> bool:
         return True
@@ -580,6 +581,7 @@ def _case(
         seed=seed,
         partitions=judged.partitions,
         oracle=oracle,
+        reason=ADAPTER_FAILED,
     )
 
 

@@ -33,6 +33,7 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case
+from nats_conformance.records.unknowns import NOTHING_OBSERVED, STEP_UNOBSERVED, stated, unstated
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.overlap import candidates, matching
 from nats_conformance.reference.profiles import ReleaseProfile
@@ -297,7 +298,9 @@ class OverlapFamily(TargetServer):
             deliveries = seen.deliveries
             why = seen.failure or (deliveries.failure if deliveries is not None else "")
             if why and not stopped:
-                stopped = f"not run: step {number} ({step.how}) did not complete: {why}"
+                stopped = stated(
+                    STEP_UNOBSERVED, f"not run: step {number} ({step.how}) did not complete: {unstated(why)}"
+                )
             pick = picks.setdefault(frozenset(step.mappings), {})
             for index, subject in enumerate(unit.subjects):
                 arrived = deliveries.subjects_for(1, index) if deliveries is not None else []
@@ -308,18 +311,20 @@ class OverlapFamily(TargetServer):
                     if not difference and pick.setdefault(subject, arrived[0]) != arrived[0]:
                         difference = f"winner-changed-after-{step.how}"
                 judged_by = refusal if difference == "unknown" and deliveries is None else None
+                detail = (why or "not published") if difference == "unknown" else ""
                 case = self._case(
                     context,
                     transforms=transforms,
                     subject=subject,
                     arrived=arrived,
                     difference=judged_by.difference if judged_by else difference,
+                    detail=unstated(detail) if judged_by else detail,
+                    reason="" if why else NOTHING_OBSERVED,
                     seed=unit.seed,
                 )
                 if judged_by is not None:
                     case = judged_as(case, judged_by)
-                detail = (why or "not published") if difference == "unknown" else ""
-                cases.append(replace(case, detail=detail, steps=steps))
+                cases.append(replace(case, steps=steps))
             earlier += transforms
         return cases
 
@@ -332,8 +337,11 @@ class OverlapFamily(TargetServer):
         arrived: list[str],
         difference: str,
         seed: int,
+        detail: str = "",
+        reason: str = "",
     ) -> Case:
-        """A subject's case: its source and destination are those of the mappings matching it."""
+        """A subject's case: its source and destination are those of the mappings matching it; `detail`
+        and `reason` say what an `unknown` one is missing (`make_case`)."""
         chosen = matching(transforms, subject)
         return make_case(
             context,
@@ -345,7 +353,8 @@ class OverlapFamily(TargetServer):
             expected="|".join(candidates(transforms, subject)),
             observed="|".join(arrived),
             difference=difference,
-            detail="not published" if difference == "unknown" else "",
+            detail=detail,
+            reason=reason,
             seed=seed,
         )
 

@@ -50,6 +50,7 @@ from nats_conformance.fixtures.clients.wire import Message
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case
+from nats_conformance.records.unknowns import SERVER_ERROR
 from nats_conformance.reference.errors import ConformanceError
 from nats_conformance.reference.functions import canonical_functions
 from nats_conformance.reference.profiles import ReleaseProfile, nearest_profile
@@ -619,8 +620,12 @@ def judge_configuration(
     error = api_error(reply)
     expected = "reject:" + "+".join(kinds) if kinds else "accept"
     observed = f"reject:{refusal_kind(error)}" if error else "accept"
+    reason = ""
     if error is not None and error.err_code in STORE_FAILURES:
-        difference = "unknown"  # the server could not store the stream: no verdict on the option
+        difference, reason = (
+            "unknown",
+            SERVER_ERROR,
+        )  # it could not store the stream: no verdict on the option
     elif error is None and not kinds:
         difference = ""
     elif error is None:
@@ -647,6 +652,7 @@ def judge_configuration(
         duration_us=duration_us,
         stream_subjects=subjects,
         headers_only=republish.headers_only,
+        reason=reason,
     )
 
 

@@ -68,6 +68,7 @@ from nats_conformance.fixtures.servers.streaming import (
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case
+from nats_conformance.records.unknowns import CONNECTION_LOST, STEP_UNOBSERVED, stated
 from nats_conformance.reference.channels import (
     ACCEPTED,
     DUPLICATE_CHANNEL,
@@ -199,7 +200,8 @@ class LayoutRun:
             self.layout,
             tuple(
                 ServerSeen(
-                    server.result or StartResult("unknown", f"{server.name} was not started"),
+                    server.result
+                    or StartResult("unknown", stated(STEP_UNOBSERVED, f"{server.name} was not started")),
                     server.is_running(),
                     server.logs(),
                 )
@@ -293,9 +295,11 @@ def _startup_case(
     observed = STARTED if kind == STARTED else f"failed: {kind}"
     before = "+".join(str(other) for other, _ in running) or "none"
     detail = f"running before: {before}; {result.message or 'ready'}"
+    reason = ""
     if result.state == "unknown" or (kind == "failed" and lost_nats(result.message)):
         difference = "unknown"
         detail = result.message
+        reason = CONNECTION_LOST if kind == "failed" else ""  # else what its message tells
     elif not expected.allows(kind):
         difference = f"reference-{expected.kind}-server-{kind}"
     elif kind == DUPLICATE_CHANNEL and not _names_a_conflict(run, spec, expected, result):
@@ -315,6 +319,7 @@ def _startup_case(
         detail=detail,
         seed=seed,
         duration_us=duration_us,
+        reason=reason,
     )
 
 

@@ -19,7 +19,9 @@ from nats_conformance.fixtures.options import RunConfig, Target
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.local import HOST
 from nats_conformance.fixtures.session import Session
+from nats_conformance.records.counts import case_counts
 from nats_conformance.records.schema import Case
+from nats_conformance.records.unknowns import CONNECTION_LOST
 from nats_conformance.records.writer import RecordWriter, run_status
 from nats_conformance.suites.engine.family import check, record, verdicts
 from nats_conformance.suites.engine.verdicts import RunContext
@@ -108,7 +110,9 @@ def test_a_dropped_connection_makes_cases_unknown_and_every_case_is_counted(
     assert 0 < counts["agree"] < len(subjects)
     assert counts["unknown"] == len(subjects) - counts["agree"]
     details = {item.detail for item in judged if isinstance(item, Case)}
-    assert details == {"tap connection: the server closed the connection"}
+    assert details == {"connection-lost: tap connection: the server closed the connection"}
+    counted = case_counts(item for item in judged if isinstance(item, Case))
+    assert {(item.verdict, item.reason) for item in counted} == {("unknown", CONNECTION_LOST)}
 
 
 def test_a_campaign_on_a_full_disk_ends_with_one_line_that_counts_every_case(

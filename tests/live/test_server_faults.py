@@ -34,7 +34,9 @@ from nats_conformance.fixtures.options import RunConfig, Target
 from nats_conformance.fixtures.provision import resolve_binary
 from nats_conformance.fixtures.servers.container import CONFIG_DIR
 from nats_conformance.fixtures.session import RESTARTED
+from nats_conformance.records.counts import part_counts
 from nats_conformance.records.owners import process_identity
+from nats_conformance.records.unknowns import REASONS, SERVER_DIED, UNLISTED, reason_stated, unstated
 from nats_conformance.records.writer import CASES
 from nats_conformance.reference.transform import NOT_DELIVERED
 from nats_conformance.suites.engine.progress import SECONDS_ENV
@@ -231,7 +233,15 @@ def test_a_campaign_goes_on_after_its_server_hangs_dies_restarts_or_drops_connec
         assert {restart["family"] for restart in manifest["restarts"]} == {"mapping"}
     # The unit the fault cut short may hold no case (a batch of refused mappings): its restart is in the
     # manifest; every case that says it was cut short is unknown, and no case agrees unobserved.
-    assert {row["verdict"] for row in table if row["detail"].startswith(RESTARTED)} <= {"unknown"}
+    assert {row["verdict"] for row in table if unstated(row["detail"]).startswith(RESTARTED)} <= {"unknown"}
+    # Every unknown case has a listed reason, as the report's query reads it on both engines; those the
+    # fault cut short say what it did.
+    parts = sorted((run_dir / CASES).glob("part-*.parquet"))
+    reasons = {item.reason for item in part_counts(parts) if item.verdict == "unknown"}
+    assert reasons <= set(REASONS) - {UNLISTED}, reasons
+    cut = {reason_stated(row["detail"]) for row in table if unstated(row["detail"]).startswith(RESTARTED)}
+    if fault == "kill" and target.backend == "process":
+        assert cut <= {SERVER_DIED}, cut
     assert not [
         row for row in table
         if row["verdict"] == "agree" and not row["observed"] and row["expected"] != NOT_DELIVERED

@@ -27,8 +27,24 @@ from nats_conformance.records.aggregates import (
 from nats_conformance.records.load import load_records
 from nats_conformance.records.owners import OWNER, process_identity
 from nats_conformance.records.releases import Release
-from nats_conformance.records.schema import DELIVERED, LOST, UNCHANGED, Case
+from nats_conformance.records.schema import (
+    CRASH_UNCONFIRMED,
+    DELIVERED,
+    LOST,
+    NOT_SUPPORTED,
+    REFUSED,
+    UNCHANGED,
+    Case,
+)
 from nats_conformance.records.spark import SCRATCH_PREFIX, spark_session
+from nats_conformance.records.unknowns import (
+    ADAPTER_FAILED,
+    SERVER_DIED,
+    TIMEOUT,
+    UNLISTED,
+    stated,
+    unknown_shares,
+)
 from nats_conformance.reports.report import divergences
 
 OLD = Release("nats-server", "2.9.25")
@@ -213,3 +229,65 @@ def test_a_class_is_shown_by_its_stored_parts(run_of: Callable[[list[Case]], Pat
         "weighted:literal:distribution": ("weighted", "literal", "distribution"),
         UNCLASSIFIED: (UNCLASSIFIED, "", ""),
     }
+
+
+def reason_cases() -> list[Case]:
+    """Unknown cases of 2.10.27 telling each kind of reason (stated in `detail`, told by `difference`,
+    none), beside an agreeing case whose detail happens to begin like a stated reason."""
+    unknown = {"verdict": "unknown", "difference": "unknown", "server_version": "2.10.27"}
+    return [
+        case(case_id=0, detail=stated(TIMEOUT, "no PONG from the server in time"), **unknown),
+        case(case_id=1, detail=stated(SERVER_DIED, "server restarted after: gone (it had died)"), **unknown),
+        case(case_id=2, detail=stated(SERVER_DIED, "gone"), **{**unknown, "difference": CRASH_UNCONFIRMED}),
+        case(case_id=3, detail="no reply to $JS.API.INFO within 5.0s", **unknown),  # before reasons
+        case(case_id=4, detail="timeout:without its space", **unknown),
+        case(case_id=5, **{**unknown, "difference": NOT_SUPPORTED}),
+        case(case_id=6, detail="not published", **{**unknown, "difference": REFUSED}),
+        case(case_id=7, detail=stated(TIMEOUT, "an agreeing case says nothing of it"), verdict="agree",
+             server_version="2.10.27"),
+        case(case_id=8, detail=stated(ADAPTER_FAILED, "exited"), **unknown),
+    ]  # fmt: skip
+
+
+REASONS_BY_HAND = {
+    ("unknown", TIMEOUT): 1,
+    ("unknown", SERVER_DIED): 1,
+    ("unknown", "crash-unconfirmed"): 1,
+    ("unknown", UNLISTED): 2,
+    ("unknown", NOT_SUPPORTED): 1,
+    ("unknown", REFUSED): 1,
+    ("unknown", ADAPTER_FAILED): 1,
+    ("agree", ""): 1,
+}
+
+
+def reasons_of(aggregates: Aggregates) -> dict[tuple[str, str], int]:
+    table: dict[tuple[str, str], int] = {}
+    for item in aggregates.verdicts:
+        table[(item.verdict, item.reason)] = table.get((item.verdict, item.reason), 0) + item.count
+    return table
+
+
+def test_each_unknown_row_has_the_reason_its_detail_states_or_its_difference_tells(
+    run_of: Callable[[list[Case]], Path],
+) -> None:
+    aggregates = duckdb_aggregates(run_of(reason_cases()))
+    assert reasons_of(aggregates) == REASONS_BY_HAND
+    (share,) = unknown_shares(aggregates.verdicts)
+    # an adapter's unsupported question and an old run's refused subject are not counted as unknown
+    assert (share.cases, share.unknown) == (9, 6)
+    assert share.reasons == (
+        (TIMEOUT, 1), (SERVER_DIED, 1), (ADAPTER_FAILED, 1), ("crash-unconfirmed", 1), (NOT_SUPPORTED, 1),
+        (REFUSED, 1), (UNLISTED, 2),
+    )  # fmt: skip
+
+
+@pytest.mark.spark
+def test_spark_tells_the_same_reasons(spark: Any, run_of: Callable[[list[Case]], Path]) -> None:
+    from nats_conformance.records.spark_sql import aggregate
+
+    run = run_of(reason_cases())
+    records = load_records([run])
+    result = aggregate(spark, [str(p) for p in records.parts], rows=records.rows)
+    assert result == duckdb_aggregates(run)
+    assert reasons_of(result) == REASONS_BY_HAND

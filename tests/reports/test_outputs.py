@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from handmade import PARTITION_DESTINATION, cells, markdown_tables
 
+from nats_conformance.records.unknowns import REASONS, UNLISTED
 from nats_conformance.reports.__main__ import main
 from nats_conformance.reports.build import build_report
 from nats_conformance.reports.figures import MISSING
@@ -228,3 +229,21 @@ def test_without_matplotlib_the_report_keeps_its_tables_and_says_how_to_get_the_
     assert "<svg" not in html
     assert html.count(MISSING) == 2  # in place of the partition histograms and the weighted plots
     assert f"<code>{PARTITION_DESTINATION}</code>" in html  # the partition table is whole
+
+
+def test_every_output_shows_each_release_s_unknown_share_and_reasons(built: Path) -> None:
+    """The hand-made records' 3 unknown cases of 2.10.27 state no reason (as runs recorded before reasons
+    were stated): unlisted, 3 of 281 cases, above the 1 % the issue allows."""
+    summary = summary_of(built / "summary.json")
+    assert summary["unknown"] == [
+        {"release": "2.9.25", "cases": 9, "unknown": 0, "share": 0.0, "reasons": {}},
+        {"release": "2.10.27", "cases": 281, "unknown": 3, "share": 3 / 281, "reasons": {UNLISTED: 3}},
+    ]
+    assert list(summary["unknown_reasons"]) == list(REASONS)
+    markdown = (built / "report.md").read_text()
+    assert "| release | cases | unknown | share | `unlisted` |" in markdown
+    assert "| 2.10.27 | 281 | 3 | 1.07 % (above 1 %) | 3 |" in markdown
+    assert f"- `unlisted`: {REASONS[UNLISTED]}" in markdown
+    html = (built / "report.html").read_text()
+    assert "<h2 id=unknown>Unknown cases</h2>" in html
+    assert "<td class=n><span class=bad>1.07 % (above 1 %)</span></td>" in html

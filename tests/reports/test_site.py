@@ -99,6 +99,15 @@ def test_a_release_page_lists_each_cell_s_classes_changes_and_runs(hand_site: Pa
     )
     assert "2.10.27: new known divergence left-right" in html
     assert '<li><a href="../index.html#run-run-1">run-1</a>' in html
+    assert "<h2 id=unknown>Unknown cases</h2>" in html
+    assert "<td>2.10.27</td><td class=n>" in html
+
+
+def test_the_index_shows_each_release_s_unknown_share_and_its_reasons(hand_site: Path) -> None:
+    html = (hand_site / "index.html").read_text()
+    assert "<th>unknown share</th>" in html
+    assert "<span class=bad>1.07 %</span>" in html  # 3 of 2.10.27's 281 cases, above 1 %
+    assert "<th>unlisted</th>" in html
 
 
 def test_site_needs_out_and_serve_needs_a_built_site(

@@ -242,7 +242,9 @@ def test_an_answer_without_its_result_is_unknown_and_says_why(tmp_path: Path) ->
         (unknown,) = ask(adapter, [transform("x.$1")])
         (agreeing,) = ask(adapter, [MatchQuestion("a.*", "a")])
     assert [(case.verdict, case.difference) for case in cases] == [("agree", ""), ("unknown", "unknown")]
-    assert cases[1].detail.startswith("adapter answered out of protocol (answer without field 'subject')")
+    assert cases[1].detail.startswith(
+        "adapter-failed: adapter answered out of protocol (answer without field 'subject')"
+    )
     assert "at request 2 of 2 (transform)" in cases[1].detail
     assert {case.command for case in cases} == {f"{PYTHON} {script}"}
     assert cases[0].detail == ""

@@ -19,6 +19,7 @@ from nats_conformance.fixtures.errors import (
     ServerStartError,
 )
 from nats_conformance.fixtures.session import RESTART_FAILED, RESTARTED, Session
+from nats_conformance.records import unknowns
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.reference.profiles import for_version
@@ -67,32 +68,40 @@ class ScriptedServer:
         return self.running
 
 
+GONE = unknowns.stated(unknowns.SERVER_DIED, f"{RESTARTED} gone")
+"""What a restart tells the cases of a unit its server cut short (`Session.recover`)."""
+
+
 def _context() -> RunContext:
     counter = itertools.count()
     return RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
 
 
 @pytest.mark.parametrize(
-    ("error", "running"),
+    ("error", "running", "reason"),
     [
-        (ReloadTimeoutError("configuration generation 3 not in force after 1s"), True),
-        (ServerDiedError("nats-server on port 1 is not running"), False),
-        (WireError("no PONG from the server in time"), True),
+        (ReloadTimeoutError("configuration generation 3 not in force after 1s"), True, unknowns.TIMEOUT),
+        (ServerDiedError("nats-server on port 1 is not running"), False, unknowns.SERVER_DIED),
+        (WireError("no PONG from the server in time"), True, unknowns.TIMEOUT),
+        (WireError("the server closed the connection"), True, unknowns.CONNECTION_LOST),
+        (WireError("the server closed the connection"), False, unknowns.SERVER_DIED),
     ],
 )
 def test_a_unit_cut_short_by_its_server_restarts_it_and_is_unknown(
-    error: ServerError, running: bool, monkeypatch: pytest.MonkeyPatch
+    error: ServerError, running: bool, reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Its cases say why they are unknown: the server died (whatever the unit saw of it), or what the
+    error that cut the unit short was."""
     monkeypatch.setenv(DEADLINE_ENV, "0.05")
     server = ScriptedServer(error, running=running)
     batch = MappingBatch((("a.*", "b.{{wildcard(1)}}"), ("c.>", "d.>")), (("a.x", "a.y"), ("c.z",)))
     session = Session.of(server)
     cases = cases_of(check(FAMILIES["mapping"], session, _context(), batch))
     assert server.starts == 1
-    assert session.restarts == [cases[0].detail]
+    assert session.restarts == [unknowns.unstated(cases[0].detail)]
     assert [case.subject for case in cases] == ["a.x", "a.y", "c.z"]
     assert {case.verdict for case in cases} == {"unknown"}
-    assert all(case.detail.startswith(f"{RESTARTED} {error}") for case in cases)
+    assert all(case.detail.startswith(f"{reason}: {RESTARTED} {error}") for case in cases)
 
 
 @pytest.mark.parametrize(
@@ -109,10 +118,10 @@ def test_every_family_says_a_cut_off_unit_is_unknown(family: str, feature: str) 
     chosen = FAMILIES[family]
     case = CaseFile(feature, "v.*", "v.{{wildcard(1)}}", "v.x", "2.14.5")
     profile = for_version("2.14.5")
-    cases = cases_of(chosen.unknown(_context(), profile, chosen.unit_of(case), f"{RESTARTED} gone"))
+    cases = cases_of(chosen.unknown(_context(), profile, chosen.unit_of(case), GONE))
     assert cases
     assert {case.verdict for case in cases} == {"unknown"}
-    assert all(case.detail == f"{RESTARTED} gone" for case in cases)
+    assert all(case.detail == GONE for case in cases)
 
 
 def test_the_deadline_shortens_every_wait_and_never_lengthens_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,9 +241,9 @@ def test_a_cut_off_unit_counts_every_case_it_would_have_recorded_as_unknown(
     case standing for several, but each of the cases the unit would have recorded (the creation's or
     configuration's, then every subject's)."""
     chosen = FAMILIES[family]
-    judged = chosen.unknown(_context(), for_version("2.14.5"), unit, f"{RESTARTED} gone")
+    judged = chosen.unknown(_context(), for_version("2.14.5"), unit, GONE)
     assert verdicts(judged) == {"unknown": planned}
-    assert {case.detail for case in cases_of(judged)} == {f"{RESTARTED} gone"}
+    assert {case.detail for case in cases_of(judged)} == {GONE}
 
 
 class CountedServer(ScriptedServer):
