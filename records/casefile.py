@@ -21,11 +21,14 @@ from nats_conformance.reference.channels import ServerSpec
 from nats_conformance.reference.errors import ConformanceError
 from nats_conformance.reference.matching import matching_subject
 from nats_conformance.reference.protocol import (
+    ContainsQuestion,
     MatchQuestion,
     PartitionQuestion,
     Question,
     TransformQuestion,
+    ValidMappingQuestion,
     ValidSubjectQuestion,
+    WeightedEntry,
 )
 from nats_conformance.reference.weighted import WeightedDestination
 
@@ -108,8 +111,17 @@ class CaseFile:
         `partition-op`, the tokens as JSON in `source`, n in `partitions`) and `subjects`."""
         if self.functions == "partition-op":
             return PartitionQuestion(json.loads(self.source), self.partitions)
+        if self.functions == "contains-op":
+            return ContainsQuestion(self.source, self.destination)
+        if self.functions == "valid-mapping-op":
+            entries = [
+                WeightedEntry(item["destination"], item["weight"], item.get("cluster"))
+                for item in json.loads(self.destination)
+            ]
+            return ValidMappingQuestion(self.source, entries, self.server_version)
         if self.feature == "subjects":
-            return ValidSubjectQuestion(self.subject, self.functions == "publish-rule")
+            rule = self.functions
+            return ValidSubjectQuestion(self.subject, rule.startswith("publish"), rule.endswith("-lenient"))
         if self.feature in TRANSFORM_FEATURES:
             subject = self.subject or matching_subject(self.source)
             return TransformQuestion(self.source, self.destination, subject, self.server_version)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any, Final
 
 from nats_conformance.reference.errors import ConformanceError
-from nats_conformance.reference.matching import matches
+from nats_conformance.reference.matching import contains, matches
 from nats_conformance.reference.partition import partition
 from nats_conformance.reference.profiles import NEWEST, ReleaseProfile, for_version
 from nats_conformance.reference.protocol import (
@@ -25,6 +25,8 @@ from nats_conformance.reference.protocol import (
     PROTOCOL_VERSION,
     QUESTIONS,
     BadRequestError,
+    Contained,
+    ContainsQuestion,
     Greeting,
     Hello,
     Mapped,
@@ -36,6 +38,7 @@ from nats_conformance.reference.protocol import (
     Refusal,
     TransformQuestion,
     Validity,
+    ValidMappingQuestion,
     ValidSubjectQuestion,
     WeightedQuestion,
     answer_fields,
@@ -130,6 +133,32 @@ def _valid_subject(question: ValidSubjectQuestion) -> Validity:
     return Validity(is_valid_publish_subject(subject) if question.literal else is_valid_subject(subject))
 
 
+def _contains(question: ContainsQuestion) -> Contained:
+    return Contained(contains(question.filter, question.within))
+
+
+def mapping_refusal(question: ValidMappingQuestion) -> ConformanceError | None:
+    """Why the reference refuses a weighted mapping (None: it is valid): `compile_weighted`'s checks,
+    the rules of "Weighted Mappings" (https://docs.nats.io/nats-concepts/subject_mapping, "Weighted
+    Mappings": weights 0..100 that add up to 100 at most; each destination a valid mapping of the
+    source)."""
+    profile = _profile(question.server_version)  # an unknown release is an error answer
+    try:
+        entries = [
+            WeightedDestination(entry.destination, parse_weight(entry.weight), entry.cluster)
+            for entry in question.destinations
+        ]
+        compile_weighted(question.source, entries, profile)
+    except ConformanceError as refusal:
+        return refusal.with_traceback(None)
+    return None
+
+
+def _valid_mapping(question: ValidMappingQuestion) -> Validity:
+    refused = mapping_refusal(question)
+    return Validity(True) if refused is None else Validity(False, refused.kind)
+
+
 def _partition(question: PartitionQuestion) -> Partitioned:
     return Partitioned(partition(question.tokens, question.n))
 
@@ -167,6 +196,8 @@ REPLIES: Final[Mapping[str, Callable[[Any], Reply]]] = {
     ValidSubjectQuestion.op: _valid_subject,
     PartitionQuestion.op: _partition,
     WeightedQuestion.op: _weighted,
+    ContainsQuestion.op: _contains,
+    ValidMappingQuestion.op: _valid_mapping,
 }
 """The reference's answer to each operation's question, by ``op`` name."""
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from nats_conformance.reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, SEPARATOR
 
-__all__ = ["SubjectIndex", "matches", "matching_subject"]
+__all__ = ["SubjectIndex", "contains", "matches", "matching_subject"]
 
 
 def matching_subject(pattern: str, token: str = "o") -> str:
@@ -36,6 +36,36 @@ def matches(pattern: str, subject: str) -> bool:
         if ptok != PARTIAL_WILDCARD and ptok != stoks[i]:
             return False
     return np == ns
+
+
+def contains(filter_: str, within: str) -> bool:
+    """True iff every literal subject that ``filter_`` matches, ``within`` matches too (one subscription
+    contained in another, as an import or export of a subject needs).
+
+    From the wildcard rules of "Subject-Based Messaging" (https://docs.nats.io/nats-concepts/subjects,
+    "Matching A Single Token", "Matching Multiple Tokens"): ``*`` matches exactly one token, ``>`` one or
+    more and only last. Token by token, a ``>`` of ``within`` takes the rest of ``filter_`` when one
+    token at least is left; a ``*`` of ``within`` takes any one token of ``filter_`` but its ``>`` (which
+    stands for several); a literal token only the same literal token. Otherwise both end together.
+    Both are taken as valid subscription subjects ("Characters allowed and recommended for subject
+    names"); the answer for others is the same token walk.
+    """
+    mine = filter_.split(SEPARATOR)
+    theirs = within.split(SEPARATOR)
+    last = len(theirs) - 1
+    for i, token in enumerate(theirs):
+        if token == FULL_WILDCARD and i == last:
+            return len(mine) > i
+        if i >= len(mine):
+            return False
+        own = mine[i]
+        own_full = own == FULL_WILDCARD and i == len(mine) - 1
+        if token == PARTIAL_WILDCARD:
+            if own_full:
+                return False
+        elif own != token or own_full:
+            return False
+    return len(mine) == len(theirs)
 
 
 class _Node:

@@ -29,6 +29,8 @@ __all__ = [
     "Answer",
     "AnswerError",
     "BadRequestError",
+    "Contained",
+    "ContainsQuestion",
     "CoverageQuestion",
     "Covered",
     "Greeting",
@@ -42,6 +44,7 @@ __all__ = [
     "Question",
     "Refusal",
     "TransformQuestion",
+    "ValidMappingQuestion",
     "ValidSubjectQuestion",
     "Validity",
     "WeightedEntry",
@@ -51,7 +54,12 @@ __all__ = [
     "question_of",
 ]
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
+"""The protocol's version, which a hello declares: 2 adds `contains` and `valid_mapping` (version 1 had
+the others); an adapter of version 1 is asked neither."""
+PROTOCOL_VERSIONS: Final = (1, 2)
+VERSION_2_OPS: Final = frozenset({"contains", "valid_mapping"})
+"""The operations version 2 added."""
 INTERNAL_ERROR: Final = "internal-error"
 """The error kind of an implementation's own failure ("Answers"), never a refusal of the question."""
 
@@ -167,13 +175,24 @@ class ValidSubjectQuestion:
     op: ClassVar[str] = "valid_subject"
     subject: str
     literal: bool = False
+    lenient: bool = False
+    """Version 2: asks a library's lenient check, which may accept what the rule refuses but never
+    refuses what it accepts (docs/adapter-protocol.md, "valid_subject")."""
 
     @classmethod
     def parse(cls, request: Request) -> ValidSubjectQuestion:
-        return cls(_field(request, "subject", str), bool(_field(request, "literal", bool, optional=True)))
+        subject = _field(request, "subject", str)
+        literal = bool(_field(request, "literal", bool, optional=True))
+        return cls(subject, literal, bool(_field(request, "lenient", bool, optional=True)))
 
     def wire(self) -> dict[str, Any]:
-        return {"op": self.op, "subject": self.subject, "literal": self.literal}
+        request = {"op": self.op, "subject": self.subject, "literal": self.literal}
+        return {**request, "lenient": True} if self.lenient else request
+
+    @property
+    def rule(self) -> str:
+        """The rule asked, as a hello's `subject_rules` names it."""
+        return ("publish" if self.literal else "subscribe") + ("-lenient" if self.lenient else "")
 
 
 @dataclass(slots=True)
@@ -268,6 +287,59 @@ class WeightedQuestion:
 
 
 @dataclass(slots=True)
+class ContainsQuestion:
+    """`contains` ("contains", version 2): whether every subject subscription `filter` matches, the
+    subscription `within` matches too."""
+
+    op: ClassVar[str] = "contains"
+    filter: str
+    within: str
+
+    @classmethod
+    def parse(cls, request: Request) -> ContainsQuestion:
+        return cls(_field(request, "filter", str), _field(request, "within", str))
+
+    def wire(self) -> dict[str, Any]:
+        return {"op": self.op, "filter": self.filter, "within": self.within}
+
+
+@dataclass(slots=True)
+class ValidMappingQuestion:
+    """`valid_mapping` ("valid_mapping", version 2): whether a mapping of `source` to the weighted list
+    `destinations` is valid under the rules of `server_version` (None: the newest)."""
+
+    op: ClassVar[str] = "valid_mapping"
+    source: str
+    destinations: list[WeightedEntry]
+    server_version: str | None = None
+
+    @classmethod
+    def parse(cls, request: Request) -> ValidMappingQuestion:
+        listed = _field(request, "destinations", list)
+        if not all(isinstance(item, dict) for item in listed):
+            raise BadRequestError("field 'destinations' must be a list of objects")
+        destinations = []
+        for item in listed:
+            weight = item.get("weight")
+            if isinstance(weight, bool) or not isinstance(weight, (int, str)):
+                raise BadRequestError("field 'weight' must be an integer or text like '50%'")
+            cluster = _field(item, "cluster", str, optional=True)
+            destinations.append(WeightedEntry(_field(item, "destination", str), weight, cluster))
+        source = _field(request, "source", str)
+        return cls(source, destinations, _field(request, "server_version", str, optional=True))
+
+    def wire(self) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "op": self.op,
+            "source": self.source,
+            "destinations": [entry.wire() for entry in self.destinations],
+        }
+        if self.server_version is not None:
+            request["server_version"] = self.server_version
+        return request
+
+
+@dataclass(slots=True)
 class CoverageQuestion(_OpOnly):
     """`coverage` ("coverage", optional): the code the questions since the last one ran."""
 
@@ -281,6 +353,8 @@ Question = (
     | ValidSubjectQuestion
     | PartitionQuestion
     | WeightedQuestion
+    | ContainsQuestion
+    | ValidMappingQuestion
     | CoverageQuestion
 )
 
@@ -319,9 +393,18 @@ class Matched:
 
 @dataclass(slots=True)
 class Validity:
-    """A valid_subject's answer."""
+    """A valid_subject's or valid_mapping's answer; `reason`, the error kind of a refused mapping where
+    the reference knows it, is not compared (an adapter's answer has none)."""
 
     valid: bool
+    reason: str = field(default="", compare=False)
+
+
+@dataclass(slots=True)
+class Contained:
+    """A contains answer."""
+
+    contained: bool
 
 
 @dataclass(slots=True)
@@ -352,6 +435,9 @@ class Covered:
     reached: int
 
 
+SUBJECT_RULES: Final = ("subscribe", "publish", "subscribe-lenient", "publish-lenient")
+"""The rules `valid_subject` asks ("hello" `subject_rules`): wildcards allowed, or `literal`; each strict
+or `lenient`."""
 MODES: Final = ("account", "engine")
 """What an adapter's transform implements ("hello" `mode`): account mappings (the default) or the bare
 engine."""
@@ -376,6 +462,8 @@ class Greeting:
     functions: frozenset[str] | None = None
     mode: str = "account"
     error_kinds: dict[str, str] = field(default_factory=dict)
+    subject_rules: frozenset[str] | None = None
+    """The rules of `valid_subject` it answers (`SUBJECT_RULES`); None: every one."""
 
     @classmethod
     def parse(cls, hello: Mapping[str, Any]) -> Greeting:
@@ -402,18 +490,25 @@ class Greeting:
                 f"'error_kinds' maps to no mapping error kind of the protocol: {', '.join(wrong)}"
             )
         version = hello.get("server_version")
+        rules = hello.get("subject_rules")
+        if rules is not None and (not isinstance(rules, list) or not set(rules) <= set(SUBJECT_RULES)):
+            raise GreetingError(f"'subject_rules' must list some of {', '.join(SUBJECT_RULES)}")
+        protocol = hello.get("protocol", 1)
+        if type(protocol) is not int or protocol < 1:
+            raise GreetingError(f"'protocol' must be a version number such as 2 (got {protocol!r})")
         return cls(
             implementation=str(hello.get("implementation") or ""),
-            protocol=hello.get("protocol", PROTOCOL_VERSION),
+            protocol=protocol,
             server_version=None if version is None else str(version),
             ops=frozenset(str(op) for op in hello.get("ops", ())),
             functions=functions,
             mode=mode,
             error_kinds=kinds,
+            subject_rules=None if rules is None else frozenset(rules),
         )
 
 
-Answer = Mapped | Matched | Validity | Partitioned | Refusal | Covered | Greeting
+Answer = Mapped | Matched | Validity | Contained | Partitioned | Refusal | Covered | Greeting
 
 
 def answer_fields(answer: Answer) -> dict[str, Any]:
@@ -425,6 +520,8 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
         return {"match": answer.match}
     if isinstance(answer, Validity):
         return {"valid": answer.valid}
+    if isinstance(answer, Contained):
+        return {"contained": answer.contained}
     if isinstance(answer, Partitioned):
         return {"partition": answer.partition}
     if isinstance(answer, Refusal):
@@ -443,6 +540,8 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
         fields["mode"] = answer.mode
     if answer.error_kinds:
         fields["error_kinds"] = answer.error_kinds
+    if answer.subject_rules is not None:
+        fields["subject_rules"] = sorted(answer.subject_rules)
     return fields
 
 
@@ -471,6 +570,8 @@ RESULTS: Final[Mapping[str, Callable[[Mapping[str, Any]], Answer]]] = {
     WeightedQuestion.op: _mapped,
     MatchQuestion.op: lambda answer: Matched(_result(answer, "match", bool)),
     ValidSubjectQuestion.op: lambda answer: Validity(_result(answer, "valid", bool)),
+    ValidMappingQuestion.op: lambda answer: Validity(_result(answer, "valid", bool)),
+    ContainsQuestion.op: lambda answer: Contained(_result(answer, "contained", bool)),
     PartitionQuestion.op: lambda answer: Partitioned(_result(answer, "partition", int)),
     CoverageQuestion.op: lambda answer: Covered(
         *(_result(answer, name, int) for name in ("blocks", "new", "reached"))

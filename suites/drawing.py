@@ -21,11 +21,14 @@ from nats_conformance.fixtures.clients.adapter import TEMPLATES
 from nats_conformance.reference.functions import MAPPING_FUNCTIONS
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.protocol import (
+    ContainsQuestion,
     MatchQuestion,
     PartitionQuestion,
     Question,
     TransformQuestion,
+    ValidMappingQuestion,
     ValidSubjectQuestion,
+    WeightedEntry,
 )
 from nats_conformance.suites.strategies import (
     ODD_SOURCES,
@@ -43,7 +46,14 @@ FAMILY = (25, 200)
 per 800 questions of the run, at least 25 and at most 200, so that a short run still draws many
 structures and a long one spends its time on questions; fewer when a structure has fewer distinct
 inputs (a mapping source without wildcards has one)."""
-FAMILY_SCALE = {"transform": 1, "partition": 4, "match": 2, "valid_subject": 4}
+FAMILY_SCALE = {
+    "transform": 1,
+    "partition": 4,
+    "match": 2,
+    "valid_subject": 4,
+    "contains": 2,
+    "valid_mapping": 1,
+}
 """How many times more questions a family of each kind has than a family of transforms."""
 
 
@@ -75,6 +85,8 @@ EDGES = ("edges",)
 hold odd wildcards (`ODD_SOURCES`), destinations with malformed calls, `>` alone, empty tokens
 (`odd_destinations`); each mapping is asked of a few subjects, as most are refused."""
 EDGE_FAMILY = 5
+LENIENT = ("lenient",)
+"""The focus of subject-rule families that ask a library's lenient check (protocol version 2)."""
 
 STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
     *(("transform", (name,), 1) for name in FOCUS),
@@ -83,10 +95,26 @@ STRATA: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("match", (), 3),
     ("valid_subject", (), 2),
     ("transform", EDGES, 1),
+    ("contains", (), 1),
+    ("valid_mapping", (), 1),
+    ("valid_subject", LENIENT, 1),
 )
 """How a run's families are shared out: (kind of question, functions in focus, share). Each stratum is
 its own Hypothesis run, so every kind and every function gets its share of a short run (within one run,
-Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions)."""
+Hypothesis's draws cluster around earlier examples: a function could go unasked in 5,000 questions).
+The last two are the operations of protocol version 2 (`strata_of`)."""
+
+
+def strata_of(
+    protocol: int, ops: frozenset[str] = frozenset()
+) -> tuple[tuple[str, tuple[str, ...], int], ...]:
+    """The strata an adapter of protocol `protocol` is asked: version 1 has neither `contains` nor
+    `valid_mapping`, and every other stratum, so that a seed draws for it the very questions it drew
+    before version 2; from version 2 only those of the operations its hello lists in `ops` (all when
+    it lists none), so that a library with a few operations spends the whole budget on them."""
+    if protocol < 2:
+        return tuple(s for s in STRATA if s[0] not in ("contains", "valid_mapping") and s[1] != LENIENT)
+    return tuple(s for s in STRATA if not ops or s[0] in ops) or STRATA
 
 
 def boundary(subject: str, kind: str, extra: str) -> str:
@@ -172,8 +200,15 @@ def structures(draw: st.DrawFn, profile: ReleaseProfile, op: str, focus: Sequenc
         return seed, (source, draw(without_random(destination_templates(source, profile, focus))))
     if op == "partition":
         return seed, (draw(st.integers(1, 16)),)
-    if op == "match":
+    if op in ("match", "contains"):
         return seed, (draw(_patterns()),)
+    if op == "valid_subject" and tuple(focus) == LENIENT:
+        return seed, (draw(st.booleans()), True)
+    if op == "valid_mapping":
+        source = draw(wildcard_sources())
+        destinations = without_random(destination_templates(source, profile, focus))
+        listed = st.lists(destinations, min_size=1, max_size=3)
+        return seed, (source, tuple(draw(listed)))
     return seed, (draw(st.booleans()),)
 
 
@@ -215,19 +250,65 @@ def family_of(op: str, structure: Structure, profile: ReleaseProfile, size: int)
         matching = bulk_subjects(pattern, rng, size, pool=pool[:8])
         subjects = dict.fromkeys(boundary(s, rng.choice(kinds), rng.choice(pool)) for s in matching)
         return QuestionFamily(MatchQuestion(pattern, ""), tuple(subjects))
+    if op == "contains":
+        (within,) = drawn
+        filters = dict.fromkeys(near_filter(within, rng, pool[:4]) for _ in range(size))
+        return QuestionFamily(ContainsQuestion("", within), tuple(filters))
+    if op == "valid_mapping":
+        source, destinations = drawn
+        lists = (weighted_list(destinations, rng) for _ in range(size))
+        return QuestionFamily(ValidMappingQuestion(source, [], profile.name), tuple(lists))
     choices = [*pool[:8], *SPECIAL_TOKENS]
     parts = [rng.choices(choices, k=rng.randint(1, 4)) for _ in range(size)]
-    return QuestionFamily(ValidSubjectQuestion("", drawn[0]), tuple(".".join(chosen) for chosen in parts))
+    lenient = len(drawn) > 1 and bool(drawn[1])
+    texts = tuple(".".join(chosen) for chosen in parts)
+    return QuestionFamily(ValidSubjectQuestion("", drawn[0], lenient), texts)
+
+
+def near_filter(within: str, rng: random.Random, pool: Sequence[str]) -> str:
+    """A subscription filter near `within`, so that containment goes either way: each token kept, made
+    `*` or another literal, the end cut, made `>` or longer."""
+    out = []
+    for token in within.split("."):
+        roll = rng.random()
+        out.append(token if roll < 0.6 else "*" if roll < 0.8 else rng.choice(pool))
+    ending = rng.random()
+    if ending < 0.15 and len(out) > 1:
+        out.pop()
+    elif ending < 0.3:
+        out[-1] = ">"
+    elif ending < 0.45:
+        out.append(rng.choice([*pool, "*", ">"]))
+    return ".".join(out)
+
+
+WEIGHT_EDGES = (0, 1, 50, 99, 100, 101, 120)
+
+
+def weighted_list(destinations: Sequence[str], rng: random.Random) -> list[WeightedEntry]:
+    """Some of `destinations` with weights: mostly adding up to 100 or less, sometimes more, some at the
+    edges (0, 100, over 100); now and then a destination twice or entries scoped to a cluster."""
+    chosen = rng.sample(list(destinations), rng.randint(1, len(destinations)))
+    if rng.random() < 0.1:
+        chosen.append(chosen[0])
+    left = 100
+    entries = []
+    for destination in chosen:
+        weight = rng.choice(WEIGHT_EDGES) if rng.random() < 0.5 else rng.randint(0, max(left, 0) + 10)
+        left -= weight
+        cluster = rng.choice(("c1", "c2")) if rng.random() < 0.15 else None
+        entries.append(WeightedEntry(destination, weight, cluster))
+    return entries
 
 
 def _draw(strategy: st.SearchStrategy[Structure], data: st.DataObject) -> Structure:
     return data.draw(strategy)
 
 
-def _shares(cases: int) -> list[int]:
+def _shares(cases: int, strata: Sequence[tuple[str, tuple[str, ...], int]] = STRATA) -> list[int]:
     """`cases` shared out over the strata in proportion to their shares (largest remainder)."""
-    total = sum(share for _op, _focus, share in STRATA)
-    exact = [cases * share / total for _op, _focus, share in STRATA]
+    total = sum(share for _op, _focus, share in strata)
+    exact = [cases * share / total for _op, _focus, share in strata]
     counts = [int(x) for x in exact]
     by_remainder = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])
     for i in by_remainder[: cases - sum(counts)]:
@@ -236,13 +317,20 @@ def _shares(cases: int) -> list[int]:
 
 
 def draw_families(
-    profile: ReleaseProfile, cases: int, seed: int, ask: Callable[[QuestionFamily], float]
+    profile: ReleaseProfile,
+    cases: int,
+    seed: int,
+    ask: Callable[[QuestionFamily], float],
+    *,
+    protocol: int = 2,
+    ops: frozenset[str] = frozenset(),
 ) -> None:
     """`cases` questions under `profile`'s rules, in families drawn stratum by stratum (`STRATA`), each
     handed to `ask`, whose score (the code a family ran that none before had, in a coverage-guided run)
     Hypothesis's target phase climbs: later draws mutate the structures that scored best, as HypoFuzz
     rewards new coverage."""
-    for stratum, share in zip(STRATA, _shares(cases), strict=True):
+    strata = strata_of(protocol, ops)
+    for stratum, share in zip(strata, _shares(cases, strata), strict=True):
         draw_stratum(profile, stratum, share, cases=cases, seed=seed, ask=ask)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nats_conformance.fixtures.clients.adapter import AdapterProcess
@@ -117,9 +117,10 @@ def check_release(
         )
         session = AdapterSession(adapter, profile, seed=seed, engine_only=True)
         sink = unwritten(also=check.count, shrinks=True)
-        run_family(LIBRARY, session, context, budget=questions, seed=seed, sink=sink)
+        family = replace(LIBRARY, protocol=adapter.hello.protocol, ops=adapter.ops)
+        run_family(family, session, context, budget=questions, seed=seed, sink=sink)
         if minimise:
-            found = minimise_classes(LIBRARY, session, context, sink.smallest or {}, unwritten())
+            found = minimise_classes(family, session, context, sink.smallest or {}, unwritten())
             check.minimal.update((case.case_class, case) for case in found)
     return check
 

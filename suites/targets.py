@@ -5,6 +5,9 @@ the same way.
     --target 2.14.5                         a release (or line `2.10`, `system`, a binary path)
     --target nats://127.0.0.1:4222          a running server (mappings applied with --apply-command)
     --target "adapter:python my_lib.py"     a program speaking docs/adapter-protocol.md
+    --target adapter:nats-jwt               a packaged adapter (`adapters/`, `nats-conformance adapters`),
+                                            built and cached when missing (fixtures.adapters),
+                                            and named so in records and replay lines
     --target engine:2.14.5                  the transform engine of a release, in-process behind
                                             the adapter protocol (fixtures.engine), judged like an
                                             adapter under that release's rules

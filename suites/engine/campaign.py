@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -442,8 +442,9 @@ def run_adapter(
         )
         expectations.note_known(known)
         try:
+            family = replace(LIBRARY, protocol=adapter.hello.protocol, ops=adapter.ops)
             run_family(
-                LIBRARY,
+                family,
                 session,
                 context,
                 budget=budget,
@@ -452,7 +453,7 @@ def run_adapter(
                 known=[LIBRARY.unit_of(case) for case in known],
                 guidance=session.guidance(plan.guided),
             )
-            minimal = minimise(LIBRARY, session, context, sink.smallest or {}, sink)
+            minimal = minimise(family, session, context, sink.smallest or {}, sink)
         finally:
             progress.end()
             if against is not None:

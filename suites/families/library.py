@@ -38,14 +38,18 @@ from nats_conformance.fixtures.errors import ServerError
 from nats_conformance.records.casefile import CaseFile, CaseFileError
 from nats_conformance.records.schema import NOT_SUPPORTED, Case, CaseBlock
 from nats_conformance.records.unknowns import ADAPTER_FAILED, stated
-from nats_conformance.reference.adapter import handle_request, transform_reply
+from nats_conformance.reference.adapter import handle_request, mapping_refusal, transform_reply
 from nats_conformance.reference.functions import FUNCTIONS, LEGACY_WILDCARD
-from nats_conformance.reference.matching import matches
+from nats_conformance.reference.matching import contains, matches
 from nats_conformance.reference.partition import partition
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.protocol import (
     INTERNAL_ERROR,
+    PROTOCOL_VERSION,
+    VERSION_2_OPS,
     Answer,
+    Contained,
+    ContainsQuestion,
     CoverageQuestion,
     Covered,
     Mapped,
@@ -57,6 +61,7 @@ from nats_conformance.reference.protocol import (
     Refusal,
     TransformQuestion,
     Validity,
+    ValidMappingQuestion,
     ValidSubjectQuestion,
     answer_fields,
     answer_of,
@@ -69,7 +74,9 @@ from nats_conformance.suites.drawing import (
     QuestionFamily,
     boundary,
     draw_families,
+    near_filter,
     questions_of,
+    weighted_list,
     wildcard_sources,
     without_random,
 )
@@ -141,6 +148,27 @@ def valid_subject_questions() -> st.SearchStrategy[ValidSubjectQuestion]:
     )
 
 
+@st.composite
+def contains_questions(draw: st.DrawFn) -> ContainsQuestion:
+    """A subscription filter and another near it (`suites.drawing.near_filter`)."""
+    within = draw(patterns(max_tokens=4))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    return ContainsQuestion(near_filter(within, rng, ["a", "b", "0"]), within)
+
+
+@st.composite
+def valid_mapping_questions(draw: st.DrawFn, profile: ReleaseProfile) -> ValidMappingQuestion:
+    """A source and a weighted list of destinations (`suites.drawing.weighted_list`)."""
+    source = draw(wildcard_sources())
+    listed = draw(st.lists(destination_templates(source, profile).filter(_no_random), min_size=1, max_size=3))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    return ValidMappingQuestion(source, weighted_list(listed, rng), profile.name)
+
+
+def _no_random(destination: str) -> bool:
+    return "random" not in destination.lower()
+
+
 def strategy_for(op: str, profile: ReleaseProfile, names: Sequence[str] = ()) -> st.SearchStrategy[Question]:
     """The questions of one operation (what a divergence of that operation is shrunk within)."""
     strategies: dict[str, st.SearchStrategy[Question]] = {
@@ -148,6 +176,8 @@ def strategy_for(op: str, profile: ReleaseProfile, names: Sequence[str] = ()) ->
         PartitionQuestion.op: partition_questions(),
         MatchQuestion.op: match_questions(),
         ValidSubjectQuestion.op: valid_subject_questions(),
+        ContainsQuestion.op: contains_questions(),
+        ValidMappingQuestion.op: valid_mapping_questions(profile),
     }
     return strategies[op]
 
@@ -190,6 +220,8 @@ def _shown(answer: Answer | None) -> str:
         return '{"valid": true}' if answer.valid else '{"valid": false}'
     if isinstance(answer, Partitioned):
         return f'{{"partition": {answer.partition}}}'
+    if isinstance(answer, Contained):
+        return '{"contained": true}' if answer.contained else '{"contained": false}'
     return "" if answer is None else json.dumps(answer_fields(answer), ensure_ascii=False)
 
 
@@ -266,16 +298,41 @@ def judge(
     if isinstance(question, MatchQuestion):
         kinds = _wildcard_kinds(question.pattern)
         return Judgement("matching", kinds, question.pattern, "", question.subject, *shown, differs)
+    if isinstance(question, ContainsQuestion):
+        if differs == "value":
+            differs = "missed-containment" if _contained(expected) else "false-containment"
+        pair = (question.filter, question.within)
+        return Judgement("containment", ("contains-op",), *pair, "", *shown, differs)
+    if isinstance(question, ValidMappingQuestion):
+        if differs == "value" and isinstance(expected, Validity):
+            rejected = f"reference-reject-{expected.reason}-server-accept"
+            differs = "reference-accept-server-reject" if expected.valid else rejected
+        listed = json.dumps([entry.wire() for entry in question.destinations], ensure_ascii=False)
+        return Judgement("weighted", ("valid-mapping-op",), question.source, listed, "", *shown, differs)
     assert isinstance(question, ValidSubjectQuestion), f"{question.op} questions are not judged"
-    rule = ("publish-rule",) if question.literal else ("subject-rule",)
-    return Judgement("subjects", rule, "", "", question.subject, *shown, differs)
+    rule = "publish-rule" if question.literal else "subject-rule"
+    if question.lenient:
+        rule += "-lenient"
+        if differs == "value" and isinstance(observed, Validity) and observed.valid:
+            differs = ""  # a lenient check may accept more than the rule, never less
+    return Judgement("subjects", (rule,), "", "", question.subject, *shown, differs)
+
+
+def _contained(answer: Answer) -> bool:
+    return isinstance(answer, Contained) and answer.contained
 
 
 def is_supported(adapter: AdapterProcess, question: Question) -> bool:
-    """Whether an adapter's hello lists the question's operation (when it lists any) and, for a
-    transform, every `{{function}}` its destination names (when it lists functions)."""
+    """Whether an adapter's hello lists the question's operation (when it lists any; an operation of
+    protocol version 2 only when it declares that version) and, for a transform, every `{{function}}`
+    its destination names (when it lists functions)."""
     if adapter.ops and question.op not in adapter.ops:
         return False
+    if question.op in VERSION_2_OPS and adapter.hello.protocol < 2:
+        return False
+    rules = adapter.hello.subject_rules
+    if isinstance(question, ValidSubjectQuestion) and rules is not None:
+        return question.rule in rules
     if not isinstance(question, TransformQuestion) or adapter.functions is None:
         return True
     named = _functions_named(question.destination)
@@ -301,6 +358,11 @@ def reference_answer(question: Question) -> Answer:
         return Validity(is_valid_publish_subject(subject) if question.literal else is_valid_subject(subject))
     if isinstance(question, PartitionQuestion) and question.n >= 1:
         return Partitioned(partition(question.tokens, question.n))
+    if isinstance(question, ContainsQuestion):
+        return Contained(contains(question.filter, question.within))
+    if isinstance(question, ValidMappingQuestion):
+        refused = mapping_refusal(question)
+        return Validity(True) if refused is None else Validity(False, refused.kind)
     return answer_of(question, handle_request(question.wire()))
 
 
@@ -310,6 +372,9 @@ def asked_as(
     """A question as `adapter` is asked it: a transform under `version`'s rules when given (else the
     question's own, if it names one), of the bare engine with `engine_only` or when the adapter's hello
     declares engine mode."""
+    if isinstance(question, ValidMappingQuestion):
+        release = version or question.server_version
+        return ValidMappingQuestion(question.source, question.destinations, release)
     if not isinstance(question, TransformQuestion):
         return question
     engine_only = engine_only or question.engine_only or adapter.mode == "engine"
@@ -456,11 +521,23 @@ class LibraryFamily:
 
     name: str = "library"
     summary: str = "a family of adapter-protocol questions sharing a drawn mapping, pattern, count or rule"
-    features: tuple[str, ...] = ("mapping", "validation", "partition", "matching", "subjects")
+    features: tuple[str, ...] = (
+        "mapping",
+        "validation",
+        "partition",
+        "matching",
+        "subjects",
+        "containment",
+        "weighted",
+    )
     budget: int = 20_000
     side_by_side: int = SIDE_BY_SIDE
     steered: bool = False
     rolling: bool = False
+    protocol: int = PROTOCOL_VERSION
+    ops: frozenset[str] = frozenset()
+    """The protocol version and operations of the adapter asked (its hello): what it is asked
+    (`suites.drawing.strata_of`)."""
 
     def width(self, session: AdapterSession) -> int:
         return self.side_by_side
@@ -471,7 +548,8 @@ class LibraryFamily:
     def draw(self, profile: ReleaseProfile, draws: Draws) -> None:
         """`draws.budget` questions in families (`suites.drawing.draw_families`), each handed over alone."""
         seed = draws.seed if isinstance(draws.seed, int) else random.Random(draws.seed).getrandbits(32)
-        draw_families(profile, draws.budget, seed, lambda family: draws.on_units([family]))
+        ask = lambda family: draws.on_units([family])  # noqa: E731
+        draw_families(profile, draws.budget, seed, ask, protocol=self.protocol, ops=self.ops)
 
     def execute(self, session: AdapterSession, unit: QuestionFamily) -> Answers:
         (answers,) = session.ask([unit])

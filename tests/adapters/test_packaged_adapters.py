@@ -1,0 +1,91 @@
+"""Real third parties, judged (issue 58): each packaged adapter (adapters/) is built as
+`nats-conformance provision adapter:NAME` builds it, asked a small budget of questions, and shows its
+known divergence classes (listed in expectations.toml) and agreement elsewhere; every message of the
+run validates against the protocol's JSON Schema. An adapter whose build takes over two minutes from
+empty registry caches (`ci = false` in its adapter.toml) runs only nightly."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nats_conformance.fixtures.adapters import adapter_command, packaged, packaged_adapters
+from nats_conformance.suites.__main__ import main
+from tests.adapters.test_protocol_schema import RECORDING, check_run
+
+PYTHON = shlex.quote(sys.executable)
+EXPECTED: dict[str, set[str]] = {
+    "nats-jwt": {
+        "containment:contains-op:false-containment",
+        "subjects:subject-rule:value",
+        "weighted:valid-mapping-op:reference-reject-duplicate-destination-server-accept",
+    },
+    "mock-node-nats": {"matching:full:not-delivered"},
+    "mock-nats-client": set(),
+    "jnats": set(),
+    "async-nats": {"subjects:subject-rule:value"},
+}
+"""Divergence classes each adapter shows at this budget and seed (measured), all listed in
+expectations.toml; the others agree with the documents on every question asked."""
+
+
+def run(name: str, tmp_path: Path) -> tuple[int, dict[str, Any], set[str], Path]:
+    adapter = packaged(name)
+    assert adapter is not None
+    missing = [tool for tool in adapter.tools if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"adapter {name} needs {', '.join(missing)}")
+    command = adapter_command(name)
+    log = tmp_path / "messages.log"
+    (tmp_path / "none.toml").write_text("")
+    target = f"adapter:{PYTHON} {RECORDING} {log} {command}"
+    argv = ["campaign", "--target", target, "--cases", "1500", "--out", str(tmp_path / "runs")]
+    status = main([*argv, "--expectations", str(tmp_path / "none.toml")])
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    folder = run_dir / "divergences"
+    classes = (
+        {json.loads(p.read_text())["case_class"] for p in folder.glob("*.json")} if folder.exists() else set()
+    )
+    return status, manifest, classes, log
+
+
+def judged(name: str, tmp_path: Path) -> None:
+    status, manifest, classes, log = run(name, tmp_path)
+    assert EXPECTED[name] <= classes, classes
+    assert status == (1 if classes else 0)
+    verdicts = manifest["verdicts"]
+    assert verdicts["agree"] >= 0.8 * (verdicts["agree"] + verdicts["diverge"]), verdicts
+    check_run(log)
+    # Listed: with the repository's expectations nothing of it is unexpected.
+    out = tmp_path / "listed"
+    target = f"adapter:{name}"
+    assert main(["campaign", "--target", target, "--cases", "1500", "--out", str(out)]) == 0
+
+
+def test_the_packaged_adapters_are_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    from nats_conformance import main as command
+
+    assert set(packaged_adapters()) == set(EXPECTED)
+    assert command(["adapters", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {(row["name"], row["language"]) for row in rows} >= {("nats-jwt", "Go"), ("jnats", "Java")}
+    assert all(row["version"] and row["implementation"] for row in rows)
+    assert command(["provision", "adapter:no-such-adapter"]) == 2
+
+
+@pytest.mark.parametrize("name", [n for n, a in packaged_adapters().items() if a.ci])
+def test_a_packaged_adapter_is_judged(name: str, tmp_path: Path) -> None:
+    judged(name, tmp_path)
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("name", [n for n, a in packaged_adapters().items() if not a.ci])
+def test_a_slow_packaged_adapter_is_judged(name: str, tmp_path: Path) -> None:
+    judged(name, tmp_path)
