@@ -12,15 +12,22 @@ from contextlib import suppress
 from pathlib import Path
 
 
+def printable(text: str) -> str:
+    """Text with bytes that are not UTF-8 (kept as surrogate escapes by the reference and the tap, so
+    that byte-level results compare exactly) written as `\\xNN`."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def replace_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename.
+    """Write `text` to `path` through a temporary file in the same folder and a rename (as UTF-8, bytes
+    that are not UTF-8 as `printable` writes them).
 
     Raises:
         OSError: the file cannot be written (the old one, if any, is kept and no temporary is left).
     """
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
+        temporary.write_text(printable(text), encoding="utf-8")
         temporary.replace(path)
     except OSError:
         with suppress(OSError):
@@ -42,9 +49,10 @@ def _exchange(first: Path, second: Path) -> None:
 
 
 def replace_folder(path: Path, files: Mapping[str, str], *, owned: Callable[[Path], bool]) -> None:
-    """Write `files` (text by path under the folder) as the folder `path`, whole: into a new folder beside
-    it, which then takes the old one's place in one step (`_exchange`), so that an interrupted write,
-    even a killed one, leaves the old folder or the new one, never a mix; the old one is removed after.
+    """Write `files` (text by path under the folder, as `replace_text` writes it) as the folder `path`,
+    whole: into a new folder beside it, which then takes the old one's place in one step (`_exchange`),
+    so that an interrupted write, even a killed one, leaves the old folder or the new one, never a mix;
+    the old one is removed after.
     An existing `path` is replaced only if it is empty or `owned` says this command wrote it.
 
     Raises:
@@ -58,7 +66,7 @@ def replace_folder(path: Path, files: Mapping[str, str], *, owned: Callable[[Pat
         for name, text in files.items():
             page = staged / name
             page.parent.mkdir(parents=True, exist_ok=True)
-            page.write_text(text, encoding="utf-8")
+            page.write_text(printable(text), encoding="utf-8")
         if path.exists():
             _exchange(staged, path)  # the old folder is now the staged one, removed below
         else:

@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nats_conformance.records.casefile import size, write_case_files
+from nats_conformance.records.files import printable
 from nats_conformance.records.owners import is_process_alive, process_identity
 from nats_conformance.records.schema import (
     COLUMNS,
@@ -100,12 +101,6 @@ class RecordsError(ConformanceError):
 
 def new_run_id() -> str:
     return time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-
-
-def printable(text: str) -> str:
-    """Text with bytes that are not UTF-8 (kept as surrogate escapes by the reference and the tap, so
-    that byte-level results compare exactly) written as `\\xNN`."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 Exact = dict[int, dict[str, Any]]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
+from nats_conformance.records.files import printable
 from nats_conformance.records.replay import nats_cli_command, replay_command, server_config
 from nats_conformance.records.schema import Case
-from nats_conformance.records.writer import printable
 
 SHOWN = 5
 

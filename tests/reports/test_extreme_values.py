@@ -171,3 +171,38 @@ def test_every_value_reads_back_exactly_from_spark(
     written = recorded(run_dir, drawn, in_blocks)
     rows = [row.asDict(recursive=True) for row in read_records(spark, parts(run_dir)).collect()]
     assert by_id(rows) == written
+
+
+def test_a_report_and_a_site_of_extreme_divergences_are_written(tmp_path: Path) -> None:
+    """The exact values read back (bytes that are not UTF-8 among them) are shown as `\\xNN` in every
+    page: a site of such a run ended in a UnicodeEncodeError traceback before."""
+    from nats_conformance.reports.build import build_report
+    from nats_conformance.reports.site import build_site
+
+    odd = Case(
+        **{
+            "run_id": "r\udce6",
+            "implementation": "nats-server",
+            "case_id": 0,
+            "server_version": "2.14.10",
+            "backend": "process",
+            "feature": "partition",
+            "functions": "partition",
+            "source": "m.*",
+            "destination": "p.{{partition(9223372036854775808,1)}}",
+            "subject": "m.\udce6",
+            "expected": "p.0.\udce6",
+            "observed": "p.1.\udce6\x00",
+            "verdict": "diverge",
+            "difference": "wrong-subject",
+            "partitions": 2**63,
+        }
+    )
+    run_dir = tmp_path / "run"
+    recorded(run_dir, [odd, replace(odd, verdict="agree", difference="", observed=odd.expected)], False)
+    built = build_report([run_dir], tmp_path / "report", engine="duckdb")
+    index = build_site([run_dir], tmp_path / "site", engine="duckdb")
+    replay = "--partitions 9223372036854775808 --subject 'm.\\xe6'"  # the exact count, the byte shown
+    assert replay in built.markdown.read_text(encoding="utf-8")
+    pages = "".join(path.read_text(encoding="utf-8") for path in index.parent.rglob("*.html"))
+    assert "m.\\xe6" in pages
