@@ -89,7 +89,6 @@ _LOADING_ENDINGS: dict[int, tuple[int, str]] = {
     signal.SIGHUP: (129, "hung up"),
 }
 """`reference.errors.ENDINGS` by signal number, for a signal that lands before that module is loaded."""
-_ENDING_STATUSES = frozenset(status for status, _ in _LOADING_ENDINGS.values())
 
 
 class _EndedWhileLoading(BaseException):
@@ -106,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
 
     Ctrl-C, SIGTERM or SIGHUP while the reference model loads (before `run_loaded` handles signals) ends
     the command with its one line and exit status too, not a traceback from an import. With no `argv`
-    (the process's own command line) a command a signal ended keeps ignoring signals until it exits."""
+    (the process's own command line) signals are ignored from the command's end until the process
+    exits: a Ctrl-C then (the work done, its output written) neither kills the process nor hides its
+    exit status."""
     previous = {number: signal.signal(number, _end_while_loading) for number in _LOADING_ENDINGS}
     status = 0
     try:
@@ -120,7 +121,6 @@ def main(argv: list[str] | None = None) -> int:
         status, line = ended.args
         print(f"nats-conformance: {line}", file=sys.stderr)
     finally:
-        ending = argv is None and status in _ENDING_STATUSES
         for number, handler in previous.items():
-            signal.signal(number, signal.SIG_IGN if ending else handler)
+            signal.signal(number, signal.SIG_IGN if argv is None else handler)
     return int(status)

@@ -54,10 +54,10 @@ def test_the_quick_bad_input_probes_pass_through_the_harness(tmp_path: Path) -> 
     assert (tmp_path / "probes.txt").read_text().startswith(f"{len(QUICK)} probes in ")
 
 
-def test_the_docs_page_lists_the_53_probes_as_the_harness_has_them() -> None:
+def test_the_docs_page_lists_the_57_probes_as_the_harness_has_them() -> None:
     done = probes("--list")
     assert done.returncode == 0, done.stderr
     listed = [line.split(" ", 1)[0] for line in done.stdout.splitlines()]
-    assert len(listed) == len(set(listed)) == 53
+    assert len(listed) == len(set(listed)) == 57
     load()
     assert table() in (ROOT / "docs" / "guide" / "probes.md").read_text()

@@ -5,10 +5,12 @@ dockerd a campaign starts itself)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from nats_conformance.fixtures.provision import CACHE_ENV, cache_root
@@ -26,6 +28,7 @@ from tests.probes.tools import (
     module,
     one_run,
     recorded,
+    run,
     session_pids,
     signal_ending,
     wait_for,
@@ -116,6 +119,56 @@ def sigterm_during_report_spark(context: Context) -> str:
     return _report_signalled(context, "spark", signal.SIGTERM)
 
 
+SITE_MOMENTS = 9
+"""How many moments of a rewrite Ctrl-C is sent at: spread evenly from the command's start to the time
+the first build of the site took, so that some land while the records are read and some while the
+pages are written or just after."""
+OLD_MARK = "<!-- the site before the rewrite -->"
+
+
+def _pages(site: Path) -> dict[str, str]:
+    return {str(path.relative_to(site)): path.read_text() for path in site.rglob("*") if path.is_file()}
+
+
+@probe(
+    "sigint-during-site-rewrite",
+    "reports",
+    "Ctrl-C at nine moments from the start of `site` rewriting an existing site to its end",
+    "each time the folder holds the old site whole or the new one whole, never a mix nor an empty "
+    "page, and nothing staged is left beside it",
+)
+def sigint_during_site_rewrite(context: Context) -> str:
+    run_dir = _report_run(context)
+    site = context.work("site-rewrite") / "site"
+    argv = command("site", str(run_dir), "--out", str(site), "--engine", "duckdb")
+    first = run(argv)
+    check(first.status == 0, f"the first site was not built: {first.stderr[-300:]}")
+    old = {name: text + OLD_MARK for name, text in _pages(site).items()}
+    endings = Counter[str]()
+    for moment in range(SITE_MOMENTS):
+        offset = round(first.seconds * moment / (SITE_MOMENTS - 1), 2)
+        for name, text in old.items():
+            (site / name).write_text(text)
+        launched = launch(context, argv, f"site-{moment}")
+        time.sleep(offset)
+        launched.send(signal.SIGINT)
+        status = launched.wait(timeout=120)
+        pages = _pages(site)
+        marked = [name for name, text in pages.items() if OLD_MARK in text]
+        if marked:
+            check(pages == old, f"Ctrl-C at {offset} s (exit {status}): old pages mixed with new ones")
+            endings["old"] += 1
+        else:
+            whole = set(pages) == set(old) and all(pages.values())  # the same runs: the same pages
+            check(whole and status in (0, 130), f"Ctrl-C at {offset} s: new pages, not all, exit {status}")
+            endings["new"] += 1
+        staged = [path.name for path in site.parent.iterdir() if path.name != site.name]
+        check(not staged, f"Ctrl-C at {offset} s left {', '.join(staged)} beside the site")
+        nothing_left(launched, "site")
+    spread = f"{SITE_MOMENTS} Ctrl-C from 0 to {first.seconds:.1f} s"
+    return f"{spread}: {endings['old']} left the old site whole, {endings['new']} the new"
+
+
 # -- sweeps and Spark-scheduled campaigns, faulted and resumed -------------------------------------------
 
 SWEEP = ("campaign", "--since", "2.15.0", "--family", "mapping", "--cases", "36000")
@@ -201,6 +254,87 @@ def spark_campaign_sigkill_resume(context: Context) -> str:
     launched.send(signal.SIGKILL)
     launched.wait()
     return _resumed(context, launched, out, "SIGKILLed", killed=True, temp=temp)
+
+
+def _killed_after_a_task_completed(context: Context) -> tuple[Path, Path]:
+    """The Spark-scheduled campaign SIGKILLed once one task's journal says it completed; its run
+    directory and that task's first part."""
+    out, temp = context.work("out"), str(context.work("tmp"))
+    launched = launch(context, campaign(out, "--master", "local[2]", *SPARK_CAMPAIGN), TMPDIR=temp)
+
+    def completed() -> Path | None:
+        launched.alive()
+        for journal in sorted(out.glob("*/tasks/t*.json")):
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(journal.read_text()).get("status") == "completed":
+                    parts = sorted(journal.parent.parent.glob(f"cases/part-{journal.stem}-*.parquet"))
+                    return parts[0] if parts else None
+        return None
+
+    part = wait_for(completed, "a completed task", timeout=300)
+    launched.send(signal.SIGKILL)
+    launched.wait()
+    nothing_left(launched, "SIGKILLed")
+    return one_run(out), part
+
+
+def _resume_after_damage(context: Context, damage: str) -> str:
+    run_dir, part = _killed_after_a_task_completed(context)
+    if damage == "deleted":
+        part.unlink()
+    else:
+        part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    resumed = launch(context, command("campaign", "--resume", str(run_dir)), "resume")
+    status = resumed.wait(timeout=600)
+    check("Traceback" not in resumed.stderr, "the resume printed a traceback")
+    task = part.name.split("-")[1]
+    check(f"{task}: " in resumed.stderr and "it runs again" in resumed.stderr, f"{task} was not run again")
+    counts, _ = accounted(run_dir, status="completed")
+    agrees_with_records(status, run_dir)
+    return nothing_left(resumed, f"SIGKILLed, {task}'s part {damage}; resumed: exit {status}, {counts}")
+
+
+@probe(
+    "resume-part-deleted",
+    "spark",
+    "SIGKILL a Spark-scheduled campaign after a task completed, delete that task's part, then --resume",
+    "the task runs again (one line says why); the resume completes; cases = rows, no duplicate",
+)
+def resume_part_deleted(context: Context) -> str:
+    return _resume_after_damage(context, "deleted")
+
+
+@probe(
+    "resume-part-truncated",
+    "spark",
+    "SIGKILL a Spark-scheduled campaign after a task completed, cut that task's part in half, then --resume",
+    "no traceback; the task runs again (one line says why); the resume completes; cases = rows",
+)
+def resume_part_truncated(context: Context) -> str:
+    return _resume_after_damage(context, "cut in half")
+
+
+@probe(
+    "resume-twice-at-once",
+    "spark",
+    "SIGKILL a Spark-scheduled campaign, then start two --resume of its run at once",
+    "one is refused with one line (exit 2), the other completes; cases = rows, no duplicate",
+)
+def resume_twice_at_once(context: Context) -> str:
+    run_dir, _ = _killed_after_a_task_completed(context)
+    argv = command("campaign", "--resume", str(run_dir))
+    resumes = [launch(context, argv, "resume-1"), launch(context, argv, "resume-2")]
+    statuses = [resumed.wait(timeout=600) for resumed in resumes]
+    check(statuses.count(2) == 1, f"exits {statuses}: one resume should be refused")
+    refused, completed = (resumes[0], resumes[1]) if statuses[0] == 2 else (resumes[1], resumes[0])
+    lines = [line for line in refused.stderr.splitlines() if line.strip()]
+    check(
+        len(lines) == 1 and "being written by another campaign" in lines[0],
+        f"the refused resume said: {refused.stderr[-300:]}",
+    )
+    counts, _ = accounted(run_dir, status="completed")
+    agrees_with_records(statuses[resumes.index(completed)], run_dir)
+    return nothing_left(completed, f"{lines[0][:90]}...; the other: {counts}")
 
 
 @probe(
