@@ -26,13 +26,12 @@ from nats_conformance.fixtures.errors import (
     ServerError,
     ServerStartError,
     ServerStoppedError,
-    unobserved,
-    unobserved_reason,
 )
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.local import LocalServer
 from nats_conformance.fixtures.servers.operator import OperatorBackend
 from nats_conformance.fixtures.session import Session
+from nats_conformance.fixtures.unobserved import unobserved, unobserved_reason
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import CRASH_UNCONFIRMED, Case, CaseBlock
 from nats_conformance.records.writer import RecordWriter
@@ -396,7 +395,7 @@ def judge_outcomes(
 
 def _lost(session: Target, error: ServerError) -> str:
     """What the cases of a unit `error` cut short say when the server could not be started again: the
-    restart's journal line, with the error's reason (`fixtures.errors.unobserved`)."""
+    restart's journal line, with the error's reason (`fixtures.unobserved.unobserved`)."""
     return unobserved(session.restarts[-1], unobserved_reason(error))
 
 

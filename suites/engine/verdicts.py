@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from nats_conformance.fixtures.errors import unobserved
 from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.unobserved import unobserved
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import CRASH_UNCONFIRMED, NOT_SUPPORTED, REFUSED, Case, CaseBlock, Texts
 from nats_conformance.records.schema import case_class_of as class_text
@@ -145,7 +145,7 @@ def make_case(
     """A case with its verdict: `difference` is empty when the server agreed, else what differed
     (the last part of its case class); a case without `subject` is one of a configuration, not of a
     message; `detail` with no observation makes it `unknown`. The `detail` of an `unknown` case states
-    why (`fixtures.errors.unobserved`: `reason`, one of `records.unknowns.STATED`, or the one its
+    why (`fixtures.unobserved.unobserved`: `reason`, one of `records.unknowns.STATED`, or the one its
     failure's text tells). `oracle` says which of reference, server and engine agree (`suites.oracle`);
     `kind`, `bucket` and `outcome` are as `records.schema` has them. It gets the run's next case id
     unless `case_id` is given."""

@@ -1,5 +1,5 @@
 """Every `unknown` case states its reason from the one list (`records.unknowns`): the producers that know
-it say it, and a failure's text tells it otherwise (`fixtures.errors.unobserved_reason`), for each
+it say it, and a failure's text tells it otherwise (`fixtures.unobserved.unobserved_reason`), for each
 failure the clients and the servers' sessions produce."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from nats_conformance.fixtures.errors import (
     ServerDiedError,
     ServerStalledError,
     ServerStoppedError,
-    unobserved,
-    unobserved_reason,
 )
+from nats_conformance.fixtures.unobserved import unobserved, unobserved_reason
 from nats_conformance.records import unknowns
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import NOT_SUPPORTED
