@@ -122,7 +122,7 @@ def percent(share: float) -> str:
     return f"{share * 100:g}"
 
 
-def add_max_unknown(parser: argparse.ArgumentParser) -> None:
+def add_max_unknown(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Register ``--max-unknown`` (exit status 3 above it)."""
     parser.add_argument(
         "--max-unknown",

@@ -312,36 +312,45 @@ def compile_transform(
             f"'>' must end both source and destination or neither ({source!r} -> {destination!r})"
         )
 
-    nodes: list[Node] = []
-    placeholders = 0
-    listed = 0
-    for token in dtokens:
-        node = parse_token(token, p)
-        if isinstance(node, FunctionNode):
-            for index in node.indexes:
-                if not 1 <= index <= npwcs:
-                    raise WildcardIndexOutOfRangeError(
-                        f"wildcard index {index} out of range in {token}: source has {npwcs} '*'"
-                    )
-            placeholders += 1
-            listed += len(node.indexes)
-        nodes.append(node)
-
-    rule = p.wildcard_usage
-    if (rule == "exact-count" and placeholders != npwcs) or (
-        (rule == "per-token" and placeholders < npwcs) or (rule == "per-index" and listed < npwcs)
-    ):
-        raise WildcardsNotUsedError(f"not every '*' of {source!r} is used in {destination!r}")
     return _assemble(
         build,
         source=source,
-        nodes=nodes,
+        nodes=_destination_nodes(source, destination, npwcs, p),
         wildcard_positions=wildcard_positions,
         checks=checks,
         open_ended=open_ended,
         source_length=len(stokens),
         literal_only=engine_only,
     )
+
+
+def _destination_nodes(source: str, destination: str, wildcards: int, p: ReleaseProfile) -> list[Node]:
+    """The destination's tokens parsed (`parse_token`), each function's wildcard indexes within the
+    source's `wildcards`, and the wildcards used as the release's rule asks (`wildcard_usage`).
+
+    Raises:
+        MappingError: a token that does not parse, an index out of range, an unused wildcard.
+    """
+    nodes: list[Node] = []
+    placeholders = 0
+    listed = 0
+    for token in destination.split("."):
+        node = parse_token(token, p)
+        if isinstance(node, FunctionNode):
+            for index in node.indexes:
+                if not 1 <= index <= wildcards:
+                    raise WildcardIndexOutOfRangeError(
+                        f"wildcard index {index} out of range in {token}: source has {wildcards} '*'"
+                    )
+            placeholders += 1
+            listed += len(node.indexes)
+        nodes.append(node)
+    rule = p.wildcard_usage
+    if (rule == "exact-count" and placeholders != wildcards) or (
+        (rule == "per-token" and placeholders < wildcards) or (rule == "per-index" and listed < wildcards)
+    ):
+        raise WildcardsNotUsedError(f"not every '*' of {source!r} is used in {destination!r}")
+    return nodes
 
 
 def _assemble(

@@ -50,7 +50,7 @@ from nats_conformance.records.replay import LAYOUTS
 from nats_conformance.records.schema import NOT_SUPPORTED, Case
 from nats_conformance.records.spark import why_no_spark
 from nats_conformance.records.unknowns import share_line, unknown_shares
-from nats_conformance.records.writer import new_run_id
+from nats_conformance.records.writer import RecordWriter, new_run_id
 from nats_conformance.reference.cli import (
     TOO_MANY_UNKNOWN,
     Parser,
@@ -190,6 +190,52 @@ def campaign(
         expectations_path = Path(arguments.expectations)
     else:
         expectations_path = default_to_update() if arguments.update_expectations else DEFAULT_PATH
+    run, adapters = campaign_targets(arguments, coverage_dir)
+    plan = campaign_plan(arguments, bool(adapters))
+    starting = arguments.update_expectations and not expectations_path.exists()
+    expectations = Expectations() if starting else load_expectations(expectations_path)
+    if arguments.master not in (None, IN_PROCESS) and (adapters or run is None or run_at_url(run)):
+        raise OptionError(
+            "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
+            "run without it"
+        )
+    if run_dir is None:
+        run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
+    outcomes: list[FamilyOutcome] = []
+    master, shards = scheduling(arguments, run, len(adapters))
+    try:
+        with sole_writer(run_dir), scale_out(master, shards) as scaled:
+            writer, diverged = run_campaign(
+                run,
+                plan,
+                run_dir,
+                expectations,
+                adapters=adapters,
+                outcomes=outcomes,
+                scale_out=scaled,
+                resume=bool(arguments.resume),
+            )
+    except TargetLostError as error:
+        print(f"nats-conformance: {error}", file=sys.stderr)
+        return TOO_MANY_UNKNOWN
+    if arguments.junit_xml:
+        write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
+    return campaign_ending(
+        arguments,
+        run,
+        writer,
+        run_dir=run_dir,
+        expectations=expectations,
+        expectations_path=expectations_path,
+        diverged=diverged,
+    )
+
+
+def campaign_targets(
+    arguments: argparse.Namespace, coverage_dir: Path | None
+) -> tuple[RunConfig | None, list[AdapterTarget]]:
+    """The server targets a campaign starts (None: adapters or engines only) and its adapter targets,
+    each with the profiles it is judged by; with `coverage_dir`, -cover builds of the engines."""
     versions = [*arguments.server_version, *swept_releases(arguments.releases, arguments.since)]
     targets = gather_targets(arguments.target, versions, arguments.server_url)
     run = None
@@ -223,49 +269,42 @@ def campaign(
                     close_grace=STOP_GRACE,
                 )
             )
+    return run, adapters
+
+
+def campaign_plan(arguments: argparse.Namespace, has_adapters: bool) -> CampaignPlan:
+    """The budgets and settings of a campaign: `--plan`'s budgets, then `--budget`, `--cases` and
+    `--family`."""
     budgets = {**PLANS[arguments.plan].budgets(), **dict(arguments.budget)}
     if arguments.cases is not None:
         budgets["mapping"] = arguments.cases
     if arguments.family:
         budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
-    plan = CampaignPlan(
+    return CampaignPlan(
         budgets=budgets,
         seed=arguments.seed,
         oracle=arguments.oracle or "",
         against=arguments.against or "",
-        judge_by=judge_by(arguments.judge_by, arguments.against, bool(adapters)),
+        judge_by=judge_by(arguments.judge_by, arguments.against, has_adapters),
         strict_errors=arguments.strict_errors,
         known_cases=not arguments.no_known_cases,
         guided=not arguments.unguided,
     )
-    starting = arguments.update_expectations and not expectations_path.exists()
-    expectations = Expectations() if starting else load_expectations(expectations_path)
-    if arguments.master not in (None, IN_PROCESS) and (adapters or run is None or run_at_url(run)):
-        raise OptionError(
-            "--master runs the nats-server targets a campaign starts; adapters and servers at a URL "
-            "run without it"
-        )
-    if run_dir is None:
-        run_dir = Path(arguments.resume) if arguments.resume else Path(arguments.out) / new_run_id()
-    outcomes: list[FamilyOutcome] = []
-    master, shards = scheduling(arguments, run, len(adapters))
-    try:
-        with sole_writer(run_dir), scale_out(master, shards) as scaled:
-            writer, diverged = run_campaign(
-                run,
-                plan,
-                run_dir,
-                expectations,
-                adapters=adapters,
-                outcomes=outcomes,
-                scale_out=scaled,
-                resume=bool(arguments.resume),
-            )
-    except TargetLostError as error:
-        print(f"nats-conformance: {error}", file=sys.stderr)
-        return TOO_MANY_UNKNOWN
-    if arguments.junit_xml:
-        write_junit_xml(Path(arguments.junit_xml), outcomes, writer.smallest.values())
+
+
+def campaign_ending(
+    arguments: argparse.Namespace,
+    run: RunConfig | None,
+    writer: RecordWriter,
+    *,
+    run_dir: Path,
+    expectations: Expectations,
+    expectations_path: Path,
+    diverged: list[Case],
+) -> int:
+    """What a finished campaign prints, first the news (what ended, what the reference cannot judge yet,
+    the divergences), then the counts, and its exit status; with `--update-expectations`, the file
+    rewritten from the run instead."""
     manifest = writer.manifest()
     ended = ended_entries(expectations.ended(), expectations_path)
     write_endings(run_dir, ended)
@@ -535,7 +574,7 @@ def weights_option(text: str) -> tuple[WeightedDestination, ...]:
     return tuple(entries)
 
 
-def add_strict_errors(parser: argparse.ArgumentParser) -> None:
+def add_strict_errors(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     parser.add_argument(
         "--strict-errors",
         action="store_true",
@@ -615,9 +654,16 @@ def replay_case(
 
 
 def add_campaign_options(run: argparse.ArgumentParser) -> None:
-    """The options of a campaign (also those of `coverage`, which runs one)."""
+    """The options of a campaign (also those of `coverage`, which runs one), in the groups `--help` shows:
+    the targets, what runs on them, how it is judged, and where the run goes."""
     add_target_options(run, many=True)
-    run.add_argument(
+    _add_selection(run.add_argument_group("what runs"))
+    _add_judging(run.add_argument_group("judging"))
+    _add_output(run.add_argument_group("where the run goes and how it is scheduled"))
+
+
+def _add_selection(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
         "--budget",
         action="append",
         default=[],
@@ -627,7 +673,7 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         + ", ".join(f"{name}={family.budget}" for name, family in FAMILIES.items())
         + ")",
     )
-    run.add_argument(
+    group.add_argument(
         "--plan",
         choices=tuple(PLANS),
         default="default",
@@ -635,7 +681,7 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         + "; ".join(f"{plan.name}, {plan.purpose}" for plan in PLANS.values())
         + " (default: default)",
     )
-    run.add_argument(
+    group.add_argument(
         "--family",
         action="append",
         default=[],
@@ -643,32 +689,37 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         metavar="FAMILY",
         help="run only this family (repeatable; default every family)",
     )
-    run.add_argument(
+    group.add_argument(
         "--cases", type=count, default=None, help="the mapping family's budget (and an adapter's questions)"
     )
-    run.add_argument(
+    group.add_argument(
         "--releases",
         action="append",
         default=[],
         metavar="all|LINE",
         help="sweep every stable release the Go module proxy serves, or those of a line (2.9); repeatable",
     )
-    run.add_argument("--since", metavar="VERSION", help="sweep every stable release from VERSION (2.2.0) on")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument(
+    group.add_argument(
+        "--since", metavar="VERSION", help="sweep every stable release from VERSION (2.2.0) on"
+    )
+    group.add_argument("--seed", type=int, default=0)
+
+
+def _add_judging(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
         "--oracle",
         choices=("engine",),
         help="also ask the transform engine of each server's release every mapping and validation case, "
         "and record which of reference, server and engine agree (the report's three-way section)",
     )
-    run.add_argument(
+    group.add_argument(
         "--against",
         metavar="engine:RELEASE",
         type=against_engine,
         help="also ask the transform engine of RELEASE every question put to an adapter target, and record "
         "which of reference, adapter and engine agree",
     )
-    run.add_argument(
+    group.add_argument(
         "--judge-by",
         choices=JUDGE_BY,
         help="engine: an adapter whose every divergence the engine of --against shares (both differ from "
@@ -677,14 +728,50 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         "--against, as a third party following nats-server is judged by the release it follows; else "
         "documents)",
     )
-    run.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
-    run.add_argument(
+    group.add_argument(
+        "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"
+    )
+    group.add_argument(
+        "--update-expectations",
+        action="store_true",
+        help="rewrite the expectations file from this run: add its divergences, close the range of an "
+        "entry it shows ended; never removes an entry",
+    )
+    group.add_argument(
+        "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
+    )
+    group.add_argument(
+        "--pair-with",
+        metavar="PATH",
+        help="a baseline file or previous run directory: each divergence class it shows and this run does "
+        "not (or the reverse) is run again on the other side, so that `gate` claims only paired changes "
+        "(between the run's own releases they always are)",
+    )
+    group.add_argument(
+        "--no-known-cases",
+        action="store_true",
+        help="do not run the expectations' known cases first: every unit is drawn (what the generators "
+        "find on their own)",
+    )
+    group.add_argument(
+        "--unguided",
+        action="store_true",
+        help="draw an adapter's questions as for any adapter even when it answers coverage (a -cover "
+        "engine under `coverage`): the baseline of coverage-guided drawing",
+    )
+    add_strict_errors(group)
+    add_max_unknown(group)
+
+
+def _add_output(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--out", default="runs", help="parent of the run directory (default runs)")
+    group.add_argument(
         "--resume",
         metavar="RUN_DIR",
         help="continue an interrupted campaign that ran as Spark tasks (several releases, a sweep, "
         "--master) in its run directory: its completed tasks are kept, the others run again",
     )
-    run.add_argument(
+    group.add_argument(
         "--master",
         metavar="URL",
         help="run each (target, family, shard) as a task on this Spark master (spark://HOST:PORT, local[N], "
@@ -692,51 +779,18 @@ def add_campaign_options(run: argparse.ArgumentParser) -> None:
         "here (a sweep, --releases, --since, the default targets) runs on local[*] unless this names "
         "another; none: in this process",
     )
-    run.add_argument(
+    group.add_argument(
         "--shards",
         type=count,
         metavar="N",
         help="with --master: tasks per family and target, each its share of the budget (default the "
         "cluster's default parallelism; 1 on local[*] for several releases and in a sweep)",
     )
-    run.add_argument(
-        "--expectations", help="known divergences of the targets (default the checkout's expectations.toml)"
-    )
-    run.add_argument(
-        "--update-expectations",
-        action="store_true",
-        help="rewrite the expectations file from this run: add its divergences, close the range of an "
-        "entry it shows ended; never removes an entry",
-    )
-    run.add_argument(
-        "--strict", action="store_true", help="fail when a listed divergence no longer happens (stale)"
-    )
-    run.add_argument(
-        "--pair-with",
-        metavar="PATH",
-        help="a baseline file or previous run directory: each divergence class it shows and this run does "
-        "not (or the reverse) is run again on the other side, so that `gate` claims only paired changes "
-        "(between the run's own releases they always are)",
-    )
-    run.add_argument(
-        "--no-known-cases",
-        action="store_true",
-        help="do not run the expectations' known cases first: every unit is drawn (what the generators "
-        "find on their own)",
-    )
-    run.add_argument(
-        "--unguided",
-        action="store_true",
-        help="draw an adapter's questions as for any adapter even when it answers coverage (a -cover "
-        "engine under `coverage`): the baseline of coverage-guided drawing",
-    )
-    run.add_argument(
+    group.add_argument(
         "--junit-xml",
         metavar="PATH",
         help="also write JUnit XML: a testcase per divergence class and per family x target",
     )
-    add_strict_errors(run)
-    add_max_unknown(run)
 
 
 def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
@@ -751,6 +805,19 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     add_campaign_options(run)
     run.set_defaults(handler=campaign)
+    _add_replay_command(commands)
+    _add_pair_command(commands)
+    add_coverage_command(commands, options=add_campaign_options, run=campaign)
+    add_mutants_command(commands)
+    add_bisect_command(commands)
+    add_engine_check_command(commands)
+    add_expectations_command(commands)
+    add_surface_command(commands)
+    add_changes_command(commands, options=add_campaign_options, run=campaign)
+
+
+def _add_replay_command(commands: argparse._SubParsersAction[Parser]) -> None:
+    """`replay`: one case again, from a case file or from its columns as options."""
     again = commands.add_parser(
         "replay",
         help="run one case again and compare with the reference",
@@ -805,6 +872,10 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     )
     add_max_unknown(again)
     again.set_defaults(handler=replay)
+
+
+def _add_pair_command(commands: argparse._SubParsersAction[Parser]) -> None:
+    """`pair`: the one-sided divergence classes of a run replayed on the other side."""
     paired = commands.add_parser(
         "pair",
         help="replay one-sided divergence classes on the other side of a comparison",
@@ -817,13 +888,6 @@ def add_commands(commands: argparse._SubParsersAction[Parser]) -> None:
     paired.add_argument("--with", dest="against", metavar="PATH", help="a baseline file or previous run")
     paired.add_argument("--expectations", help="known divergences (default the checkout's expectations.toml)")
     paired.set_defaults(handler=pair)
-    add_coverage_command(commands, options=add_campaign_options, run=campaign)
-    add_mutants_command(commands)
-    add_bisect_command(commands)
-    add_engine_check_command(commands)
-    add_expectations_command(commands)
-    add_surface_command(commands)
-    add_changes_command(commands, options=add_campaign_options, run=campaign)
 
 
 def build_parser() -> Parser:
