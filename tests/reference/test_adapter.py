@@ -60,7 +60,7 @@ def test_partition_and_weighted_ops() -> None:
 def test_hello_lists_the_dispatch_table() -> None:
     answer = ask({"id": 0, "op": "hello"})
     assert answer["ops"] == sorted(OPERATIONS)
-    assert answer["protocol"] == 1
+    assert answer["protocol"] == 2  # contains, valid_mapping and lenient subject rules (version 2)
 
 
 # one request per mapping error kind, plus the non-mapping kinds
