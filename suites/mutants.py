@@ -11,6 +11,7 @@ the same plan and seed. A mutant is **killed** when
   show a pair whose outcome `changed` (`by pair`: the family and case are recorded, and the pair's case
   file is kept in the mutant's run directory);
 - its servers crashed more often than the original's did (`by crash`: the family of the first);
+- its campaign gives no verdict within the limit (`by timeout`: `--timeout`, `limit_of`, `Judge`);
 
 else it **survived**, unless the equivalence file (`mutants-equivalent.toml`, `EQUIVALENT_PATH`) lists it
 with the reason no behaviour can tell it from the original (`equivalent`). Each mutant's run is one task
@@ -27,12 +28,17 @@ or a build that fails.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import json
+import math
 import os
+import pickle
 import random
 import re
 import signal
 import subprocess
+import sys
 import time
 import tomllib
 from collections import Counter
@@ -40,8 +46,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
+from select import select as wait_readable
 from typing import Any, Final
 
+from nats_conformance.fixtures.errors import ConfigRejectedError
 from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
 from nats_conformance.fixtures.options import (
     MUTANT_ENV,
@@ -76,6 +84,14 @@ subject validity."""
 ANCHOR_TIMEOUT: Final = 300.0
 """Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
 START_TIMEOUT: Final = 5.0
+LIMIT_FACTOR: Final = 10
+LIMIT_FLOOR: Final = 120.0
+"""A mutant's campaign may take `LIMIT_FACTOR` times the original's, at least `LIMIT_FLOOR` seconds
+(`--timeout` sets it): mutant 868 of 2.14.10 took 80 s under the quick plan (its servers crashed, and
+its pairs were replayed), the original 19 s."""
+STOP_GRACE: Final = 20.0
+"""Seconds a mutant's run has to stop after SIGTERM (its servers stopped, its run closed) before its
+process group is killed."""
 ORIGINAL, MUTATED = "original", "mutant"
 """The sides of a mutant's paired comparison."""
 KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
@@ -160,6 +176,8 @@ class Context:
     expectations: Path
     anchor: Path | None = None
     anchor_tests: tuple[str, ...] = ()
+    limit: float | None = None
+    """Seconds a mutant's campaign and pairing may take (`limit_of`); None: no limit, in this process."""
 
 
 def mutant_run(context: Context, mutant: int) -> RunConfig:
@@ -242,27 +260,145 @@ def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
     return pairs
 
 
-def judge(context: Context, mutant: int) -> Outcome:
-    """Run the campaign (and the anchor) on one mutant; never raises: an error is in the outcome."""
+def campaign_verdict(context: Context, mutant: int, outcome: Outcome) -> None:
+    """The campaign's verdict on one mutant into `outcome`: killed at start, by pair or by crash, or
+    left as survived."""
+    run_dir = context.folder / "runs" / f"m{mutant:05d}"
+    why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
+    if why:
+        outcome.status, outcome.how, outcome.case = KILLED, "at start", why
+        return
+    try:
+        manifest = campaign(context, mutant, run_dir)
+    except ConfigRejectedError as error:  # the configuration every run starts with, which the original takes
+        outcome.status, outcome.how, outcome.case = KILLED, "at start", str(error).splitlines()[0][:200]
+        return
+    changed = [pair for pair in paired(context, mutant, run_dir) if pair.outcome == CHANGED]
+    restarts = manifest.get("restarts", [])
+    if changed:
+        first = changed[0]
+        outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
+        outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
+    elif len(restarts) > context.original_restarts:
+        outcome.status, outcome.how = KILLED, "by crash"
+        outcome.family = restarts[context.original_restarts].get("family", "")
+        outcome.case = restarts[context.original_restarts].get("reason", "")
+
+
+class Judge:
+    """A process of its own (`python -m nats_conformance.suites.mutants CONTEXT FD`, in a process group
+    of its own with its servers) that gives `campaign_verdict` of one mutant after another: it reads
+    ``ID<TAB>LOG`` lines, writes each outcome as a JSON line to the pipe `FD`. One process serves many
+    mutants (importing the suite takes seconds); a mutant with no verdict within the context's limit is
+    killed `by timeout`, and the process stopped (SIGTERM, after `STOP_GRACE` SIGKILL to the group) and
+    started anew for the next."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.process: subprocess.Popen[bytes] | None = None
+        self.answers: int = -1
+        self.given = context.folder / "start" / f"context-{os.getpid()}.pickle"
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.given.parent.mkdir(parents=True, exist_ok=True)
+        self.given.write_bytes(pickle.dumps(self.context))
+        self.answers, write = os.pipe()
+        argv = [sys.executable, "-m", __name__, str(self.given), str(write)]
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, pass_fds=(write,), start_new_session=True
+            )
+        finally:
+            os.close(write)
+        return self.process
+
+    def verdict(self, mutant: int, log: Path) -> Outcome:
+        """The outcome of `mutant` (its run's output appended to `log`)."""
+        limit = self.context.limit or math.inf
+        process = self.process if self.process and self.process.poll() is None else self.start()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(f"{mutant}\t{log}\n".encode())
+            process.stdin.flush()
+            line = read_line(self.answers, time.monotonic() + limit)
+        except BaseException:
+            self.stop()
+            raise
+        if line is None:
+            self.stop()
+            return Outcome(mutant, KILLED, "by timeout", case=f"no verdict within {limit:.0f}s")
+        if not line:
+            self.stop()
+            return Outcome(mutant, error=f"the mutant's run ended with status {process.returncode}")
+        return Outcome(**json.loads(line))
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+        if self.answers >= 0:
+            os.close(self.answers)
+            self.answers = -1
+        self.given.unlink(missing_ok=True)
+
+
+JUDGES: dict[Path, Judge] = {}
+"""This process's judge of each run folder (a Spark worker's Python runs one task after another)."""
+
+
+def judge_of(context: Context) -> Judge:
+    judge = JUDGES.get(context.folder)
+    if judge is None or judge.context != context:
+        if judge is not None:
+            judge.stop()
+        judge = JUDGES[context.folder] = Judge(context)
+    return judge
+
+
+@atexit.register
+def stop_judges() -> None:
+    """Stop every judge of this process (the end of a run, or of a Spark worker)."""
+    for judge in JUDGES.values():
+        judge.stop()
+    JUDGES.clear()
+
+
+def read_line(fd: int, deadline: float) -> str | None:
+    """One line from `fd` by `deadline`: None when it passed, '' when the pipe closed first."""
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not wait_readable([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return ""
+        data += chunk
+    return data.decode()
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to `process`'s group (a campaign stops its servers and closes its run on it), SIGKILL to
+    what is left of it after `STOP_GRACE` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(STOP_GRACE)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def judge(context: Context, mutant: int, log: Path | None = None) -> Outcome:
+    """Run the campaign (by a `Judge`, within `context.limit`, its output appended to `log`; without a
+    limit in this process) and the anchor on one mutant; never raises: an error is in the outcome."""
     started = time.monotonic()
     outcome = Outcome(mutant)
-    run_dir = context.folder / "runs" / f"m{mutant:05d}"
     try:
-        why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
-        if why:
-            outcome.status, outcome.how, outcome.case = KILLED, "at start", why
+        if context.limit is None or log is None:
+            campaign_verdict(context, mutant, outcome)
         else:
-            manifest = campaign(context, mutant, run_dir)
-            changed = [pair for pair in paired(context, mutant, run_dir) if pair.outcome == CHANGED]
-            restarts = manifest.get("restarts", [])
-            if changed:
-                first = changed[0]
-                outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
-                outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
-            elif len(restarts) > context.original_restarts:
-                outcome.status, outcome.how = KILLED, "by crash"
-                outcome.family = restarts[context.original_restarts].get("family", "")
-                outcome.case = restarts[context.original_restarts].get("reason", "")
+            outcome = judge_of(context).verdict(mutant, log)
         if context.anchor is not None:
             outcome.anchor, outcome.anchor_test = anchor_verdict(context, mutant)
     except (ConformanceError, OSError) as error:
@@ -275,8 +411,9 @@ def judge_task(mutant: int, *, context: Context) -> Outcome:
     """One mutant as a Spark task: its output goes to `<folder>/logs/mNNNNN.log`."""
     logs = context.folder / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with _output_to(logs / f"m{mutant:05d}.log"):
-        return judge(context, mutant)
+    log = logs / f"m{mutant:05d}.log"
+    with _output_to(log):
+        return judge(context, mutant, log)
 
 
 TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
@@ -452,14 +589,25 @@ def plan_of(arguments: argparse.Namespace) -> CampaignPlan:
     return CampaignPlan(budgets=budgets, seed=arguments.seed)
 
 
+def limit_of(given: float | None, original: float) -> float:
+    """Seconds each mutant's campaign may take: `--timeout`, else `LIMIT_FACTOR` times the original's
+    `original` seconds, at least `LIMIT_FLOOR`."""
+    return given if given is not None else max(LIMIT_FLOOR, LIMIT_FACTOR * original)
+
+
 def run_all(context: Context, chosen: Sequence[Mutant], master: str | None) -> dict[int, Outcome]:
     """Every chosen mutant judged: as Spark tasks with `master`, else one after the other here."""
     ids = [mutant.id for mutant in chosen]
     if master is None:
         outcomes = {}
-        for number, mutant in enumerate(ids, 1):
-            outcomes[mutant] = judge_task(mutant, context=context)
-            report_to_stderr(f"mutants: {number}/{len(ids)}: mutant {mutant} {describe(outcomes[mutant])}")
+        try:
+            for number, mutant in enumerate(ids, 1):
+                outcomes[mutant] = judge_task(mutant, context=context)
+                report_to_stderr(
+                    f"mutants: {number}/{len(ids)}: mutant {mutant} {describe(outcomes[mutant])}"
+                )
+        finally:
+            stop_judges()
         return outcomes
     with scale_out(master, None) as scaled:
         assert scaled is not None
@@ -483,6 +631,8 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     equivalents = load_equivalents(Path(arguments.equivalent))
     if arguments.sample is not None and arguments.sample < 1:
         raise OptionError("--sample takes a number of mutants, at least 1")
+    if arguments.timeout is not None and not arguments.timeout > 0:
+        raise OptionError("--timeout takes a number of seconds, more than 0")
     json_path = Path(arguments.json) if arguments.json else None
     plan = plan_of(arguments)
     schemata = resolve_schemata(release)
@@ -502,7 +652,8 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     started = time.monotonic()
     report_to_stderr(f"mutants: the original of {release} ({len(chosen)} of {len(schemata.mutants)} mutants)")
     manifest = campaign(context, 0, context.original)
-    context = replace(context, original_restarts=len(manifest.get("restarts", [])))
+    limit = limit_of(arguments.timeout, time.monotonic() - started)
+    context = replace(context, original_restarts=len(manifest.get("restarts", [])), limit=limit)
     if anchor is not None:
         _, verdicts = run_tests(anchor, tests, 0)
         passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
@@ -518,6 +669,7 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "sample": arguments.sample,
         "master": arguments.master,
         "anchor_tests": len(context.anchor_tests),
+        "limit": round(limit, 1),
         "seconds": round(time.monotonic() - started, 1),
     }
     document = document_of(
@@ -582,6 +734,34 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     parser.add_argument("--master", help="run each mutant as a task of this Spark master (spark://HOST:PORT)")
     parser.add_argument("--no-anchor", action="store_true", help="do not run nats-server's own tests")
     parser.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds a mutant's campaign may take before it counts as killed by timeout "
+        f"(default {LIMIT_FACTOR} times the original's, at least {LIMIT_FLOOR:.0f})",
+    )
+    parser.add_argument(
         "--equivalent", default=str(EQUIVALENT_PATH), help="the equivalence file (default the shipped one)"
     )
     parser.set_defaults(handler=mutants_command)
+
+
+def judging(argv: Sequence[str]) -> int:
+    """`python -m nats_conformance.suites.mutants CONTEXT FD`, a `Judge`'s process: for each line
+    ``ID<TAB>LOG`` of its input, `campaign_verdict` of mutant ID with the pickled CONTEXT, its output
+    appended to LOG, and the outcome as a JSON line to file descriptor FD."""
+    context: Context = pickle.loads(Path(argv[0]).read_bytes())
+    with os.fdopen(int(argv[1]), "w", buffering=1) as answers:
+        for line in sys.stdin:
+            number, _, log = line.rstrip("\n").partition("\t")
+            outcome = Outcome(int(number))
+            with _output_to(Path(log)):
+                try:
+                    campaign_verdict(context, outcome.id, outcome)
+                except (ConformanceError, OSError) as error:
+                    outcome.error = str(error).splitlines()[0] if str(error) else type(error).__name__
+            answers.write(json.dumps(asdict(outcome)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(judging(sys.argv[1:]))

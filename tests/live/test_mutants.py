@@ -100,3 +100,37 @@ def test_the_variable_unset_runs_the_original(schemata: Schemata, tmp_path: Path
     run_campaign(mutant_run(context, 0), plan, context.original, load_expectations(DEFAULT_PATH))
     outcome = judge(context, 0)
     assert (outcome.status, outcome.how, outcome.error) == (SURVIVED, "", "")
+
+
+def servers_of(binary: Path) -> list[int]:
+    """The pids of processes running `binary`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry / "exe").resolve() == binary.resolve():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_mutant_past_its_limit_is_killed_by_timeout_and_stopped(schemata: Schemata, tmp_path: Path) -> None:
+    """Mutant 868 of expandSubjectPlaceholders (`err != nil` to `err == nil`) crashes its servers over and
+    over; with 3,000 mapping cases and a limit of 3 s its run is stopped, servers and all."""
+    looping = one(schemata, "expandSubjectPlaceholders", "negate-comparison", "err != nil")
+    status = main(
+        [
+            *("mutants", "--target", RELEASE, "--family", "mapping", "--cases", "3000", "--no-anchor"),
+            *("--mutant", str(looping.id), "--timeout", "3"),
+            *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
+        ]
+    )
+    assert status == 0
+    document = json.loads((tmp_path / "mutants.json").read_text())
+    assert document["settings"]["limit"] == 3.0
+    [outcome] = document["outcomes"]
+    assert (outcome["status"], outcome["how"]) == (KILLED, "by timeout")
+    assert outcome["seconds"] < 3 + 25
+    assert servers_of(schemata.binary) == []
+    assert not list(tmp_path.rglob("*.pickle"))
