@@ -43,13 +43,13 @@ import time
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from select import select as wait_readable
 from typing import Any, Final
 
-from nats_conformance.fixtures.errors import ConfigRejectedError
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError, ServerStartError
 from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
 from nats_conformance.fixtures.options import (
     MUTANT_ENV,
@@ -70,6 +70,7 @@ from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 from nats_conformance.suites.engine.plans import PLANS
 from nats_conformance.suites.engine.scaleout import _output_to, scale_out
 from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.mutant_reach import families_of, family_plan, measure_reach
 from nats_conformance.suites.pairing import Side, intermittent, one_sided, replay_all, run_side
 from nats_conformance.suites.replay import replay_file_on_server
 
@@ -94,7 +95,7 @@ STOP_GRACE: Final = 20.0
 process group is killed."""
 ORIGINAL, MUTATED = "original", "mutant"
 """The sides of a mutant's paired comparison."""
-KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
+KILLED, SURVIVED, UNREACHED, EQUIVALENT = "killed", "survived", "unreached", "equivalent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,20 +148,32 @@ def load_equivalents(path: Path) -> tuple[Equivalent, ...]:
 
 @dataclass(slots=True)
 class Outcome:
-    """How one mutant fared: `status` (killed, survived, equivalent), how the campaign killed it
-    (`at start`, `by pair`, `by crash`), the family and case that did, the replay of that case, and the
-    anchor's status and the test that killed it there."""
+    """How one mutant fared: `status` (killed, survived, unreached, equivalent), how the campaign killed
+    it (`at start`, `by pair`, `by crash`, `by timeout`), the family and case that did, the replay of that
+    case, the families that ran (those that reach it, up to the one that killed it), and the anchor's
+    status and the test that killed it there."""
 
     id: int
     status: str = SURVIVED
     how: str = ""
     family: str = ""
+    families: list[str] = field(default_factory=list)
     case: str = ""
     replay: str = ""
     seconds: float = 0.0
     anchor: str = ""
     anchor_test: str = ""
     error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """One family's run on the original: its run directory, the servers it restarted, its seconds."""
+
+    family: str
+    run: Path
+    restarts: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +184,11 @@ class Context:
     binary: Path
     plan: CampaignPlan
     folder: Path
-    original: Path
-    original_restarts: int
     expectations: Path
+    originals: tuple[Original, ...] = ()
+    """Each family's run on the original, cheapest first: the order a mutant's families run in."""
+    reaching: Mapping[int, tuple[str, ...]] | None = None
+    """The families that reach each mutant (`suites.mutant_reach`); None: every family reaches all."""
     anchor: Path | None = None
     anchor_tests: tuple[str, ...] = ()
     limit: float | None = None
@@ -221,12 +236,28 @@ def starts(binary: Path, mutant: int, workdir: Path) -> str:
         log.unlink(missing_ok=True)
 
 
-def campaign(context: Context, mutant: int, run_dir: Path) -> dict[str, Any]:
-    """The plan on the build running `mutant` into `run_dir`; its manifest."""
+def campaign(context: Context, mutant: int, run_dir: Path, family: str) -> dict[str, Any]:
+    """The plan's `family` on the build running `mutant` into `run_dir`; its manifest."""
     writer, _ = run_campaign(
-        mutant_run(context, mutant), context.plan, run_dir, load_expectations(context.expectations)
+        mutant_run(context, mutant),
+        family_plan(context.plan, family),
+        run_dir,
+        load_expectations(context.expectations),
     )
     return writer.manifest()
+
+
+def originals(context: Context) -> tuple[Original, ...]:
+    """Each family of the plan run on the original (into `<folder>/runs/original/<family>`), the
+    cheapest first."""
+    found = []
+    for family in families_of(context.plan):
+        started = time.monotonic()
+        run_dir = context.folder / "runs" / "original" / family
+        manifest = campaign(context, 0, run_dir, family)
+        seconds = time.monotonic() - started
+        found.append(Original(family, run_dir, len(manifest.get("restarts", [])), round(seconds, 2)))
+    return tuple(sorted(found, key=lambda original: original.seconds))
 
 
 def relabelled(side: Side, label: str) -> Side:
@@ -236,10 +267,10 @@ def relabelled(side: Side, label: str) -> Side:
     return Side({label: features}, {label: cases})
 
 
-def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
+def paired(context: Context, mutant: int, run_dir: Path, original_run: Path) -> list[Pair]:
     """The one-sided classes of the original's run and the mutant's, each replayed on the other side
     (`suites.pairing.replay_all`); the pairs are written into the mutant's run directory."""
-    original = relabelled(run_side(context.original), ORIGINAL)
+    original = relabelled(run_side(original_run), ORIGINAL)
     mutated = relabelled(run_side(run_dir), MUTATED)
     expectations = load_expectations(context.expectations)
     planned = [
@@ -261,28 +292,41 @@ def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
 
 
 def campaign_verdict(context: Context, mutant: int, outcome: Outcome) -> None:
-    """The campaign's verdict on one mutant into `outcome`: killed at start, by pair or by crash, or
+    """The campaign's verdict on one mutant into `outcome`: killed at start, or by pair or by crash in
+    the first of the families that reach it that tells it apart; unreached when none reaches it; else
     left as survived."""
-    run_dir = context.folder / "runs" / f"m{mutant:05d}"
     why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
     if why:
         outcome.status, outcome.how, outcome.case = KILLED, "at start", why
         return
-    try:
-        manifest = campaign(context, mutant, run_dir)
-    except ConfigRejectedError as error:  # the configuration every run starts with, which the original takes
-        outcome.status, outcome.how, outcome.case = KILLED, "at start", str(error).splitlines()[0][:200]
+    reaching = None if context.reaching is None else context.reaching.get(mutant)
+    families = [o for o in context.originals if reaching is None or o.family in reaching]
+    if not families:
+        outcome.status = UNREACHED
         return
-    changed = [pair for pair in paired(context, mutant, run_dir) if pair.outcome == CHANGED]
-    restarts = manifest.get("restarts", [])
-    if changed:
-        first = changed[0]
-        outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
-        outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
-    elif len(restarts) > context.original_restarts:
-        outcome.status, outcome.how = KILLED, "by crash"
-        outcome.family = restarts[context.original_restarts].get("family", "")
-        outcome.case = restarts[context.original_restarts].get("reason", "")
+    for original in families:
+        outcome.families.append(original.family)
+        run_dir = context.folder / "runs" / f"m{mutant:05d}" / original.family
+        try:
+            manifest = campaign(context, mutant, run_dir, original.family)
+            changed = [p for p in paired(context, mutant, run_dir, original.run) if p.outcome == CHANGED]
+        except (ConfigRejectedError, ServerStartError) as error:  # what the original took, and started with
+            outcome.status, outcome.how, outcome.case = KILLED, "at start", str(error).splitlines()[0][:200]
+            return
+        except ServerError as error:  # a server lost where the original's run and pairs lost none
+            outcome.status, outcome.how, outcome.family = KILLED, "by crash", original.family
+            outcome.case = str(error).splitlines()[0][:200]
+            return
+        restarts = manifest.get("restarts", [])
+        if changed:
+            first = changed[0]
+            outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
+            outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
+            return
+        if len(restarts) > original.restarts:
+            outcome.status, outcome.how, outcome.family = KILLED, "by crash", original.family
+            outcome.case = restarts[original.restarts].get("reason", "")
+            return
 
 
 class Judge:
@@ -480,10 +524,17 @@ def anchor_verdict(context: Context, mutant: int) -> tuple[str, str]:
 
 
 def select(
-    mutants: Sequence[Mutant], ids: Sequence[int], files: Sequence[str], sample: int | None, seed: int
+    mutants: Sequence[Mutant],
+    ids: Sequence[int],
+    files: Sequence[str],
+    sample: int | None,
+    seed: int,
+    *,
+    part: tuple[int, int] = (1, 1),
 ) -> list[Mutant]:
-    """The mutants asked for: by id, else of the files named, else all; `sample` of them at random
-    (drawn with `seed`), in id order."""
+    """The mutants asked for: by id, else of the files named, else all; of those part K of N (every N-th,
+    from the K-th: N runs, one of each part, run each mutant once); `sample` of them at random (drawn
+    with `seed`), in id order."""
     known = {mutant.id: mutant for mutant in mutants}
     if ids:
         missing = [str(i) for i in ids if i not in known]
@@ -494,6 +545,8 @@ def select(
         chosen = [known[i] for i in ids]
     else:
         chosen = [m for m in mutants if not files or any(m.file.endswith(name) for name in files)]
+    number, parts = part
+    chosen = chosen[number - 1 :: parts]
     if sample is not None and sample < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, sample), key=lambda m: m.id)
     return chosen
@@ -502,8 +555,10 @@ def select(
 def scores(
     mutants: Sequence[Mutant], outcomes: Mapping[int, Outcome], equivalent: set[int], *, anchor: bool
 ) -> dict[str, Any]:
-    """`mutants`, `equivalent`, `killed`, `score` (killed / (mutants - equivalent)), `by_file` and
-    `by_function`, of the campaign's outcomes or (`anchor`) the anchor's."""
+    """`mutants`, `equivalent`, `killed`, `score` (killed / (mutants - equivalent)), `unreached` (no
+    family of the campaign reaches them: not killed, yet no survivors), `score_reached` (killed /
+    (mutants - equivalent - unreached)), `by_file` and `by_function`, of the campaign's outcomes or
+    (`anchor`) the anchor's (which has no unreached mutants)."""
 
     def status(mutant: Mutant) -> str:
         if mutant.id in equivalent:
@@ -515,11 +570,14 @@ def scores(
         counted = Counter(status(mutant) for mutant in group)
         total = sum(counted.values())
         judged = total - counted[EQUIVALENT]
+        reached = judged - counted[UNREACHED]
         return {
             "mutants": total,
             "equivalent": counted[EQUIVALENT],
             "killed": counted[KILLED],
             "score": round(counted[KILLED] / judged, 4) if judged else None,
+            "unreached": counted[UNREACHED],
+            "score_reached": round(counted[KILLED] / reached, 4) if reached else None,
         }
 
     by_file: dict[str, list[Mutant]] = {}
@@ -562,8 +620,19 @@ def document_of(
         **campaign_scores,
         "anchor": scores(chosen, outcomes, equivalent, anchor=True) if anchor else None,
         "survivors": [{**asdict(m), "diff": m.diff} for m in chosen if outcomes[m.id].status == SURVIVED],
+        "unreached_mutants": [m.id for m in chosen if outcomes[m.id].status == UNREACHED],
         "outcomes": [{**asdict(m), **asdict(outcomes[m.id])} for m in chosen],
     }
+
+
+def part_of(text: str | None) -> tuple[int, int]:
+    """`--part K/N` as (K, N), 1 <= K <= N; (1, 1) without it."""
+    if text is None:
+        return (1, 1)
+    number, slash, parts = text.partition("/")
+    if not (slash and number.isdigit() and parts.isdigit() and 1 <= int(number) <= int(parts)):
+        raise OptionError(f"--part takes K/N with 1 <= K <= N, such as 2/4, not {text!r}")
+    return (int(number), int(parts))
 
 
 def target_release(texts: Sequence[str]) -> str:
@@ -636,7 +705,10 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     json_path = Path(arguments.json) if arguments.json else None
     plan = plan_of(arguments)
     schemata = resolve_schemata(release)
-    chosen = select(schemata.mutants, arguments.mutant, arguments.file, arguments.sample, arguments.seed)
+    part = part_of(arguments.part)
+    chosen = select(
+        schemata.mutants, arguments.mutant, arguments.file, arguments.sample, arguments.seed, part=part
+    )
     if not chosen:
         raise OptionError(f"no mutant of {release}'s build matches --file {' '.join(arguments.file)}")
     folder = Path(arguments.out) / f"mutants-{new_run_id()}"
@@ -646,14 +718,21 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     if not arguments.no_anchor:
         anchor = resolve_anchor(schemata)
         tests = anchor_tests(anchor)
-    context = Context(
-        release, schemata.binary, plan, folder, folder / "runs" / "original", 0, DEFAULT_PATH, anchor, tests
-    )
+    context = Context(release, schemata.binary, plan, folder, DEFAULT_PATH, anchor=anchor, anchor_tests=tests)
     started = time.monotonic()
     report_to_stderr(f"mutants: the original of {release} ({len(chosen)} of {len(schemata.mutants)} mutants)")
-    manifest = campaign(context, 0, context.original)
-    limit = limit_of(arguments.timeout, time.monotonic() - started)
-    context = replace(context, original_restarts=len(manifest.get("restarts", [])), limit=limit)
+    context = replace(context, originals=originals(context))
+    original_seconds = time.monotonic() - started
+    limit = limit_of(arguments.timeout, original_seconds)
+    context = replace(context, limit=limit)
+    if not arguments.no_reach:
+        report_to_stderr(f"mutants: which families reach which lines, on {release}'s -cover build")
+        reach = measure_reach(
+            release, plan, folder / "reach", DEFAULT_PATH, {mutant.file for mutant in chosen}
+        )
+        order = [original.family for original in context.originals]
+        context = replace(context, reaching={m.id: reach.families(m, order) for m in chosen})
+    reach_seconds = time.monotonic() - started - original_seconds
     if anchor is not None:
         _, verdicts = run_tests(anchor, tests, 0)
         passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
@@ -667,9 +746,13 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "families": [name for name, budget in plan.budgets.items() if budget] if arguments.family else "plan",
         "seed": arguments.seed,
         "sample": arguments.sample,
+        "part": arguments.part,
         "master": arguments.master,
         "anchor_tests": len(context.anchor_tests),
         "limit": round(limit, 1),
+        "reach": not arguments.no_reach,
+        "original_seconds": round(original_seconds, 1),
+        "reach_seconds": round(reach_seconds, 1),
         "seconds": round(time.monotonic() - started, 1),
     }
     document = document_of(
@@ -729,10 +812,18 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     parser.add_argument(
         "--file", action="append", default=[], help="the mutants of this file (e.g. sublist.go)"
     )
+    parser.add_argument(
+        "--part", help="K/N: every N-th of the mutants asked for, from the K-th (N runs cover them once)"
+    )
     parser.add_argument("--json", help="also write the document here")
     parser.add_argument("--out", default="runs", help="where the run folder goes (default runs/)")
     parser.add_argument("--master", help="run each mutant as a task of this Spark master (spark://HOST:PORT)")
     parser.add_argument("--no-anchor", action="store_true", help="do not run nats-server's own tests")
+    parser.add_argument(
+        "--no-reach",
+        action="store_true",
+        help="run every family on every mutant, not only those whose run on a -cover build reaches it",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
