@@ -141,3 +141,33 @@ def test_a_mutant_past_its_limit_is_killed_by_timeout_and_stopped(schemata: Sche
     assert outcome["seconds"] < 3 + 25
     assert servers_of(schemata.binary, looping.id) <= before
     assert not list(tmp_path.rglob("*.pickle"))
+
+
+def test_near_miss_tokens_and_a_warm_cache_kill_the_full_wildcard_check_of_the_cache(
+    schemata: Schemata, tmp_path: Path
+) -> None:
+    """matchLiteral's `>` without `i == ls-1` takes a token such as `>a` for a full wildcard when a new
+    subscription is compared with a cached subject: the matching family draws such tokens and publishes
+    its subjects once before subscribing, and tells the mutant apart."""
+    [dropped] = [
+        mutant
+        for mutant in schemata.mutants
+        if (mutant.function, mutant.operator, mutant.original, mutant.mutated)
+        == (
+            "matchLiteral",
+            "drop-condition",
+            "(i == 0 || subject[i-1] == btsep) && i == ls-1",
+            "(i == 0 || subject[i-1] == btsep)",
+        )
+    ]
+    status = main(
+        [
+            *("mutants", "--target", RELEASE, "--family", "matching", "--no-anchor", "--no-reach"),
+            *("--mutant", str(dropped.id)),
+            *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
+        ]
+    )
+    assert status == 0
+    [outcome] = json.loads((tmp_path / "mutants.json").read_text())["outcomes"]
+    assert (outcome["status"], outcome["how"], outcome["family"]) == (KILLED, "by pair", "matching")
+    assert "unexpected-delivery on mutant" in outcome["case"]
