@@ -790,7 +790,7 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     """Register `mutants`."""
     parser = commands.add_parser(
         "mutants",
-        help="score a campaign by the mutants of a release's mapping code it kills (and nats-server's tests)",
+        help="count the mutants of a release's mapping code a campaign kills",
         description="Builds --target R's mutant schemata (every mutant in one binary), runs the campaign on "
         "the original and on each mutant, and counts the mutants a paired change, a failed start or a crash "
         "tells apart; nats-server's own tests of mapping, transforms, placeholders, the sublist and subject "
