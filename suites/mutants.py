@@ -774,11 +774,15 @@ def summary(document: Mapping[str, Any]) -> str:
         shown = "-" if value is None else f"{value:.1%}"
         return f"{figures['killed']} of {figures['mutants'] - figures['equivalent']} killed ({shown})"
 
-    lines = [f"mutants of nats-server {document['release']}: campaign {score(document)}"]
+    def campaign(figures: Mapping[str, Any]) -> str:
+        unreached = figures.get("unreached", 0)
+        return f"campaign {score(figures)}" + (f", {unreached} unreached" if unreached else "")
+
+    lines = [f"mutants of nats-server {document['release']}: {campaign(document)}"]
     if document["anchor"]:
         lines[0] += f"; nats-server's tests {score(document['anchor'])}"
     for name, figures in document["by_file"].items():
-        line = f"  {name}: campaign {score(figures)}"
+        line = f"  {name}: {campaign(figures)}"
         if document["anchor"]:
             line += f"; nats-server's tests {score(document['anchor']['by_file'][name])}"
         lines.append(line)
