@@ -359,7 +359,9 @@ class Judge:
     def verdict(self, mutant: int, log: Path) -> Outcome:
         """The outcome of `mutant` (its run's output appended to `log`)."""
         limit = self.context.limit or math.inf
-        process = self.process if self.process and self.process.poll() is None else self.start()
+        if self.process is not None and self.process.poll() is not None:
+            self.stop()  # it ended between two mutants: its pipe is closed and a new one started
+        process = self.process or self.start()
         assert process.stdin is not None
         try:
             process.stdin.write(f"{mutant}\t{log}\n".encode())
