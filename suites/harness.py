@@ -393,11 +393,14 @@ def observe_subscriptions(
     publisher_url: str = "",
     chunk_deliveries: int = CHUNK_DELIVERIES,
     timeout: float = 10.0,
+    warm: bool = False,
 ) -> SubscriptionObservation:
     """Subscribe ``patterns`` (sids 1..N), publish ``subjects`` (payload = index) on the same connection,
     or on a connection to ``publisher_url`` (another account's user), and return every delivery. Never
     raises for server or network trouble: ``failure`` says what ended the observation, and
-    ``published`` how far it got.
+    ``published`` how far it got. With ``warm``, every subject is published once before the first
+    subscription (to no one): the server then holds them in its match cache, and each subscription is
+    added to the cached results it matches (``addToCache``), a path of its own.
 
     With a publisher of its own, its PONG comes first: the deliveries of its publications are then
     queued for the subscribing connection, whose own PING/PONG proves they were read.
@@ -414,6 +417,10 @@ def observe_subscriptions(
                 publisher = opened.enter_context(
                     WireConnection(publisher_url, name="nats-conformance-publisher", timeout=timeout)
                 )
+            if warm:
+                for start in range(0, len(subjects), chunk_deliveries):
+                    publisher.queue_frames(publish_frames(subjects[start : start + chunk_deliveries], start))
+                    publisher.flush()
             for sid, pattern in enumerate(patterns, start=1):
                 connection.subscribe(pattern, sid)
             connection.flush()

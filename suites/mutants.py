@@ -11,6 +11,7 @@ the same plan and seed. A mutant is **killed** when
   show a pair whose outcome `changed` (`by pair`: the family and case are recorded, and the pair's case
   file is kept in the mutant's run directory);
 - its servers crashed more often than the original's did (`by crash`: the family of the first);
+- its campaign gives no verdict within the limit (`by timeout`: `--timeout`, `limit_of`, `Judge`);
 
 else it **survived**, unless the equivalence file (`mutants-equivalent.toml`, `EQUIVALENT_PATH`) lists it
 with the reason no behaviour can tell it from the original (`equivalent`). Each mutant's run is one task
@@ -27,21 +28,28 @@ or a build that fails.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import json
+import math
 import os
+import pickle
 import random
 import re
 import signal
 import subprocess
+import sys
 import time
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
+from select import select as wait_readable
 from typing import Any, Final
 
+from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError, ServerStartError
 from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
 from nats_conformance.fixtures.options import (
     MUTANT_ENV,
@@ -62,6 +70,7 @@ from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 from nats_conformance.suites.engine.plans import PLANS
 from nats_conformance.suites.engine.scaleout import _output_to, scale_out
 from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.mutant_reach import families_of, family_plan, measure_reach
 from nats_conformance.suites.pairing import Side, intermittent, one_sided, replay_all, run_side
 from nats_conformance.suites.replay import replay_file_on_server
 
@@ -76,9 +85,17 @@ subject validity."""
 ANCHOR_TIMEOUT: Final = 300.0
 """Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
 START_TIMEOUT: Final = 5.0
+LIMIT_FACTOR: Final = 10
+LIMIT_FLOOR: Final = 120.0
+"""A mutant's campaign may take `LIMIT_FACTOR` times the original's, at least `LIMIT_FLOOR` seconds
+(`--timeout` sets it): mutant 868 of 2.14.10 took 80 s under the quick plan (its servers crashed, and
+its pairs were replayed), the original 19 s."""
+STOP_GRACE: Final = 20.0
+"""Seconds a mutant's run has to stop after SIGTERM (its servers stopped, its run closed) before its
+process group is killed."""
 ORIGINAL, MUTATED = "original", "mutant"
 """The sides of a mutant's paired comparison."""
-KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
+KILLED, SURVIVED, UNREACHED, EQUIVALENT = "killed", "survived", "unreached", "equivalent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,20 +148,32 @@ def load_equivalents(path: Path) -> tuple[Equivalent, ...]:
 
 @dataclass(slots=True)
 class Outcome:
-    """How one mutant fared: `status` (killed, survived, equivalent), how the campaign killed it
-    (`at start`, `by pair`, `by crash`), the family and case that did, the replay of that case, and the
-    anchor's status and the test that killed it there."""
+    """How one mutant fared: `status` (killed, survived, unreached, equivalent), how the campaign killed
+    it (`at start`, `by pair`, `by crash`, `by timeout`), the family and case that did, the replay of that
+    case, the families that ran (those that reach it, up to the one that killed it), and the anchor's
+    status and the test that killed it there."""
 
     id: int
     status: str = SURVIVED
     how: str = ""
     family: str = ""
+    families: list[str] = field(default_factory=list)
     case: str = ""
     replay: str = ""
     seconds: float = 0.0
     anchor: str = ""
     anchor_test: str = ""
     error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """One family's run on the original: its run directory, the servers it restarted, its seconds."""
+
+    family: str
+    run: Path
+    restarts: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,11 +184,15 @@ class Context:
     binary: Path
     plan: CampaignPlan
     folder: Path
-    original: Path
-    original_restarts: int
     expectations: Path
+    originals: tuple[Original, ...] = ()
+    """Each family's run on the original, cheapest first: the order a mutant's families run in."""
+    reaching: Mapping[int, tuple[str, ...]] | None = None
+    """The families that reach each mutant (`suites.mutant_reach`); None: every family reaches all."""
     anchor: Path | None = None
     anchor_tests: tuple[str, ...] = ()
+    limit: float | None = None
+    """Seconds a mutant's campaign and pairing may take (`limit_of`); None: no limit, in this process."""
 
 
 def mutant_run(context: Context, mutant: int) -> RunConfig:
@@ -203,12 +236,28 @@ def starts(binary: Path, mutant: int, workdir: Path) -> str:
         log.unlink(missing_ok=True)
 
 
-def campaign(context: Context, mutant: int, run_dir: Path) -> dict[str, Any]:
-    """The plan on the build running `mutant` into `run_dir`; its manifest."""
+def campaign(context: Context, mutant: int, run_dir: Path, family: str) -> dict[str, Any]:
+    """The plan's `family` on the build running `mutant` into `run_dir`; its manifest."""
     writer, _ = run_campaign(
-        mutant_run(context, mutant), context.plan, run_dir, load_expectations(context.expectations)
+        mutant_run(context, mutant),
+        family_plan(context.plan, family),
+        run_dir,
+        load_expectations(context.expectations),
     )
     return writer.manifest()
+
+
+def originals(context: Context) -> tuple[Original, ...]:
+    """Each family of the plan run on the original (into `<folder>/runs/original/<family>`), the
+    cheapest first."""
+    found = []
+    for family in families_of(context.plan):
+        started = time.monotonic()
+        run_dir = context.folder / "runs" / "original" / family
+        manifest = campaign(context, 0, run_dir, family)
+        seconds = time.monotonic() - started
+        found.append(Original(family, run_dir, len(manifest.get("restarts", [])), round(seconds, 2)))
+    return tuple(sorted(found, key=lambda original: original.seconds))
 
 
 def relabelled(side: Side, label: str) -> Side:
@@ -218,10 +267,10 @@ def relabelled(side: Side, label: str) -> Side:
     return Side({label: features}, {label: cases})
 
 
-def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
+def paired(context: Context, mutant: int, run_dir: Path, original_run: Path) -> list[Pair]:
     """The one-sided classes of the original's run and the mutant's, each replayed on the other side
     (`suites.pairing.replay_all`); the pairs are written into the mutant's run directory."""
-    original = relabelled(run_side(context.original), ORIGINAL)
+    original = relabelled(run_side(original_run), ORIGINAL)
     mutated = relabelled(run_side(run_dir), MUTATED)
     expectations = load_expectations(context.expectations)
     planned = [
@@ -242,27 +291,160 @@ def paired(context: Context, mutant: int, run_dir: Path) -> list[Pair]:
     return pairs
 
 
-def judge(context: Context, mutant: int) -> Outcome:
-    """Run the campaign (and the anchor) on one mutant; never raises: an error is in the outcome."""
+def campaign_verdict(context: Context, mutant: int, outcome: Outcome) -> None:
+    """The campaign's verdict on one mutant into `outcome`: killed at start, or by pair or by crash in
+    the first of the families that reach it that tells it apart; unreached when none reaches it; else
+    left as survived."""
+    why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
+    if why:
+        outcome.status, outcome.how, outcome.case = KILLED, "at start", why
+        return
+    reaching = None if context.reaching is None else context.reaching.get(mutant)
+    families = [o for o in context.originals if reaching is None or o.family in reaching]
+    if not families:
+        outcome.status = UNREACHED
+        return
+    for original in families:
+        outcome.families.append(original.family)
+        run_dir = context.folder / "runs" / f"m{mutant:05d}" / original.family
+        try:
+            manifest = campaign(context, mutant, run_dir, original.family)
+            changed = [p for p in paired(context, mutant, run_dir, original.run) if p.outcome == CHANGED]
+        except (ConfigRejectedError, ServerStartError) as error:  # what the original took, and started with
+            outcome.status, outcome.how, outcome.case = KILLED, "at start", str(error).splitlines()[0][:200]
+            return
+        except ServerError as error:  # a server lost where the original's run and pairs lost none
+            outcome.status, outcome.how, outcome.family = KILLED, "by crash", original.family
+            outcome.case = str(error).splitlines()[0][:200]
+            return
+        restarts = manifest.get("restarts", [])
+        if changed:
+            first = changed[0]
+            outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
+            outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
+            return
+        if len(restarts) > original.restarts:
+            outcome.status, outcome.how, outcome.family = KILLED, "by crash", original.family
+            outcome.case = restarts[original.restarts].get("reason", "")
+            return
+
+
+class Judge:
+    """A process of its own (`python -m nats_conformance.suites.mutants CONTEXT FD`, in a process group
+    of its own with its servers) that gives `campaign_verdict` of one mutant after another: it reads
+    ``ID<TAB>LOG`` lines, writes each outcome as a JSON line to the pipe `FD`. One process serves many
+    mutants (importing the suite takes seconds); a mutant with no verdict within the context's limit is
+    killed `by timeout`, and the process stopped (SIGTERM, after `STOP_GRACE` SIGKILL to the group) and
+    started anew for the next."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.process: subprocess.Popen[bytes] | None = None
+        self.answers: int = -1
+        self.given = context.folder / "start" / f"context-{os.getpid()}.pickle"
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.given.parent.mkdir(parents=True, exist_ok=True)
+        self.given.write_bytes(pickle.dumps(self.context))
+        self.answers, write = os.pipe()
+        argv = [sys.executable, "-m", __name__, str(self.given), str(write)]
+        try:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, pass_fds=(write,), start_new_session=True
+            )
+        finally:
+            os.close(write)
+        return self.process
+
+    def verdict(self, mutant: int, log: Path) -> Outcome:
+        """The outcome of `mutant` (its run's output appended to `log`)."""
+        limit = self.context.limit or math.inf
+        if self.process is not None and self.process.poll() is not None:
+            self.stop()  # it ended between two mutants: its pipe is closed and a new one started
+        process = self.process or self.start()
+        assert process.stdin is not None
+        try:
+            process.stdin.write(f"{mutant}\t{log}\n".encode())
+            process.stdin.flush()
+            line = read_line(self.answers, time.monotonic() + limit)
+        except BaseException:
+            self.stop()
+            raise
+        if line is None:
+            self.stop()
+            return Outcome(mutant, KILLED, "by timeout", case=f"no verdict within {limit:.0f}s")
+        if not line:
+            self.stop()
+            return Outcome(mutant, error=f"the mutant's run ended with status {process.returncode}")
+        return Outcome(**json.loads(line))
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_group(self.process)
+            self.process = None
+        if self.answers >= 0:
+            os.close(self.answers)
+            self.answers = -1
+        self.given.unlink(missing_ok=True)
+
+
+JUDGES: dict[Path, Judge] = {}
+"""This process's judge of each run folder (a Spark worker's Python runs one task after another)."""
+
+
+def judge_of(context: Context) -> Judge:
+    judge = JUDGES.get(context.folder)
+    if judge is None or judge.context != context:
+        if judge is not None:
+            judge.stop()
+        judge = JUDGES[context.folder] = Judge(context)
+    return judge
+
+
+@atexit.register
+def stop_judges() -> None:
+    """Stop every judge of this process (the end of a run, or of a Spark worker)."""
+    for judge in JUDGES.values():
+        judge.stop()
+    JUDGES.clear()
+
+
+def read_line(fd: int, deadline: float) -> str | None:
+    """One line from `fd` by `deadline`: None when it passed, '' when the pipe closed first."""
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not wait_readable([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return ""
+        data += chunk
+    return data.decode()
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to `process`'s group (a campaign stops its servers and closes its run on it), SIGKILL to
+    what is left of it after `STOP_GRACE` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(STOP_GRACE)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def judge(context: Context, mutant: int, log: Path | None = None) -> Outcome:
+    """Run the campaign (by a `Judge`, within `context.limit`, its output appended to `log`; without a
+    limit in this process) and the anchor on one mutant; never raises: an error is in the outcome."""
     started = time.monotonic()
     outcome = Outcome(mutant)
-    run_dir = context.folder / "runs" / f"m{mutant:05d}"
     try:
-        why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
-        if why:
-            outcome.status, outcome.how, outcome.case = KILLED, "at start", why
+        if context.limit is None or log is None:
+            campaign_verdict(context, mutant, outcome)
         else:
-            manifest = campaign(context, mutant, run_dir)
-            changed = [pair for pair in paired(context, mutant, run_dir) if pair.outcome == CHANGED]
-            restarts = manifest.get("restarts", [])
-            if changed:
-                first = changed[0]
-                outcome.status, outcome.how, outcome.family = KILLED, "by pair", first.feature
-                outcome.case, outcome.replay = first.text(), first.replay_line(run_dir)
-            elif len(restarts) > context.original_restarts:
-                outcome.status, outcome.how = KILLED, "by crash"
-                outcome.family = restarts[context.original_restarts].get("family", "")
-                outcome.case = restarts[context.original_restarts].get("reason", "")
+            outcome = judge_of(context).verdict(mutant, log)
         if context.anchor is not None:
             outcome.anchor, outcome.anchor_test = anchor_verdict(context, mutant)
     except (ConformanceError, OSError) as error:
@@ -275,8 +457,9 @@ def judge_task(mutant: int, *, context: Context) -> Outcome:
     """One mutant as a Spark task: its output goes to `<folder>/logs/mNNNNN.log`."""
     logs = context.folder / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    with _output_to(logs / f"m{mutant:05d}.log"):
-        return judge(context, mutant)
+    log = logs / f"m{mutant:05d}.log"
+    with _output_to(log):
+        return judge(context, mutant, log)
 
 
 TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
@@ -343,10 +526,17 @@ def anchor_verdict(context: Context, mutant: int) -> tuple[str, str]:
 
 
 def select(
-    mutants: Sequence[Mutant], ids: Sequence[int], files: Sequence[str], sample: int | None, seed: int
+    mutants: Sequence[Mutant],
+    ids: Sequence[int],
+    files: Sequence[str],
+    sample: int | None,
+    seed: int,
+    *,
+    part: tuple[int, int] = (1, 1),
 ) -> list[Mutant]:
-    """The mutants asked for: by id, else of the files named, else all; `sample` of them at random
-    (drawn with `seed`), in id order."""
+    """The mutants asked for: by id, else of the files named, else all; of those part K of N (every N-th,
+    from the K-th: N runs, one of each part, run each mutant once); `sample` of them at random (drawn
+    with `seed`), in id order."""
     known = {mutant.id: mutant for mutant in mutants}
     if ids:
         missing = [str(i) for i in ids if i not in known]
@@ -357,6 +547,8 @@ def select(
         chosen = [known[i] for i in ids]
     else:
         chosen = [m for m in mutants if not files or any(m.file.endswith(name) for name in files)]
+    number, parts = part
+    chosen = chosen[number - 1 :: parts]
     if sample is not None and sample < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, sample), key=lambda m: m.id)
     return chosen
@@ -365,8 +557,10 @@ def select(
 def scores(
     mutants: Sequence[Mutant], outcomes: Mapping[int, Outcome], equivalent: set[int], *, anchor: bool
 ) -> dict[str, Any]:
-    """`mutants`, `equivalent`, `killed`, `score` (killed / (mutants - equivalent)), `by_file` and
-    `by_function`, of the campaign's outcomes or (`anchor`) the anchor's."""
+    """`mutants`, `equivalent`, `killed`, `score` (killed / (mutants - equivalent)), `unreached` (no
+    family of the campaign reaches them: not killed, yet no survivors), `score_reached` (killed /
+    (mutants - equivalent - unreached)), `by_file` and `by_function`, of the campaign's outcomes or
+    (`anchor`) the anchor's (which has no unreached mutants)."""
 
     def status(mutant: Mutant) -> str:
         if mutant.id in equivalent:
@@ -378,11 +572,14 @@ def scores(
         counted = Counter(status(mutant) for mutant in group)
         total = sum(counted.values())
         judged = total - counted[EQUIVALENT]
+        reached = judged - counted[UNREACHED]
         return {
             "mutants": total,
             "equivalent": counted[EQUIVALENT],
             "killed": counted[KILLED],
             "score": round(counted[KILLED] / judged, 4) if judged else None,
+            "unreached": counted[UNREACHED],
+            "score_reached": round(counted[KILLED] / reached, 4) if reached else None,
         }
 
     by_file: dict[str, list[Mutant]] = {}
@@ -425,8 +622,19 @@ def document_of(
         **campaign_scores,
         "anchor": scores(chosen, outcomes, equivalent, anchor=True) if anchor else None,
         "survivors": [{**asdict(m), "diff": m.diff} for m in chosen if outcomes[m.id].status == SURVIVED],
+        "unreached_mutants": [m.id for m in chosen if outcomes[m.id].status == UNREACHED],
         "outcomes": [{**asdict(m), **asdict(outcomes[m.id])} for m in chosen],
     }
+
+
+def part_of(text: str | None) -> tuple[int, int]:
+    """`--part K/N` as (K, N), 1 <= K <= N; (1, 1) without it."""
+    if text is None:
+        return (1, 1)
+    number, slash, parts = text.partition("/")
+    if not (slash and number.isdigit() and parts.isdigit() and 1 <= int(number) <= int(parts)):
+        raise OptionError(f"--part takes K/N with 1 <= K <= N, such as 2/4, not {text!r}")
+    return (int(number), int(parts))
 
 
 def target_release(texts: Sequence[str]) -> str:
@@ -452,14 +660,25 @@ def plan_of(arguments: argparse.Namespace) -> CampaignPlan:
     return CampaignPlan(budgets=budgets, seed=arguments.seed)
 
 
+def limit_of(given: float | None, original: float) -> float:
+    """Seconds each mutant's campaign may take: `--timeout`, else `LIMIT_FACTOR` times the original's
+    `original` seconds, at least `LIMIT_FLOOR`."""
+    return given if given is not None else max(LIMIT_FLOOR, LIMIT_FACTOR * original)
+
+
 def run_all(context: Context, chosen: Sequence[Mutant], master: str | None) -> dict[int, Outcome]:
     """Every chosen mutant judged: as Spark tasks with `master`, else one after the other here."""
     ids = [mutant.id for mutant in chosen]
     if master is None:
         outcomes = {}
-        for number, mutant in enumerate(ids, 1):
-            outcomes[mutant] = judge_task(mutant, context=context)
-            report_to_stderr(f"mutants: {number}/{len(ids)}: mutant {mutant} {describe(outcomes[mutant])}")
+        try:
+            for number, mutant in enumerate(ids, 1):
+                outcomes[mutant] = judge_task(mutant, context=context)
+                report_to_stderr(
+                    f"mutants: {number}/{len(ids)}: mutant {mutant} {describe(outcomes[mutant])}"
+                )
+        finally:
+            stop_judges()
         return outcomes
     with scale_out(master, None) as scaled:
         assert scaled is not None
@@ -483,10 +702,15 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     equivalents = load_equivalents(Path(arguments.equivalent))
     if arguments.sample is not None and arguments.sample < 1:
         raise OptionError("--sample takes a number of mutants, at least 1")
+    if arguments.timeout is not None and not arguments.timeout > 0:
+        raise OptionError("--timeout takes a number of seconds, more than 0")
     json_path = Path(arguments.json) if arguments.json else None
     plan = plan_of(arguments)
     schemata = resolve_schemata(release)
-    chosen = select(schemata.mutants, arguments.mutant, arguments.file, arguments.sample, arguments.seed)
+    part = part_of(arguments.part)
+    chosen = select(
+        schemata.mutants, arguments.mutant, arguments.file, arguments.sample, arguments.seed, part=part
+    )
     if not chosen:
         raise OptionError(f"no mutant of {release}'s build matches --file {' '.join(arguments.file)}")
     folder = Path(arguments.out) / f"mutants-{new_run_id()}"
@@ -496,13 +720,21 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     if not arguments.no_anchor:
         anchor = resolve_anchor(schemata)
         tests = anchor_tests(anchor)
-    context = Context(
-        release, schemata.binary, plan, folder, folder / "runs" / "original", 0, DEFAULT_PATH, anchor, tests
-    )
+    context = Context(release, schemata.binary, plan, folder, DEFAULT_PATH, anchor=anchor, anchor_tests=tests)
     started = time.monotonic()
     report_to_stderr(f"mutants: the original of {release} ({len(chosen)} of {len(schemata.mutants)} mutants)")
-    manifest = campaign(context, 0, context.original)
-    context = replace(context, original_restarts=len(manifest.get("restarts", [])))
+    context = replace(context, originals=originals(context))
+    original_seconds = time.monotonic() - started
+    limit = limit_of(arguments.timeout, original_seconds)
+    context = replace(context, limit=limit)
+    if not arguments.no_reach:
+        report_to_stderr(f"mutants: which families reach which lines, on {release}'s -cover build")
+        reach = measure_reach(
+            release, plan, folder / "reach", DEFAULT_PATH, {mutant.file for mutant in chosen}
+        )
+        order = [original.family for original in context.originals]
+        context = replace(context, reaching={m.id: reach.families(m, order) for m in chosen})
+    reach_seconds = time.monotonic() - started - original_seconds
     if anchor is not None:
         _, verdicts = run_tests(anchor, tests, 0)
         passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
@@ -516,8 +748,13 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "families": [name for name, budget in plan.budgets.items() if budget] if arguments.family else "plan",
         "seed": arguments.seed,
         "sample": arguments.sample,
+        "part": arguments.part,
         "master": arguments.master,
         "anchor_tests": len(context.anchor_tests),
+        "limit": round(limit, 1),
+        "reach": not arguments.no_reach,
+        "original_seconds": round(original_seconds, 1),
+        "reach_seconds": round(reach_seconds, 1),
         "seconds": round(time.monotonic() - started, 1),
     }
     document = document_of(
@@ -539,11 +776,15 @@ def summary(document: Mapping[str, Any]) -> str:
         shown = "-" if value is None else f"{value:.1%}"
         return f"{figures['killed']} of {figures['mutants'] - figures['equivalent']} killed ({shown})"
 
-    lines = [f"mutants of nats-server {document['release']}: campaign {score(document)}"]
+    def campaign(figures: Mapping[str, Any]) -> str:
+        unreached = figures.get("unreached", 0)
+        return f"campaign {score(figures)}" + (f", {unreached} unreached" if unreached else "")
+
+    lines = [f"mutants of nats-server {document['release']}: {campaign(document)}"]
     if document["anchor"]:
         lines[0] += f"; nats-server's tests {score(document['anchor'])}"
     for name, figures in document["by_file"].items():
-        line = f"  {name}: campaign {score(figures)}"
+        line = f"  {name}: {campaign(figures)}"
         if document["anchor"]:
             line += f"; nats-server's tests {score(document['anchor']['by_file'][name])}"
         lines.append(line)
@@ -555,7 +796,7 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     """Register `mutants`."""
     parser = commands.add_parser(
         "mutants",
-        help="score a campaign by the mutants of a release's mapping code it kills (and nats-server's tests)",
+        help="count the mutants of a release's mapping code a campaign kills",
         description="Builds --target R's mutant schemata (every mutant in one binary), runs the campaign on "
         "the original and on each mutant, and counts the mutants a paired change, a failed start or a crash "
         "tells apart; nats-server's own tests of mapping, transforms, placeholders, the sublist and subject "
@@ -577,11 +818,47 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     parser.add_argument(
         "--file", action="append", default=[], help="the mutants of this file (e.g. sublist.go)"
     )
+    parser.add_argument(
+        "--part", help="K/N: every N-th of the mutants asked for, from the K-th (N runs cover them once)"
+    )
     parser.add_argument("--json", help="also write the document here")
     parser.add_argument("--out", default="runs", help="where the run folder goes (default runs/)")
     parser.add_argument("--master", help="run each mutant as a task of this Spark master (spark://HOST:PORT)")
     parser.add_argument("--no-anchor", action="store_true", help="do not run nats-server's own tests")
     parser.add_argument(
+        "--no-reach",
+        action="store_true",
+        help="run every family on every mutant, not only those whose run on a -cover build reaches it",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds a mutant's campaign may take before it counts as killed by timeout "
+        f"(default {LIMIT_FACTOR} times the original's, at least {LIMIT_FLOOR:.0f})",
+    )
+    parser.add_argument(
         "--equivalent", default=str(EQUIVALENT_PATH), help="the equivalence file (default the shipped one)"
     )
     parser.set_defaults(handler=mutants_command)
+
+
+def judging(argv: Sequence[str]) -> int:
+    """`python -m nats_conformance.suites.mutants CONTEXT FD`, a `Judge`'s process: for each line
+    ``ID<TAB>LOG`` of its input, `campaign_verdict` of mutant ID with the pickled CONTEXT, its output
+    appended to LOG, and the outcome as a JSON line to file descriptor FD."""
+    context: Context = pickle.loads(Path(argv[0]).read_bytes())
+    with os.fdopen(int(argv[1]), "w", buffering=1) as answers:
+        for line in sys.stdin:
+            number, _, log = line.rstrip("\n").partition("\t")
+            outcome = Outcome(int(number))
+            with _output_to(Path(log)):
+                try:
+                    campaign_verdict(context, outcome.id, outcome)
+                except (ConformanceError, OSError) as error:
+                    outcome.error = str(error).splitlines()[0] if str(error) else type(error).__name__
+            answers.write(json.dumps(asdict(outcome)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(judging(sys.argv[1:]))

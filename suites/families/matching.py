@@ -148,7 +148,7 @@ class MatchingFamily(TargetServer):
     def execute(self, session: Session, unit: Subscriptions) -> Observed:
         session.clear()
         began = time.perf_counter()
-        deliveries = observe_subscriptions(session.url, unit.patterns, unit.subjects)
+        deliveries = observe_subscriptions(session.url, unit.patterns, unit.subjects, warm=True)
         if deliveries.failure:
             # A server ended from outside (no panic in its log) raises ServerDiedError: the engine
             # restarts it and journals the restart, instead of every later unit failing to connect.

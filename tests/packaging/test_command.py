@@ -20,6 +20,7 @@ COMMANDS = (
     "replay",
     "pair",
     "coverage",
+    "mutants",
     "bisect",
     "engine-check",
     "expectations",

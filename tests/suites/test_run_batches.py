@@ -39,3 +39,25 @@ def test_enough_ends_the_run_quietly() -> None:
 
     run_batches(lambda data: data.draw(st.integers(0, 100)), 50, 7, on_batch)
     assert len(calls) == 5
+
+
+def test_no_batch_is_drawn_after_the_run_ended_even_mid_climb() -> None:
+    """Scored batches send Hypothesis's target phase climbing; the batch that raises `Enough` is the last
+    one drawn (Hypothesis drew it again to confirm the failure, and a climb under way went on drawing
+    whole batches, each failing again: minutes of a partition run)."""
+    draws: list[list[int]] = []
+    calls: list[list[int]] = []
+
+    def draw(data: st.DataObject) -> list[int]:
+        draws.append(data.draw(st.lists(st.integers(0, 1000), min_size=20, max_size=20)))
+        return draws[-1]
+
+    def on_batch(batch: list[int]) -> float:
+        calls.append(batch)
+        if len(calls) == 120:
+            raise Enough
+        return float(sum(batch))
+
+    run_batches(draw, 400, 3, on_batch)
+    assert len(calls) == 120
+    assert len(draws) == 120
