@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from nats_conformance.fixtures.adapters import packaged
 from nats_conformance.fixtures.clients.adapter import AdapterProcess
 from nats_conformance.fixtures.engine import engine_command
 from nats_conformance.fixtures.errors import TargetLostError
@@ -395,6 +396,30 @@ def judging_profile(target: Target, run: RunConfig, version: str, writer: Record
     return profile
 
 
+def described(command: str, adapter: AdapterProcess) -> dict[str, object]:
+    """What the run's manifest journals of an adapter target (`RecordWriter.note_implementation`): its
+    hello's declarations and, for a packaged adapter, what its adapter.toml says."""
+    hello = adapter.hello
+    entry: dict[str, object] = {
+        "implementation": adapter.implementation,
+        "command": command,
+        "protocol": hello.protocol,
+        "ops": sorted(adapter.ops),
+        "subject_rules": None if hello.subject_rules is None else sorted(hello.subject_rules),
+        "answered_by": hello.answered_by,
+    }
+    package = packaged(command)
+    if package is not None:
+        entry |= {
+            "package": package.name,
+            "language": package.language,
+            "version": package.version,
+            "docs": package.docs,
+            "functions": list(package.functions),
+        }
+    return entry
+
+
 def run_adapter(
     target: AdapterTarget,
     profile: str,
@@ -426,6 +451,7 @@ def run_adapter(
                 file=sys.stderr,
             )
         expectations.note_run(adapter.implementation, release.name)
+        writer.note_implementation(described(target.command, adapter))
         context = RunContext(
             writer.run_id, adapter.implementation, release.name, BACKEND, expectations, writer.next_case_id
         )
