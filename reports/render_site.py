@@ -27,6 +27,7 @@ from nats_conformance.reports.present import (
 from nats_conformance.reports.render_html import (
     STYLE,
     banner_html,
+    implementations_html,
     legend,
     matrix_html,
     smallest_html,
@@ -49,6 +50,7 @@ def page(title: str, body: list[str], *, depth: int = 0) -> str:
     up = "../" * depth
     nav = (
         f"<nav><a href={up}index.html>runs</a><a href={up}matrix.html>matrix</a>"
+        f"<a href={up}implementations.html>implementations</a>"
         f"<a href={up}index.html#releases>releases</a><a href={up}index.html#findings>findings</a></nav>"
     )
     return (
@@ -217,6 +219,12 @@ def matrix_page(site: Site) -> str:
     return page("Compatibility matrix", body)
 
 
+def implementations_page(site: Site) -> str:
+    """Implementation and version x operation, for every implementation judged through an adapter."""
+    found = implementations_html(site.report.implementations)
+    return page("Implementations", [found or "<p>No implementation was judged through an adapter.</p>"])
+
+
 def finding_page(site: Site, item: Divergence) -> str:
     up = "../"
     feature, functions, difference = item.parts
@@ -341,7 +349,11 @@ def release_page(site: Site, release: Release) -> str:
 
 def site_pages(site: Site) -> dict[str, str]:
     """Every page of the site by its path under the site's root."""
-    pages = {"index.html": index_page(site), "matrix.html": matrix_page(site)}
+    pages = {
+        "index.html": index_page(site),
+        "matrix.html": matrix_page(site),
+        "implementations.html": implementations_page(site),
+    }
     for item in site.report.divergences:
         pages[f"findings/{finding_id(item.case_class)}.html"] = finding_page(site, item)
     for release in site.report.releases:
