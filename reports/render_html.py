@@ -191,6 +191,7 @@ def render_html(report: Report) -> str:
             "of the records on disk</p>"
         )
     parts += [f"<p class=warn>{escape(r.judged_by_text())}</p>" for r in report.runs if r.judged_by]
+    parts += [f"<p class=warn>{escape(r.label)}: a {escape(r.note)}</p>" for r in report.releases if r.note]
     parts += [
         f"<p class=good>{escape(item.headline())}"
         + (f"<br><code>{escape(item.replay_line())}</code>" if item.case else "")

@@ -93,6 +93,7 @@ def render_markdown(report: Report) -> str:
     lines += [
         line for run in report.runs if run.judged_by for line in (f"**Rules:** {run.judged_by_text()}.", "")
     ]
+    lines += [line for r in report.releases if r.note for line in (f"**{r.label}:** a {r.note}.", "")]
     for item in report.endings:  # first: what a release fixed is the news
         replay = f" (`{item.replay_line()}`)" if item.case else ""
         lines += [f"**Ended:** {item.headline()}{replay}", ""]

@@ -147,7 +147,8 @@ def index_page(site: Site) -> str:
             ["release", *VERDICTS, "unknown share", "runs"],
             [
                 [
-                    f'<a href="{release_href(release, "")}">{escape(release.label)}</a>',
+                    f'<a href="{release_href(release, "")}">{escape(release.label)}</a>'
+                    + (f"<br><small class=muted>{escape(release.note)}</small>" if release.note else ""),
                     *verdict_cells(release_verdicts(site, release)),
                     unknown_share(shares[release]) if release in shares else "-",
                     count(len(site.runs_of(release))),
@@ -291,7 +292,8 @@ def history(site: Site, item: Divergence) -> list[list[str]]:
 def release_page(site: Site, release: Release) -> str:
     up = "../"
     report = site.report
-    body = ["<h2>Conformance per feature and function</h2>"]
+    body = [f"<p class=warn>{escape(release.note)}</p>"] if release.note else []
+    body.append("<h2>Conformance per feature and function</h2>")
     for matrix in report.matrices:
         if release not in matrix.releases:
             continue

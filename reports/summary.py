@@ -1,6 +1,7 @@
 """``summary.json``: the report for machines. Infinite or undefined numbers are written as null.
 
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
+``distribution_builds`` (each release a distribution built, ``2.9.10+debian.1.b3``, and what built it),
 ``runs`` (each with its ``judgements``: adapter targets judged by a release's engine,
 ``records.judgement``), ``complete``, ``banner`` (``Report.banner``), ``conforms_to`` (the releases the
 report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, ``releases``,
@@ -230,6 +231,7 @@ def summary(report: Report) -> dict[str, Any]:
         "conforms_to": list(report.conforms_to),
         "rows": report.rows,
         "releases": [release.label for release in report.releases],
+        "distribution_builds": {release.label: release.note for release in report.releases if release.note},
         "verdicts": report.verdicts,
         "verdict_counts": [
             {

@@ -32,6 +32,7 @@ from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordsError, RecordWriter
 from nats_conformance.reference.errors import UnknownVersionError, interruption
 from nats_conformance.reference.profiles import ReleaseProfile, for_version, nearest_profile
+from nats_conformance.reference.versions import build_note
 from nats_conformance.suites.engine.family import ServerFamily, ServerLostError
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.run import Sink, run_family
@@ -387,6 +388,8 @@ def judging_profile(target: Target, run: RunConfig, version: str, writer: Record
         profiles[target.id] = {"server_version": version, "profile": profile.name}
         if profile.name != version:
             why = "--profile" if run.profile else "the nearest known release; choose with --profile RELEASE"
+            if build_note(version) and not run.profile:
+                why = f"a {build_note(version)} of {profile.name}; choose with --profile RELEASE"
             print(
                 f"{target.id}: nats-server {version or '(no version)'} judged by the rules of {profile.name} "
                 f"({why})",
