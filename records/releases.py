@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nats_conformance.reference.errors import InvalidVersionError
-from nats_conformance.reference.versions import Version
+from nats_conformance.reference.versions import Version, build_note
 
 REFERENCE_IMPLEMENTATION = "nats-server"
 VersionKey = tuple[bool, Version, str]
@@ -35,6 +35,11 @@ class Release:
         if self.implementation == REFERENCE_IMPLEMENTATION:
             return self.version
         return f"{self.implementation} {self.version}"
+
+    @property
+    def note(self) -> str:
+        """What built it when a distribution did (`build_note`), else ''."""
+        return build_note(self.version)
 
     @property
     def key(self) -> tuple[bool, str, VersionKey]:

@@ -313,6 +313,8 @@ class RecordWriter:
         self.tasks: list[dict[str, Any]] = []
         """How each task of a scaled-out run ended (the driver's writer)."""
         self.judgements: list[dict[str, Any]] = []
+        self.implementations: list[dict[str, Any]] = []
+        """What each adapter target said of itself (`note_implementation`): the implementations page."""
         """Each adapter target judged by a release's engine (`--judge-by engine`, `suites.judgement`)."""
         self._shards: dict[str, dict[str, Any]] = {}
         """The latest journal of each shard writer of this run (the driver's writer)."""
@@ -434,6 +436,13 @@ class RecordWriter:
         with self._journal:
             self.judgements.append(judgement)
 
+    def note_implementation(self, described: dict[str, Any]) -> None:
+        """Journal what an adapter target is (its hello: implementation, operations, the library function
+        answering each; a packaged adapter's language, pinned version and documentation), once each."""
+        with self._journal:
+            if described not in self.implementations:
+                self.implementations.append(described)
+
     def extend(self, cases: list[Case]) -> None:
         for case in cases:
             self.add(case)
@@ -547,6 +556,7 @@ class RecordWriter:
             "restarts": self.restarts + [restart for journal in shards for restart in journal["restarts"]],
             "tasks": self.tasks,
             "judgements": self.judgements,
+            "implementations": self.implementations,
             "cases": sum(settled.values()),
             "written": self.written + sum(journal["written"] for journal in shards),
             "unwritten": self.unwritten + sum(journal["unwritten"] for journal in shards),

@@ -441,6 +441,17 @@ or `lenient`."""
 MODES: Final = ("account", "engine")
 """What an adapter's transform implements ("hello" `mode`): account mappings (the default) or the bare
 engine."""
+ANSWERED_OPS: Final = (
+    "transform",
+    "match",
+    "valid_subject",
+    "partition",
+    "weighted",
+    "contains",
+    "valid_mapping",
+)
+"""The operations a hello's `answered_by` may name the library function of, beside `SUBJECT_RULES`
+(a rule of `valid_subject` answered by a function of its own)."""
 JUDGED_KINDS: Final = (*MAPPING_ERROR_KINDS, SubjectMismatchError.kind)
 """The protocol's error kinds an adapter's own kinds may be declared as ("hello" `error_kinds`)."""
 
@@ -464,6 +475,9 @@ class Greeting:
     error_kinds: dict[str, str] = field(default_factory=dict)
     subject_rules: frozenset[str] | None = None
     """The rules of `valid_subject` it answers (`SUBJECT_RULES`); None: every one."""
+    answered_by: dict[str, str] = field(default_factory=dict)
+    """The library function that answers each operation or subject rule (`ANSWERED_OPS`,
+    `SUBJECT_RULES`), as the implementation names it: shown in the report beside its results."""
 
     @classmethod
     def parse(cls, hello: Mapping[str, Any]) -> Greeting:
@@ -493,6 +507,12 @@ class Greeting:
         rules = hello.get("subject_rules")
         if rules is not None and (not isinstance(rules, list) or not set(rules) <= set(SUBJECT_RULES)):
             raise GreetingError(f"'subject_rules' must list some of {', '.join(SUBJECT_RULES)}")
+        answered_by = hello.get("answered_by", {})
+        keys = (*ANSWERED_OPS, *SUBJECT_RULES)
+        if not isinstance(answered_by, dict) or not all(
+            key in keys and isinstance(name, str) and name for key, name in answered_by.items()
+        ):
+            raise GreetingError(f"'answered_by' must map some of {', '.join(keys)} to function names")
         protocol = hello.get("protocol", 1)
         if type(protocol) is not int or protocol < 1:
             raise GreetingError(f"'protocol' must be a version number such as 2 (got {protocol!r})")
@@ -505,6 +525,7 @@ class Greeting:
             mode=mode,
             error_kinds=kinds,
             subject_rules=None if rules is None else frozenset(rules),
+            answered_by=dict(answered_by),
         )
 
 
@@ -542,6 +563,8 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
         fields["error_kinds"] = answer.error_kinds
     if answer.subject_rules is not None:
         fields["subject_rules"] = sorted(answer.subject_rules)
+    if answer.answered_by:
+        fields["answered_by"] = answer.answered_by
     return fields
 
 

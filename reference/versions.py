@@ -155,3 +155,14 @@ class Version:
         if self.build:
             text += "+" + ".".join(self.build)
         return text
+
+
+DISTRIBUTION_BUILDS: Final = {"debian": "distribution build (Debian)"}
+"""What the first build metadata identifier of a version names (`2.9.10+debian.1.b3`: Debian's package
+of 2.9.10, `fixtures.distribution`)."""
+
+
+def build_note(version: str) -> str:
+    """`distribution build (Debian)` for a version a distribution built (`2.9.10+debian.1.b3`), else ''."""
+    parsed = Version.parse_or_none(version)
+    return DISTRIBUTION_BUILDS.get(parsed.build[0], "") if parsed and parsed.build else ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Final
 
@@ -15,6 +15,20 @@ from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
 from nats_conformance.reports.figures import PANELS, partition_histograms, weighted_plots
+from nats_conformance.reports.implementations import (
+    HEADERS as IMPLEMENTATION_HEADERS,
+)
+from nats_conformance.reports.implementations import (
+    INTRO as IMPLEMENTATIONS_INTRO,
+)
+from nats_conformance.reports.implementations import (
+    Implementation,
+    OperationRow,
+    cases_text,
+    judged_by,
+    share_text,
+    who,
+)
 from nats_conformance.reports.matrix import STATES, Matrix, MatrixRow
 from nats_conformance.reports.present import (
     BANNER_COLOURS,
@@ -133,7 +147,9 @@ def render_html(report: Report) -> str:
         banner_html(report),
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
-        "<nav><a href=#matrix>compatibility matrix</a><a href=#contexts>contexts</a>"
+        "<nav><a href=#matrix>compatibility matrix</a>"
+        + ("<a href=#implementations>implementations</a>" if report.implementations else "")
+        + "<a href=#contexts>contexts</a>"
         "<a href=#verdicts>verdicts</a><a href=#unknown>unknown cases</a>"
         "<a href=#divergences>divergence classes</a><a href=#changes>changes between releases</a>"
         "<a href=#partition>partition</a>"
@@ -175,6 +191,7 @@ def render_html(report: Report) -> str:
             "of the records on disk</p>"
         )
     parts += [f"<p class=warn>{escape(r.judged_by_text())}</p>" for r in report.runs if r.judged_by]
+    parts += [f"<p class=warn>{escape(r.label)}: a {escape(r.note)}</p>" for r in report.releases if r.note]
     parts += [
         f"<p class=good>{escape(item.headline())}"
         + (f"<br><code>{escape(item.replay_line())}</code>" if item.case else "")
@@ -182,6 +199,9 @@ def render_html(report: Report) -> str:
         for item in report.endings
     ]
     parts.append(judgements_html(report))
+    if report.implementations:
+        parts.append("<h2 id=implementations>Implementations</h2>")
+        parts.append(implementations_html(report.implementations, heading="h3"))
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "
@@ -636,3 +656,72 @@ def coverage_html(report: Report) -> str:
             )
         )
     return "\n".join(out)
+
+
+def implementations_html(items: Sequence[Implementation], *, heading: str = "h2") -> str:
+    """The matrix, then each implementation's divergence classes ('' when there is no implementation)."""
+    if not items:
+        return ""
+    rows = []
+    for item in items:
+        for index, row in enumerate(item.rows):
+            first = index == 0
+            rows.append(
+                [
+                    f"<b>{escape(item.name)}</b><br><small class=muted>{escape(judged_by(item))}</small>"
+                    if first
+                    else "",
+                    escape(item.language) if first else "",
+                    f"<code>{escape(row.label)}</code>",
+                    f"<code>{escape(row.function)}</code>" if row.function else "<span class=muted>-</span>",
+                    f"{row.agree:,}",
+                    f"<span class=bad>{row.diverge:,}</span>" if row.diverge else "0",
+                    f"{row.expected:,}",
+                    share_cell(row),
+                    str(len(row.classes)) if row.classes else "0",
+                ]
+            )
+    parts = [
+        f"<p>{escape(IMPLEMENTATIONS_INTRO)}</p>",
+        table_html([*IMPLEMENTATION_HEADERS, "agree share", "classes"], rows, numeric={4, 5, 6, 7, 8}),
+    ]
+    for item in items:
+        title = escape(who(item))
+        docs = f' <a href="{escape(item.docs)}">documentation</a>' if item.docs else ""
+        asked = (
+            f"<p class=muted>not asked (its hello leaves them out): {escape(', '.join(item.not_asked))}</p>"
+            if item.not_asked
+            else ""
+        )
+        classes = [(row, found) for row in item.rows for found in row.classes]
+        parts.append(f"<{heading} id=impl-{slug(item)}>{title}</{heading}><p>{docs}</p>{asked}")
+        if not classes:
+            parts.append("<p class=good>No divergence class: every judged case agrees.</p>")
+            continue
+        parts.append(
+            table_html(
+                ["operation", "class", "cases", "smallest case", "documents", "library", "replay"],
+                [
+                    [
+                        f"<code>{escape(row.label)}</code>",
+                        f"<code>{escape(found.case_class)}</code>",
+                        escape(cases_text(found)),
+                        f"<code>{escape(found.question)}</code>",
+                        f"<code>{escape(found.expected_answer)}</code>",
+                        f"<code>{escape(found.observed_answer)}</code>",
+                        f"<code class=replay>{escape(found.replay)}</code>",
+                    ]
+                    for row, found in classes
+                ],
+            )
+        )
+    return "\n".join(parts)
+
+
+def share_cell(row: OperationRow) -> str:
+    text = escape(share_text(row))
+    return f"<span class=bad>{text}</span>" if row.diverge else text
+
+
+def slug(item: Implementation) -> str:
+    return "".join(c if c.isalnum() else "-" for c in item.release.label).strip("-")

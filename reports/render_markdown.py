@@ -15,6 +15,14 @@ from nats_conformance.records.unknowns import reasons_shown
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
+from nats_conformance.reports.implementations import (
+    HEADERS,
+    INTRO,
+    Implementation,
+    cases_text,
+    share_text,
+    who,
+)
 from nats_conformance.reports.matrix import STATES, Matrix
 from nats_conformance.reports.present import (
     CHANGES_HEADERS,
@@ -85,10 +93,12 @@ def render_markdown(report: Report) -> str:
     lines += [
         line for run in report.runs if run.judged_by for line in (f"**Rules:** {run.judged_by_text()}.", "")
     ]
+    lines += [line for r in report.releases if r.note for line in (f"**{r.label}:** a {r.note}.", "")]
     for item in report.endings:  # first: what a release fixed is the news
         replay = f" (`{item.replay_line()}`)" if item.case else ""
         lines += [f"**Ended:** {item.headline()}{replay}", ""]
     lines += judgements_markdown(report)
+    lines += implementations_markdown(report.implementations)
     lines += matrix_markdown(report)
     lines += divergences_markdown(report)
     lines += changes_markdown(report)
@@ -417,3 +427,44 @@ def coverage_markdown(report: Report) -> list[str]:
         )
         lines += more(len(item.unreached), len(shown))
     return lines
+
+
+def implementations_markdown(items: Sequence[Implementation]) -> list[str]:
+    if not items:
+        return []
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = [
+        "### Implementations",
+        "",
+        INTRO,
+        "",
+        "| " + " | ".join([*HEADERS, "agree share", "classes"]) + " |",
+        "|" + "---|" * (len(HEADERS) + 2),
+    ]
+    for item in items:
+        for row in item.rows:
+            values = [
+                who(item),
+                item.language or "-",
+                f"`{row.label}`",
+                f"`{row.function}`" if row.function else "-",
+                f"{row.agree:,}",
+                f"{row.diverge:,}",
+                f"{row.expected:,}",
+                share_text(row),
+                str(len(row.classes)),
+            ]
+            lines.append("| " + " | ".join(cell(v) for v in values) + " |")
+    lines.append("")
+    for item in items:
+        for row in item.rows:
+            for found in row.classes:
+                lines += [
+                    f"- **{cell(item.name)}** `{row.label}` `{found.case_class}` ({cases_text(found)}): "
+                    f"`{cell(found.question)}` documents `{found.expected_answer}`, library "
+                    f"`{found.observed_answer}`; replay: `{cell(found.replay)}`",
+                ]
+    return [*lines, ""]

@@ -27,6 +27,7 @@ from nats_conformance.reports.present import (
 from nats_conformance.reports.render_html import (
     STYLE,
     banner_html,
+    implementations_html,
     legend,
     matrix_html,
     smallest_html,
@@ -49,6 +50,7 @@ def page(title: str, body: list[str], *, depth: int = 0) -> str:
     up = "../" * depth
     nav = (
         f"<nav><a href={up}index.html>runs</a><a href={up}matrix.html>matrix</a>"
+        f"<a href={up}implementations.html>implementations</a>"
         f"<a href={up}index.html#releases>releases</a><a href={up}index.html#findings>findings</a></nav>"
     )
     return (
@@ -145,7 +147,8 @@ def index_page(site: Site) -> str:
             ["release", *VERDICTS, "unknown share", "runs"],
             [
                 [
-                    f'<a href="{release_href(release, "")}">{escape(release.label)}</a>',
+                    f'<a href="{release_href(release, "")}">{escape(release.label)}</a>'
+                    + (f"<br><small class=muted>{escape(release.note)}</small>" if release.note else ""),
                     *verdict_cells(release_verdicts(site, release)),
                     unknown_share(shares[release]) if release in shares else "-",
                     count(len(site.runs_of(release))),
@@ -217,6 +220,12 @@ def matrix_page(site: Site) -> str:
     return page("Compatibility matrix", body)
 
 
+def implementations_page(site: Site) -> str:
+    """Implementation and version x operation, for every implementation judged through an adapter."""
+    found = implementations_html(site.report.implementations)
+    return page("Implementations", [found or "<p>No implementation was judged through an adapter.</p>"])
+
+
 def finding_page(site: Site, item: Divergence) -> str:
     up = "../"
     feature, functions, difference = item.parts
@@ -283,7 +292,8 @@ def history(site: Site, item: Divergence) -> list[list[str]]:
 def release_page(site: Site, release: Release) -> str:
     up = "../"
     report = site.report
-    body = ["<h2>Conformance per feature and function</h2>"]
+    body = [f"<p class=warn>{escape(release.note)}</p>"] if release.note else []
+    body.append("<h2>Conformance per feature and function</h2>")
     for matrix in report.matrices:
         if release not in matrix.releases:
             continue
@@ -341,7 +351,11 @@ def release_page(site: Site, release: Release) -> str:
 
 def site_pages(site: Site) -> dict[str, str]:
     """Every page of the site by its path under the site's root."""
-    pages = {"index.html": index_page(site), "matrix.html": matrix_page(site)}
+    pages = {
+        "index.html": index_page(site),
+        "matrix.html": matrix_page(site),
+        "implementations.html": implementations_page(site),
+    }
     for item in site.report.divergences:
         pages[f"findings/{finding_id(item.case_class)}.html"] = finding_page(site, item)
     for release in site.report.releases:

@@ -32,6 +32,7 @@ from nats_conformance.reports.distributions import (
     partition_distributions,
     weighted_shares,
 )
+from nats_conformance.reports.implementations import Implementation, implementations
 from nats_conformance.reports.matrix import (
     Matrix,
     compatibility_matrices,
@@ -167,6 +168,9 @@ class Report:
     """The runs' coverage of nats-server's mapping code (runs of `nats-conformance coverage`)."""
     unknowns: tuple[UnknownShare, ...] = ()
     """Each release's unknown share and its unknown cases per reason (``reports.unknowns``)."""
+    implementations: tuple[Implementation, ...] = ()
+    """Each implementation judged through the adapter protocol, per operation
+    (``reports.implementations``)."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -319,4 +323,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         endings=tuple(dict.fromkeys(item for run in records.runs for item in run.endings)),
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
         unknowns=unknown_shares(aggregates.verdicts),
+        implementations=implementations(records.runs, aggregates.verdicts, aggregates.classes),
     )

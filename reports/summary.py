@@ -1,6 +1,7 @@
 """``summary.json``: the report for machines. Infinite or undefined numbers are written as null.
 
 Top-level keys: ``format`` (this layout's version), ``records_schema``, ``generated`` (Unix seconds),
+``distribution_builds`` (each release a distribution built, ``2.9.10+debian.1.b3``, and what built it),
 ``runs`` (each with its ``judgements``: adapter targets judged by a release's engine,
 ``records.judgement``), ``complete``, ``banner`` (``Report.banner``), ``conforms_to`` (the releases the
 report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, ``releases``,
@@ -11,8 +12,10 @@ report conforms to, ``Report.conforms_to``; empty when it does not), ``rows``, `
 verdict between consecutive releases, ``reports.changes``), ``coverage`` (each run's coverage of
 nats-server's mapping code, from ``nats-conformance coverage``: figures per file and function, unreached
 blocks), ``unknown`` (per release: its cases, those unknown that ``--max-unknown`` counts, their share and
-every unknown case per reason, ``reports.unknowns``) and ``unknown_reasons`` (each listed reason and what
-it means, ``records.unknowns.REASONS``).
+every unknown case per reason, ``reports.unknowns``), ``unknown_reasons`` (each listed reason and what
+it means, ``records.unknowns.REASONS``) and ``implementations`` (each implementation judged through an
+adapter, per operation: counts, agree share, the function that answered, divergence classes with their
+smallest case and replay line, ``reports.implementations``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, Final
 
@@ -30,6 +34,7 @@ from nats_conformance.records.schema import SCHEMA_VERSION
 from nats_conformance.records.unknowns import REASONS, UnknownShare
 from nats_conformance.reports.changes import Change, Showing
 from nats_conformance.reports.distributions import PartitionDistribution, WeightedShares
+from nats_conformance.reports.implementations import Implementation
 from nats_conformance.reports.matrix import Matrix
 from nats_conformance.reports.report import Divergence, Report
 
@@ -226,6 +231,7 @@ def summary(report: Report) -> dict[str, Any]:
         "conforms_to": list(report.conforms_to),
         "rows": report.rows,
         "releases": [release.label for release in report.releases],
+        "distribution_builds": {release.label: release.note for release in report.releases if release.note},
         "verdicts": report.verdicts,
         "verdict_counts": [
             {
@@ -250,8 +256,52 @@ def summary(report: Report) -> dict[str, Any]:
         "coverage": [coverage(item) for item in report.coverages],
         "unknown": [unknown(item) for item in report.unknowns],
         "unknown_reasons": dict(REASONS),
+        "implementations": implementations_json(report.implementations),
     }
 
 
 def summary_json(report: Report) -> str:
-    return json.dumps(summary(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """As JSON text; ASCII, so that a value holding bytes that are not UTF-8 (a lone surrogate escape)
+    is written as its `\\udcNN` escape, which reads back as the same text."""
+    return json.dumps(summary(report), indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+
+
+def implementations_json(items: Sequence[Implementation]) -> list[dict[str, Any]]:
+    return [
+        {
+            "implementation": item.name,
+            "profile": item.release.version,
+            "language": item.language,
+            "package": item.package,
+            "pinned": item.pinned,
+            "docs": item.docs,
+            "not_asked": list(item.not_asked),
+            "operations": [
+                {
+                    "operation": row.operation,
+                    "asked": row.asked,
+                    "function": row.function,
+                    "agree": row.agree,
+                    "diverge": row.diverge,
+                    "expected": row.expected,
+                    "unknown": row.unknown,
+                    "agree_share": row.agree_share,
+                    "classes": [
+                        {
+                            "case_class": found.case_class,
+                            "diverge": found.diverge,
+                            "expected": found.expected,
+                            "expectations": list(found.expectations),
+                            "smallest": found.question,
+                            "documents": found.expected_answer,
+                            "library": found.observed_answer,
+                            "replay": found.replay,
+                        }
+                        for found in row.classes
+                    ],
+                }
+                for row in item.rows
+            ],
+        }
+        for item in items
+    ]

@@ -49,7 +49,9 @@ public class Adapter {
             String version = library == null ? null : library.getImplementationVersion();
             return "{\"id\":" + id + ",\"protocol\":2,\"implementation\":" + text("jnats " + (version == null ? "2.25.1" : version))
                 + ",\"server_version\":null,\"ops\":[\"hello\",\"valid_subject\"],"
-                + "\"subject_rules\":[\"subscribe\",\"subscribe-lenient\"]}";
+                + "\"subject_rules\":[\"subscribe\",\"subscribe-lenient\"],"
+                + "\"answered_by\":{\"subscribe\":\"Validator.validateSubjectStrict\","
+                + "\"subscribe-lenient\":\"Validator.validateSubject\"}}";
         }
         if ("valid_subject".equals(name)) {
             JsonValue subject = request.map.get("subject");

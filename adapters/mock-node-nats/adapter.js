@@ -15,6 +15,7 @@ function answer(request) {
     return {
       id, protocol: 2, implementation: `@sensorfactdev/mock-node-nats ${version}`,
       server_version: null, ops: ["hello", "match"],
+      answered_by: { match: "subscribe + publish" },
     };
   }
   if (request.op === "match") {
@@ -36,20 +37,26 @@ function answer(request) {
   return { id, error: "bad-request", detail: `unknown op ${JSON.stringify(request.op)}` };
 }
 
+// One answer line, ASCII only as the protocol says: every other UTF-16 unit as a \uXXXX escape.
+function write(value) {
+  const text = JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  process.stdout.write(text + "\n");
+}
+
 function line(text) {
   if (!text.trim()) return;
   let request;
   try {
     request = JSON.parse(text);
   } catch (error) {
-    process.stdout.write(JSON.stringify({ id: null, error: "bad-request", detail: "line is not JSON" }) + "\n");
+    write({ id: null, error: "bad-request", detail: "line is not JSON" });
     return;
   }
   if (request === null || typeof request !== "object" || Array.isArray(request)) {
-    process.stdout.write(JSON.stringify({ id: null, error: "bad-request", detail: "not an object" }) + "\n");
+    write({ id: null, error: "bad-request", detail: "not an object" });
     return;
   }
-  process.stdout.write(JSON.stringify(answer(request)) + "\n");
+  write(answer(request));
 }
 
 readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", line);

@@ -10,10 +10,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"unicode/utf16"
 
 	"github.com/nats-io/jwt/v2"
 )
@@ -89,6 +91,10 @@ func answer(line []byte) map[string]any {
 			"server_version": nil,
 			"ops":            []string{"hello", "valid_subject", "contains", "valid_mapping"},
 			"subject_rules":  []string{"subscribe"},
+			"answered_by": map[string]string{
+				"valid_subject": "Subject.Validate", "contains": "Subject.IsContainedIn",
+				"valid_mapping": "Mapping.Validate",
+			},
 		}
 	case "valid_subject":
 		if r.Subject == nil {
@@ -123,18 +129,39 @@ func answer(line []byte) map[string]any {
 func main() {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
-	encoder := json.NewEncoder(out)
+	var buffer bytes.Buffer
+	encoder := json.NewEncoder(&buffer)
 	encoder.SetEscapeHTML(false)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) > 0 && len(bytesTrim(line)) > 0 {
+			buffer.Reset()
 			_ = encoder.Encode(answer(line))
+			_, _ = out.Write(ascii(buffer.Bytes()))
 			_ = out.Flush()
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// ascii escapes every non-ASCII character of encoded JSON as \uXXXX (a pair of them past U+FFFF), as
+// the protocol's answers are ASCII-only; outside strings JSON has none.
+func ascii(encoded []byte) []byte {
+	escaped := make([]byte, 0, len(encoded))
+	for _, r := range string(encoded) {
+		switch {
+		case r < 0x80:
+			escaped = append(escaped, byte(r))
+		case r > 0xFFFF:
+			high, low := utf16.EncodeRune(r)
+			escaped = fmt.Appendf(escaped, "\\u%04x\\u%04x", high, low)
+		default:
+			escaped = fmt.Appendf(escaped, "\\u%04x", r)
+		}
+	}
+	return escaped
 }
 
 func bytesTrim(line []byte) []byte {

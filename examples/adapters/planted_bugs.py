@@ -70,6 +70,7 @@ def handle(request: Any) -> dict[str, Any]:
     op = request.get("op")
     if op == "hello":
         answer["implementation"] = NAME
+        answer["answered_by"] = {"transform": "transform", "partition": "separated_hash", "match": "handle"}
     elif op == "transform":
         answer = transform(request, answer)
     elif op == "partition" and len(request["tokens"]) >= 2:

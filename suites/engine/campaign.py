@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from nats_conformance.fixtures.adapters import packaged
 from nats_conformance.fixtures.clients.adapter import AdapterProcess
 from nats_conformance.fixtures.engine import engine_command
 from nats_conformance.fixtures.errors import TargetLostError
@@ -31,6 +32,7 @@ from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordsError, RecordWriter
 from nats_conformance.reference.errors import UnknownVersionError, interruption
 from nats_conformance.reference.profiles import ReleaseProfile, for_version, nearest_profile
+from nats_conformance.reference.versions import build_note
 from nats_conformance.suites.engine.family import ServerFamily, ServerLostError
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.run import Sink, run_family
@@ -386,6 +388,8 @@ def judging_profile(target: Target, run: RunConfig, version: str, writer: Record
         profiles[target.id] = {"server_version": version, "profile": profile.name}
         if profile.name != version:
             why = "--profile" if run.profile else "the nearest known release; choose with --profile RELEASE"
+            if build_note(version) and not run.profile:
+                why = f"a {build_note(version)} of {profile.name}; choose with --profile RELEASE"
             print(
                 f"{target.id}: nats-server {version or '(no version)'} judged by the rules of {profile.name} "
                 f"({why})",
@@ -393,6 +397,30 @@ def judging_profile(target: Target, run: RunConfig, version: str, writer: Record
                 flush=True,
             )
     return profile
+
+
+def described(command: str, adapter: AdapterProcess) -> dict[str, object]:
+    """What the run's manifest journals of an adapter target (`RecordWriter.note_implementation`): its
+    hello's declarations and, for a packaged adapter, what its adapter.toml says."""
+    hello = adapter.hello
+    entry: dict[str, object] = {
+        "implementation": adapter.implementation,
+        "command": command,
+        "protocol": hello.protocol,
+        "ops": sorted(adapter.ops),
+        "subject_rules": None if hello.subject_rules is None else sorted(hello.subject_rules),
+        "answered_by": hello.answered_by,
+    }
+    package = packaged(command)
+    if package is not None:
+        entry |= {
+            "package": package.name,
+            "language": package.language,
+            "version": package.version,
+            "docs": package.docs,
+            "functions": list(package.functions),
+        }
+    return entry
 
 
 def run_adapter(
@@ -426,6 +454,7 @@ def run_adapter(
                 file=sys.stderr,
             )
         expectations.note_run(adapter.implementation, release.name)
+        writer.note_implementation(described(target.command, adapter))
         context = RunContext(
             writer.run_id, adapter.implementation, release.name, BACKEND, expectations, writer.next_case_id
         )

@@ -1,6 +1,6 @@
 """The part of JSON Schema (draft 2020-12) that docs/adapter-protocol.schema.json uses, checked without a
-dependency: type, const, enum, pattern, minimum, maximum, properties, required, additionalProperties,
-items, oneOf and local $ref."""
+dependency: type, const, enum, pattern, minLength, minimum, maximum, properties, required,
+additionalProperties, propertyNames, items, oneOf and local $ref."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ def errors(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str 
         found.append(f"{where}: {value!r} not in {schema['enum']}")
     if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
         found.append(f"{where}: {value!r} does not match {schema['pattern']}")
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        found.append(f"{where}: shorter than {schema['minLength']}")
     if "minimum" in schema and isinstance(value, (int, float)) and value < schema["minimum"]:
         found.append(f"{where}: {value} < {schema['minimum']}")
     if "maximum" in schema and isinstance(value, (int, float)) and value > schema["maximum"]:
@@ -58,6 +60,8 @@ def errors(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str 
         properties = schema.get("properties", {})
         found += [f"{where}: missing {name!r}" for name in schema.get("required", []) if name not in value]
         for name, item in value.items():
+            if "propertyNames" in schema:
+                found += errors(name, schema["propertyNames"], root, f"{where}.{name}(name)")
             if name in properties:
                 found += errors(item, properties[name], root, f"{where}.{name}")
             elif schema.get("additionalProperties") is False:

@@ -30,6 +30,7 @@ EXPECTED: dict[str, set[str]] = {
     "mock-nats-client": set(),
     "jnats": set(),
     "async-nats": {"subjects:subject-rule:value"},
+    "faststream": set(),
 }
 """Divergence classes each adapter shows at this budget and seed (measured), all listed in
 expectations.toml; the others agree with the documents on every question asked."""

@@ -30,6 +30,8 @@ def check_run(log: Path) -> int:
     wrong = [(side, text, errors(json.loads(text), schema, schema)) for side, text in messages]
     wrong = [item for item in wrong if item[2]]
     assert not wrong, wrong[:3]
+    not_ascii = [text for side, text in messages if side == "<" and not text.isascii()]
+    assert not not_ascii, not_ascii[:3]  # answers are ASCII JSON (docs/adapter-protocol.md, "Framing")
     return len(messages)
 
 
@@ -54,3 +56,7 @@ def test_the_schema_refuses_what_the_protocol_does_not_allow() -> None:
     assert errors({"id": 1, "op": "partition", "tokens": ["a"], "n": 0}, schema, schema)
     assert not errors({"id": 1, "valid": False}, schema, schema)
     assert not errors({"id": 0, "protocol": 2, "implementation": "x", "ops": ["hello"]}, schema, schema)
+    named = {"id": 0, "protocol": 2, "answered_by": {"contains": "Subject.IsContainedIn"}}
+    assert not errors(named, schema, schema)
+    assert errors({**named, "answered_by": {"containment": "Subject.IsContainedIn"}}, schema, schema)
+    assert errors({**named, "answered_by": {"contains": ""}}, schema, schema)

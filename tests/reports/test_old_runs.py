@@ -30,6 +30,9 @@ SCHEMA_4 = RUNS / "schema-4"
 CHANGED = {"records_schema", "generated", "changes", "changes_paired", "changes_not_drawn"}
 """What a summary of the same records says differently now: the schema, the time, and the changes
 between releases, which only paired evidence claims since (records.pairs: these runs were never paired)."""
+ADDED = {"unknown", "unknown_reasons", "implementations", "distribution_builds"}
+"""Keys summary.json gained after the stored summary was written (unknown reasons, the implementations
+page, distribution builds): what they say of these runs is tested where they are made."""
 
 
 def duckdb_aggregates(run: Path) -> Aggregates:
@@ -48,7 +51,7 @@ def read_back(parts: list[str]) -> list[dict[str, Any]]:
 def without_smallest(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary's parts that do not show records as they are stored (a class's smallest case does)."""
     classes = [{**item, "smallest": None} for item in summary["divergence_classes"]]
-    return {key: value for key, value in summary.items() if key not in CHANGED} | {
+    return {key: value for key, value in summary.items() if key not in CHANGED | ADDED} | {
         "divergence_classes": classes
     }
 

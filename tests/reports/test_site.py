@@ -27,6 +27,7 @@ def test_the_site_has_an_index_a_matrix_and_a_page_per_finding_and_release(hand_
         [
             "index.html",
             "matrix.html",
+            "implementations.html",
             f"findings/{finding_id(SPLIT)}.html",
             f"findings/{finding_id(LEFT)}.html",
             "releases/2.9.25.html",
