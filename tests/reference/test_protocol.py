@@ -56,7 +56,7 @@ def test_every_operation_the_reference_serves_has_a_question() -> None:
 @pytest.mark.parametrize(
     ("request_object", "detail"),
     [
-        ({"op": "nope"}, "unknown op 'nope'; known: contains, coverage, hello, match, partition, transform, "),
+        ({"op": "nope"}, "unknown op 'nope'; known: contains, coverage, hello, match, partition, "),
         ({"op": "match", "pattern": "a"}, "missing field 'subject'"),
         ({"op": "match", "pattern": 5, "subject": "a"}, "field 'pattern' must be a str (got int)"),
         ({"op": "valid_subject", "subject": "a", "literal": 1}, "field 'literal' must be a bool (got int)"),
