@@ -301,7 +301,7 @@ def coverage_document(
             }
         )
     rows = []
-    unreached = []
+    unreached: list[dict[str, Any]] = []
     for function in chosen:
         statements, covered = _figures(owned[function])
         rows.append(
@@ -313,23 +313,7 @@ def coverage_document(
                 "covered": covered,
             }
         )
-        for block in owned[function]:
-            if block.reached:
-                continue
-            lines = read_source(block.path)[block.start - 1 : block.end]
-            source = "\n".join(lines[:SOURCE_LINES])
-            unreached.append(
-                {
-                    "path": block.path,
-                    "function": function.name,
-                    "start": block.start,
-                    "end": block.end,
-                    "statements": block.statements,
-                    "url": source_url(tag, block.path, block.start, block.end),
-                    "source": source,
-                    "why": why_unreachable(function.name, source),
-                }
-            )
+        unreached += _unreached(function.name, owned[function], read_source, tag)
     statements, covered = _figures(surface_blocks)
     return {
         "format": FORMAT,
@@ -353,6 +337,32 @@ def coverage_document(
         "missing": [name for name in (*surface.files, *surface.functions) if not _has(name, present, files)],
         "unreached": unreached,
     }
+
+
+def _unreached(
+    function: str, blocks: Sequence[Block], read_source: Callable[[str], list[str]], tag: str
+) -> list[dict[str, Any]]:
+    """The blocks of `function` no process reached, each with its first source lines, its link at the
+    release's tag and why it may be unreachable (`why_unreachable`)."""
+    entries = []
+    for block in blocks:
+        if block.reached:
+            continue
+        lines = read_source(block.path)[block.start - 1 : block.end]
+        source = "\n".join(lines[:SOURCE_LINES])
+        entries.append(
+            {
+                "path": block.path,
+                "function": function,
+                "start": block.start,
+                "end": block.end,
+                "statements": block.statements,
+                "url": source_url(tag, block.path, block.start, block.end),
+                "source": source,
+                "why": why_unreachable(function, source),
+            }
+        )
+    return entries
 
 
 def _has(name: str, present: set[str], files: list[dict[str, Any]]) -> bool:

@@ -136,35 +136,16 @@ def legend() -> str:
     return f"<p class=legend>{spans}</p>"
 
 
-def render_html(report: Report) -> str:
-    """The whole report as one HTML document."""
-    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(report.generated))
+def runs_html(report: Report) -> list[str]:
+    """The verdict counts, each run with its status, and the notes of the runs and releases: what did not
+    complete, who judged by an engine, distribution builds, what ended."""
     parts = [
-        "<!doctype html><html lang=en><head><meta charset=utf-8>",
-        "<title>nats-conformance report</title>",
-        f"<style>{STYLE}</style></head><body>",
-        "<h1>nats-conformance report</h1>",
-        banner_html(report),
-        f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
-        f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
-        "<nav><a href=#matrix>compatibility matrix</a>"
-        + ("<a href=#implementations>implementations</a>" if report.implementations else "")
-        + "<a href=#contexts>contexts</a>"
-        "<a href=#verdicts>verdicts</a><a href=#unknown>unknown cases</a>"
-        "<a href=#divergences>divergence classes</a><a href=#changes>changes between releases</a>"
-        "<a href=#partition>partition</a>"
-        "<a href=#weighted>weighted</a>"
-        + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
-        + ("<a href=#coverage>coverage</a>" if report.coverages else "")
-        + "</nav>",
-    ]
-    parts.append(
         table_html(
             ["verdict", "cases"],
             [[escape(v), count(report.verdicts[v])] for v in VERDICTS],
             numeric={1},
         )
-    )
+    ]
     parts.append(
         table_html(
             ["run", "directory", "status", "records", "unwritten"],
@@ -198,10 +179,12 @@ def render_html(report: Report) -> str:
         + "</p>"
         for item in report.endings
     ]
-    parts.append(judgements_html(report))
-    if report.implementations:
-        parts.append("<h2 id=implementations>Implementations</h2>")
-        parts.append(implementations_html(report.implementations, heading="h3"))
+    return parts
+
+
+def matrices_html(report: Report) -> list[str]:
+    """The compatibility matrices, each cell linked to its first divergence class in the report."""
+    parts: list[str] = []
     parts.append("<h2 id=matrix>Compatibility matrix</h2>")
     parts.append(
         "<p>Each cell sums the cases of a feature, or of every mapping using a function, on one release. "
@@ -219,6 +202,37 @@ def render_html(report: Report) -> str:
         return (f"#class-{numbers[shown[0]]}", ", ".join(classes)) if shown else ("", "")
 
     parts += [matrix_html(item, link) for item in report.matrices]
+    return parts
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document."""
+    generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(report.generated))
+    parts = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        "<title>nats-conformance report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>nats-conformance report</h1>",
+        banner_html(report),
+        f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
+        f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
+        "<nav><a href=#matrix>compatibility matrix</a>"
+        + ("<a href=#implementations>implementations</a>" if report.implementations else "")
+        + "<a href=#contexts>contexts</a>"
+        "<a href=#verdicts>verdicts</a><a href=#unknown>unknown cases</a>"
+        "<a href=#divergences>divergence classes</a><a href=#changes>changes between releases</a>"
+        "<a href=#partition>partition</a>"
+        "<a href=#weighted>weighted</a>"
+        + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
+        + ("<a href=#coverage>coverage</a>" if report.coverages else "")
+        + "</nav>",
+    ]
+    parts += runs_html(report)
+    parts.append(judgements_html(report))
+    if report.implementations:
+        parts.append("<h2 id=implementations>Implementations</h2>")
+        parts.append(implementations_html(report.implementations, heading="h3"))
+    parts += matrices_html(report)
     if report.contexts:
         parts.append("<h2 id=contexts>Contexts</h2>")
         parts.append(
