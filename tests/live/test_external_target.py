@@ -138,7 +138,7 @@ def test_a_server_the_apply_command_cannot_bring_back_stops_the_run_with_exit_3(
     assert manifest["cases"] == sum(manifest["verdicts"].values()) == len(rows) >= 2
     last = rows[-1]
     assert (last["destination"], last["verdict"], last["difference"]) == ("", "unknown", CRASH_UNCONFIRMED)
-    assert last["detail"].startswith("server restart failed after: the server stopped answering")
+    assert unstated(last["detail"]).startswith("server restart failed after: the server stopped answering")
     lines = capsys.readouterr().err.splitlines()
     (line,) = [line for line in lines if line.startswith("nats-conformance:")]
     assert line.startswith(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -19,7 +20,6 @@ from nats_conformance.fixtures.options import RunConfig, Target
 from nats_conformance.fixtures.provision import parse_version_spec
 from nats_conformance.records.expectations import Expectations, load_expectations
 from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter
-from nats_conformance.reference.weighted import WeightedDestination
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine import scaleout
 from nats_conformance.suites.engine.campaign import CampaignPlan, known_units
@@ -183,10 +183,13 @@ def test_a_cancelled_task_that_had_lost_records_still_counts_them(tmp_path: Path
     task = RecordWriter(run_dir, run_id="run", shard="t0001", first_case_id=TASK_IDS)
     task.add(case(case_id=task.next_case_id(), verdict="agree"))
     task.flush()
-    unwritable = (WeightedDestination("x", 2**40),)  # a weight no column holds (32 bits)
-    task.add(case(case_id=task.next_case_id(), verdict="diverge", weights=unwritable))
+    blocked = run_dir / CASES / "part-t0001-00001.parquet"  # the next part's place, taken by a folder
+    (blocked / "x").mkdir(parents=True)
+    task.add(case(case_id=task.next_case_id(), verdict="diverge"))
+    task.flush()
     with pytest.raises(RecordsError):
-        task.flush()
+        task.settle()  # the part could not take its place
+    shutil.rmtree(blocked)
     task.add(case(case_id=task.next_case_id(), verdict="expected"))
     task.flush()
     task.settle()
