@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 from nats_conformance.reference.errors import ConformanceError
 
@@ -86,26 +85,21 @@ def sole_writer(run_dir: Path) -> Iterator[None]:
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
         with open(run_dir / WRITER_LOCK, "a+") as lock:
-            yield from _locked(run_dir, lock)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.seek(0)
+                holder = lock.read().partition(":")[0].strip() or "?"
+                raise RunLockedError(
+                    f"{run_dir} is being written by another campaign (process {holder}); wait for it to end"
+                ) from None
+            lock.truncate(0)
+            lock.write(process_identity())
+            lock.flush()
+            yield
     finally:
         if made and {path.name for path in run_dir.glob("*")} <= {WRITER_LOCK}:
             shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def _locked(run_dir: Path, lock: IO[str]) -> Iterator[None]:
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip() or "?"
-        raise RunLockedError(
-            f"{run_dir} is being written by another campaign (process {holder.partition(':')[0]}); "
-            "wait for it to end"
-        ) from None
-    lock.truncate(0)
-    lock.write(process_identity())
-    lock.flush()
-    yield
 
 
 PREFIX = "nats-conformance-"
