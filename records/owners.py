@@ -7,6 +7,7 @@ its own), as `fixtures.servers.container.remove_leftover_containers` does for co
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -73,31 +74,34 @@ class RunLockedError(ConformanceError):
 
 @contextmanager
 def sole_writer(run_dir: Path) -> Iterator[None]:
-    """Hold the run directory's writer lock (an exclusive `flock` of `WRITER_LOCK`, which the kernel
-    releases when the process ends, however it ends) while a campaign writes the run, so two campaigns
-    never write one run (two `--resume` of one run at once wrote its tasks twice). A directory made here
-    that holds nothing else at the end is removed.
+    """Hold the run directory's writer lock (an exclusive `flock` of the directory itself, which the
+    kernel releases when the process ends, however it ends) while a campaign writes the run, so two
+    campaigns never write one run (two `--resume` of one run at once wrote its tasks twice). The holder's
+    identity goes in `WRITER_LOCK` for the message of the next one, when the disk has room for it. A
+    directory made here that holds nothing else at the end is removed.
 
     Raises:
         RunLockedError: a live process holds it.
     """
     made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        with open(run_dir / WRITER_LOCK, "a+") as lock:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.seek(0)
-                holder = lock.read().partition(":")[0].strip() or "?"
-                raise RunLockedError(
-                    f"{run_dir} is being written by another campaign (process {holder}); wait for it to end"
-                ) from None
-            lock.truncate(0)
-            lock.write(process_identity())
-            lock.flush()
-            yield
+                holder = (run_dir / WRITER_LOCK).read_text().partition(":")[0].strip() or "?"
+            except OSError:
+                holder = "?"
+            raise RunLockedError(
+                f"{run_dir} is being written by another campaign (process {holder}); wait for it to end"
+            ) from None
+        with contextlib.suppress(OSError):  # a full disk leaves the lock held and its holder unnamed
+            (run_dir / WRITER_LOCK).write_text(process_identity())
+        yield
     finally:
+        os.close(descriptor)
         if made and {path.name for path in run_dir.glob("*")} <= {WRITER_LOCK}:
             shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -269,7 +269,7 @@ def accounted(
     counts. `driver_killed`: the driver of a scaled-out run was SIGKILLed, and its tasks may record
     until Spark ends them, after its last manifest: each task's journal must count its own parts, and the
     manifest at most the rows."""
-    checked = check_run(run_dir, [])
+    checked = check_run(run_dir)
     problems = checked["problems"]
     lag = ""
     if driver_killed and (run_dir / "tasks").is_dir():

@@ -3,6 +3,7 @@ refused in one line while the first holds it, and may write it once the first is
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,22 @@ def test_a_run_directory_made_for_nothing_is_removed(tmp_path: Path) -> None:
     with sole_writer(tmp_path / "kept"):
         (tmp_path / "kept" / "manifest.json").write_text("{}")
     assert (tmp_path / "kept" / "manifest.json").exists()
+
+
+TRY = "import sys; from pathlib import Path; from nats_conformance.records.owners import sole_writer\n"
+TRY += "with sole_writer(Path(sys.argv[1])):\n    print('held', flush=True)\n"
+
+
+def test_a_full_disk_leaves_the_lock_held_and_its_holder_unnamed(tiny_disk: Path) -> None:
+    run_dir = tiny_disk / "run"
+    run_dir.mkdir()
+    with contextlib.suppress(OSError), (tiny_disk / "filler").open("wb") as filler:
+        while True:
+            filler.write(b"x" * 4096)
+            filler.flush()
+    with sole_writer(run_dir):  # it once ended the campaign with a traceback: No space left on device
+        command = [sys.executable, "-c", TRY, str(run_dir)]
+        second = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert second.returncode == 1
+        assert "RunLockedError" in second.stderr
+        assert "being written by another campaign (process ?)" in second.stderr

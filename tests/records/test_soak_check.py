@@ -14,10 +14,10 @@ def test_a_half_written_part_and_a_stray_file_are_told_apart(tmp_path: Path) -> 
     run_dir = tmp_path / "run"
     with RecordWriter(run_dir) as writer:
         writer.add(shared_case(case_id=0))
-    assert check_run(run_dir, [])["problems"] == []
+    assert check_run(run_dir)["problems"] == []
     (run_dir / "cases" / ".part-t0003-00007.parquet.tmp").write_bytes(b"PAR1")
     (run_dir / "cases" / "notes.txt").write_text("not a part")
-    assert check_run(run_dir, [])["problems"] == [
+    assert check_run(run_dir)["problems"] == [
         f"{HALF_WRITTEN}.part-t0003-00007.parquet.tmp",
         "stray files in cases/: notes.txt",
     ]

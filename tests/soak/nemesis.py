@@ -36,9 +36,6 @@ MISS_SECONDS = 0.3
 """How soon the nemesis draws again when the fault it drew found nothing to hit."""
 FILLER = ".nemesis-fill"
 CHUNK = 1 << 20
-RESTART_MARGIN = 10.0
-"""Seconds after a server kill at which its task's journal is read again: cases recorded later were
-judged after the kill (a case waits at most 2 s in memory), so the task must have restarted its server."""
 
 
 @dataclass(slots=True)
@@ -114,13 +111,6 @@ def running_tasks(run_dir: Path | None) -> dict[int, tuple[str, int]]:
     return found
 
 
-def journal_of(run_dir: Path, task: str) -> dict[str, Any]:
-    try:
-        return dict(json.loads((run_dir / "tasks" / f"{task}.json").read_text()))
-    except (OSError, ValueError):
-        return {}
-
-
 @dataclass
 class Nemesis:
     """The fault thread: `start()`, then `heal()` stops it and undoes every fault still in force."""
@@ -134,8 +124,6 @@ class Nemesis:
     started: float = field(default_factory=time.monotonic)
     interval: tuple[float, float] = (0.5, 3.0)
     injected: dict[str, int] = field(default_factory=dict)
-    kills: list[dict[str, Any]] = field(default_factory=list)
-    """Server kills with the task whose server it was and its cases `RESTART_MARGIN` seconds later."""
     _rng: random.Random = field(init=False)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -198,17 +186,7 @@ class Nemesis:
             signal.pidfd_send_signal(descriptor, signal.SIGKILL)
         task = running_tasks(self.watched.run_dir).get(worker)
         kill: dict[str, Any] = {"pid": pid, "worker": worker, "task": task[0] if task else ""}
-        self.kills.append(kill)
         self.note("kill-server", **kill)
-        if task and self.watched.run_dir is not None:
-            run_dir = self.watched.run_dir
-
-            def snapshot() -> None:
-                journal = journal_of(run_dir, kill["task"])
-                if str(journal.get("owner", "")).partition(":")[0] == str(worker):
-                    kill["cases_after"] = int(journal.get("cases", 0))
-
-            self._later_by(RESTART_MARGIN, "snapshot", snapshot)
         return True
 
     def _stop_server(self) -> bool:
@@ -292,7 +270,7 @@ class Nemesis:
 
     def heal(self) -> None:
         """Stop injecting, then undo what is in force: SIGCONT every stopped server, free the disk,
-        remove the delay. A kill whose snapshot is not due yet stays undecided (no snapshot)."""
+        remove the delay."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

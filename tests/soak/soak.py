@@ -8,8 +8,8 @@ deadline), and the run is checked:
 - every case on disk has one verdict and a case id no other row has (across parts, tasks and resumes);
   the manifest counts exactly the rows on disk, and each task's journal exactly its own parts; cases
   whose records could not be written are counted as lost, with the reason their task logged;
-- every server restart a task journaled is in the manifest, and a task that recorded cases well after
-  the nemesis killed its server journaled a restart for each such kill;
+- every server restart a task journaled is in the manifest, and a task with a case that says a restart
+  of its server cut it short journaled that restart;
 - every invocation ended as the exit-status contract says (README, Exit statuses): 143 and one line
   after SIGTERM, 2 and one `error:` line, or 0/1/3 as the records' verdicts say, never a traceback;
 - nothing is left: no process in the namespace, no file in the campaign's temporary directory, no stray
@@ -40,9 +40,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from nats_conformance.fixtures.session import RESTARTED
 from nats_conformance.records.counts import run_tally
 from nats_conformance.records.owners import is_process_alive
 from nats_conformance.records.schema import VERDICTS
+from nats_conformance.records.unknowns import unstated
 from nats_conformance.reference.cli import DEFAULT_MAX_UNKNOWN, exit_status, too_many_unknown
 from nats_conformance.suites.engine.plans import FLOOR
 from nats_conformance.suites.engine.scaleout import TASK_IDS
@@ -411,21 +413,24 @@ class Soak:
             self.launch()
 
 
-def count_parts(run_dir: Path) -> tuple[Counter[tuple[str, str, str]], list[int], list[str]]:
-    """Rows on disk by (task, feature, verdict), every case id, and the stray files in `cases/`; the task
-    of a run that was not scaled out is ""."""
+def count_parts(run_dir: Path) -> tuple[Counter[tuple[str, str, str]], list[int], list[str], set[str]]:
+    """Rows on disk by (task, feature, verdict), every case id, the stray files in `cases/`, and the tasks
+    with a case its server's restart cut short; the task of a run that was not scaled out is ""."""
     rows: Counter[tuple[str, str, str]] = Counter()
     ids: list[int] = []
     stray = []
+    cut: set[str] = set()
     for path in sorted((run_dir / "cases").iterdir()):
         matched = PART.fullmatch(path.name)
         if matched is None:
             stray.append(path.name)
             continue
-        table = pq.read_table(path, columns=["case_id", "feature", "verdict"]).to_pydict()
+        table = pq.read_table(path, columns=["case_id", "feature", "verdict", "detail"]).to_pydict()
         ids += table["case_id"]
         rows.update((matched[1] or "", f, v) for f, v in zip(table["feature"], table["verdict"], strict=True))
-    return rows, ids, stray
+        if any(unstated(detail or "").startswith(RESTARTED) for detail in table["detail"]):
+            cut.add(matched[1] or "")
+    return rows, ids, stray, cut
 
 
 def features(journal: dict[str, Any]) -> Counter[tuple[str, str]]:
@@ -434,12 +439,12 @@ def features(journal: dict[str, Any]) -> Counter[tuple[str, str]]:
     )
 
 
-def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
+def check_run(run_dir: Path) -> dict[str, Any]:
     """The run's accounting (see the module's docstring): its counts, and a list of problems. A run that
     was not scaled out (no task journals) is checked on its manifest and parts alone."""
     problems: list[str] = []
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    rows, ids, stray = count_parts(run_dir)
+    rows, ids, stray, cut = count_parts(run_dir)
     staged = [name for name in stray if STAGED.fullmatch(name)]
     others = [name for name in stray if name not in staged]
     if staged:
@@ -485,22 +490,11 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
         problems.append("a case id outside every task's range")
     if journals and len(manifest["restarts"]) != restarts:
         problems.append(f"the manifest lists {len(manifest['restarts'])} restarts, the journals {restarts}")
-    undecided = 0
-    needed: Counter[str] = Counter()
-    for kill in kills:
-        journal = journals.get(kill["task"], {})
-        same = str(journal.get("owner", "")).partition(":")[0] == str(kill["worker"])
-        if not (kill["task"] and same and "cases_after" in kill and journal.get("status") != "running"):
-            undecided += 1
-        elif journal["cases"] > kill["cases_after"]:
-            needed[kill["task"]] += 1
-    for task, count in needed.items():
-        listed = len(journals[task].get("restarts", []))
-        if listed < count:
-            problems.append(
-                f"{task}: its server was killed {count} times before it recorded more, "
-                f"{listed} restarts listed"
-            )
+    # A case cut short by a restart says so in its detail (`Session.recover`); its task lists the restart.
+    # (A killed server whose family had ended, or whose run did, is never restarted: it decides nothing.)
+    for task in sorted(cut):
+        if task in journals and not journals[task].get("restarts"):
+            problems.append(f"{task}: a case says its server was restarted, 0 restarts listed")
     lost_reasons = sorted(
         {
             line.split(": ", 1)[-1][:200]
@@ -530,8 +524,7 @@ def check_run(run_dir: Path, kills: list[dict[str, Any]]) -> dict[str, Any]:
             for t in (journals.get(task["task"], task) for task in tasks)
         ),
         "server_restarts": len(manifest["restarts"]),
-        "kills_checked_for_a_restart": sum(needed.values()),
-        "kills_undecided": undecided,
+        "tasks_cut_short_by_a_restart": len(cut),
         "problems": problems,
     }
 
@@ -576,7 +569,7 @@ def run_soak(config: SoakConfig) -> dict[str, Any]:
         if soak.run_dir is None:
             problems.append("the campaign recorded nothing")
         else:
-            checked = check_run(soak.run_dir, nemesis.kills)
+            checked = check_run(soak.run_dir)
             problems += checked.pop("problems")
             summary["run"] = checked
             shutil.copytree(soak.run_dir, config.out / soak.run_dir.name)
