@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from nats_conformance.records.casefile import CaseFile
-from nats_conformance.records.errors import ReportError
+from nats_conformance.records.errors import read_document
 
 BISECTION_FILE: Final = "bisection.json"
 FORMAT: Final = "nats-conformance-bisection"
@@ -105,29 +105,13 @@ class ReleaseBisection:
         unknown = [*self.result.unknown_before, *self.result.unknown_after]
         return f"could not be probed near a boundary: {', '.join(unknown)}" if unknown else ""
 
-
-def read_bisection(run_dir: Path) -> ReleaseBisection | None:
-    """The run's bisection, or None when it has no `bisection.json`.
-
-    Raises:
-        ReportError: the file is not a bisection document this builder reads.
-    """
-    path = run_dir / BISECTION_FILE
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ReportError(f"corrupt bisection file {path}: {error}") from error
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ReportError(f'{path} is not a bisection file (no "format": "{FORMAT}")')
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise ReportError(f"{path} has bisection version {data.get('version')!r}; this reads {VERSION}")
-    try:
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReleaseBisection:
+        """The bisection of a `bisection.json` object; ValueError on a missing or malformed field."""
         case = data.get("case")
         if not isinstance(case, dict):
             raise ValueError("field 'case' must be an object")
-        return ReleaseBisection(
+        return cls(
             run_id=_text(data, "run_id"),
             case_class=_text(data, "case_class"),
             feature=_text(case, "feature"),
@@ -138,8 +122,12 @@ def read_bisection(run_dir: Path) -> ReleaseBisection | None:
             assumption=_text(data, "assumption"),
             result=_result(data),
         )
-    except ValueError as error:
-        raise ReportError(f"{path}: {error}") from error
+
+
+def read_bisection(run_dir: Path) -> ReleaseBisection | None:
+    """The run's bisection, or None when it has no `bisection.json`; `ReportError` when the file is not a
+    bisection document this builder reads."""
+    return read_document(run_dir / BISECTION_FILE, "bisection", FORMAT, VERSION, ReleaseBisection.from_json)
 
 
 def _result(data: dict[str, Any]) -> Bisection:

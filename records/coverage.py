@@ -13,7 +13,6 @@ counter is set in any process that ran.
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from nats_conformance.records.errors import ReportError
+from nats_conformance.records.errors import read_document
 
 COVERAGE_FILE: Final = "coverage.json"
 FORMAT: Final = "nats-conformance-coverage"
@@ -436,26 +435,10 @@ class ReleaseCoverage:
         """Statements of unreached blocks that no configuration or message can reach (`Unreached.why`)."""
         return sum(block.statements for block in self.unreached if block.why)
 
-
-def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
-    """The run's coverage, or None when it has no `coverage.json`.
-
-    Raises:
-        ReportError: the file is not a coverage document this builder reads.
-    """
-    path = run_dir / COVERAGE_FILE
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise ReportError(f"corrupt coverage file {path}: {error}") from error
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ReportError(f'{path} is not a coverage file (no "format": "{FORMAT}")')
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise ReportError(f"{path} has coverage version {data.get('version')!r}; this reads {VERSION}")
-    try:
-        return ReleaseCoverage(
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReleaseCoverage:
+        """The coverage of a `coverage.json` object; ValueError on a missing or malformed field."""
+        return cls(
             run_id=_value(data, "run_id", str),
             release=_value(data, "release", str),
             counter_files=_value(data, "counter_files", int),
@@ -498,8 +481,12 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
                 for item in _objects(data, "unreached")
             ),
         )
-    except ValueError as error:
-        raise ReportError(f"{path}: {error}") from error
+
+
+def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
+    """The run's coverage, or None when it has no `coverage.json`; `ReportError` when the file is not a
+    coverage document this builder reads."""
+    return read_document(run_dir / COVERAGE_FILE, "coverage", FORMAT, VERSION, ReleaseCoverage.from_json)
 
 
 def _value(data: dict[str, Any], name: str, kind: type[T]) -> T:

@@ -1,9 +1,17 @@
 """Errors of reading records into a report (`records.load`, the query engines, a Spark session) and of the
-report builder: each is one line for the user, naming the file or option at fault."""
+report builder: each is one line for the user, naming the file or option at fault; `read_document` reads
+a run's versioned JSON file with them."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
 from nats_conformance.reference.errors import ConformanceError
+
+T = TypeVar("T")
 
 
 class ReportError(ConformanceError):
@@ -11,3 +19,29 @@ class ReportError(ConformanceError):
     a Spark failure. The message is one line and names what is wrong and where."""
 
     kind = "report"
+
+
+def read_document(
+    path: Path, kind: str, form: str, version: int, build: Callable[[dict[str, Any]], T]
+) -> T | None:
+    """What `build` makes of the JSON object in a run's `kind` file (`coverage`, `bisection`) of format
+    `form` and at most `version`, or None when there is no such file; `build` raises ValueError on a
+    missing or malformed field.
+
+    Raises:
+        ReportError: the file is not such a document.
+    """
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ReportError(f"corrupt {kind} file {path}: {error}") from error
+    if not isinstance(data, dict) or data.get("format") != form:
+        raise ReportError(f'{path} is not a {kind} file (no "format": "{form}")')
+    if not isinstance(data.get("version"), int) or data["version"] > version:
+        raise ReportError(f"{path} has {kind} version {data.get('version')!r}; this reads {version}")
+    try:
+        return build(data)
+    except ValueError as error:
+        raise ReportError(f"{path}: {error}") from error

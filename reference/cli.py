@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Callable, Mapping
-from typing import Any, Final, NoReturn
+from importlib import import_module
+from typing import Any, Final, NoReturn, Protocol
 
 from nats_conformance.reference.environment import COLUMN, HEADING
 from nats_conformance.reference.errors import UsageError, run_command
@@ -88,6 +89,22 @@ def run_loaded(
         return int(arguments.handler(arguments))
 
     return run_command(command, own_process=argv is None)
+
+
+class EntryPoint(Protocol):
+    """A ``__main__`` module's ``main``: runs the command line, returns the exit status."""
+
+    def __call__(self, argv: list[str] | None = None) -> int: ...
+
+
+def entry_point(commands: str) -> EntryPoint:
+    """The ``main`` that `run_loaded` runs the ``build_parser`` of the module `commands` with, that
+    module imported inside it (with the signal handling on)."""
+
+    def main(argv: list[str] | None = None) -> int:
+        return run_loaded(lambda: import_module(commands).build_parser(), argv)
+
+    return main
 
 
 def count(text: str) -> int:

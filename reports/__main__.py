@@ -5,19 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from nats_conformance.reference.cli import Parser, run_loaded
+from nats_conformance.reference.cli import entry_point
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    return run_loaded(_parser, argv)
-
-
-def _parser() -> Parser:
-    from nats_conformance.reports.commands import build_parser
-
-    return build_parser()
-
+main = entry_point("nats_conformance.reports.commands")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -27,15 +27,11 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.local import LocalServer
 from nats_conformance.fixtures.servers.operator import CLAIMS_UPDATE_GENERAL, OperatorBackend
 from nats_conformance.fixtures.servers.probe import Prober
-from nats_conformance.fixtures.session import Session
 from nats_conformance.records.writer import RecordWriter
 from nats_conformance.reference.partition import FNV_OFFSET_BASIS, fnv1a32
 from nats_conformance.reference.versions import Version
-from nats_conformance.suites.engine.family import cases_of, check, divergences, record
 from nats_conformance.suites.engine.verdicts import RunContext
-from nats_conformance.suites.families import FAMILIES
-from nats_conformance.suites.reproduce import assert_agrees
-from nats_conformance.suites.strategies import destination_templates, mapping_batches, sources
+from nats_conformance.suites.properties import check_transform, check_validation
 
 pytestmark = [pytest.mark.live, pytest.mark.operator]
 
@@ -91,11 +87,7 @@ def test_every_subject_arrives_on_the_reference_subject_after_a_push(
     From 2.9: before, the server's JWT library refuses `*` and `>` tokens in mapping destinations
     (nats-io/jwt v2.0.2-v2.2.x `Mapping.Validate`), which a config file accepts (see
     `test_full_wildcard_destination_is_pushable_from_2_9`)."""
-    session = Session.of(operator_server)
-    batch = data.draw(mapping_batches(session.profile), label="batch")
-    judged = check(FAMILIES["mapping"], session, operator_context, batch)
-    record(recorder, judged)
-    assert_agrees(divergences(judged))
+    check_transform(operator_server, operator_context, recorder, data)
 
 
 @pytest.mark.validation
@@ -110,12 +102,7 @@ def test_server_installs_exactly_the_mappings_the_reference_accepts(
     """The validation property of test_validation.py where "accept" means the pushed mapping is
     installed; a mapping the server cannot compile is acknowledged and dropped, which counts as a
     rejection (from 2.9, as above)."""
-    session = Session.of(operator_server)
-    source = data.draw(sources(namespace="v"), label="source")
-    destination = data.draw(destination_templates(source, session.profile), label="destination")
-    cases = cases_of(check(FAMILIES["validation"], session, operator_context, (source, destination)))
-    recorder.extend(cases)
-    assert_agrees(divergences(cases))
+    check_validation(operator_server, operator_context, recorder, data)
 
 
 @pytest.mark.partition

@@ -13,13 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nats_conformance.fixtures.servers.base import Backend
-from nats_conformance.fixtures.session import Session
 from nats_conformance.records.writer import RecordWriter
-from nats_conformance.suites.engine.family import check, divergences, record
 from nats_conformance.suites.engine.verdicts import RunContext
-from nats_conformance.suites.families import FAMILIES
-from nats_conformance.suites.reproduce import assert_agrees
-from nats_conformance.suites.strategies import mapping_batches
+from nats_conformance.suites.properties import check_transform
 
 pytestmark = [pytest.mark.live, pytest.mark.mapping]
 
@@ -28,8 +24,4 @@ pytestmark = [pytest.mark.live, pytest.mark.mapping]
 def test_every_subject_arrives_on_the_reference_subject(
     server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
-    session = Session.of(server)
-    batch = data.draw(mapping_batches(session.profile), label="batch")
-    judged = check(FAMILIES["mapping"], session, context, batch)
-    record(recorder, judged)
-    assert_agrees(divergences(judged))
+    check_transform(server, context, recorder, data)

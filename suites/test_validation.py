@@ -20,11 +20,12 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.writer import RecordWriter
 from nats_conformance.reference.versions import Version
-from nats_conformance.suites.engine.family import cases_of, check, divergences
+from nats_conformance.suites.engine.family import cases_of, check
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES
-from nats_conformance.suites.reproduce import assert_agrees, describe_divergences
-from nats_conformance.suites.strategies import MappingBatch, destination_templates, sources
+from nats_conformance.suites.properties import check_validation
+from nats_conformance.suites.reproduce import describe_divergences
+from nats_conformance.suites.strategies import MappingBatch
 
 pytestmark = [pytest.mark.live, pytest.mark.validation]
 
@@ -33,12 +34,7 @@ pytestmark = [pytest.mark.live, pytest.mark.validation]
 def test_server_accepts_exactly_the_mappings_the_reference_accepts(
     server: Backend, context: RunContext, recorder: RecordWriter, data: st.DataObject
 ) -> None:
-    session = Session.of(server)
-    source = data.draw(sources(namespace="v"), label="source")
-    destination = data.draw(destination_templates(source, session.profile), label="destination")
-    cases = cases_of(check(FAMILIES["validation"], session, context, (source, destination)))
-    recorder.extend(cases)
-    assert_agrees(divergences(cases))
+    check_validation(server, context, recorder, data)
 
 
 KNOWN_EXAMPLES = [
