@@ -266,7 +266,7 @@ def compile_transform(
         MappingError: a subclass naming the cause (its ``kind``).
     """
     p = NEWEST if profile is None else profile
-    written = {"source": source, "destination": destination}
+    written_source, written_destination = source, destination
     if not (is_engine_valid_subject if engine_only else is_server_valid_subject)(source):
         raise InvalidSourceError(f"source {source!r} is not a valid subject")
     resolved: tuple[str, ...] = ()
@@ -275,53 +275,90 @@ def compile_transform(
         source, in_source = resolve_account_functions(source, p, account)
         destination, in_destination = resolve_account_functions(destination, p, account)
         resolved = (*in_source, *in_destination)
-    stokens = source.split(".")
-    open_ended = stokens[-1] == FULL_WILDCARD
-    checks = tuple((i, t) for i, t in enumerate(stokens) if t not in (PARTIAL_WILDCARD, FULL_WILDCARD))
-    length = len(stokens) - 1 if open_ended else len(stokens)
-    wildcard_positions = [i for i, t in enumerate(stokens) if t == PARTIAL_WILDCARD]
-    npwcs = len(wildcard_positions)
-
-    def build(**kw: object) -> Transform:
-        base: dict[str, object] = {
-            **written,
-            "account": account,
-            "profile": p,
-            "functions": (),
-            "is_random": False,
-            "_length": length,
-            "_open_ended": open_ended,
-            "_checks": checks,
-            "_wildcards": tuple(wildcard_positions),
-            "_randoms": (),
-        }
-        base.update(kw)
-        base["functions"] = tuple(dict.fromkeys((*resolved, *kw.get("functions", ()))))  # type: ignore[misc]
-        return Transform(**base)  # type: ignore[arg-type]
-
+    source_tokens = _SourceTokens.of(source)
     if destination == "":
         raise InvalidDestinationError("destination is empty")
     if engine_only and source == destination == FULL_WILDCARD:
-        return build(_apply=lambda subject, _rng=None: subject)
+        compiled = _IDENTITY
+    else:
+        compiled = _compile_destination(source, destination, source_tokens, p, engine_only)
+    return Transform(
+        source=written_source,
+        destination=written_destination,
+        account=account,
+        profile=p,
+        functions=tuple(dict.fromkeys((*resolved, *compiled.functions))),
+        is_random=bool(compiled.randoms),
+        _length=source_tokens.length,
+        _open_ended=source_tokens.open_ended,
+        _checks=source_tokens.checks,
+        _wildcards=source_tokens.wildcards,
+        _randoms=compiled.randoms,
+        _apply=compiled.apply,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _SourceTokens:
+    """A source subject as matching it needs: its ``length`` in tokens before a final ``>`` (when
+    ``open_ended``) or in all, its literal tokens to check (position, token), and the positions of its
+    ``*`` wildcards, in order (``$n`` and ``wildcard(n)`` name the n-th)."""
+
+    length: int
+    open_ended: bool
+    checks: tuple[tuple[int, str], ...]
+    wildcards: tuple[int, ...]
+
+    @classmethod
+    def of(cls, source: str) -> _SourceTokens:
+        tokens = source.split(".")
+        open_ended = tokens[-1] == FULL_WILDCARD
+        return cls(
+            length=len(tokens) - 1 if open_ended else len(tokens),
+            open_ended=open_ended,
+            checks=tuple((i, t) for i, t in enumerate(tokens) if t not in (PARTIAL_WILDCARD, FULL_WILDCARD)),
+            wildcards=tuple(i for i, t in enumerate(tokens) if t == PARTIAL_WILDCARD),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    """A destination compiled against its source: the functions it uses (first use first), its random
+    tokens, and the generated function writing the destination of a subject."""
+
+    functions: tuple[str, ...]
+    randoms: tuple[_RandomSlot, ...]
+    apply: Callable[[str, _random.Random | None], str]
+
+
+def _identity(subject: str, _rng: _random.Random | None = None) -> str:
+    """The bare engine's ``>`` to ``>``: any subject to itself."""
+    return subject
+
+
+_IDENTITY: Final = _Compiled((), (), _identity)
+
+
+def _compile_destination(
+    source: str, destination: str, source_tokens: _SourceTokens, p: ReleaseProfile, engine_only: bool
+) -> _Compiled:
+    """The destination checked as the server checks it (`_check_destination`; no ``*`` token; ``>``
+    ends both source and destination or neither), then parsed (`_destination_nodes`) and compiled
+    (`_assemble`).
+
+    Raises:
+        MappingError: the first check the destination fails.
+    """
     _check_destination(destination, p, engine_only)
     dtokens = destination.split(".")
     if PARTIAL_WILDCARD in dtokens:
         raise InvalidDestinationError(f"destination {destination!r} contains a '*' wildcard token")
-    if open_ended != (dtokens[-1] == FULL_WILDCARD):
+    if source_tokens.open_ended != (dtokens[-1] == FULL_WILDCARD):
         raise InvalidDestinationError(
             f"'>' must end both source and destination or neither ({source!r} -> {destination!r})"
         )
-
-    return _assemble(
-        build,
-        source=source,
-        nodes=_destination_nodes(source, destination, npwcs, p),
-        wildcard_positions=wildcard_positions,
-        checks=checks,
-        open_ended=open_ended,
-        source_length=len(stokens),
-        literal_only=engine_only,
-    )
+    nodes = _destination_nodes(source, destination, len(source_tokens.wildcards), p)
+    return _assemble(source, nodes, source_tokens, literal_only=engine_only)
 
 
 def _destination_nodes(source: str, destination: str, wildcards: int, p: ReleaseProfile) -> list[Node]:
@@ -354,29 +391,19 @@ def _destination_nodes(source: str, destination: str, wildcards: int, p: Release
 
 
 def _assemble(
-    build: Callable[..., Transform],
-    *,
-    source: str,
-    nodes: list[Node],
-    wildcard_positions: list[int],
-    checks: tuple[tuple[int, str], ...],
-    open_ended: bool,
-    source_length: int,
-    literal_only: bool,
-) -> Transform:
-    """Turn parsed nodes into destination slots (literal, token position, hash, closure, random)."""
-
-    def position(index: int) -> int:
-        return wildcard_positions[index - 1]
-
+    source: str, nodes: list[Node], source_tokens: _SourceTokens, *, literal_only: bool
+) -> _Compiled:
+    """Turn parsed nodes into destination slots (literal, token position, hash, closure, random) and
+    generate the function writing them (`_generate`)."""
+    wildcards = source_tokens.wildcards
     slots: list[_Slot] = []
     randoms: list[_RandomSlot] = []
     names: dict[str, None] = {}
     tail = -1
     for index, node in enumerate(nodes):
         if isinstance(node, LiteralNode):
-            if node.text == FULL_WILDCARD and index == len(nodes) - 1 and open_ended:
-                tail = source_length - 1
+            if node.text == FULL_WILDCARD and index == len(nodes) - 1 and source_tokens.open_ended:
+                tail = source_tokens.length
                 break
             slots.append(_Literal(node.text))
             continue
@@ -385,23 +412,22 @@ def _assemble(
             randoms.append(_RandomSlot(index, node.number))
             slots.append(randoms[-1])
         elif node.name == "partition":
-            slots.append(_HashSpec(tuple(position(i) for i in node.indexes), node.number))
+            slots.append(_HashSpec(tuple(wildcards[i - 1] for i in node.indexes), node.number))
         elif node.name == "wildcard":
-            slots.append(position(node.indexes[0]))
+            slots.append(wildcards[node.indexes[0] - 1])
         else:
-            slots.append(_token_part(node, position(node.indexes[0])))
-    length = source_length - 1 if open_ended else source_length
+            slots.append(_token_part(node, wildcards[node.indexes[0] - 1]))
     run = _generate(
         source,
-        length,
-        open_ended,
-        checks,
-        wildcard_positions,
+        source_tokens.length,
+        source_tokens.open_ended,
+        source_tokens.checks,
+        wildcards,
         slots=slots,
         tail=tail,
         literal_only=literal_only,
     )
-    return build(functions=tuple(names), is_random=bool(randoms), _randoms=tuple(randoms), _apply=run)
+    return _Compiled(tuple(names), tuple(randoms), run)
 
 
 @dataclass(frozen=True, slots=True)

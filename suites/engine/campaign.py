@@ -170,59 +170,24 @@ def run_campaign(
     are kept (`ScaleOut.run`), and which is never removed.
     """
     freeze_imported()
-    settings_record = {
-        "targets": [target.id for target in run.targets] if run else [],
-        "versions": [spec.text for spec in run.versions] if run else [],
-        "backends": list(run.backends) if run else [],
-        "adapters": [
-            {"command": adapter.command, "profiles": list(adapter.profiles)} for adapter in adapters
-        ],
-        "plan": plan.describe(),
-    }
-    if scale_out is not None:
-        settings_record["scale_out"] = scale_out.describe()
-    try:
-        writer = RecordWriter(run_dir, run_id=run_dir.name, settings=settings_record)
-    except BaseException:
-        if not resume:  # its first journal could not be written (a full disk): no empty run is left
-            shutil.rmtree(run_dir, ignore_errors=True)
-        raise
+    writer = open_writer(run_dir, campaign_settings(run, plan, adapters, scale_out), resume=resume)
     progress = Progress(total=planned_cases(run, plan, adapters))
     diverged: list[Case] = []
     outcomes = [] if outcomes is None else outcomes
     try:
         try:
-            if scale_out is not None and run is not None:
-                scale_out.run(
-                    run, plan, writer, expectations, diverged=diverged, outcomes=outcomes, resume=resume
-                )
-            elif run is not None:
-                for number, target in enumerate(run.targets, 1):
-                    if len(run.targets) > 1:
-                        print(f"target {number}/{len(run.targets)}: {target.id}", file=sys.stderr, flush=True)
-                    for family in FAMILIES.values():
-                        if plan.budget(family):
-                            outcomes += run_one(
-                                target,
-                                run,
-                                family,
-                                plan=plan,
-                                writer=writer,
-                                expectations=expectations,
-                                diverged=diverged,
-                                progress=progress,
-                            )
-            for adapter in adapters:
-                for profile in adapter.profiles:
-                    outcomes += run_adapter(
-                        adapter,
-                        profile,
-                        plan,
-                        writer,
-                        expectations,
-                        diverged=diverged,
-                        progress=progress,
-                    )
+            run_targets(
+                run,
+                plan,
+                writer,
+                expectations,
+                adapters=adapters,
+                diverged=diverged,
+                outcomes=outcomes,
+                progress=progress,
+                scale_out=scale_out,
+                resume=resume,
+            )
         except BaseException as error:
             signal = interruption(error)
             writer.close("interrupted" if signal else "crashed", signal=signal)
@@ -242,6 +207,81 @@ def run_campaign(
             shutil.rmtree(run_dir, ignore_errors=True)  # nothing recorded: no empty run left for reports
         raise
     return writer, diverged
+
+
+def campaign_settings(
+    run: RunConfig | None, plan: CampaignPlan, adapters: Sequence[AdapterTarget], scale_out: ScaledOut | None
+) -> dict[str, object]:
+    """What the run's journal keeps of how the campaign was asked: its targets, versions, backends,
+    adapters and plan, and the scale-out's settings when it has one."""
+    settings: dict[str, object] = {
+        "targets": [target.id for target in run.targets] if run else [],
+        "versions": [spec.text for spec in run.versions] if run else [],
+        "backends": list(run.backends) if run else [],
+        "adapters": [
+            {"command": adapter.command, "profiles": list(adapter.profiles)} for adapter in adapters
+        ],
+        "plan": plan.describe(),
+    }
+    if scale_out is not None:
+        settings["scale_out"] = scale_out.describe()
+    return settings
+
+
+def open_writer(run_dir: Path, settings: dict[str, object], *, resume: bool) -> RecordWriter:
+    """The writer of the run in `run_dir`; when its first journal cannot be written (a full disk) the
+    directory is removed, so that no empty run is left, unless the run is one being resumed."""
+    try:
+        return RecordWriter(run_dir, run_id=run_dir.name, settings=settings)
+    except BaseException:
+        if not resume:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+
+def run_targets(
+    run: RunConfig | None,
+    plan: CampaignPlan,
+    writer: RecordWriter,
+    expectations: Expectations,
+    *,
+    adapters: Sequence[AdapterTarget],
+    diverged: list[Case],
+    outcomes: list[FamilyOutcome],
+    progress: Progress,
+    scale_out: ScaledOut | None,
+    resume: bool,
+) -> None:
+    """Every family of every server target of `run` (as Spark tasks with `scale_out`), then every
+    adapter under each of its release profiles, into `writer`; each family's outcome is appended to
+    `outcomes`, the first unexpected divergences to `diverged`."""
+    if scale_out is not None and run is not None:
+        scale_out.run(run, plan, writer, expectations, diverged=diverged, outcomes=outcomes, resume=resume)
+    elif run is not None:
+        for number, target in enumerate(run.targets, 1):
+            if len(run.targets) > 1:
+                print(f"target {number}/{len(run.targets)}: {target.id}", file=sys.stderr, flush=True)
+            for family in FAMILIES.values():
+                if plan.budget(family):
+                    outcomes.extend(
+                        run_one(
+                            target,
+                            run,
+                            family,
+                            plan=plan,
+                            writer=writer,
+                            expectations=expectations,
+                            diverged=diverged,
+                            progress=progress,
+                        )
+                    )
+    for adapter in adapters:
+        for profile in adapter.profiles:
+            outcomes.extend(
+                run_adapter(
+                    adapter, profile, plan, writer, expectations, diverged=diverged, progress=progress
+                )
+            )
 
 
 def run_one(

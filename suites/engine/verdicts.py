@@ -1,5 +1,5 @@
 """The verdict core every family judges with: who is under test (`RunContext`), how a case gets its
-verdict and its class (`make_case`), and the one judge of a published subject's delivery
+verdict (`classify`) and its record (`make_case`), and the one judge of a published subject's delivery
 (`judge_delivery`, naming a wrong subject with `wrong_subject`), so that a difference has one name
 wherever it comes from. A case whose difference is empty agrees; one the expectations list is
 `expected`; failures of the server or the network make it `unknown`, with the reason in `detail`.
@@ -115,6 +115,39 @@ def case_class_of(feature: str, functions: Sequence[str], difference: str) -> st
     return class_text(feature, "+".join(canonical_functions(functions)), difference)
 
 
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """A difference classified against the expectations: its `verdict`, the id of the `expectation`
+    explaining it (``expected`` only) and the case's `detail` (an `unknown` one's stating why)."""
+
+    verdict: str
+    expectation: str
+    detail: str
+
+
+def classify(
+    context: RunContext, feature: str, functions: Sequence[str], difference: str, *, detail: str, reason: str
+) -> Classified:
+    """The verdict of `difference` (`make_case`): none agrees; ``unknown``, a refusal, a feature not
+    supported or a crash not confirmed is `unknown` (with the reason in `detail`); any other is
+    `expected` when an entry of the expectations explains it, else `diverge`. Notes in
+    `context.expectations` that the feature was checked, and which entries were."""
+    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
+    if not difference:
+        return Classified("agree", "", detail)
+    if difference in ("unknown", REFUSED, NOT_SUPPORTED, CRASH_UNCONFIRMED):
+        unstated = difference in ("unknown", CRASH_UNCONFIRMED)
+        return Classified("unknown", "", unobserved(detail, reason) if unstated else detail)
+    entry = context.expectations.classify(
+        context.implementation,
+        context.server_version,
+        feature=feature,
+        functions="+".join(functions),
+        difference=difference,
+    )
+    return Classified("expected", entry.id, detail) if entry else Classified("diverge", "", detail)
+
+
 def make_case(
     context: RunContext,
     *,
@@ -149,24 +182,7 @@ def make_case(
     failure's text tells). `oracle` says which of reference, server and engine agree (`suites.oracle`);
     `kind`, `bucket` and `outcome` are as `records.schema` has them. It gets the run's next case id
     unless `case_id` is given."""
-    context.expectations.note_feature(context.server_version, feature, "+".join(functions))
-    expectation = ""
-    if not difference:
-        verdict = "agree"
-    elif difference in ("unknown", REFUSED, NOT_SUPPORTED, CRASH_UNCONFIRMED):
-        verdict = "unknown"
-        if difference in ("unknown", CRASH_UNCONFIRMED):
-            detail = unobserved(detail, reason)
-    else:
-        entry = context.expectations.classify(
-            context.implementation,
-            context.server_version,
-            feature=feature,
-            functions="+".join(functions),
-            difference=difference,
-        )
-        verdict = "expected" if entry else "diverge"
-        expectation = entry.id if entry else ""
+    classified = classify(context, feature, functions, difference, detail=detail, reason=reason)
     return Case(
         run_id=context.run_id,
         case_id=context.next_case_id() if case_id is None else case_id,
@@ -180,10 +196,10 @@ def make_case(
         subject=subject,
         expected=expected,
         observed=observed,
-        verdict=verdict,
+        verdict=classified.verdict,
         kind=kind,
-        detail=detail,
-        expectation=expectation,
+        detail=classified.detail,
+        expectation=classified.expectation,
         difference=difference,
         partitions=partitions,
         bucket=bucket,

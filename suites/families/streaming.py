@@ -462,6 +462,18 @@ def _difference(expected: RequestOutcome, kind: str, servers: tuple[int, ...]) -
     return ""
 
 
+@dataclass(frozen=True, slots=True)
+class RequestVerdict:
+    """One request of a channel's probe judged: the `function` checked (``subscribe``, ``publish`` or
+    ``receive``), what the reference expected, what was observed, their difference, and the answers."""
+
+    function: str
+    expected: str
+    observed: str
+    difference: str
+    detail: str
+
+
 def judge_channels(
     context: RunContext,
     run: LayoutSeen,
@@ -471,83 +483,85 @@ def judge_channels(
     duration_us: int = 0,
 ) -> list[Case]:
     """Cases for every probed channel: publish, subscribe, and receive when the subscription was
-    accepted as the reference says."""
+    accepted as the reference says (`judge_requests`)."""
     running = run.running()
     destination = f"running {'+'.join(str(label) for label, _ in running) or 'none'}"
-    cases: list[Case] = []
-
-    def case(
-        function: str, channel: str, *, expected: str, observed: str, difference: str, detail: str
-    ) -> None:
-        cases.append(
-            make_case(
-                context,
-                feature=FEATURE,
-                functions=(function,),
-                source="",
-                destination=destination,
-                layout=layout_column(run.layout),
-                subject=channel,
-                expected=expected,
-                observed=observed,
-                difference=difference,
-                detail=detail,
-                seed=seed,
-                duration_us=duration_us,
-            )
+    layout = layout_column(run.layout)
+    return [
+        make_case(
+            context,
+            feature=FEATURE,
+            functions=(verdict.function,),
+            source="",
+            destination=destination,
+            layout=layout,
+            subject=seen.channel,
+            expected=verdict.expected,
+            observed=verdict.observed,
+            difference=verdict.difference,
+            detail=verdict.detail,
+            seed=seed,
+            duration_us=duration_us,
         )
+        for seen in observations
+        for verdict in judge_requests(run, running, seen)
+    ]
 
-    for seen in observations:
-        channel = seen.channel
-        expected_sub = subscribe_outcome(running, channel)
-        expected_pub = publish_outcome(running, channel)
-        if seen.failure:
-            for function, expected in (("subscribe", expected_sub), ("publish", expected_pub)):
-                case(
-                    function,
-                    channel,
-                    expected=expected.describe(),
-                    observed="",
-                    difference="unknown",
-                    detail=seen.failure,
-                )
-            continue
-        sub_servers = _subscription_handlers(run, seen)
-        case(
+
+def judge_requests(
+    run: LayoutSeen, running: Sequence[tuple[int, ServerSpec]], seen: ChannelObservation
+) -> list[RequestVerdict]:
+    """The subscribe and publish requests of one channel's probe against the reference given the
+    `running` servers (both ``unknown`` when the probe failed), then its deliveries when the subscription
+    was accepted as the reference says: more acknowledgements than servers that logged the message is
+    ``duplicate-acks``."""
+    channel = seen.channel
+    expected_sub = subscribe_outcome(running, channel)
+    expected_pub = publish_outcome(running, channel)
+    if seen.failure:
+        return [
+            RequestVerdict(function, expected.describe(), "", "unknown", seen.failure)
+            for function, expected in (("subscribe", expected_sub), ("publish", expected_pub))
+        ]
+    sub_servers = _subscription_handlers(run, seen)
+    verdicts = [
+        RequestVerdict(
             "subscribe",
-            channel,
-            expected=expected_sub.describe(),
-            observed=_describe_observed(seen.subscribe_kind, sub_servers),
-            difference=_difference(expected_sub, seen.subscribe_kind, sub_servers),
-            detail=f"answers: {_answers(seen.subscribe_answers)}",
+            expected_sub.describe(),
+            _describe_observed(seen.subscribe_kind, sub_servers),
+            _difference(expected_sub, seen.subscribe_kind, sub_servers),
+            f"answers: {_answers(seen.subscribe_answers)}",
         )
-        pub_servers = run.handled_by(seen.guid)
-        pub_observed = _describe_observed(seen.publish_kind, pub_servers)
-        pub_difference = _difference(expected_pub, seen.publish_kind, pub_servers)
-        if seen.publish_kind == ACCEPTED and len(seen.publish_answers) > len(pub_servers):
-            # More acknowledgements than servers that logged the message: one server acknowledged (and
-            # stored) it more than once. Fewer is not judged: a late one may miss the settle window.
-            pub_observed += f" ({len(seen.publish_answers)} acks)"
-            pub_difference = pub_difference or "duplicate-acks"
-        case(
+    ]
+    pub_servers = run.handled_by(seen.guid)
+    pub_observed = _describe_observed(seen.publish_kind, pub_servers)
+    pub_difference = _difference(expected_pub, seen.publish_kind, pub_servers)
+    if seen.publish_kind == ACCEPTED and len(seen.publish_answers) > len(pub_servers):
+        # More acknowledgements than servers that logged the message: one server acknowledged (and
+        # stored) it more than once. Fewer is not judged: a late one may miss the settle window.
+        pub_observed += f" ({len(seen.publish_answers)} acks)"
+        pub_difference = pub_difference or "duplicate-acks"
+    verdicts.append(
+        RequestVerdict(
             "publish",
-            channel,
-            expected=expected_pub.describe(),
-            observed=pub_observed,
-            difference=pub_difference,
-            detail=f"answers: {_answers(seen.publish_answers)}",
+            expected_pub.describe(),
+            pub_observed,
+            pub_difference,
+            f"answers: {_answers(seen.publish_answers)}",
         )
-        if expected_sub.kind == ACCEPTED and seen.subscribe_kind == ACCEPTED:
-            wanted = deliveries(running, channel)
-            case(
+    )
+    if expected_sub.kind == ACCEPTED and seen.subscribe_kind == ACCEPTED:
+        wanted = deliveries(running, channel)
+        verdicts.append(
+            RequestVerdict(
                 "receive",
-                channel,
-                expected=f"delivered {wanted}x",
-                observed=f"delivered {seen.delivered}x",
-                difference=_delivery_difference(wanted, seen.delivered),
-                detail=f"publish: {_describe_observed(seen.publish_kind, pub_servers)}",
+                f"delivered {wanted}x",
+                f"delivered {seen.delivered}x",
+                _delivery_difference(wanted, seen.delivered),
+                f"publish: {_describe_observed(seen.publish_kind, pub_servers)}",
             )
-    return cases
+        )
+    return verdicts
 
 
 def _delivery_difference(wanted: int, delivered: int) -> str:

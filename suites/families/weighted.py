@@ -169,11 +169,9 @@ def judge_weighted(
     try:
         mapping = compile_weighted(source, entries, profile, run.cluster)
     except MappingError as error:
-        result = WeightedResult(summary=refusal_case(context, run, observed, error.kind))
-        return result
+        return WeightedResult(summary=refusal_case(context, run, observed, error.kind))
     categories = categories_of(mapping)
     functions = tuple(dict.fromkeys(f for c in categories if c.transform for f in c.transform.functions))
-    result = WeightedResult()
     observation = observed.deliveries
     if observation is None:
         rejected = rejection_case(
@@ -184,27 +182,52 @@ def judge_weighted(
             server_message=observed.rejection,
             seed=seed,
         )
-        result.summary = replace(rejected, weights=tuple(entries), steps=run.steps)
-        return result
-    duration_us = observed.duration_us
-    loss_allowed = any(c.bucket == LOSS for c in categories)
+        return WeightedResult(summary=replace(rejected, weights=tuple(entries), steps=run.steps))
     cases = UnitCases(context, "weighted", functions, source, "", seed, run.steps, tuple(entries))
+    result = judge_messages(cases, categories, subjects, observation, observed.duration_us)
+    result.summary = shares_case(cases, categories, result, subjects, observation)
+    return result
+
+
+def message_verdict(
+    possible: dict[str, int | None], subject: str, arrived: list[str], *, sent: bool, loss_allowed: bool
+) -> tuple[str, int | None, str]:
+    """The difference, bucket and outcome of the message published on `subject` that reached the
+    subscriber on `arrived` (`sent`: its publication was confirmed). Once on one of the `possible`
+    subjects (each its entry's bucket) agrees, as does not at all when the list allows loss; on
+    `subject` itself then is ``remainder-delivered``; anything else is ``impossible-destination``; not
+    arrived and not confirmed sent is ``unknown``."""
+    outcome = DELIVERED if arrived else LOST
+    if not arrived and not sent:
+        return "unknown", None, outcome
+    if len(arrived) == 1 and arrived[0] in possible:
+        return "", possible[arrived[0]], outcome
+    if not arrived and loss_allowed:
+        return "", None, outcome
+    if arrived == [subject] and loss_allowed:
+        return REMAINDER_DELIVERED, None, UNCHANGED
+    return "impossible-destination", None, outcome
+
+
+def judge_messages(
+    cases: UnitCases,
+    categories: Sequence[Category],
+    subjects: Sequence[str],
+    observation: SubscriptionObservation,
+    duration_us: int,
+) -> WeightedResult:
+    """A case per message (`message_verdict`): those that agree as a block per bucket and outcome, the
+    others one case each."""
+    result = WeightedResult()
+    loss_allowed = any(c.bucket == LOSS for c in categories)
     agreed: dict[tuple[int | None, str], tuple[list[str], list[str], list[str]]] = {}
     for index, subject in enumerate(subjects):
-        outcomes = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}
-        expected = "|".join([*outcomes, *(["(dropped)"] if loss_allowed else [])])
+        possible = {c.transform.apply(subject): c.bucket for c in categories if c.transform is not None}
+        expected = "|".join([*possible, *(["(dropped)"] if loss_allowed else [])])
         arrived = observation.subjects_for(1, index)
-        bucket, outcome = None, DELIVERED if arrived else LOST
-        if not arrived and not observation.received(index):
-            difference = "unknown"
-        elif len(arrived) == 1 and arrived[0] in outcomes:
-            difference, bucket = "", outcomes[arrived[0]]
-        elif not arrived and loss_allowed:
-            difference = ""
-        elif arrived == [subject] and loss_allowed:
-            difference, outcome = REMAINDER_DELIVERED, UNCHANGED
-        else:
-            difference = "impossible-destination"
+        difference, bucket, outcome = message_verdict(
+            possible, subject, arrived, sent=observation.received(index), loss_allowed=loss_allowed
+        )
         if not difference:
             texts = agreed.setdefault((bucket, outcome), ([], [], []))
             texts[0].append(subject)
@@ -234,6 +257,19 @@ def judge_weighted(
                 outcome=outcome,
             )
         )
+    return result
+
+
+def shares_case(
+    cases: UnitCases,
+    categories: Sequence[Category],
+    result: WeightedResult,
+    subjects: Sequence[str],
+    observation: SubscriptionObservation,
+) -> Case:
+    """The list's summary case: the shares of the messages judged (`result`) against the list's by
+    chi-square, ``distribution`` when the fit is rejected (``remainder-delivered`` when
+    `remainder_on_itself`), ``unknown`` when no message was observed."""
     counts = [result.selected(c.bucket) for c in categories]
     fit = chi_square(counts, [c.share for c in categories])
     names = ", ".join(f"{c.template or '(dropped)'} {c.share:.0%}" for c in categories)
@@ -242,7 +278,7 @@ def judge_weighted(
         difference = REMAINDER_DELIVERED
     if not any(observation.received(index) for index in range(len(subjects))):
         difference = "unknown"  # no message was observed: the shares say nothing
-    result.summary = cases.case(
+    return cases.case(
         expected=f"shares {names} (chi-square p >= {fit.alpha:g})",
         observed=fit.describe(),
         difference=difference,
@@ -251,7 +287,6 @@ def judge_weighted(
         else f"{sum(counts)} of {len(subjects)} messages judged possible",
         kind="summary",
     )
-    return result
 
 
 def refusal_case(context: RunContext, run: WeightedRun, observed: WeightedObservation, kind: str) -> Case:
