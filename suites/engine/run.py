@@ -116,8 +116,8 @@ def run_family(
     seen: set[object] = set()
     pending: list[object] = []
 
-    width = max(1, family.width(session))
-    rolls = width > 1 and family.rolling and isinstance(session, Session)
+    width = max(1, family.schedule.width(session))
+    rolls = width > 1 and family.schedule.rolling and isinstance(session, Session)
     found = 0
 
     def recorded(judged: Judged) -> None:
@@ -151,14 +151,14 @@ def run_family(
         on_server = cast(Family[Any, Any, Session], family)
         with Rolling(on_server, cast(Session, session), context, width, recorded) as rolling:
             for unit in units:
-                if drawn and (done >= budget or (found > before and family.steered)):
+                if drawn and (done >= budget or (found > before and family.schedule.steered)):
                     break
                 if drawn:
                     drawn_units += 1
                     seen.add(unit)
                 rolling.submit(unit)
             rolling.finish()
-        return found > before and family.steered
+        return found > before and family.schedule.steered
 
     def fresh(drawn: Sequence[object]) -> list[object]:
         """The drawn units not run before (Hypothesis draws some again: mutations of earlier ones copy
@@ -223,7 +223,7 @@ def run_family(
                 if len(pending) >= width:
                     batch = pending[:width]
                     del pending[:width]
-                    if run_units(batch) and family.steered:
+                    if run_units(batch) and family.schedule.steered:
                         return True
         return False
 
