@@ -45,7 +45,7 @@ def families_table() -> str:
     _importable()
     from nats_conformance.suites.families import FAMILIES
 
-    rows = [f"| {f.name} | {f.summary} | {f.budget:,} |" for f in FAMILIES.values()]
+    rows = [f"| {f.name} | {f.description.summary} | {f.description.budget:,} |" for f in FAMILIES.values()]
     return "\n".join(["| family | unit | default budget per release |", "|---|---|---|", *rows])
 
 

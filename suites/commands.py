@@ -670,7 +670,7 @@ def _add_selection(group: argparse._ArgumentGroup) -> None:
         type=budget_option,
         metavar="FAMILY=N",
         help="cases of a family per target; 0 skips it; repeatable (families and defaults: "
-        + ", ".join(f"{name}={family.budget}" for name, family in FAMILIES.items())
+        + ", ".join(f"{name}={family.description.budget}" for name, family in FAMILIES.items())
         + ")",
     )
     group.add_argument(

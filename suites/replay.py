@@ -42,10 +42,10 @@ def replay_on_server(
 def _replay(
     run: RunConfig, family: ServerFamily[Any, Any], case: CaseFile, expectations: Expectations
 ) -> list[Case]:
-    server = family.server_for(open_backend(run.targets[0], run, binary_resolver=resolve_binary))
+    server = family.placement.server_for(open_backend(run.targets[0], run, binary_resolver=resolve_binary))
     counter = itertools.count()
     try:
-        server.start(family.base_config(server))
+        server.start(family.placement.base_config(server))
         context = RunContext.for_server(
             server, run_id="replay", expectations=expectations, next_case_id=lambda: next(counter)
         )

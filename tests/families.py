@@ -32,9 +32,9 @@ def live_session(
     configuration) and a run context recording into `run_dir`; skips a target the family says it cannot
     run on. The writer is closed and the server stopped on the way out."""
     family = FAMILIES[name]
-    server = family.server_for(server_factory())
-    server.start(family.base_config(server))
-    reason = family.unsupported(server.version, server.name)
+    server = family.placement.server_for(server_factory())
+    server.start(family.placement.base_config(server))
+    reason = family.placement.unsupported(server.version, server.name)
     if reason:
         server.stop()
         pytest.skip(reason)

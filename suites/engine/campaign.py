@@ -87,13 +87,13 @@ class CampaignPlan:
     (`suites.engine.run.run_family`); False draws as for any adapter, the baseline of guidance."""
 
     def budget(self, family: ServerFamily[Any, Any]) -> int:
-        return self.budgets.get(family.name, family.budget)
+        return self.budgets.get(family.name, family.description.budget)
 
     @property
     def questions(self) -> int:
         """The questions an adapter is asked under each profile: the mapping family's budget when the
         plan sets it (`--cases`), else the library family's default."""
-        return self.budgets.get("mapping", LIBRARY.budget)
+        return self.budgets.get("mapping", LIBRARY.description.budget)
 
     def describe(self) -> dict[str, object]:
         return {
@@ -299,7 +299,7 @@ def run_one(
     """One family on a server of `target` started for it (a start that fails is tried again, and each
     retry journaled as a restart: `Session.started`), counted on `progress` (the campaign's; by default
     one of this family's budget)."""
-    server = family.server_for(open_backend(target, run, binary_resolver=resolve_binary))
+    server = family.placement.server_for(open_backend(target, run, binary_resolver=resolve_binary))
     label = f"{target.id} {family.name}:"
     progress = progress or Progress(total=plan.budget(family))
     progress.begin(label, plan.budget(family))
@@ -308,7 +308,7 @@ def run_one(
         try:
             session = Session.started(
                 server,
-                family.base_config(server),
+                family.placement.base_config(server),
                 rules=lambda version: judging_profile(target, run, version, writer),
             )
         except BaseException:
@@ -316,7 +316,7 @@ def run_one(
             raise
         before = Tally.of(writer)
         try:
-            why = family.unsupported(server.version, server.name)
+            why = family.placement.unsupported(server.version, server.name)
             if why:
                 skipped = True
                 print(f"{label} skipped: {why}", file=sys.stderr)

@@ -82,10 +82,48 @@ class Target(Protocol):
 On = TypeVar("On", bound=Target)
 
 
+@dataclass(frozen=True, slots=True)
+class Schedule(Generic[On]):
+    """How a family's units share a target of type `On`, read by the engine (`suites.engine.run`).
+
+    `slot` is the session the `index`-th of units running side by side uses (its own account's user where
+    units would otherwise share subjects or streams), marked `alongside` when others run beside it.
+    `side_by_side` units run at once (1: one after the other): a family whose units share nothing on the
+    server but the server itself (no subject, stream or account of one unit is another's), and spend
+    their time waiting or in setup they can share, sets more (`check_many`); `room` says how many fit on
+    a session where that is fewer (None: `side_by_side`). `together` executes several units in one go
+    where they share server actions (one reload for every unit's accounts), returning what each observed
+    or the server error that cut it short; None: each unit in a thread of its own on its slot. `rolling`:
+    units side by side share nothing but their slots, so that a slot takes the next unit as soon as its
+    own has ended (`suites.engine.rolling`); otherwise a batch runs at a time. `steered`: the run's
+    unexpected divergences steer its draws once one shows; a family whose drawing shares its budget out
+    in a fixed way is drawn the same way to the end."""
+
+    slot: Callable[[On, int, bool], On]
+    side_by_side: int = 1
+    rolling: bool = True
+    steered: bool = True
+    room: Callable[[On], int] | None = None
+    together: Callable[[On, Sequence[Any]], Sequence[Any]] | None = None
+
+    def width(self, session: On) -> int:
+        """How many units run at once on `session`: `room`'s answer, else `side_by_side`."""
+        return self.side_by_side if self.room is None else self.room(session)
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """A family's row in the campaigns guide's table of families (generated from the registry when the
+    documentation is built, `docs/hooks.py`): what one unit is, in a sentence, and its default number of
+    cases per target in a campaign (`--budget NAME=N` overrides it)."""
+
+    summary: str
+    budget: int
+
+
 class Family(Protocol, Generic[Unit, Observed, On]):
     """One feature family on targets of type `On`. `name` is its registry key (and `--budget NAME=N`);
-    `features` are the `feature` values of its records; `budget` is its default number of cases per
-    target in a campaign."""
+    `features` are the `feature` values of its records; `schedule` how its units share a target."""
 
     @property
     def name(self) -> str: ...
@@ -94,45 +132,10 @@ class Family(Protocol, Generic[Unit, Observed, On]):
     def features(self) -> tuple[str, ...]: ...
 
     @property
-    def summary(self) -> str:
-        """What one unit is, in a sentence: the family's row in the campaigns guide's table of families
-        (generated from the registry when the documentation is built, `docs/hooks.py`)."""
-        ...
+    def description(self) -> Description: ...
 
     @property
-    def budget(self) -> int: ...
-
-    @property
-    def side_by_side(self) -> int:
-        """How many units run at once on the family's target (1: one after the other). A family whose
-        units share nothing on the server but the server itself (no subject, stream or account of one
-        unit is another's), and spend their time waiting or in setup they can share, sets more
-        (`check_many`, `execute_many`)."""
-        ...
-
-    @property
-    def rolling(self) -> bool:
-        """Whether units side by side share nothing but their slots (the default `execute_many`, each in
-        a thread on its slot's session), so that a slot takes the next unit as soon as its own has ended
-        (`suites.engine.rolling`); a family whose batch shares server actions (one reload for every
-        unit's accounts) runs a batch at a time."""
-        ...
-
-    @property
-    def steered(self) -> bool:
-        """Whether the run's unexpected divergences steer its draws once one shows (`run_family`); a
-        family whose drawing shares its budget out in a fixed way is drawn the same way to the end."""
-        ...
-
-    def width(self, session: On) -> int:
-        """How many units run at once on `session`: `side_by_side`, or fewer where the session cannot hold
-        that many apart."""
-        ...
-
-    def slot(self, session: On, index: int) -> On:
-        """The session the `index`-th of units running side by side uses (its own account's user where
-        units would otherwise share subjects or streams; the session itself where they share nothing)."""
-        ...
+    def schedule(self) -> Schedule[On]: ...
 
     def draw(self, profile: ReleaseProfile, draws: Draws) -> None:
         """Draw units for a target of this release, as `draws` asks."""
@@ -140,11 +143,6 @@ class Family(Protocol, Generic[Unit, Observed, On]):
 
     def execute(self, session: On, unit: Unit) -> Observed:
         """Runs the unit on the target and returns what was observed."""
-        ...
-
-    def execute_many(self, session: On, units: Sequence[Unit]) -> list[Observed | ServerError]:
-        """Runs up to `side_by_side` units at once and returns what was observed of each, or the server
-        error that cut it short (`check_many` restarts the server and runs each such unit again alone)."""
         ...
 
     def judge(self, context: RunContext, profile: ReleaseProfile, unit: Unit, observed: Observed) -> Judged:
@@ -166,53 +164,58 @@ class Family(Protocol, Generic[Unit, Observed, On]):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a server family runs, read by the campaign and replay. `layout` is how it lays out the
+    target's servers (`records.replay.LAYOUTS`; '' for the target's one server): the suffix of its
+    records' backend, which replay's ``--layout`` brings back. `server_for` makes the server it runs on
+    from a target's unstarted backend; `unsupported` says why it cannot run on a target ('' when it can),
+    in a few words; `base_config` is the configuration its server starts with."""
+
+    layout: str
+    server_for: Callable[[Backend], Backend]
+    unsupported: Callable[[str, str], str]
+    base_config: Callable[[Backend], ServerConfig]
+
+
 class ServerFamily(Family[Unit, Observed, Session], Protocol):
     """A family run on a server of a target (`suites.families.FAMILIES`)."""
 
     @property
-    def layout(self) -> str:
-        """How the family lays out the target's servers (`records.replay.LAYOUTS`; '' for the target's
-        one server): the suffix of its records' backend, which replay's ``--layout`` brings back."""
-        ...
-
-    def server_for(self, server: Backend) -> Backend:
-        """The server the family runs on, made from a target's unstarted backend (most families run on
-        the backend itself)."""
-        ...
-
-    def unsupported(self, version: str, backend: str) -> str:
-        """Why this family cannot run on the target ('' when it can), in a few words."""
-        ...
-
-    def base_config(self, server: Backend) -> ServerConfig:
-        """The configuration the family's server starts with."""
-        ...
+    def placement(self) -> Placement: ...
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Unit]:
         """Draws one unit for a target of this release."""
         ...
 
 
+def beside(session: Session, index: int, alongside: bool) -> Session:
+    """The session itself for every slot (units that share nothing on it but the server), marked
+    `alongside` when other units run beside the slot's (`Session.alongside`)."""
+    return replace(session, alongside=alongside)
+
+
 class TargetServer:
     """What most families need of a server: the target's own, as started with no extra configuration,
-    on any release. A family overrides what differs (operator mode, JetStream, a release gate)."""
+    on any release, one unit at a time. A family overrides what differs (operator mode, JetStream, a
+    release gate, units side by side); its `placement` is its `layout`, `server_for`, `unsupported` and
+    `base_config`."""
 
     __slots__ = ()
     features: tuple[str, ...]
-    side_by_side = 1
-    rolling = True
-    steered = True
     operator = False
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        return Schedule(beside)
+
+    @property
+    def placement(self) -> Placement:
+        return Placement(self.layout, self.server_for, self.unsupported, self.base_config)
 
     @property
     def layout(self) -> str:
         return "operator" if self.operator else ""
-
-    def width(self, session: Session) -> int:
-        return self.side_by_side
-
-    def slot(self, session: Session, index: int) -> Session:
-        return session
 
     def server_for(self, server: Backend) -> Backend:
         return server
@@ -234,16 +237,6 @@ class TargetServer:
     def shrinking(self, profile: ReleaseProfile, case: Case) -> None:
         return None
 
-    def execute_many(self, session: Session, units: Sequence[Any]) -> list[Any]:
-        """Each unit's `execute` in a thread of its own, the `index`-th on `slot(session, index)`, with the
-        others `alongside` when there are several."""
-        family: Any = self
-        alongside = len(units) > 1
-        with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
-            return list(
-                pool.map(lambda i, u: in_slot(family, session, i, u, alongside), range(len(units)), units)
-            )
-
     def unknown(self, context: RunContext, profile: ReleaseProfile, unit: Any, reason: str) -> Judged:
         """One `unknown` case standing for the whole unit, for a family whose cases depend on the server's
         answers (republish, streaming); a family whose cases are known before it runs says each of them
@@ -262,24 +255,41 @@ class TargetServer:
         return [case]
 
 
+def execute_many(
+    family: Family[Unit, Observed, On], session: On, units: Sequence[Unit]
+) -> list[Observed | ServerError]:
+    """Runs up to `side_by_side` units at once and returns what was observed of each, or the server error
+    that cut it short (`check_many` restarts the server and runs each such unit again alone): the
+    family's `Schedule.together`, or else each unit's `execute` in a thread of its own, the `index`-th on
+    its slot, with the others `alongside` when there are several."""
+    together = family.schedule.together
+    if together is not None:
+        return [*together(session, units)]
+    alongside = len(units) > 1
+    with ThreadPoolExecutor(len(units), thread_name_prefix=f"{family.name}-unit") as pool:
+        return list(
+            pool.map(lambda i, u: in_slot(family, session, i, u, alongside), range(len(units)), units)
+        )
+
+
 def in_slot(
-    family: Family[Unit, Observed, Session], session: Session, index: int, unit: Unit, alongside: bool
-) -> Any:
-    """`family.execute` of `unit` on the session of its `index`-th slot (`Family.slot`), with other units
-    `alongside` or not: what it observed, or the server error that cut it short."""
+    family: Family[Unit, Observed, On], session: On, index: int, unit: Unit, alongside: bool
+) -> Observed | ServerError:
+    """`family.execute` of `unit` on the session of its `index`-th slot (`Schedule.slot`), with other
+    units `alongside` or not: what it observed, or the server error that cut it short."""
     try:
-        return family.execute(replace(family.slot(session, index), alongside=alongside), unit)
+        return family.execute(family.schedule.slot(session, index, alongside), unit)
     except ServerError as error:
         return error
 
 
 class JetStreamSlots(TargetServer):
-    """A JetStream family whose units run side by side (`side_by_side`), each in a JetStream account of its
-    own: the same stream names and subjects in another account are other streams, and a stream's messages
-    stay in its account. A unit's time is mostly waiting (quiet waits for late republished messages, a
-    source or mirror copying), which overlaps. The configuration of a server this suite starts holds one
-    account per slot, the first the default user's, so that a unit run alone (`check`, replay) uses it;
-    an external server keeps its own configuration."""
+    """A JetStream family whose units run side by side (`Schedule.side_by_side`), each in a JetStream
+    account of its own: the same stream names and subjects in another account are other streams, and a
+    stream's messages stay in its account. A unit's time is mostly waiting (quiet waits for late
+    republished messages, a source or mirror copying), which overlaps. The configuration of a server
+    this suite starts holds one account per slot, the first the default user's, so that a unit run alone
+    (`check`, replay) uses it; an external server keeps its own configuration."""
 
     __slots__ = ()
 
@@ -287,13 +297,17 @@ class JetStreamSlots(TargetServer):
         config = jetstream_config(server)
         if server.name == "external":
             return config
-        accounts = tuple(Account(f"js{index}", jetstream=True) for index in range(self.side_by_side))
+        slots = self.schedule.side_by_side
+        accounts = tuple(Account(f"js{index}", jetstream=True) for index in range(slots))
         return replace(config, accounts=accounts)
 
-    def slot(self, session: Session, index: int) -> Session:
-        """The `index`-th account's user (`base_config`), or the session itself without such accounts."""
-        accounts = session.base.accounts
-        return session.as_user(accounts[index].credentials) if index < len(accounts) else session
+
+def account_slot(session: Session, index: int, alongside: bool) -> Session:
+    """The `index`-th account's user (`JetStreamSlots.base_config`), or the session itself without such
+    accounts, marked `alongside` or not."""
+    accounts = session.base.accounts
+    slot = session.as_user(accounts[index].credentials) if index < len(accounts) else session
+    return replace(slot, alongside=alongside)
 
 
 def in_operator_mode(server: Backend, operator: bool, *, leaf: bool = False) -> Backend:
@@ -334,19 +348,19 @@ def check(family: Family[Unit, Observed, On], session: On, context: RunContext, 
 def check_many(
     family: Family[Unit, Observed, On], session: On, context: RunContext, units: Sequence[Unit]
 ) -> list[Judged]:
-    """`check` of several units executed at once on the session's server (`Family.execute_many`, never
-    more than `family.side_by_side`), judged one after the other in their order. A unit whose execution
-    the server cut short is never judged from a shared run: once every execution has ended, a server
-    that stopped is restarted (`Session.recover`, journaled) and each such unit runs again alone through
-    `check`, so that a crash is isolated to the unit that causes it and every unit's cases end in
+    """`check` of several units executed at once on the session's server (`execute_many`, never more
+    than the family's `Schedule.side_by_side`), judged one after the other in their order. A unit whose
+    execution the server cut short is never judged from a shared run: once every execution has ended, a
+    server that stopped is restarted (`Session.recover`, journaled) and each such unit runs again alone
+    through `check`, so that a crash is isolated to the unit that causes it and every unit's cases end in
     exactly one verdict."""
     if len(units) < 2:
         return [check(family, session, context, unit) for unit in units]
-    if len(units) > family.side_by_side:  # a unit past the family's slots would share another's
-        raise ValueError(
-            f"{len(units)} units at once, where {family.name} has room for {family.side_by_side}"
-        )
-    return judge_outcomes(family, session, context, units, family.execute_many(session, units))
+    room = family.schedule.side_by_side
+    if len(units) > room:  # a unit past the family's slots would share another's
+        raise ValueError(f"{len(units)} units at once, where {family.name} has room for {room}")
+    outcomes = execute_many(family, session, units)
+    return judge_outcomes(family, session, context, units, outcomes)
 
 
 def judge_outcomes(

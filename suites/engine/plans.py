@@ -23,7 +23,10 @@ class Plan:
 
     def budgets(self) -> dict[str, int]:
         """Each family's budget under this plan."""
-        return {name: max(FLOOR, round(family.budget * self.share)) for name, family in FAMILIES.items()}
+        return {
+            name: max(FLOOR, round(family.description.budget * self.share))
+            for name, family in FAMILIES.items()
+        }
 
 
 PLANS: Final = {

@@ -1,5 +1,5 @@
 """Units side by side without batches: each of a family's slots takes the next unit as soon as its unit
-has ended (`Family.rolling`).
+has ended (`Schedule.rolling`).
 
 Run a batch at a time (`suites.engine.family.check_many`), units side by side wait for the slowest of
 their batch: a stream-transform source the server never starts copying holds its unit for two seconds,
@@ -17,11 +17,11 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoo
 from typing import Any, Generic
 
 from nats_conformance.fixtures.errors import ServerError
-from nats_conformance.fixtures.session import Session
 from nats_conformance.suites.engine.family import (
     Family,
     Judged,
     Observed,
+    On,
     ServerLostError,
     Unit,
     in_slot,
@@ -30,15 +30,15 @@ from nats_conformance.suites.engine.family import (
 from nats_conformance.suites.engine.verdicts import RunContext
 
 
-class Rolling(Generic[Unit, Observed]):
+class Rolling(Generic[Unit, Observed, On]):
     """`width` slots of `family` on `session`; `submit` hands a unit to the next free slot (waiting for
     one), `finish` waits for every unit. Each judged unit goes to `on_judged`; a `ServerLostError` hands the
     cases it holds to `on_judged` before it is raised."""
 
     def __init__(
         self,
-        family: Family[Unit, Observed, Session],
-        session: Session,
+        family: Family[Unit, Observed, On],
+        session: On,
         context: RunContext,
         width: int,
         on_judged: Callable[[Judged], object],
@@ -56,7 +56,7 @@ class Rolling(Generic[Unit, Observed]):
         self._submitted = 0
         self._cut = False
 
-    def __enter__(self) -> Rolling[Unit, Observed]:
+    def __enter__(self) -> Rolling[Unit, Observed, On]:
         return self
 
     def __exit__(self, *exc: object) -> None:

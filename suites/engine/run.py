@@ -10,9 +10,8 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any, Generic
 
-from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import size
 from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordWriter
@@ -98,147 +97,187 @@ def run_family(
     cases in a class once one shows up, and its neighbours). Known divergences score nothing, so that a
     conforming run spends its budget on new draws; a unit drawn again is not run again. A family that
     runs units side by side runs them a full batch at a time, and the batch's score goes to the draw
-    that completed it; the units of a `rolling` family drawn apart (and its known units) run without
-    batches, each slot taking the next unit as its own ends, each judged as it ends
+    that completed it; the units of a `Schedule.rolling` family drawn apart (and its known units) run
+    without batches, each slot taking the next unit as its own ends, each judged as it ends
     (`suites.engine.rolling`).
 
     Until a unit shows an unexpected divergence, the units are drawn by a copy of this process while
     this one runs those drawn before (`suites.engine.prefetch`): in a conforming run every score is
     nothing, so drawing apart spends the budget on the same kind of draws. From the first unexpected
-    divergence on, the units of a `steered` family are drawn here, and their scores guide the draws.
-    Without `draw_apart` (a scaled-out task, whose cluster's workers fill the cores) every unit is drawn
-    here. With `guidance` (a target that reports the code it ran:
+    divergence on, the units of a `Schedule.steered` family are drawn here, and their scores guide the
+    draws. Without `draw_apart` (a scaled-out task, whose cluster's workers fill the cores) every unit is
+    drawn here. With `guidance` (a target that reports the code it ran:
     `suites.families.library.AdapterSession`) every unit is drawn here and run alone, and its score is
     what `guidance()` says it reached that no unit before had (as HypoFuzz rewards new coverage)."""
-    profile = session.profile
-    done = 0
-    drawn_units = 0
-    seen: set[object] = set()
-    pending: list[object] = []
+    run = FamilyRun(family, session, context, budget=budget, seed=seed, sink=sink)
+    if known:
+        run.run_known(known)
+    if guidance is not None:
+        run.run_guided(guidance)
+    elif draw_apart and not run.run_drawn_apart():
+        run.run_units(run.pending[:])
+    else:
+        run.run_drawn_here(f"{seed} guided" if draw_apart else seed)
+    return run.done
 
-    width = max(1, family.width(session))
-    rolls = width > 1 and family.rolling and isinstance(session, Session)
-    found = 0
 
-    def recorded(judged: Judged) -> None:
+class FamilyRun(Generic[On]):
+    """One family's run on one target (`run_family`): what it has recorded and drawn so far, and one
+    method for each way its units are drawn (the known units, drawn apart, drawn here, guided)."""
+
+    def __init__(
+        self,
+        family: Family[Any, Any, On],
+        session: On,
+        context: RunContext,
+        *,
+        budget: int,
+        seed: int,
+        sink: Sink,
+    ) -> None:
+        self.family = family
+        self.session = session
+        self.context = context
+        self.budget = budget
+        self.seed = seed
+        self.sink = sink
+        schedule = family.schedule
+        self.width = max(1, schedule.width(session))
+        self.rolls = self.width > 1 and schedule.rolling
+        self.steered = schedule.steered
+        self.done = 0
+        """Cases recorded."""
+        self.found = 0
+        """Classes of unexpected divergence recorded (a class counted once per unit)."""
+        self.drawn = 0
+        """Units drawn (the known units are not)."""
+        self.seen: set[object] = set()
+        self.pending: list[object] = []
+        """Units drawn and not yet run: a batch runs once `width` are queued."""
+        self.reached: Callable[[], float] = lambda: 0.0
+
+    def recorded(self, judged: Judged) -> None:
         """Record a judged unit's cases, counting them and the classes of unexpected divergence."""
-        nonlocal done, found
-        cases, classes = sink.record(judged)
-        done += cases
-        found += classes
+        cases, classes = self.sink.record(judged)
+        self.done += cases
+        self.found += classes
 
-    def run_units(batch: Sequence[object], context: RunContext = context) -> float:
+    def run_units(self, batch: Sequence[object], context: RunContext | None = None) -> float:
         """Check `batch` (side by side, as the family allows), recording each unit's cases in order;
         returns the distinct unexpected divergence classes they found."""
         if not batch:
             return 0.0
-        before = found
+        before = self.found
         try:
-            judged_units = check_many(family, session, context, batch)
+            judged_units = check_many(
+                self.family, self.session, self.context if context is None else context, batch
+            )
         except ServerLostError as lost:
-            sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
+            self.sink.record(lost.judged)  # the unit that lost the server is recorded before the run ends
             raise
         for judged in judged_units:
-            recorded(judged)
-        return float(found - before)
+            self.recorded(judged)
+        return float(self.found - before)
 
-    def run_rolling(units: Iterable[object], context: RunContext = context, *, drawn: bool = True) -> bool:
+    def run_rolling(self, units: Iterable[object], context: RunContext, *, drawn: bool = True) -> bool:
         """Run `units` side by side, each slot taking the next as its own ends (`Rolling`); `drawn` units
         are counted as drawn, and stop once the budget is spent or one showed an unexpected divergence
         (in a `steered` family), which returns True."""
-        nonlocal drawn_units
-        before = found
-        on_server = cast(Family[Any, Any, Session], family)
-        with Rolling(on_server, cast(Session, session), context, width, recorded) as rolling:
+        before = self.found
+        with Rolling(self.family, self.session, context, self.width, self.recorded) as rolling:
             for unit in units:
-                if drawn and (done >= budget or (found > before and family.steered)):
+                if drawn and (self.done >= self.budget or (self.found > before and self.steered)):
                     break
                 if drawn:
-                    drawn_units += 1
-                    seen.add(unit)
+                    self.drawn += 1
+                    self.seen.add(unit)
                 rolling.submit(unit)
             rolling.finish()
-        return found > before and family.steered
+        return self.found > before and self.steered
 
-    def fresh(drawn: Sequence[object]) -> list[object]:
-        """The drawn units not run before (Hypothesis draws some again: mutations of earlier ones copy
-        a unit into its neighbour), counted as drawn; raises `Enough` once the budget is spent."""
-        nonlocal drawn_units
-        if done >= budget or drawn_units >= budget:
-            raise Enough
-        new = [unit for unit in dict.fromkeys(drawn) if unit not in seen]
-        drawn_units += len(new)
-        seen.update(new)
-        return new
-
-    def on_units(drawn: Sequence[object]) -> float:
-        """Queue the fresh units and run them once `width` are queued, so that every batch runs side by
-        side as many units as the family allows."""
-        pending.extend(fresh(drawn))
-        score = 0.0
-        while len(pending) >= width:
-            batch = pending[:width]
-            del pending[:width]
-            score += run_units(batch)
-        return score
-
-    if known:
-        with context.expectations.known_part() as part:
-            judged_apart = replace(context, expectations=part)
-            if rolls:
-                run_rolling(known, judged_apart, drawn=False)
+    def run_known(self, known: Sequence[object]) -> None:
+        """Run the listed findings' units, judged by the expectations' known part, never counted as
+        drawn."""
+        with self.context.expectations.known_part() as part:
+            judged_apart = replace(self.context, expectations=part)
+            if self.rolls:
+                self.run_rolling(known, judged_apart, drawn=False)
             else:
-                for start in range(0, len(known), width):
-                    run_units(known[start : start + width], judged_apart)
-    left = max(0, budget - done)
+                for start in range(0, len(known), self.width):
+                    self.run_units(known[start : start + self.width], judged_apart)
 
-    if guidance is not None:
-        reached = guidance
-
-        def on_guided(drawn: Sequence[object]) -> float:
-            """Run each fresh unit alone; its score is what it reached first."""
-            score = 0.0
-            for unit in fresh(drawn):
-                run_units([unit])
-                score += reached()
-            return score
-
+    def run_guided(self, reached: Callable[[], float]) -> None:
+        """Draw every unit here and run each alone (`on_guided`), scored by what `reached` says it reached
+        first."""
+        self.reached = reached
         reached()  # what running any unit reaches is no unit's finding
-        family.draw(profile, Draws(left, seed, on_guided, lambda: drawn_units))
-        return done
+        left = max(0, self.budget - self.done)
+        self.family.draw(self.session.profile, Draws(left, self.seed, self.on_guided, self.units_drawn))
 
-    def run_drawn_apart() -> bool:
+    def run_drawn_apart(self) -> bool:
         """Run the units the drawing process draws; True once one showed an unexpected divergence (in a
         `steered` family)."""
-        nonlocal drawn_units
-        with units_drawn_apart(family, profile, left, seed) as drawn_apart:
-            if rolls:
-                return run_rolling(drawn_apart)
+        left = max(0, self.budget - self.done)
+        with units_drawn_apart(self.family, self.session.profile, left, self.seed) as drawn_apart:
+            if self.rolls:
+                return self.run_rolling(drawn_apart, self.context)
             for unit in drawn_apart:
-                if done >= budget:
+                if self.done >= self.budget:
                     break
-                drawn_units += 1
-                seen.add(unit)
-                pending.append(unit)
-                if len(pending) >= width:
-                    batch = pending[:width]
-                    del pending[:width]
-                    if run_units(batch) and family.steered:
-                        return True
+                self.drawn += 1
+                self.seen.add(unit)
+                self.pending.append(unit)
+                if len(self.pending) >= self.width and self.run_units(self.next_batch()) and self.steered:
+                    return True
         return False
 
-    if draw_apart and not run_drawn_apart():
-        run_units(pending[:])
-        return done
+    def run_drawn_here(self, seed: int | str) -> None:
+        """Draw the units here from `seed` (other than the drawing process's), their scores guiding the
+        draws: one unit per Hypothesis example, whatever `width` (an example's drawing slows with its
+        size, so a batch is filled from several examples)."""
+        self.family.draw(self.session.profile, Draws(self.budget, seed, self.on_units, self.spent, self.tail))
 
-    def tail() -> None:
+    def next_batch(self) -> list[object]:
+        """The first `width` units queued, taken off the queue."""
+        batch = self.pending[: self.width]
+        del self.pending[: self.width]
+        return batch
+
+    def fresh(self, drawn: Sequence[object]) -> list[object]:
+        """The drawn units not run before (Hypothesis draws some again: mutations of earlier ones copy
+        a unit into its neighbour), counted as drawn; raises `Enough` once the budget is spent."""
+        if self.done >= self.budget or self.drawn >= self.budget:
+            raise Enough
+        new = [unit for unit in dict.fromkeys(drawn) if unit not in self.seen]
+        self.drawn += len(new)
+        self.seen.update(new)
+        return new
+
+    def on_units(self, drawn: Sequence[object]) -> float:
+        """Queue the fresh units and run them once `width` are queued, so that every batch runs side by
+        side as many units as the family allows."""
+        self.pending.extend(self.fresh(drawn))
+        score = 0.0
+        while len(self.pending) >= self.width:
+            score += self.run_units(self.next_batch())
+        return score
+
+    def on_guided(self, drawn: Sequence[object]) -> float:
+        """Run each fresh unit alone; its score is what it reached first."""
+        score = 0.0
+        for unit in self.fresh(drawn):
+            self.run_units([unit])
+            score += self.reached()
+        return score
+
+    def tail(self) -> None:
         """Run the units a run of examples left queued."""
-        run_units(pending[:])
-        pending.clear()
+        self.run_units(self.pending[:])
+        self.pending.clear()
 
-    # Seeds other than the drawing process's; one unit per Hypothesis example, whatever `width`: an
-    # example's drawing slows with its size, so a batch is filled from several examples.
-    drawn = lambda: budget if done >= budget else drawn_units  # noqa: E731
-    guided_seed = f"{seed} guided" if draw_apart else seed
-    family.draw(profile, Draws(budget, guided_seed, on_units, drawn, after_run=tail))
-    return done
+    def units_drawn(self) -> int:
+        return self.drawn
+
+    def spent(self) -> int:
+        """The units drawn, or the whole budget once its cases are recorded."""
+        return self.budget if self.done >= self.budget else self.drawn

@@ -8,7 +8,7 @@ from typing import Any, Final
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.replay import layout_of
 from nats_conformance.reference.errors import ConformanceError
-from nats_conformance.suites.engine.family import ServerFamily
+from nats_conformance.suites.engine.family import Description, ServerFamily
 from nats_conformance.suites.families.cluster import ClusterFamily
 from nats_conformance.suites.families.cluster_weighted import ClusterWeightedFamily
 from nats_conformance.suites.families.contexts import ContextsFamily
@@ -53,36 +53,37 @@ FAMILIES: Final[dict[str, ServerFamily[Any, Any]]] = {
         MatchingFamily(),
         MappingFamily(
             name="partition",
-            summary=PARTITION,
+            description=Description(PARTITION, 5_000),
             features=("partition",),
-            budget=5_000,
             functions=("partition",),
         ),
         WeightedFamily(),
-        WeightedFamily(name="weighted-refused", summary=WEIGHTED_REFUSED, budget=200, refused_only=True),
+        WeightedFamily(
+            name="weighted-refused", description=Description(WEIGHTED_REFUSED, 200), refused_only=True
+        ),
         WeightedFamily(
             name="weighted-refused-operator",
-            summary=WEIGHTED_REFUSED_OPERATOR,
-            budget=200,
+            description=Description(WEIGHTED_REFUSED_OPERATOR, 200),
             operator=True,
             refused_only=True,
         ),
         RepublishFamily(),
         MappingFamily(
             name="operator",
-            summary=OPERATOR,
+            description=Description(OPERATOR, 5_000),
             features=("mapping", "partition", "validation"),
-            budget=5_000,
             mappings_per_batch=5,
             operator=True,
             leaf=True,
         ),
         StreamingFamily(),
         OverlapFamily(),
-        OverlapFamily(name="overlap-operator", summary=OVERLAP_OPERATOR, budget=1_000, operator=True),
+        OverlapFamily(
+            name="overlap-operator", description=Description(OVERLAP_OPERATOR, 1_000), operator=True
+        ),
         StreamTransformFamily(),
         ImportFamily(),
-        ImportFamily(name="import-operator", summary=IMPORT_OPERATOR, budget=1_000, operator=True),
+        ImportFamily(name="import-operator", description=Description(IMPORT_OPERATOR, 1_000), operator=True),
         ContextsFamily(),
         ClusterFamily(),
         ClusterWeightedFamily(),
@@ -111,7 +112,7 @@ def family_of_feature(feature: str, *, layout: str = "") -> ServerFamily[Any, An
     """The first family whose records carry `feature` (the one that replays such a case) and that lays
     its servers out as `layout` (`records.replay.LAYOUTS`, '' for the target's one server)."""
     for family in FAMILIES.values():
-        if feature in family.features and family.layout == layout:
+        if feature in family.features and family.placement.layout == layout:
             return family
     laid_out = f" in the {layout} layout" if layout else ""
     raise UnknownFamilyError(f"no family records the feature {feature!r}{laid_out}")

@@ -17,6 +17,7 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.servers.cluster import ClusterBackend
 from nats_conformance.fixtures.servers.process import ProcessBackend
 from nats_conformance.records.replay import CLUSTER_SUFFIX
+from nats_conformance.suites.engine.family import Description
 from nats_conformance.suites.families.mapping import MappingFamily
 
 
@@ -25,12 +26,12 @@ class ClusterFamily(MappingFamily):
     """`MappingFamily`'s batches, on a cluster of the process backend's servers."""
 
     name: str = "cluster"
-    summary: str = (
+    description: Description = Description(
         "the mapping unit on a cluster of three servers of the target's build (process backend), each "
-        "subject published to one server and observed on another, over a route"
+        "subject published to one server and observed on another, over a route",
+        3_000,
     )
     features: tuple[str, ...] = ("mapping", "partition")
-    budget: int = 3_000
     mappings_per_batch: int = 10
 
     @property

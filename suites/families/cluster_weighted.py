@@ -36,7 +36,7 @@ from nats_conformance.records.replay import CLUSTER_SUFFIX
 from nats_conformance.records.schema import Case, CaseBlock
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.weighted import WeightedDestination
-from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.family import Description, Judged, TargetServer
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families.weighted import (
     SHAPES,
@@ -102,13 +102,13 @@ class ClusterWeightedFamily(TargetServer):
     """Weighted lists scoped to clusters, on two servers that are each a cluster of a super-cluster."""
 
     name: str = "cluster-weighted"
-    summary: str = (
+    description: Description = Description(
         "one weighted list with entries scoped to `east`, `west` or neither, on a super-cluster of two "
         "servers of the target's build (process backend), one per cluster, joined by a gateway; its "
-        "subjects published on each server, each judged by its own cluster's entries"
+        "subjects published on each server, each judged by its own cluster's entries",
+        10_000,
     )
     features: tuple[str, ...] = ("weighted",)
-    budget: int = 10_000
 
     @property
     def layout(self) -> str:

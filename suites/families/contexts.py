@@ -38,7 +38,16 @@ from nats_conformance.records.casefile import CaseFile
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.republish import RePublish
 from nats_conformance.reference.subjects import is_valid_subject
-from nats_conformance.suites.engine.family import JetStreamSlots, Judged, ServerFamily, TargetServer
+from nats_conformance.suites.engine.family import (
+    Description,
+    JetStreamSlots,
+    Judged,
+    Schedule,
+    ServerFamily,
+    TargetServer,
+    beside,
+    execute_many,
+)
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families.imports import ImportFamily, ImportRun
 from nats_conformance.suites.families.mapping import MappingFamily, random_tokens
@@ -98,7 +107,7 @@ def places(
     docs.nats.io), so a source that is not one leaves it out."""
     chosen = []
     for index, (family, member) in enumerate(zip(PLACES, unit.member_units(), strict=True)):
-        if family.unsupported(version, backend):
+        if family.placement.unsupported(version, backend):
             continue
         if isinstance(member, RepublishScenario) and not is_valid_subject(unit.source):
             continue
@@ -121,17 +130,19 @@ def contexts_units(draw: st.DrawFn, profile: ReleaseProfile) -> ContextsUnit:
 @dataclass(frozen=True, slots=True)
 class ContextsFamily(TargetServer):
     name: str = "contexts"
-    summary: str = (
+    description: Description = Description(
         "one drawn pair applied, one place after the other on one server, as an account mapping "
         "(validation and mapping), a stream import, a stream's `subject_transform` (2.10 and later) "
-        "and a RePublish destination (2.8.3 and later), each place judged by its own family"
+        "and a RePublish destination (2.8.3 and later), each place judged by its own family",
+        1_000,
     )
     features: tuple[str, ...] = tuple(feature for family in PLACES for feature in family.features)
-    budget: int = 1_000
-    side_by_side: int = 16
-    """Units of a batch (`execute_many`): each account place for all of them at once, their JetStream
-    places side by side, each unit's in a JetStream account of its own (`base_config`)."""
-    rolling: bool = False
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """16 units a batch (`execute_many`): each account place for all of them at once, their JetStream
+        places side by side, each unit's in a JetStream account of its own (`base_config`)."""
+        return Schedule(beside, 16, rolling=False, together=self.execute_many)
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":
@@ -142,7 +153,7 @@ class ContextsFamily(TargetServer):
         """The importer (the default user's, with JetStream), the exporter, and a JetStream account for
         each unit of a batch (`execute_many`), there from the start rather than added by a reload for
         each batch."""
-        slots = (Account(f"cx{number}", jetstream=True) for number in range(self.side_by_side))
+        slots = (Account(f"cx{number}", jetstream=True) for number in range(self.schedule.side_by_side))
         accounts = (Account(IMPORTER, jetstream=True), Account(EXPORTER, exports=EXPORTS), *slots)
         return replace(jetstream_config(server), accounts=accounts)
 
@@ -180,7 +191,7 @@ class ContextsFamily(TargetServer):
                     batched.setdefault(index, []).append((number, member))
         try:
             for index, members in batched.items():  # each applies its whole configuration itself
-                outcomes = PLACES[index].execute_many(session, [member for _, member in members])
+                outcomes = execute_many(PLACES[index], session, [member for _, member in members])
                 for (number, _), outcome in zip(members, outcomes, strict=True):
                     if isinstance(outcome, ServerError):
                         raise outcome

@@ -61,7 +61,14 @@ from nats_conformance.reference.contexts import (
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import NOT_DELIVERED, Transform
-from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.family import (
+    Description,
+    Judged,
+    Schedule,
+    TargetServer,
+    beside,
+    in_operator_mode,
+)
 from nats_conformance.suites.engine.verdicts import (
     CRASH,
     DUPLICATED,
@@ -291,7 +298,7 @@ class ImportFamily(TargetServer):
     the claim's local subject)."""
 
     name: str = "import"
-    summary: str = (
+    description: Description = Description(
         "one stream or service import between two accounts of the configuration file, its subject and "
         "`to` drawn by the mapping strategies, and subjects published in the exporting account "
         "(stream) or requests in the importing one (service); in one unit in four the exporter also "
@@ -303,11 +310,17 @@ class ImportFamily(TargetServer):
         "in eighteen each, configurations that must be refused: the exporter imports every subject back "
         'from the importer, a cycle (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
         "`IMPORT_CYCLE`), the importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter "
-        "exports nothing (`IMPORT_NOT_EXPORTED`)"
+        "exports nothing (`IMPORT_NOT_EXPORTED`)",
+        2_000,
     )
     features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
-    budget: int = 2_000
     operator: bool = False
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """One unit at a time in the family's own runs; several at once (the `contexts` family's places)
+        together (`execute_many`)."""
+        return Schedule(beside, together=self.execute_many)
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator)

@@ -80,7 +80,7 @@ from nats_conformance.suites.drawing import (
     wildcard_sources,
     without_random,
 )
-from nats_conformance.suites.engine.family import Draws, Judged
+from nats_conformance.suites.engine.family import Description, Draws, Judged, Schedule
 from nats_conformance.suites.engine.verdicts import (
     CRASH,
     NOT_ARRIVED,
@@ -513,6 +513,16 @@ def _oracle(expected: Answer, observed: Answer | None, other: Answer | None, ans
     return three_way(mine, theirs, compared)
 
 
+def the_adapter(session: AdapterSession, index: int, alongside: bool) -> AdapterSession:
+    """Every slot asks the one adapter: its questions share nothing but it."""
+    return session
+
+
+def ask_many(session: AdapterSession, units: Sequence[QuestionFamily]) -> list[Answers]:
+    """Several families of questions in one exchange with the adapter (`AdapterSession.ask`)."""
+    return [*session.ask(units)]
+
+
 @dataclass(frozen=True, slots=True)
 class LibraryFamily:
     """Questions asked of a transform library (`AdapterSession`), in families of questions that share
@@ -520,7 +530,10 @@ class LibraryFamily:
     kind of question and every function gets its share of a run, and not steered by divergences."""
 
     name: str = "library"
-    summary: str = "a family of adapter-protocol questions sharing a drawn mapping, pattern, count or rule"
+    description: Description = Description(
+        "a family of adapter-protocol questions sharing a drawn mapping, pattern, count or rule",
+        20_000,
+    )
     features: tuple[str, ...] = (
         "mapping",
         "validation",
@@ -530,20 +543,13 @@ class LibraryFamily:
         "containment",
         "weighted",
     )
-    budget: int = 20_000
-    side_by_side: int = SIDE_BY_SIDE
-    steered: bool = False
-    rolling: bool = False
+    schedule: Schedule[AdapterSession] = Schedule(
+        the_adapter, SIDE_BY_SIDE, rolling=False, steered=False, together=ask_many
+    )
     protocol: int = PROTOCOL_VERSION
     ops: frozenset[str] = frozenset()
     """The protocol version and operations of the adapter asked (its hello): what it is asked
     (`suites.drawing.strata_of`)."""
-
-    def width(self, session: AdapterSession) -> int:
-        return self.side_by_side
-
-    def slot(self, session: AdapterSession, index: int) -> AdapterSession:
-        return session
 
     def draw(self, profile: ReleaseProfile, draws: Draws) -> None:
         """`draws.budget` questions in families (`suites.drawing.draw_families`), each handed over alone."""
@@ -554,11 +560,6 @@ class LibraryFamily:
     def execute(self, session: AdapterSession, unit: QuestionFamily) -> Answers:
         (answers,) = session.ask([unit])
         return answers
-
-    def execute_many(
-        self, session: AdapterSession, units: Sequence[QuestionFamily]
-    ) -> list[Answers | ServerError]:
-        return [*session.ask(units)]
 
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: QuestionFamily, observed: Answers

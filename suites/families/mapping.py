@@ -29,7 +29,14 @@ from nats_conformance.records.schema import DELIVERED, Case, CaseBlock, texts_of
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform, compile_transform
-from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.family import (
+    Description,
+    Judged,
+    Schedule,
+    TargetServer,
+    beside,
+    in_operator_mode,
+)
 from nats_conformance.suites.engine.verdicts import (
     CRASH,
     RunContext,
@@ -75,17 +82,23 @@ class MappingFamily(TargetServer):
     through `selectMappedSubject` as a client's does), so here it is judged as a client's."""
 
     name: str = "mapping"
-    summary: str = (
+    description: Description = Description(
         "15 to 30 mappings with disjoint sources, 25 generated subjects for each mapping not drawn "
-        "before in the run"
+        "before in the run",
+        20_000,
     )
     features: tuple[str, ...] = ("mapping", "partition")
-    budget: int = 20_000
     mappings_per_batch: int = 30
     subjects_per_mapping: int = 25
     functions: tuple[str, ...] = ()
     operator: bool = False
     leaf: bool = False
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """One unit at a time in the family's own runs; several at once (the `contexts` family's places)
+        together (`execute_many`)."""
+        return Schedule(beside, together=self.execute_many)
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator, leaf=self.leaf)

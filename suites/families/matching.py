@@ -17,7 +17,7 @@ from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case, CaseBlock, text_array
 from nats_conformance.reference.matching import SubjectIndex
 from nats_conformance.reference.profiles import ReleaseProfile
-from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.family import Description, Judged, TargetServer
 from nats_conformance.suites.engine.verdicts import (
     DUPLICATED,
     NOT_ARRIVED,
@@ -134,9 +134,11 @@ class Observed:
 @dataclass(frozen=True, slots=True)
 class MatchingFamily(TargetServer):
     name: str = "matching"
-    summary: str = "subscriptions with `*`/`>` and boundary subjects"
+    description: Description = Description(
+        "subscriptions with `*`/`>` and boundary subjects",
+        20_000,
+    )
     features: tuple[str, ...] = ("matching",)
-    budget: int = 20_000
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Subscriptions]:
         return st.builds(

@@ -38,7 +38,14 @@ from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.overlap import candidates, matching
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform, compile_transform
-from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.family import (
+    Description,
+    Judged,
+    Schedule,
+    TargetServer,
+    beside,
+    in_operator_mode,
+)
 from nats_conformance.suites.engine.verdicts import (
     DUPLICATED,
     NOT_ARRIVED,
@@ -191,22 +198,24 @@ class OverlapFamily(TargetServer):
     a target this suite starts, in operator mode)."""
 
     name: str = "overlap"
-    summary: str = (
+    description: Description = Description(
         "two to four mappings with overlapping sources, then one to three steps (kept, a source "
         "redirected, a mapping dropped or added) by reload or restart, every subject published after "
-        "each"
+        "each",
+        3_000,
     )
     features: tuple[str, ...] = (FEATURE,)
-    budget: int = 3_000
     operator: bool = False
-    side_by_side: int = 32
-    rolling: bool = False
-    """A batch's sequences share its reloads (`execute_many`)."""
     accounts: itertools.count[int] = field(default_factory=itertools.count, compare=False)
     """Numbers the accounts (or, in operator mode, the namespaces) of sequences run side by side: each
     sequence starts in one no earlier configuration held, since a server may keep what an account or a
     mapping it dropped had (a number is never used twice in a process, rather than only unlike those in
     force)."""
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """32 sequences a batch, sharing its reloads (`execute_many`)."""
+        return Schedule(beside, 32, rolling=False, together=self.execute_many)
 
     def server_for(self, server: Backend) -> Backend:
         return in_operator_mode(server, self.operator)

@@ -75,7 +75,7 @@ from nats_conformance.reference.republish import (
 )
 from nats_conformance.reference.transform import compile_transform
 from nats_conformance.reference.versions import Version
-from nats_conformance.suites.engine.family import JetStreamSlots, Judged
+from nats_conformance.suites.engine.family import Description, JetStreamSlots, Judged, Schedule, account_slot
 from nats_conformance.suites.engine.verdicts import (
     NOT_ARRIVED,
     RunContext,
@@ -898,12 +898,17 @@ class MessageLedger:
 @dataclass(frozen=True, slots=True)
 class RepublishFamily(JetStreamSlots):
     name: str = "republish"
-    summary: str = "a stream, a RePublish option, storage and limit, and up to 20 operations"
+    description: Description = Description(
+        "a stream, a RePublish option, storage and limit, and up to 20 operations",
+        1_500,
+    )
     features: tuple[str, ...] = (FEATURE,)
-    budget: int = 1_500
-    side_by_side: int = 8
-    """Scenarios run at once (`JetStreamSlots`): a scenario waits `SETTLE` quietly for late republished
-    messages after its operations and before each edit. Figures: docs/benchmarks.md, Families."""
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """8 scenarios at once (`JetStreamSlots`): a scenario waits `SETTLE` quietly for late republished
+        messages after its operations and before each edit. Figures: docs/benchmarks.md, Families."""
+        return Schedule(account_slot, 8)
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":

@@ -91,7 +91,7 @@ from nats_conformance.reference.errors import (
 )
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.versions import Version
-from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.family import Description, Judged, Schedule, TargetServer, beside
 from nats_conformance.suites.engine.verdicts import RunContext, make_case
 from nats_conformance.suites.streaming.layouts import Layout, layout_column, layout_of
 from nats_conformance.suites.streaming.strategies import layouts_with_channels
@@ -658,17 +658,22 @@ class StreamingFamily(TargetServer):
     """Layouts on the build of nats-streaming-server `release` (a release line or version); the
     campaign never builds it (`unsupported` says how). A unit starts 2-4 servers (a partitioned one
     waits a second for conflict replies) and records about 20 cases; eight units run at once
-    (`side_by_side`). Figures: docs/benchmarks.md, Families."""
+    (`schedule`). Figures: docs/benchmarks.md, Families."""
 
     name: str = "streaming"
-    summary: str = "a layout of partitioned NATS Streaming servers attached to the target, and channel probes"
+    description: Description = Description(
+        "a layout of partitioned NATS Streaming servers attached to the target, and channel probes",
+        250,
+    )
     features: tuple[str, ...] = ("streaming",)
-    budget: int = 250
     release: str = "0.25"
-    side_by_side: int = 8
-    """Layouts run at once on the target's NATS server: each has a cluster ID, work directory and
-    processes of its own, and a layout's time is spent waiting (a partitioned server waits a second for
-    conflict replies, a probe for answers), so eight layouts take little longer than one."""
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """8 layouts at once on the target's NATS server: each has a cluster ID, work directory and
+        processes of its own, and a layout's time is spent waiting (a partitioned server waits a second
+        for conflict replies, a probe for answers), so eight layouts take little longer than one."""
+        return Schedule(beside, 8)
 
     def unsupported(self, version: str, backend: str) -> str:
         """Streaming servers are local processes joining a nats-server 2 on 127.0.0.1 (the `process`

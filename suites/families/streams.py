@@ -36,7 +36,7 @@ from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform
 from nats_conformance.reference.versions import Version
-from nats_conformance.suites.engine.family import JetStreamSlots, Judged
+from nats_conformance.suites.engine.family import Description, JetStreamSlots, Judged, Schedule, account_slot
 from nats_conformance.suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
 from nats_conformance.suites.expected import functions_named
 from nats_conformance.suites.families.mapping import random_tokens
@@ -107,17 +107,20 @@ def stream_configs(run: TransformRun) -> list[JsonObject]:
 @dataclass(frozen=True, slots=True)
 class StreamTransformFamily(JetStreamSlots):
     name: str = "stream-transform"
-    summary: str = (
+    description: Description = Description(
         "one transform in a stream's `subject_transform`, a source's or a mirror's "
         "`subject_transforms` (2.10 and later), and subjects of its source published to the origin "
-        "stream"
+        "stream",
+        1_000,
     )
     features: tuple[str, ...] = tuple(feature_of(place) for place in PLACES)
-    budget: int = 1_000
-    side_by_side: int = 32
-    """Units run at once (`JetStreamSlots`): a source or mirror copies asynchronously (100-200 ms on
-    2.14.5), and a unit waits for its copies (`_stored`); a source the server never starts holds its
-    batch for `ARRIVAL`. Figures: docs/benchmarks.md, Families."""
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """32 units at once (`JetStreamSlots`): a source or mirror copies asynchronously (100-200 ms on
+        2.14.5), and a unit waits for its copies (`_stored`); a source the server never starts holds its
+        batch for `ARRIVAL`. Figures: docs/benchmarks.md, Families."""
+        return Schedule(account_slot, 32)
 
     def unsupported(self, version: str, backend: str) -> str:
         if backend == "external":

@@ -23,7 +23,7 @@ from nats_conformance.records.schema import Case
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import compile_transform
-from nats_conformance.suites.engine.family import Judged, TargetServer
+from nats_conformance.suites.engine.family import Description, Judged, Schedule, TargetServer, beside
 from nats_conformance.suites.engine.verdicts import (
     CRASH,
     RunContext,
@@ -69,6 +69,9 @@ def edge_destination(source: str) -> st.SearchStrategy[str]:
     return st.just(EDGE_CALLS[zlib.crc32(source.encode("utf-8", "surrogateescape")) % len(EDGE_CALLS)] + tail)
 
 
+BATCH: Final = 32
+"""Units run at once on a server started with accounts: a batch's units share its reload."""
+
 VALIDATION_SOURCES: Final = mostly(sources(namespace="v"), st.sampled_from(ODD_SOURCES), one_in=30)
 """One source in thirty is no subject or an odd one (`ODD_SOURCES`); built once (a strategy built in a
 composite is validated again on every draw)."""
@@ -95,15 +98,18 @@ def _pairs(draw: st.DrawFn, profile: ReleaseProfile) -> Pair:
 @dataclass(frozen=True, slots=True)
 class ValidationFamily(TargetServer):
     name: str = "validation"
-    summary: str = (
+    description: Description = Description(
         "one mapping: accepted or refused as the release's rules say (and one message through it, to "
-        "see a crash)"
+        "see a crash)",
+        600,
     )
     features: tuple[str, ...] = ("validation",)
-    budget: int = 600
-    side_by_side: int = 32
-    rolling: bool = False
-    """A batch's units share its reload (`execute_many`)."""
+
+    @property
+    def schedule(self) -> Schedule[Session]:
+        """`BATCH` units a batch, sharing its reload (`execute_validation`), one at a time on a server
+        started with no account (`one_without_accounts`)."""
+        return Schedule(beside, BATCH, rolling=False, room=one_without_accounts, together=execute_validation)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Pair]:
         return _pairs(profile)
@@ -114,20 +120,11 @@ class ValidationFamily(TargetServer):
         default user), so that its units run one after the other in its default account."""
         return ServerConfig() if server.name == "external" else ServerConfig(accounts=(Account("base"),))
 
-    def width(self, session: Session) -> int:
-        """One unit at a time on a server started with no account (`execute_validation`): a unit cut
-        short among others would run again alone, and a server at a URL that one unit kills would be
-        killed twice."""
-        return self.side_by_side if session.base.accounts else 1
-
     def execute(self, session: Session, unit: Pair) -> Verdict:
-        (outcome,) = self.execute_many(session, [unit])
+        (outcome,) = execute_validation(session, [unit])
         if isinstance(outcome, ServerError):
             raise outcome
         return outcome
-
-    def execute_many(self, session: Session, units: Sequence[Pair]) -> list[Verdict | ServerError]:
-        return execute_validation(session, units)
 
     def judge(self, context: RunContext, profile: ReleaseProfile, unit: Pair, observed: Verdict) -> Judged:
         return [judge_validation(context, profile, *unit, observed)]
@@ -149,6 +146,13 @@ class Verdict:
     detail: str = ""
     duration_us: int = 0
     crashed: bool = False
+
+
+def one_without_accounts(session: Session) -> int:
+    """One unit at a time on a server started with no account (`execute_validation`): a unit cut short
+    among others would run again alone, and a server at a URL that one unit kills would be killed twice.
+    """
+    return BATCH if session.base.accounts else 1
 
 
 def execute_validation(session: Session, pairs: Sequence[Pair]) -> list[Verdict | ServerError]:

@@ -48,7 +48,7 @@ from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform
 from nats_conformance.reference.weighted import WeightedDestination, WeightedMapping, compile_weighted
 from nats_conformance.suites.distribution import chi_square, sample_size
-from nats_conformance.suites.engine.family import Judged, TargetServer, in_operator_mode
+from nats_conformance.suites.engine.family import Description, Judged, TargetServer, in_operator_mode
 from nats_conformance.suites.engine.verdicts import (
     RunContext,
     UnitCases,
@@ -491,13 +491,13 @@ def refused_lists(
 @dataclass(frozen=True, slots=True)
 class WeightedFamily(TargetServer):
     name: str = "weighted"
-    summary: str = (
+    description: Description = Description(
         "one weighted list, with enough messages to test its shares, on a server in a cluster of one "
         "(`nc`): one list in four has entries scoped to that cluster or another, and one list of one "
-        "entry in three is written as that entry alone"
+        "entry in three is written as that entry alone",
+        10_000,
     )
     features: tuple[str, ...] = ("weighted",)
-    budget: int = 10_000
     operator: bool = False
     refused_only: bool = False
     """Draw only lists the server must refuse (one case each), for a small budget that valid lists

@@ -34,10 +34,10 @@ def test_a_subject_published_to_one_server_of_the_cluster_arrives_on_another_map
     if target.backend != "process":
         pytest.skip("the cluster is three servers of the process backend")
     family = FAMILIES["cluster"]
-    server = family.server_for(server_factory())
+    server = family.placement.server_for(server_factory())
     assert isinstance(server, ClusterBackend)
     try:
-        server.start(family.base_config(server))
+        server.start(family.placement.base_config(server))
         assert all(node.is_running() for node in server.nodes)
         session = Session.of(server, server.config)
         assert session.publisher_url == server.nodes[1].url != server.url

@@ -17,6 +17,7 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.transform import Transform, compile_transform
+from nats_conformance.suites.engine.family import execute_many
 from nats_conformance.suites.families import FAMILIES, mapping
 from nats_conformance.suites.families.overlap import OverlapFamily, OverlapRun, Step
 from nats_conformance.suites.families.validation import Verdict
@@ -76,7 +77,7 @@ def test_a_batch_is_judged_as_each_of_its_units_alone(session: Session) -> None:
     server on its first message: the same observations in one batch as one by one."""
     family = FAMILIES["validation"]
     pairs = [("a.*", "b.$1"), ("a.*", "b.$2"), ("a..b", "c"), ("e.*", ""), ("f.*.*", "{{wildcard(2)}}.$1")]
-    together = family.execute_many(session, pairs)
+    together = execute_many(family, session, pairs)
     alone = [family.execute(session, pair) for pair in pairs]
 
     def seen(verdict: object) -> tuple[str, bool]:

@@ -27,10 +27,10 @@ def test_the_operator_family_publishes_through_a_leaf_node_of_its_account(
     if target.backend != "process":
         pytest.skip("the leaf node runs beside a server of the process backend")
     family = FAMILIES["operator"]
-    server = family.server_for(server_factory())
+    server = family.placement.server_for(server_factory())
     assert isinstance(server, OperatorBackend)
     try:
-        server.start(family.base_config(server))
+        server.start(family.placement.base_config(server))
         session = Session.of(server, server.config)
         assert server.leafnodes() == 1
         assert session.publisher_url == server.publisher_url != server.url

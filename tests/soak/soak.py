@@ -98,7 +98,9 @@ class SoakConfig:
         return self.cycle or min(300.0, self.duration / 4)
 
     def budgets(self) -> dict[str, int]:
-        return {name: max(FLOOR, round(f.budget * self.budget_share)) for name, f in FAMILIES.items()}
+        return {
+            name: max(FLOOR, round(f.description.budget * self.budget_share)) for name, f in FAMILIES.items()
+        }
 
 
 @dataclass(slots=True)

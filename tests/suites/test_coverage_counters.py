@@ -103,19 +103,20 @@ def test_the_default_validation_budget_draws_every_edge_call() -> None:
     the default campaign's validation units (600, seed 0, drawn as `suites.engine.run.run_family` draws
     them when no unit diverges)."""
     family = ValidationFamily()
+    budget = family.description.budget
     units = family.units(for_version("2.14.9"))
     seen: dict[tuple[str, str], None] = {}
 
     def collect(drawn: list[tuple[str, str]]) -> float:
-        if len(seen) >= family.budget:
+        if len(seen) >= budget:
             raise Enough
         seen.update(dict.fromkeys(drawn))
         return 0.0
 
     rng = random.Random(0)
-    while len(seen) < family.budget:
+    while len(seen) < budget:
         before = len(seen)
-        run_batches(lambda data: [data.draw(units)], family.budget - len(seen), rng.randrange(2**32), collect)
+        run_batches(lambda data: [data.draw(units)], budget - len(seen), rng.randrange(2**32), collect)
         if len(seen) == before:  # as run_family: a round that drew nothing new ends the drawing
             break
     for call in EDGE_CALLS:

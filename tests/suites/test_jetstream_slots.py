@@ -44,15 +44,16 @@ def test_units_side_by_side_show_what_each_shows_alone(
 ) -> None:
     family = FAMILIES[name]
     assert isinstance(family, JetStreamSlots)
-    assert family.side_by_side > 1
+    slots = family.schedule.side_by_side
+    assert slots > 1
     with live_session(name, server_factory=server_factory, expectations=expectations, run_dir=tmp_path) as (
         session,
         context,
         _,
     ):
-        users = {family.slot(session, index).url for index in range(family.side_by_side)}
-        assert len(users) == family.side_by_side  # one account's user per slot
-        units = _units(family, session.profile, family.side_by_side)
+        users = {family.schedule.slot(session, index, True).url for index in range(slots)}
+        assert len(users) == slots  # one account's user per slot
+        units = _units(family, session.profile, slots)
 
         def shown(judged: Any) -> list[tuple[str, str, str, str]]:
             """What a case shows; the expected subject but where a `random(n)` call drew it, once a run."""

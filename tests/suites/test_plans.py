@@ -24,7 +24,7 @@ from nats_conformance.suites.families import FAMILIES, family_of_case
 def test_every_plan_budgets_every_family_in_proportion() -> None:
     quick, default, deep = PLANS["quick"].budgets(), PLANS["default"].budgets(), PLANS["deep"].budgets()
     assert set(quick) == set(default) == set(deep) == set(FAMILIES)
-    assert default == {name: family.budget for name, family in FAMILIES.items()}
+    assert default == {name: family.description.budget for name, family in FAMILIES.items()}
     for name in FAMILIES:
         assert FLOOR <= quick[name] <= default[name] < deep[name]
     assert quick["streaming"] == FLOOR  # 250 * 0.04 is below one layout's cases

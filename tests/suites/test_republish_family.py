@@ -65,8 +65,8 @@ def test_a_stream_the_server_kept_does_not_refuse_the_next_unit(
     family = FAMILIES["republish"]
     sessions = []
     for _ in range(2):
-        server = family.server_for(server_factory())
-        server.start(family.base_config(server))
+        server = family.placement.server_for(server_factory())
+        server.start(family.placement.base_config(server))
         sessions.append(Session.of(server, server.config))
     kept = sessions[0]
     with JetStreamClient(kept.url) as js:
@@ -85,8 +85,8 @@ def test_a_kept_stream_of_the_units_own_configuration_is_never_judged(
     with sequence 6): the created stream shows the earlier messages, so it is deleted and created again,
     and the unit's publishes are acknowledged from sequence 1."""
     family = FAMILIES["republish"]
-    server = family.server_for(server_factory())
-    server.start(family.base_config(server))
+    server = family.placement.server_for(server_factory())
+    server.start(family.placement.base_config(server))
     session = Session.of(server, server.config)
     unit = find(
         family.units(session.profile),
@@ -137,8 +137,8 @@ def test_jetstream_answers_the_first_request_after_a_reload_enables_it(
     load saw none, so one is chance; without the wait, most go unanswered. The client waits its usual
     5 s: the fault is an answer that never comes."""
     family = FAMILIES["contexts"]
-    server = family.server_for(server_factory())
-    server.start(family.base_config(server))
+    server = family.placement.server_for(server_factory())
+    server.start(family.placement.base_config(server))
     session = Session.of(server, server.config)
     unanswered = 0
     try:

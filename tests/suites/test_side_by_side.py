@@ -22,7 +22,14 @@ from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordWriter
 from nats_conformance.reference.profiles import ReleaseProfile, for_version
 from nats_conformance.suites.engine import run
-from nats_conformance.suites.engine.family import TargetServer, cases_of, check_many
+from nats_conformance.suites.engine.family import (
+    Description,
+    Schedule,
+    TargetServer,
+    beside,
+    cases_of,
+    check_many,
+)
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.rolling import Rolling
 from nats_conformance.suites.engine.run import Sink
@@ -57,11 +64,9 @@ class Family(TargetServer):
     """Executes a unit (an int) by waiting a little; unit `crash` kills the server on its first run."""
 
     crash: int = -1
-    side_by_side: int = 4
-    rolling: bool = True
+    schedule: Schedule[Session] = Schedule(beside, 4)
     name: str = "scripted"
-    summary: str = "an int, waited on"
-    budget: int = 10
+    description: Description = Description("an int, waited on", 10)
     features: tuple[str, ...] = ("mapping",)
     runs: list[tuple[int, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -225,7 +230,7 @@ def test_a_campaign_fills_every_batch_with_units_not_run_before(
     """Hypothesis draws some units again (its mutations copy a unit into its neighbour); the units not run
     before wait until a whole batch of them can run side by side (a family whose batch shares server
     actions: not `rolling`)."""
-    family = Family(rolling=False)
+    family = Family(schedule=Schedule(beside, 4, rolling=False))
     batches: list[int] = []
     counter = itertools.count()
     context = RunContext("run", "nats-server", "2.14.5", "process", Expectations(), lambda: next(counter))
