@@ -34,6 +34,7 @@ EXPECTED: dict[str, set[str]] = {
     "async-nats": {"subjects:subject-rule:value"},
     "faststream": set(),
     "nats-js": {"subjects:subject-rule:value", "subjects:publish-rule:value"},
+    "libnats": {"subjects:publish-rule:value"},
 }
 """Divergence classes each adapter shows at this budget and seed (measured), all listed in
 expectations.toml; the others agree with the documents on every question asked."""
