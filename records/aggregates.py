@@ -7,6 +7,7 @@ both engines must return equal `Aggregates` for the same records (`Aggregates.no
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from typing import Final
 
 from nats_conformance.records.releases import Release
@@ -52,6 +53,12 @@ class VerdictCount:
     """Why its rows are `unknown` (``records.rules.UNKNOWN_REASONS``); '' for any other verdict."""
 
 
+_VERDICT_ORDER: Final = attrgetter(
+    "release.key", "feature", "functions", "verdict", "evidence", "tally", "reason"
+)
+"""The canonical order of verdict counts: every field but the count, the release in version order."""
+
+
 def merged(counts: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
     """(value, count) pairs with each value once, counts summed, in value order."""
     total: dict[str, int] = {}
@@ -85,9 +92,10 @@ def merged_tallies(tallies: tuple[ReleaseTally, ...]) -> tuple[ReleaseTally, ...
 
 
 @dataclass(frozen=True, slots=True)
-class ClassCount:
+class DivergenceClass:
     """One divergence class (``case_class``) over all runs: counts per verdict, the releases it
-    appears in, the expectation ids that explain it, and its smallest case.
+    appears in, the expectation ids that explain it, and its smallest case (what the aggregates'
+    `ClassCount` and the report's `reports.report.Divergence` both hold).
 
     The smallest case has the fewest characters in source + destination + subject; ties go to the
     least (source, destination, subject, server_version, backend, run_id, case_id) in code-point order.
@@ -99,6 +107,12 @@ class ClassCount:
     releases: tuple[Release, ...]
     expectations: tuple[str, ...]
     smallest: Case
+
+
+@dataclass(frozen=True, slots=True)
+class ClassCount(DivergenceClass):
+    """One divergence class as the aggregation engine counts it."""
+
     oracles: tuple[tuple[str, int], ...] = ()
     """Cases per three-way value (`suites.oracle`) of runs with an engine oracle."""
     by_release: tuple[ReleaseTally, ...] = ()
@@ -146,20 +160,7 @@ class Aggregates:
         """The same aggregates in a canonical order (engines return groups in any order)."""
         return Aggregates(
             rows=self.rows,
-            verdicts=tuple(
-                sorted(
-                    self.verdicts,
-                    key=lambda v: (
-                        v.release.key,
-                        v.feature,
-                        v.functions,
-                        v.verdict,
-                        v.evidence,
-                        v.tally,
-                        v.reason,
-                    ),
-                )
-            ),
+            verdicts=tuple(sorted(self.verdicts, key=_VERDICT_ORDER)),
             classes=tuple(
                 sorted(
                     (

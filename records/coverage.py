@@ -446,26 +446,8 @@ class ReleaseCoverage:
             restarts=_value(data, "restarts", int),
             statements=_value(data, "statements", int),
             covered=_value(data, "covered", int),
-            files=tuple(
-                Figure(
-                    _value(item, "path", str),
-                    "",
-                    _value(item, "statements", int),
-                    _value(item, "covered", int),
-                    whole=_value(item, "whole", bool),
-                )
-                for item in _objects(data, "files")
-            ),
-            functions=tuple(
-                Figure(
-                    _value(item, "path", str),
-                    _value(item, "name", str),
-                    _value(item, "statements", int),
-                    _value(item, "covered", int),
-                    line=_value(item, "line", int),
-                )
-                for item in _objects(data, "functions")
-            ),
+            files=tuple(_figure(item, function=False) for item in _objects(data, "files")),
+            functions=tuple(_figure(item, function=True) for item in _objects(data, "functions")),
             missing=tuple(_value({"name": name}, "name", str) for name in _list(data, "missing")),
             unreached=tuple(
                 Unreached(
@@ -487,6 +469,17 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
     """The run's coverage, or None when it has no `coverage.json`; `ReportError` when the file is not a
     coverage document this builder reads."""
     return read_document(run_dir / COVERAGE_FILE, "coverage", FORMAT, VERSION, ReleaseCoverage.from_json)
+
+
+def _figure(item: dict[str, Any], *, function: bool) -> Figure:
+    """A file's figure (no name, and whether it was counted whole) or a `function`'s (its name and
+    line); its fields are checked in the order they are written."""
+    path = _value(item, "path", str)
+    name = _value(item, "name", str) if function else ""
+    statements, covered = _value(item, "statements", int), _value(item, "covered", int)
+    if function:
+        return Figure(path, name, statements, covered, line=_value(item, "line", int))
+    return Figure(path, name, statements, covered, whole=_value(item, "whole", bool))
 
 
 def _value(data: dict[str, Any], name: str, kind: type[T]) -> T:

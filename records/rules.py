@@ -113,7 +113,7 @@ SIZE_LISTS: Final = ("steps",)
 """A case's size: the characters of these columns together, and of every item of these lists (a sequence
 with fewer or shorter steps is the smaller case)."""
 SMALLEST_ORDER: Final = ("size", *SIZE_COLUMNS, "server_version", "backend", "run_id", "case_id")
-"""How the smallest case of a class is chosen (see ``records.aggregates.ClassCount``)."""
+"""How the smallest case of a class is chosen (see ``records.aggregates.DivergenceClass``)."""
 
 PARTITION_ROWS: Final = All((Is("feature", "partition"), IsNot("outcome", ""), JUDGED))
 """Rows of the published messages of partition mappings: those with an `outcome` (a summary has none)."""

@@ -193,29 +193,16 @@ def _build(version: Version) -> ReleaseProfile:
             dollar_prefix_parse=True,
             observed=version.line == Version(2, 2),
         )
-    if minor == 8:
+    if minor in (8, 9):
+        lower_only = minor == 8  # 2.8: lower-case names, unknown functions literal, no spaces
         return ReleaseProfile(
             version=version,
             functions=_functions(release),
             mapping_functions=_functions(release),
-            casing="lower",
-            unknown_function_is_literal=True,
-            wildcard_usage="per-token",
-            spaces_in_functions=False,
-            partition_single_argument=False,
-            int_width="truncate-32",
-            count_range_check=False,
-            weight_total_per_cluster=False,
-        )
-    if minor == 9:
-        return ReleaseProfile(
-            version=version,
-            functions=_functions(release),
-            mapping_functions=_functions(release),
-            casing="initial",
-            unknown_function_is_literal=False,
+            casing="lower" if lower_only else "initial",
+            unknown_function_is_literal=lower_only,
             wildcard_usage="per-index" if release >= Version(2, 9, 15) else "per-token",
-            spaces_in_functions=True,
+            spaces_in_functions=not lower_only,
             partition_single_argument=False,
             int_width="truncate-32",
             count_range_check=False,

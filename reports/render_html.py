@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Final
 
+from nats_conformance.records.coverage import Figure
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.significance import ALPHA
@@ -609,6 +610,18 @@ def weighted_html(report: Report) -> str:
     return "\n".join(out)
 
 
+def figures_html(
+    names: tuple[str, str], figures: Sequence[Figure], named: Callable[[Figure], tuple[str, str]]
+) -> str:
+    """A table of coverage figures: the two columns `named` gives each, then its statements, covered
+    and percent."""
+    return table_html(
+        [*names, "statements", "covered", "%"],
+        [[*named(f), count(f.statements), count(f.covered), escape(f.percent)] for f in figures],
+        numeric={2, 3, 4},
+    )
+
+
 def coverage_html(report: Report) -> str:
     """The runs' coverage of nats-server's mapping code (none: no section); every unreached block with
     its link and, unfolded, its source."""
@@ -621,35 +634,20 @@ def coverage_html(report: Report) -> str:
             names = ", ".join(f"<code>{escape(name)}</code>" for name in item.missing)
             out.append(f"<p class=muted>Not in this release: {names}.</p>")
         out.append(
-            table_html(
-                ["file", "counted", "statements", "covered", "%"],
-                [
-                    [
-                        f"<code>{escape(f.path)}</code>",
-                        "whole file" if f.whole else "surface functions",
-                        count(f.statements),
-                        count(f.covered),
-                        escape(f.percent),
-                    ]
-                    for f in item.files
-                ],
-                numeric={2, 3, 4},
+            figures_html(
+                ("file", "counted"),
+                item.files,
+                lambda f: (
+                    f"<code>{escape(f.path)}</code>",
+                    "whole file" if f.whole else "surface functions",
+                ),
             )
         )
         out.append(
-            table_html(
-                ["function", "file", "statements", "covered", "%"],
-                [
-                    [
-                        f"<code>{escape(f.name)}</code>",
-                        f"<code>{escape(f.path)}:{f.line}</code>",
-                        count(f.statements),
-                        count(f.covered),
-                        escape(f.percent),
-                    ]
-                    for f in item.functions
-                ],
-                numeric={2, 3, 4},
+            figures_html(
+                ("function", "file"),
+                item.functions,
+                lambda f: (f"<code>{escape(f.name)}</code>", f"<code>{escape(f.path)}:{f.line}</code>"),
             )
         )
         out.append(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from nats_conformance.records.aggregates import UNCLASSIFIED, Aggregates, VerdictCount
+from nats_conformance.records.aggregates import UNCLASSIFIED, Aggregates, DivergenceClass, VerdictCount
 from nats_conformance.records.bisection import ReleaseBisection
 from nats_conformance.records.coverage import ReleaseCoverage
 from nats_conformance.records.expectations import Ended
@@ -78,15 +78,9 @@ def class_parts(smallest: Case) -> tuple[str, str, str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Divergence:
+class Divergence(DivergenceClass):
     """One divergence class: ``feature:functions:difference``."""
 
-    case_class: str
-    diverge: int
-    expected: int
-    releases: tuple[Release, ...]
-    expectations: tuple[str, ...]
-    smallest: Case
     replay: str
     not_on: tuple[Release, ...] = ()
     """Releases between the first and the last that ran the class's feature without showing it."""

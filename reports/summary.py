@@ -69,11 +69,14 @@ def divergence(item: Divergence) -> dict[str, Any]:
     }
 
 
+def mapping(item: PartitionDistribution | WeightedShares) -> dict[str, Any]:
+    """The release and mapping a distribution is of, as both kinds' objects start."""
+    return {"release": item.release.label, "source": item.source, "destination": item.destination}
+
+
 def partition(item: PartitionDistribution) -> dict[str, Any]:
     return {
-        "release": item.release.label,
-        "source": item.source,
-        "destination": item.destination,
+        **mapping(item),
         "partitions": item.partitions,
         "keys": item.keys,
         "outside": item.outside,
@@ -88,9 +91,7 @@ def partition(item: PartitionDistribution) -> dict[str, Any]:
 
 def weighted(item: WeightedShares) -> dict[str, Any]:
     return {
-        "release": item.release.label,
-        "source": item.source,
-        "destination": item.destination,
+        **mapping(item),
         "messages": item.messages,
         "loss_rate": number(item.loss_rate),
         "consistent": item.consistent,
