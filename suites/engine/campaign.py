@@ -372,8 +372,10 @@ def known_units(
 ) -> list[Any]:
     """The units of the expectations' known cases that `family` runs (the family that replays each), noted
     as run (`Expectations.note_known`); a unit that crashed a server is left out unless the target is
-    `restartable` (a server at a URL is not this suite's to crash)."""
-    cases = [case for case in expectations.known_cases if family_of_case(case) is family]
+    `restartable` (a server at a URL is not this suite's to crash). A case of a feature only a library
+    answers (`subjects`, of an adapter) is no server family's."""
+    known = expectations.known_cases
+    cases = [case for case in known if case.feature in family.features and family_of_case(case) is family]
     units = [family.unit_of(case) for case in cases]
     crashing = {
         unit for case, unit in zip(cases, units, strict=True) if case.case_class.endswith(":server-crash")
