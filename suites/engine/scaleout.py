@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from nats_conformance.fixtures.options import OptionError, RunConfig, Target
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectations
-from nats_conformance.records.owners import PREFIX, make_workdir
+from nats_conformance.records.owners import PREFIX, is_process_alive, make_workdir
 from nats_conformance.records.schema import Case, case_of
 from nats_conformance.records.spark import check_master, is_local, spark_errors, spark_session
 from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
@@ -472,15 +472,41 @@ def sweep(writer: RecordWriter, *, final: bool = False) -> int:
     (`Job.stop`) between two of its journals, and its cases are the rows of its parts on disk
     (`cancelled`)."""
     journals: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + SETTLE_SECONDS
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         try:
             journals[path.stem] = json.loads(path.read_text())
+            if final and journals[path.stem].get("status") == "running":
+                journals[path.stem] = settled(path, journals[path.stem], deadline)
         except (OSError, ValueError):
             continue  # replaced in one step: only a task starting again removes it
         if final and journals[path.stem].get("status") == "running":
             journals[path.stem] = cancelled(journals[path.stem], writer.run_dir, path)
     writer.note_shards(journals)
     return sum(journal.get("status") != "running" for journal in journals.values())
+
+
+SETTLE_SECONDS = 10.0
+"""How long the final sweep waits in all for cancelled tasks' processes, still alive on this host, to
+end."""
+
+
+def settled(path: Path, journal: dict[str, Any], deadline: float) -> dict[str, Any]:
+    """The journal at `path` once its task has stopped writing: a job cancelled by Spark ends before
+    the Python workers of its tasks do, and one still running here could write a part and its journal
+    after the sweep counted its rows (more rows on disk than the manifest said, seen in the soak). Waits
+    until `deadline` (`time.monotonic`) at most for the journal to end or its process to die; a task of
+    another host is taken as it is."""
+    owner = str(journal.get("owner", ""))
+    while (
+        journal.get("status") == "running"
+        and journal.get("host") == socket.gethostname()
+        and is_process_alive(owner)
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.1)
+        journal = json.loads(path.read_text())
+    return journal
 
 
 def cancelled(journal: dict[str, Any], run_dir: Path, path: Path) -> dict[str, Any]:
