@@ -476,10 +476,10 @@ def sweep(writer: RecordWriter, *, final: bool = False) -> int:
     for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
         try:
             journals[path.stem] = json.loads(path.read_text())
-            if final and journals[path.stem].get("status") == "running":
-                journals[path.stem] = settled(path, journals[path.stem], deadline)
         except (OSError, ValueError):
             continue  # replaced in one step: only a task starting again removes it
+        if final and journals[path.stem].get("status") == "running":
+            journals[path.stem] = settled(path, journals[path.stem], deadline)
         if final and journals[path.stem].get("status") == "running":
             journals[path.stem] = cancelled(journals[path.stem], writer.run_dir, path)
     writer.note_shards(journals)
@@ -505,7 +505,10 @@ def settled(path: Path, journal: dict[str, Any], deadline: float) -> dict[str, A
         and time.monotonic() < deadline
     ):
         time.sleep(0.1)
-        journal = json.loads(path.read_text())
+        try:
+            journal = json.loads(path.read_text())
+        except (OSError, ValueError):  # unreadable now: its last reading is counted as cancelled
+            break
     return journal
 
 
