@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import importlib
 import json
 import os
 import statistics
@@ -124,28 +125,31 @@ class Timers:
                 reach = ended
         return total
 
-    def install(self) -> None:
-        import importlib
+    def install(self, top: str) -> None:
+        """Wraps the calls of a tree whose package prefix is `top` (`nats_conformance.` or none)."""
+
+        def ours(name: str) -> str:
+            return top + name.removeprefix("nats_conformance.")
 
         for category, calls in SETUP_CALLS.items():
             for module_name, class_name, method_name in calls:
-                owner = getattr(importlib.import_module(module_name), class_name)
+                owner = getattr(importlib.import_module(ours(module_name)), class_name)
                 method = owner.__dict__.get(method_name)
                 if method is not None:
                     setattr(owner, method_name, self.wrap(category, method))
         for module_name, class_name, method_name in DRAW:
             try:
-                owner = getattr(importlib.import_module(module_name), class_name)
+                owner = getattr(importlib.import_module(ours(module_name)), class_name)
             except ImportError:
                 continue
             setattr(owner, method_name, self.wrap("draw", getattr(owner, method_name)))
-        run = importlib.import_module("nats_conformance.suites.engine.run")
+        run = importlib.import_module(ours("nats_conformance.suites.engine.run"))
         for name in ("check", "check_many"):
             checked = getattr(run, name, None)
             if checked is not None:
                 setattr(run, name, self.counted(checked, batched=name == "check_many"))
         try:
-            rolling = importlib.import_module("nats_conformance.suites.engine.rolling").Rolling
+            rolling = importlib.import_module(ours("nats_conformance.suites.engine.rolling")).Rolling
         except ImportError:  # a tree from before units ran without batches
             return
         submit = rolling.submit
@@ -168,19 +172,24 @@ class Timers:
 def worker(arguments: argparse.Namespace) -> None:
     """One family's campaign in this process (imports from `--tree`); prints one JSON line."""
     sys.path.insert(0, arguments.tree)
-    from nats_conformance.fixtures.options import RunConfig
-    from nats_conformance.fixtures.provision import parse_version_spec
-    from nats_conformance.records.expectations import load_expectations
+    # A tree from before issue 55 has the five packages at the top, not under nats_conformance.
+    top = "nats_conformance." if (Path(arguments.tree) / "nats_conformance" / "__init__.py").exists() else ""
 
-    try:
-        from nats_conformance.records.counts import run_tally
-    except ImportError:  # a baseline tree from before records.counts (issue 55)
+    def module(name: str) -> Any:
+        return importlib.import_module(top + name)
+
+    RunConfig = module("fixtures.options").RunConfig
+    parse_version_spec = module("fixtures.provision").parse_version_spec
+    load_expectations = module("records.expectations").load_expectations
+    for counts in ("records.counts", "reports.counts", "records.tally"):  # newest first (issue 55, 0699aef)
         try:
-            from nats_conformance.reports.counts import run_tally
-        except ImportError:  # from before reports.counts (0699aef)
-            from nats_conformance.records.tally import run_tally
-    from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
-    from nats_conformance.suites.families import FAMILIES
+            run_tally = module(counts).run_tally
+            break
+        except (ImportError, AttributeError):
+            continue
+    campaign = module("suites.engine.campaign")
+    CampaignPlan, run_campaign = campaign.CampaignPlan, campaign.run_campaign
+    FAMILIES = module("suites.families").FAMILIES
 
     def plan_of(budget: int) -> CampaignPlan:
         budgets = dict.fromkeys(FAMILIES, 0) | {arguments.worker: budget}
@@ -195,7 +204,7 @@ def worker(arguments: argparse.Namespace) -> None:
         if arguments.warm:
             run_campaign(run, plan_of(1), Path(scratch) / "warm", load_expectations())
         timers = Timers()
-        timers.install()
+        timers.install(top)
         plan = plan_of(arguments.budget)
         run_dir = Path(scratch) / "run"
         began = time.perf_counter()
