@@ -49,6 +49,7 @@ from pathlib import Path
 from select import select as wait_readable
 from typing import Any, Final
 
+from nats_conformance.fixtures.config import ServerConfig
 from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError, ServerStartError
 from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
 from nats_conformance.fixtures.options import (
@@ -59,6 +60,7 @@ from nats_conformance.fixtures.options import (
     build_run_config,
 )
 from nats_conformance.fixtures.provision import parse_version_spec, report_to_stderr
+from nats_conformance.fixtures.servers import ProcessBackend, started
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from nats_conformance.records.pairs import CHANGED, Pair, write_pairs
@@ -85,6 +87,7 @@ subject validity."""
 ANCHOR_TIMEOUT: Final = 300.0
 """Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
 START_TIMEOUT: Final = 5.0
+"""Seconds a mutant's server may take to start with a default configuration."""
 LIMIT_FACTOR: Final = 10
 LIMIT_FLOOR: Final = 120.0
 """A mutant's campaign may take `LIMIT_FACTOR` times the original's, at least `LIMIT_FLOOR` seconds
@@ -201,39 +204,15 @@ def mutant_run(context: Context, mutant: int) -> RunConfig:
     return replace(run, mutant=MutantServer(context.binary, mutant))
 
 
-def starts(binary: Path, mutant: int, workdir: Path) -> str:
-    """'' when the build running `mutant` starts and answers (on 127.0.0.1, a port of its own), else
-    the last line it printed."""
-    environment = {**os.environ, MUTANT_ENV: str(mutant)}
-    workdir.mkdir(parents=True, exist_ok=True)
-    log = workdir / "start.log"
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [str(binary), "-a", "127.0.0.1", "-p", "-1", "-m", "0"],
-            env=environment,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-        )
+def starts(binary: Path, mutant: int) -> str:
+    """'' when the build running `mutant` starts with a default configuration and answers (on 127.0.0.1,
+    a port of its own), else why not (the last line it printed)."""
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if "Server is ready" in log.read_text(errors="replace"):
-                return ""
-            if process.poll() is not None:
-                break
-            time.sleep(0.02)
-        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-        return lines[-1][:200] if lines else f"exit status {process.poll()}"
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.unlink(missing_ok=True)
+        server = ProcessBackend(binary, environment={MUTANT_ENV: str(mutant)}, start_timeout=START_TIMEOUT)
+        started(server, ServerConfig()).cleanup()
+    except ServerError as error:
+        return str(error).splitlines()[0][:200]
+    return ""
 
 
 def campaign(context: Context, mutant: int, run_dir: Path, family: str) -> dict[str, Any]:
@@ -295,7 +274,7 @@ def campaign_verdict(context: Context, mutant: int, outcome: Outcome) -> None:
     """The campaign's verdict on one mutant into `outcome`: killed at start, or by pair or by crash in
     the first of the families that reach it that tells it apart; unreached when none reaches it; else
     left as survived."""
-    why = starts(context.binary, mutant, context.folder / "start" / f"m{mutant:05d}")
+    why = starts(context.binary, mutant)
     if why:
         outcome.status, outcome.how, outcome.case = KILLED, "at start", why
         return
