@@ -3,7 +3,7 @@ in one binary, cached under `<cache>/mutants/`), a small campaign of the mapping
 and on each mutant with the same seed, and the paired comparison that kills.
 
 CI's budget is 3 minutes on 2 cores: a cold schemata build took 93 s there (the server package compiled
-once with the overlay); the five tests take about 18 s with it cached (each mutant's run in a process of
+once with the overlay); the six tests take about 20 s with it cached (each mutant's run in a process of
 its own, with `--no-reach`, as the -cover build reach needs is not in CI's cache: a killed mutant, a
 survivor, the original, one past its time limit, one the matching family's near-miss tokens kill). A
 quarter of the full set and nats-server's own tests (the anchor, whose test binary takes minutes to
@@ -25,7 +25,15 @@ from nats_conformance.records.expectations import DEFAULT_PATH
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.campaign import CampaignPlan
 from nats_conformance.suites.families import FAMILIES
-from nats_conformance.suites.mutants import KILLED, SURVIVED, Context, judge, originals
+from nats_conformance.suites.mutants import (
+    EQUIVALENT,
+    KILLED,
+    SURVIVED,
+    Context,
+    judge,
+    originals,
+    select,
+)
 
 pytestmark = [pytest.mark.live]
 
@@ -110,6 +118,39 @@ def test_a_sample_of_mutants_is_killed_or_survives_for_what_it_changes(
     assert [entry["id"] for entry in document["survivors"]] == [unreached.id]
     function = f"{flipped.file}:{flipped.function}"
     assert document["by_function"][function]["killed"] == 1
+
+
+def equivalence_file(path: Path, mutants: Sequence[Mutant]) -> Path:
+    """An equivalence file listing `mutants`, each with a reason."""
+    fields = ("file", "function", "operator", "original", "mutated")
+    path.write_text(
+        "".join(
+            "[[equivalent]]\n"
+            + "".join(f"{name} = {json.dumps(getattr(mutant, name))}\n" for name in fields)
+            + 'reason = "listed by the test"\n'
+            for mutant in mutants
+        )
+    )
+    return path
+
+
+def test_a_listed_mutant_runs_only_when_named_and_a_killed_one_is_a_wrong_entry(
+    schemata: Schemata, tmp_path: Path
+) -> None:
+    flipped, unreached = flipped_and_unreached(schemata)
+    listing = equivalence_file(tmp_path / "equivalent.toml", [flipped, unreached])
+    named = mapping_run(tmp_path / "named", [flipped, unreached], "--no-reach", "--equivalent", str(listing))
+    assert (named["mutants"], named["equivalent"], named["killed"]) == (2, 1, 1)
+    assert named["equivalent_killed"] == [flipped.id]
+    outcomes = {entry["id"]: entry for entry in named["outcomes"]}
+    assert (outcomes[flipped.id]["status"], outcomes[unreached.id]["status"]) == (KILLED, EQUIVALENT)
+    sampled = select(schemata.mutants, [], ["sublist.go"], 2, 5)
+    listing = equivalence_file(tmp_path / "sampled.toml", sampled)
+    selection = ("--file", "sublist.go", "--sample", "2", "--seed", "5")
+    document = mapping_run(tmp_path / "sampled", [], "--no-reach", "--equivalent", str(listing), *selection)
+    assert (document["mutants"], document["equivalent"], document["killed"]) == (2, 2, 0)
+    assert all(entry["seconds"] == 0 and not entry["families"] for entry in document["outcomes"])
+    assert not list((tmp_path / "sampled" / "runs").glob("*/runs/m*"))
 
 
 def test_the_variable_unset_runs_the_original(schemata: Schemata, tmp_path: Path) -> None:
