@@ -419,18 +419,37 @@ def default_to_update() -> Path:
 
 def load_expectations(path: Path = DEFAULT_PATH) -> Expectations:
     """Read an expectations file (default the shipped one); a missing file is an error, never "no known
-    divergences"."""
+    divergences". Each call gives a fresh `Expectations` (its evidence starts empty); the parsed entries
+    are kept while the file's size and modification time stay the same (a mutants run reads the file
+    twice per family and mutant)."""
     try:
-        data = tomllib.loads(path.read_text())
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _PARSED:
+            _PARSED.clear()
+            _PARSED[key] = _parse(path, path.read_text())
     except FileNotFoundError as error:
         raise ExpectationsError(f"no expectations file {path}") from error
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError) as error:
+        raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
+    entries, known_cases = _PARSED[key]
+    return Expectations(entries, known_cases=known_cases)
+
+
+_PARSED: dict[tuple[str, int, int], tuple[tuple[Expectation, ...], tuple[CaseFile, ...]]] = {}
+"""The last file `load_expectations` parsed: its entries and known cases, by path, mtime and size."""
+
+
+def _parse(path: Path, text: str) -> tuple[tuple[Expectation, ...], tuple[CaseFile, ...]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise ExpectationsError(f"cannot read expectations {path}: {error}") from error
     unknown = sorted(set(data) - {TABLE})
     if unknown:
         raise ExpectationsError(f"{path}: unknown key {', '.join(map(repr, unknown))} (known: {TABLE})")
     entries = tuple(_entries(data.get(TABLE, []), path))
-    return Expectations(entries, known_cases=tuple(_known_cases(entries, path)))
+    return entries, tuple(_known_cases(entries, path))
 
 
 def _known_cases(entries: Iterable[Expectation], path: Path) -> Iterable[CaseFile]:

@@ -258,3 +258,20 @@ def test_a_class_asked_again_is_answered_alike_and_a_part_notes_its_own_evidence
         )
         is None
     )
+
+
+def test_each_load_is_fresh_and_a_changed_file_is_read_again(tmp_path: Path) -> None:
+    """A file read before gives a new `Expectations` whose evidence starts empty; once the file is
+    rewritten, its new entries."""
+    path = tmp_path / "expectations.toml"
+    write_expectations(path, [CRASH])
+    first = load_expectations(path)
+    first.note_run("nats-server", "2.10.27")
+    first.note_feature("2.10.27", "partition", "partition")
+    second = load_expectations(path)
+    assert second is not first
+    assert second.entries == first.entries == (CRASH,)
+    assert second.stale() == []
+    assert first.stale() == [CRASH]
+    write_expectations(path, [CRASH, LEFT_RIGHT])
+    assert load_expectations(path).entries == (CRASH, LEFT_RIGHT)
