@@ -11,7 +11,9 @@ each unit's score reaches Hypothesis.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import itertools
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
@@ -92,8 +94,43 @@ def draw_units(
     family.draw(profile, Draws(budget, seed, on_units, lambda: len(seen)))
 
 
+@contextlib.contextmanager
 def units_drawn_apart(
     family: Family[Any, Any, Any], profile: ReleaseProfile, budget: int, seed: int
-) -> contextlib.AbstractContextManager[Drawn]:
-    """The units `draw_units` draws, drawn apart (`drawn_apart`)."""
-    return drawn_apart(lambda emit: draw_units(family, profile, budget, seed, emit))
+) -> Iterator[Iterator[Any]]:
+    """The units `draw_units` draws, drawn apart (`drawn_apart`). They depend on the family, the
+    profile, the budget and the seed alone, so the units a run read are kept (the latest `KEPT`
+    drawings), and a later run in this process asking for the same reads those again without drawing;
+    only one that reads past them starts a drawing process, which skips what was kept. A mutants run's
+    judge runs each family on one mutant after another with the same seed."""
+    key = (id(family), profile, budget, seed)
+    owner, kept = _DRAWINGS.get(key, (family, ()))
+    if owner is not family:  # another family at the same address since
+        kept = ()
+    units = list(kept)
+    with contextlib.ExitStack() as stack:
+
+        def read() -> Iterator[Any]:
+            yield from kept
+            drawn = stack.enter_context(
+                drawn_apart(lambda emit: draw_units(family, profile, budget, seed, emit))
+            )
+            collections.deque(itertools.islice(drawn, len(kept)), maxlen=0)
+            for unit in drawn:
+                units.append(unit)
+                yield unit
+
+        try:
+            yield read()
+        finally:
+            if len(units) > len(kept):
+                _DRAWINGS.pop(key, None)
+                _DRAWINGS[key] = (family, tuple(units))
+                while len(_DRAWINGS) > KEPT:
+                    del _DRAWINGS[next(iter(_DRAWINGS))]
+
+
+KEPT = 32
+"""Drawings `units_drawn_apart` keeps, the latest."""
+_DRAWINGS: dict[tuple[int, ReleaseProfile, int, int], tuple[Family[Any, Any, Any], tuple[Any, ...]]] = {}
+"""Per (family's id, profile, budget, seed): the family (whose id it is) and the units read."""

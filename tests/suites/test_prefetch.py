@@ -3,6 +3,7 @@ itself when every score is nothing, in the same order: a server family's and the
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 
 from nats_conformance.reference.profiles import NEWEST, ReleaseProfile
 from nats_conformance.suites.drawing import questions_of
+from nats_conformance.suites.engine import prefetch
 from nats_conformance.suites.engine.family import Draws, TargetServer
-from nats_conformance.suites.engine.prefetch import DrawingError, units_drawn_apart
+from nats_conformance.suites.engine.prefetch import DrawingError, drawn_apart, units_drawn_apart
 from nats_conformance.suites.families import LIBRARY
 from nats_conformance.suites.strategies import Enough, runs_of_units
 
@@ -71,3 +73,24 @@ def test_a_drawing_process_that_fails_is_one_error() -> None:
         pytest.raises(DrawingError, match="the drawing process exited with status 1"),
     ):
         list(units)
+
+
+def test_units_read_before_are_read_again_without_drawing_and_a_longer_read_draws_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same family, profile, budget and seed give the same units: the units one run read come again
+    without a drawing process, and reading past them draws the rest, skipping what was read."""
+    family = Drawing(UNITS)
+    with units_drawn_apart(family, NEWEST, 120, 7) as units:
+        first = list(itertools.islice(units, 50))
+    processes = []
+    monkeypatch.setattr(prefetch, "drawn_apart", lambda draw: processes.append(draw) or drawn_apart(draw))
+    with units_drawn_apart(family, NEWEST, 120, 7) as units:
+        assert list(itertools.islice(units, 50)) == first
+    assert processes == []
+    with units_drawn_apart(family, NEWEST, 120, 7) as units:
+        assert list(units) == drawn_here(120, 7)
+    assert len(processes) == 1
+    with units_drawn_apart(Drawing(UNITS), NEWEST, 120, 7) as units:  # another family: drawn anew
+        assert list(units) == drawn_here(120, 7)
+    assert len(processes) == 2
