@@ -93,9 +93,28 @@ CALLED = tuple(name for name, f in FUNCTIONS.items() if name != LEGACY_WILDCARD 
 """Every `{{function(...)}}` the transform engine runs, as the document spells them (the account functions
 are drawn only where a family names the account, `function_tokens`)."""
 
-ODD_TOKENS = ("*a", "a*", ">a", "a>", "$", "$x", "$1a", "{{", "}}", "{{x", "a}}", "a-", "a--", "-", "é")
+ODD_TOKENS = (
+    "*a",
+    "a*",
+    ">a",
+    "a>",
+    "$",
+    "$x",
+    "$1a",
+    "{{",
+    "}}",
+    "{{x",
+    "a}}",
+    "{{}}",
+    "{x}}}",
+    "a-",
+    "a--",
+    "-",
+    "é",
+)
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
-token's edge, a separator at its end; what each may be is the reference's to say."""
+token's edge (`{{}}` and `{x}}}`: one brace away from a function token), a separator at its end; what
+each may be is the reference's to say."""
 
 ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 """Literal tokens of sources and destinations the subjects document forbids or allows only at your own

@@ -52,11 +52,16 @@ EDGE_CALLS = (
     "{{split(1,a b)}}",
     "{{split(x,-)}}",
     "{{left(1,x)}}",
+    "{{}}",
+    "{x}}}",
 )
 """Malformed calls that `odd_destinations` draws too rarely for the default budget to meet (each reaches
 a refusal of its own in nats-server's parser): a non-integer wildcard index, `split` with three arguments,
 a split separator with a space inside (not after the comma, which the argument separator takes), a
-non-integer `split` index and a non-integer `left` width."""
+non-integer `split` index and a non-integer `left` width; and two literal tokens one brace away from a
+function token, which the server copies as written (`reference.templates.looks_like_function`): `{{}}`, of
+four characters, and `{x}}}`, one brace at its start (mutants 801 and 809 of 2.14.10 survived without
+them)."""
 
 
 def edge_destination(source: str) -> st.SearchStrategy[str]:
