@@ -111,6 +111,9 @@ class Equivalent:
     original: str
     mutated: str
     reason: str
+    line: int | None = None
+    """The line, where the same change elsewhere in the function is not equivalent (lines move between
+    releases: an entry that no longer matches leaves its mutant counted, never one wrongly covered)."""
 
     def covers(self, mutant: Mutant) -> bool:
         return (mutant.file, mutant.function, mutant.operator, mutant.original, mutant.mutated) == (
@@ -119,7 +122,7 @@ class Equivalent:
             self.operator,
             self.original,
             self.mutated,
-        )
+        ) and self.line in (None, mutant.line)
 
 
 def load_equivalents(path: Path) -> tuple[Equivalent, ...]:
@@ -133,15 +136,17 @@ def load_equivalents(path: Path) -> tuple[Equivalent, ...]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise OptionError(f"--equivalent {path}: {error}") from error
     entries = []
+    names = set(Equivalent.__dataclass_fields__) - {"line"}
     for number, entry in enumerate(document.get("equivalent", []), 1):
-        names = set(Equivalent.__dataclass_fields__)
         if (
             not isinstance(entry, dict)
-            or set(entry) != names
-            or not all(isinstance(v, str) for v in entry.values())
+            or set(entry) - {"line"} != names
+            or not all(isinstance(v, str) for k, v in entry.items() if k != "line")
+            or not isinstance(entry.get("line", 0), int)
         ):
             raise OptionError(
-                f"--equivalent {path}: entry {number} must have exactly {', '.join(sorted(names))}"
+                f"--equivalent {path}: entry {number} must have exactly {', '.join(sorted(names))}, "
+                "and may have a line (a number)"
             )
         if not entry["reason"].strip():
             raise OptionError(f"--equivalent {path}: entry {number} gives no reason")
