@@ -58,7 +58,12 @@ from nats_conformance.reference.errors import ConformanceError, MappingError
 from nats_conformance.reference.functions import MAPPING_FUNCTIONS
 from nats_conformance.reference.matching import matches
 from nats_conformance.reference.profiles import ReleaseProfile, for_version
-from nats_conformance.reference.subjects import FULL_WILDCARD, PARTIAL_WILDCARD, is_server_valid_subject
+from nats_conformance.reference.subjects import (
+    FULL_WILDCARD,
+    PARTIAL_WILDCARD,
+    has_wildcards,
+    is_server_valid_subject,
+)
 from nats_conformance.reference.templates import FunctionNode, LiteralNode, looks_like_function, parse_token
 from nats_conformance.reference.transform import Transform, compile_transform
 from nats_conformance.reference.versions import Version
@@ -296,13 +301,22 @@ def subjects_collide(first: str, second: str) -> bool:
     """True iff some literal subject matches both filters (``*`` one token, ``>`` one or more, last).
 
     Tokens compare as text otherwise, so ``{{wildcard(1)}}`` or ``$1`` are literal here (the ADR's
-    "match or subset" reads the destination as a subject filter).
+    "match or subset" reads the destination as a subject filter). An empty token (``s..>``) makes no
+    subject ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects); the ADR is silent
+    on such a filter, so what servers do decides (observed on 2.9.25-2.15.3, nats-server's
+    ``SubjectsCollide``): two filters that meet an empty token in turn do not collide, except that the
+    empty token of a filter without wildcards still falls under the other's ``>``.
     """
+    if first == second:
+        return True
     a, b = first.split("."), second.split(".")
     for index in range(max(len(a), len(b))):
         if index >= len(a) or index >= len(b):
             return False
         x, y = a[index], b[index]
+        if not x or not y:
+            literal, other = (first, y) if not x else (second, x)
+            return other == FULL_WILDCARD and not has_wildcards(literal)
         if (x == FULL_WILDCARD and index == len(a) - 1) or (y == FULL_WILDCARD and index == len(b) - 1):
             return True
         if PARTIAL_WILDCARD not in (x, y) and x != y:

@@ -438,6 +438,22 @@ def observe_subscriptions(
     return observation
 
 
+def pedantic_refusals(url: str, subjects: Sequence[str], *, timeout: float = 10.0) -> list[bool]:
+    """Publish ``subjects`` one at a time on a pedantic connection (document section "Pedantic mode",
+    https://docs.nats.io/nats-concepts/subjects#pedantic-mode) and say of each whether the server
+    answered ``-ERR 'Invalid Publish Subject'`` before the PONG of the PING sent after it. Raises
+    `WireError` for server or network trouble."""
+    refused = []
+    with WireConnection(url, name="nats-conformance-pedantic", timeout=timeout, pedantic=True) as connection:
+        for subject in subjects:
+            before = connection.refused_publishes
+            connection.publish(subject)
+            connection.ping()
+            connection.await_pong()
+            refused.append(connection.refused_publishes > before)
+    return refused
+
+
 def clear_mappings(server: Backend) -> None:
     """Run with no user mappings (only the probe's), so every subject arrives as published."""
     if server.config.mappings or server.config.accounts:

@@ -605,6 +605,24 @@ def pool_subject(draw: st.DrawFn, pool: Sequence[str], patterns: Sequence[str]) 
     return ".".join(pick(draw, pool) for _ in range(draw(sizes(1, 5))))
 
 
+PEDANTIC_TOKENS: Final = ("", "*", ">")
+"""Tokens a subject of `pedantic_subjects` is given: the wildcards and an empty token, which a pedantic
+connection may not publish (the pool's own tokens hold the near misses, `*a`, which it may)."""
+
+
+@st.composite
+def pedantic_subjects(draw: st.DrawFn, subjects: Sequence[str]) -> tuple[str, ...]:
+    """One to three of `subjects`, three in four with one token made one of `PEDANTIC_TOKENS` (a subject
+    that would be empty is left out); shrinks towards an empty token."""
+    chosen = []
+    for _ in range(1 + draw(below(3))):
+        tokens = pick(draw, subjects).split(".")
+        if draw(below(4)) != 3:
+            tokens[draw(below(len(tokens)))] = pick(draw, PEDANTIC_TOKENS)
+        chosen.append(".".join(tokens))
+    return tuple(subject for subject in dict.fromkeys(chosen) if subject)
+
+
 @st.composite
 def matching_batches(
     draw: st.DrawFn, *, max_patterns: int = 30, max_subjects: int = 30, max_bulk: int = 400

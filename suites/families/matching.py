@@ -1,7 +1,10 @@
 """Matching family: a subscription receives a subject iff the reference says its pattern matches.
 
 "Subject-Based Messaging" (docs.nats.io, nats-concepts), "Wildcards": `*` matches one token, `>` one or
-more at the end. One unit is a set of subscription patterns and the subjects published under them.
+more at the end. One unit is a set of subscription patterns and the subjects published under them;
+one unit in ten also publishes a few of its subjects, some with a wildcard or an empty token, one by one
+on a pedantic connection, which the server must refuse exactly those that are no literal subject
+(section "Pedantic mode", `reference.subjects.is_pedantic_valid`).
 """
 
 from __future__ import annotations
@@ -9,14 +12,17 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from hypothesis import strategies as st
 
+from nats_conformance.fixtures.clients.wire import WireError
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case, CaseBlock, text_array
 from nats_conformance.reference.matching import SubjectIndex
 from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.subjects import is_pedantic_valid
 from nats_conformance.suites.engine.family import Description, Judged, TargetServer
 from nats_conformance.suites.engine.verdicts import (
     DUPLICATED,
@@ -26,8 +32,11 @@ from nats_conformance.suites.engine.verdicts import (
     agreeing_block,
     make_case,
 )
-from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions
-from nats_conformance.suites.strategies import matching_batches
+from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions, pedantic_refusals
+from nats_conformance.suites.strategies import below, matching_batches, pedantic_subjects
+
+PEDANTIC: Final = "pedantic"
+"""The `functions` of a pedantic probe's cases."""
 
 
 def wildcard_kinds(pattern: str) -> tuple[str, ...]:
@@ -123,12 +132,61 @@ class Subscriptions:
     patterns: tuple[str, ...]
     subjects: tuple[str, ...]
     seed: int = 0
+    pedantic: tuple[str, ...] = ()
+    """Subjects published one by one on a pedantic connection (`pedantic_refusals`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Observed:
     deliveries: SubscriptionObservation
     duration_us: int
+    refused: tuple[bool, ...] = ()
+    """Of each `Subscriptions.pedantic` subject, whether the server answered it as an invalid one."""
+    pedantic_failure: str = ""
+
+
+PEDANTIC_ONE_IN: Final = 10
+"""Units with a pedantic probe: one in ten (a few round trips each)."""
+
+
+@st.composite
+def matching_units(draw: st.DrawFn) -> Subscriptions:
+    """`matching_batches`, and in one unit in `PEDANTIC_ONE_IN` a few of its subjects for a pedantic
+    connection (`pedantic_subjects`: wildcard, empty and near-miss tokens)."""
+    patterns, subjects = draw(matching_batches())
+    seed = draw(st.integers(0, 2**31))
+    probe = subjects and draw(below(PEDANTIC_ONE_IN)) == 0
+    pedantic = draw(pedantic_subjects(subjects)) if probe else ()
+    return Subscriptions(tuple(patterns), tuple(subjects), seed, pedantic)
+
+
+def judge_pedantic(context: RunContext, unit: Subscriptions, observed: Observed) -> list[Case]:
+    """One case per pedantic subject: the server answers ``-ERR 'Invalid Publish Subject'`` iff the
+    reference says pedantic mode refuses it (`is_pedantic_valid`, document section "Pedantic mode")."""
+    judged: list[Case] = []
+    for index, subject in enumerate(unit.pedantic):
+        expected = "accept" if is_pedantic_valid(subject) else "reject"
+        if index < len(observed.refused):
+            seen = "reject" if observed.refused[index] else "accept"
+            difference = "" if seen == expected else f"reference-{expected}-server-{seen}"
+        else:
+            seen, difference = "", "unknown"
+        judged.append(
+            make_case(
+                context,
+                feature="matching",
+                functions=(PEDANTIC,),
+                source="",
+                destination="",
+                subject=subject,
+                expected=expected,
+                observed=seen,
+                difference=difference,
+                detail=observed.pedantic_failure if difference == "unknown" else "",
+                seed=unit.seed,
+            )
+        )
+    return judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +199,7 @@ class MatchingFamily(TargetServer):
     features: tuple[str, ...] = ("matching",)
 
     def units(self, profile: ReleaseProfile) -> st.SearchStrategy[Subscriptions]:
-        return st.builds(
-            lambda drawn, seed: Subscriptions(tuple(drawn[0]), tuple(drawn[1]), seed),
-            matching_batches(),
-            st.integers(0, 2**31),
-        )
+        return matching_units()
 
     def execute(self, session: Session, unit: Subscriptions) -> Observed:
         session.clear()
@@ -156,7 +210,15 @@ class MatchingFamily(TargetServer):
             # restarts it and journals the restart, instead of every later unit failing to connect.
             session.crash_of(deliveries.failure)
         pairs = max(1, len(unit.patterns) * len(unit.subjects))
-        return Observed(deliveries, int((time.perf_counter() - began) * 1e6 / pairs))
+        duration_us = int((time.perf_counter() - began) * 1e6 / pairs)
+        if not unit.pedantic:
+            return Observed(deliveries, duration_us)
+        try:
+            refused = tuple(pedantic_refusals(session.url, unit.pedantic))
+        except WireError as error:
+            session.crash_of(str(error))
+            return Observed(deliveries, duration_us, pedantic_failure=str(error))
+        return Observed(deliveries, duration_us, refused)
 
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: Subscriptions, observed: Observed
@@ -168,15 +230,18 @@ class MatchingFamily(TargetServer):
             observed.deliveries,
             seed=unit.seed,
             duration_us=observed.duration_us,
-        )
+        ) + judge_pedantic(context, unit, observed)
 
     def unknown(
         self, context: RunContext, profile: ReleaseProfile, unit: Subscriptions, reason: str
     ) -> Judged:
         """Every (pattern, subject) case of the unit, none observed."""
+        unobserved = Observed(SubscriptionObservation(failure=reason), 0, pedantic_failure=reason)
         return judge_matching(
-            context, unit.patterns, unit.subjects, SubscriptionObservation(failure=reason), seed=unit.seed
-        )
+            context, unit.patterns, unit.subjects, unobserved.deliveries, seed=unit.seed
+        ) + judge_pedantic(context, unit, unobserved)
 
     def unit_of(self, case: CaseFile) -> Subscriptions:
+        if case.functions == PEDANTIC:
+            return Subscriptions((), (), pedantic=(case.subject,))
         return Subscriptions((case.source,), (case.subject,))

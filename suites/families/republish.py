@@ -63,6 +63,7 @@ from nats_conformance.reference.republish import (
     RELEASE_RULES,
     SERVER_KINDS,
     STORE_TIME,
+    DestinationOverlapsStreamError,
     InvalidTransformError,
     RePublish,
     RePublishedMessage,
@@ -84,7 +85,7 @@ from nats_conformance.suites.engine.verdicts import (
     wrong_subject,
 )
 from nats_conformance.suites.expected import functions_named
-from nats_conformance.suites.strategies import below, destination_templates, pick
+from nats_conformance.suites.strategies import below, destination_templates, pick, weighted
 
 FEATURE = "republish"
 STREAM = "RP"
@@ -265,7 +266,21 @@ def _refinements(pattern: str) -> list[str]:
 
 
 SOURCE_KINDS = ("stream", "stream", "narrower", "default", "all", "broader", "outside")
-OPTION_KINDS = ("shaped", "template", "overlap", "overlap", "bare", "spaced", "weird")
+OPTION_KINDS = (
+    "shaped",
+    "template",
+    "overlap",
+    "overlap",
+    "bare",
+    "spaced",
+    "weird",
+    "shadow",
+    "shadow",
+    "shadow",
+)
+SHADOW_TOKENS = weighted(("", "*a"), (">a", "a*", "a>"), one_in=3)
+"""Tokens a `shadows` destination puts after the stream's namespace: mostly empty or `*a` (which a
+check of the first character takes for `*`), else another token one character from a wildcard."""
 TRIES = 3
 """Draws of an option before the example is rejected, as `SearchStrategy.filter` does."""
 PAYLOADS = st.binary(max_size=48)
@@ -347,6 +362,24 @@ def destinations_for(
 
 @functools.cache
 @st.composite
+def shadows(draw: st.DrawFn, subjects: tuple[str, ...]) -> str:
+    """A destination in the stream's own subject space that overlaps its subjects, or just misses them,
+    by the count of its tokens or by one odd token: a prefix of one of them then `>`, one of them one
+    token longer then `>`, or the namespace, one of `SHADOW_TOKENS` and `>` (``s..>``, ``s.*a.>``: an
+    empty token under a subject's wildcard, a token one character from one). ADR-28's "must not match
+    or subset" the stream's subjects where a token-by-token check can go wrong (mutants 1248, 1268,
+    1285, 1326, 1334 and 1437 of 2.14.10's ``SubjectsCollide``)."""
+    tokens = pick(draw, subjects).split(".")
+    shape = draw(below(4))
+    if shape == 0:
+        return ".".join([*tokens[: max(1, draw(below(len(tokens))))], ">"])
+    if shape == 1:
+        return ".".join([*tokens, POOL[2], ">"])
+    return ".".join([tokens[0], pick(draw, SHADOW_TOKENS), ">"])
+
+
+@functools.cache
+@st.composite
 def valid_options(
     draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile: ReleaseProfile
 ) -> RePublish:
@@ -374,7 +407,8 @@ def options(draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile:
     """Any RePublish option, valid or not: mostly `valid_options`-like draws, plus destinations from the
     mapping strategies (functions of every release, odd casings, bad arguments), destinations that
     overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
-    rule they break), a literal with whitespace, and the odd shapes of `WEIRD_DESTINATIONS`."""
+    rule they break), a literal with whitespace, the odd shapes of `WEIRD_DESTINATIONS`, and `shadows`
+    of the stream's own subjects."""
     source = draw(sources_for(subjects))
     kind = pick(draw, OPTION_KINDS)
     if kind == "shaped":
@@ -388,6 +422,8 @@ def options(draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile:
     elif kind == "overlap":
         own = subjects[0].split(".")[0]
         destination = draw(destinations_for(source, own, profile))
+    elif kind == "shadow":
+        destination = draw(shadows(subjects))
     else:
         destination = pick(draw, WEIRD_DESTINATIONS).replace("R", namespace)
     return RePublish(source, destination, draw(st.booleans()))
@@ -585,6 +621,19 @@ def refusal_kind(error: ApiError) -> str:
     return next((kind for needle, kind in SERVER_KINDS if needle in text), "other")
 
 
+def refused_as(error: ApiError, destination: str) -> str:
+    """`refusal_kind` as a difference names it: a cycle found with a destination token that begins with
+    `*` or `>` without being one (``s.*a.>``, a literal token to the reference) is set apart
+    (``-wildcard-prefixed-token``), since releases up to 2.14.9 and 2.15.2 compare such a token with the
+    stream's subjects by its first character (nats-server's ``tokensCanMatch``)."""
+    kind = refusal_kind(error)
+    if kind == DestinationOverlapsStreamError.kind and any(
+        len(token) > 1 and token[0] in "*>" for token in destination.split(".")
+    ):
+        return f"{kind}-wildcard-prefixed-token"
+    return kind
+
+
 def expected_outcome(subjects: Sequence[str], republish: RePublish, rules: RePublishRules) -> tuple[str, ...]:
     """The kinds of rule the configuration breaks (empty: the server must accept it)."""
     return tuple(error.kind for error in republish_violations(subjects, republish, rules))
@@ -631,11 +680,11 @@ def judge_configuration(
     elif error is None:
         difference = accepted_difference(subjects, republish, rules)
     elif not kinds:
-        difference = f"reference-accept-server-reject-{refusal_kind(error)}"
+        difference = f"reference-accept-server-reject-{refused_as(error, republish.destination)}"
     elif refusal_kind(error) in reportable_by(kinds):
         difference = ""
     else:
-        difference = f"reference-reject-{kinds[0]}-server-reject-{refusal_kind(error)}"
+        difference = f"reference-reject-{kinds[0]}-server-reject-{refused_as(error, republish.destination)}"
     server = f"err_code {error.err_code} (code {error.code}): {error.description}" if error else "accepted"
     detail = f"{operation}: {server}"
     return make_case(

@@ -138,6 +138,12 @@ def test_release_table() -> None:
         ("a", "a.>", False),
         ("$1.x", "*.x", True),
         ("$1.x", "a.x", False),
+        ("s..>", "s.*.x", False),
+        ("s..>", "s.>", False),
+        ("s..>", "s.y", False),
+        ("s.>..>", "s.>", True),
+        ("s..x", "s.>", True),
+        ("s..x", "s..x", True),
     ],
 )
 def test_subjects_collide(first: str, second: str, collide: bool) -> None:

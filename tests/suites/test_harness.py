@@ -21,6 +21,7 @@ from nats_conformance.suites.harness import (
     clear_mappings,
     collect_until_pong,
     observe_subscriptions,
+    pedantic_refusals,
     publish_and_observe,
 )
 
@@ -115,3 +116,10 @@ def test_err_and_silence_end_the_observation(server: Backend) -> None:
     assert observation.published == 0
     with WireConnection(server.url) as connection, pytest.raises(WireError, match="no PONG"):
         collect_until_pong(connection, SubscriptionObservation(), timeout=0.2)  # no PING sent
+
+
+def test_a_pedantic_connection_is_refused_exactly_the_subjects_that_are_no_literal_ones(
+    server: Backend,
+) -> None:
+    subjects = ["a..b", "a.*", "a.>", ".a", "a.*b", "a.>b", "a"]
+    assert pedantic_refusals(server.url, subjects) == [True, True, True, True, False, False, False]

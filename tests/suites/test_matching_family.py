@@ -7,10 +7,18 @@ import itertools
 
 import pytest
 
+from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
-from nats_conformance.suites.families.matching import judge_matching, wildcard_kinds
+from nats_conformance.suites.families.matching import (
+    MatchingFamily,
+    Observed,
+    Subscriptions,
+    judge_matching,
+    judge_pedantic,
+    wildcard_kinds,
+)
 from nats_conformance.suites.harness import SubscriptionObservation
 
 
@@ -51,3 +59,15 @@ def test_judge_matching_gives_every_pair_one_verdict() -> None:
     assert verdicts[("b", "b")][2:] == ("unknown", "matching:literal:unknown")
     assert verdicts[("a.*", "b")][2] == "unknown"
     assert {c.feature for c in cases} == {"matching"}
+
+
+def test_a_pedantic_probe_is_judged_per_subject_and_replays_alone() -> None:
+    unit = Subscriptions((), (), pedantic=("a..b", "a.*b", "a.*"))
+    cases = judge_pedantic(context(), unit, Observed(SubscriptionObservation(), 0, (True, True)))
+    assert [(c.expected, c.observed, c.verdict) for c in cases] == [
+        ("reject", "reject", "agree"),
+        ("accept", "reject", "diverge"),
+        ("reject", "", "unknown"),
+    ]
+    assert cases[1].case_class == "matching:pedantic:reference-accept-server-reject"
+    assert MatchingFamily().unit_of(CaseFile.of(cases[1])) == Subscriptions((), (), pedantic=("a.*b",))

@@ -198,6 +198,17 @@ def test_configuration_verdicts(
         assert "err_code" in case.detail
 
 
+def test_a_cycle_found_by_a_token_that_begins_with_a_wildcard_has_its_own_class() -> None:
+    cycle = {"error": {"code": 500, "err_code": 10052, "description": "republish destination forms a cycle"}}
+    subjects = ("s.a.*", "s.b.>")
+    near = judge_configuration(context(), RULES, subjects, RePublish("s.b.>", "s.*a.>"), cycle)
+    assert near.case_class.endswith(
+        "reference-accept-server-reject-destination-overlaps-stream-wildcard-prefixed-token"
+    )
+    plain = judge_configuration(context(), RULES, subjects, RePublish("s.b.>", "s.c.>"), cycle)
+    assert plain.case_class.endswith("reference-accept-server-reject-destination-overlaps-stream")
+
+
 def test_refusal_kinds_follow_the_server_words() -> None:
     def kind(text: str) -> str:
         return refusal_kind(ApiError(500, 10052, text))
