@@ -4,7 +4,7 @@ that the renderers share."""
 from __future__ import annotations
 
 from nats_conformance.records.coverage import percent
-from nats_conformance.records.mutants import Figures, MutantsRun, Scored
+from nats_conformance.records.mutants import Figures, MutantsRun, Scored, WrongEquivalent
 from nats_conformance.reports.present import count
 
 INTRO = (
@@ -64,3 +64,15 @@ def headline(run: MutantsRun) -> str:
     if run.anchor:
         text += f"; nats-server's tests ({settings.anchor_tests:,} of them) {tested(run.anchor)}"
     return text
+
+
+def unreached_text(run: MutantsRun) -> str:
+    """The sentence listing the unreached mutants ('' when there is none)."""
+    ids = ", ".join(map(str, run.unreached))
+    return f"Unreached (no family runs their line): {ids}." if ids else ""
+
+
+def how_killed(wrong: WrongEquivalent) -> str:
+    """`killed by pair (mapping): CASE`: how a mutant listed as equivalent was killed."""
+    family = f" ({wrong.family})" if wrong.family else ""
+    return f"killed {wrong.how}{family}" + (f": {wrong.case}" if wrong.case else "")

@@ -32,7 +32,7 @@ from nats_conformance.reports.implementations import (
 )
 from nats_conformance.reports.matrix import STATES, Matrix, MatrixRow
 from nats_conformance.reports.mutants import INTRO as MUTANTS_INTRO
-from nats_conformance.reports.mutants import WRONG, cells, columns
+from nats_conformance.reports.mutants import WRONG, cells, columns, how_killed, unreached_text
 from nats_conformance.reports.mutants import headline as mutants_headline
 from nats_conformance.reports.present import (
     BANNER_COLOURS,
@@ -734,15 +734,12 @@ def mutants_html(report: Report) -> str:
                     numeric={0},
                 )
             )
-        if run.unreached:
-            out.append(f"<p>Unreached (no family runs their line): {', '.join(map(str, run.unreached))}.</p>")
+        out += [f"<p>{unreached_text(run)}</p>"] if run.unreached else []
         out += [
             f"<p class=bad>{escape(WRONG)}: mutant {wrong.id}, <code>{escape(wrong.file)}:"
             f"{wrong.line}</code> in <code>{escape(wrong.function)}</code> ({escape(wrong.operator)}, "
             f"<code>{escape(wrong.original)}</code> &rarr; <code>{escape(wrong.mutated or '(dropped)')}"
-            f"</code>), was killed {escape(wrong.how)}"
-            + (f" ({escape(wrong.family)})" if wrong.family else "")
-            + (f": {escape(wrong.case)}" if wrong.case else "")
+            f"</code>), was {escape(how_killed(wrong))}"
             + (f"<br><code>{escape(wrong.replay)}</code>" if wrong.replay else "")
             + "</p>"
             for wrong in run.equivalent_killed

@@ -25,7 +25,7 @@ from nats_conformance.reports.implementations import (
 )
 from nats_conformance.reports.matrix import STATES, Matrix
 from nats_conformance.reports.mutants import INTRO as MUTANTS_INTRO
-from nats_conformance.reports.mutants import WRONG, cells, columns
+from nats_conformance.reports.mutants import WRONG, cells, columns, how_killed, unreached_text
 from nats_conformance.reports.mutants import headline as mutants_headline
 from nats_conformance.reports.present import (
     CHANGES_HEADERS,
@@ -463,15 +463,12 @@ def mutants_markdown(report: Report) -> list[str]:
                 "",
             ]
         lines += more(len(run.survivors), min(len(run.survivors), MARKDOWN_ROWS))
-        if run.unreached:
-            lines += [f"Unreached (no family runs their line): {', '.join(map(str, run.unreached))}.", ""]
+        lines += [unreached_text(run), ""] if run.unreached else []
         for wrong in run.equivalent_killed:
             lines += [
                 f"**{WRONG}:** mutant {wrong.id}, line {wrong.line} of {code(wrong.file)} in "
                 f"{code(wrong.function)} ({wrong.operator}, {code(wrong.original)} → "
-                f"{code(wrong.mutated or '(dropped)')}), was killed {wrong.how}"
-                + (f" ({wrong.family})" if wrong.family else "")
-                + (f": {cell(wrong.case)}" if wrong.case else "")
+                f"{code(wrong.mutated or '(dropped)')}), was {cell(how_killed(wrong))}"
                 + (f", {code(wrong.replay)}" if wrong.replay else "")
                 + ".",
                 "",
