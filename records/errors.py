@@ -24,9 +24,9 @@ class ReportError(ConformanceError):
 def read_document(
     path: Path, kind: str, form: str, version: int, build: Callable[[dict[str, Any]], T]
 ) -> T | None:
-    """What `build` makes of the JSON object in a run's `kind` file (`coverage`, `bisection`) of format
-    `form` and at most `version`, or None when there is no such file; `build` raises ValueError on a
-    missing or malformed field.
+    """What `build` makes of the JSON object in a run's `kind` file (`coverage`, `bisection`, `mutants`)
+    of format `form` and at most `version`, or None when there is no such file; `build` raises
+    ValueError on a missing or malformed field.
 
     Raises:
         ReportError: the file is not such a document.
