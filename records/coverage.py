@@ -18,9 +18,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-from nats_conformance.records.errors import read_document
+from nats_conformance.records.errors import list_of, objects_of, read_document, value_of
 
 COVERAGE_FILE: Final = "coverage.json"
 FORMAT: Final = "nats-conformance-coverage"
@@ -373,9 +373,6 @@ def percent(covered: int, statements: int) -> str:
     return f"{100 * covered / statements:.1f} %" if statements else "-"
 
 
-T = TypeVar("T")
-
-
 @dataclass(frozen=True, slots=True)
 class Figure:
     """Statements of one file or function of the surface, and how many a case reached."""
@@ -439,28 +436,28 @@ class ReleaseCoverage:
     def from_json(cls, data: dict[str, Any]) -> ReleaseCoverage:
         """The coverage of a `coverage.json` object; ValueError on a missing or malformed field."""
         return cls(
-            run_id=_value(data, "run_id", str),
-            release=_value(data, "release", str),
-            counter_files=_value(data, "counter_files", int),
-            engine=_value(data, "engine", bool),
-            restarts=_value(data, "restarts", int),
-            statements=_value(data, "statements", int),
-            covered=_value(data, "covered", int),
-            files=tuple(_figure(item, function=False) for item in _objects(data, "files")),
-            functions=tuple(_figure(item, function=True) for item in _objects(data, "functions")),
-            missing=tuple(_value({"name": name}, "name", str) for name in _list(data, "missing")),
+            run_id=value_of(data, "run_id", str),
+            release=value_of(data, "release", str),
+            counter_files=value_of(data, "counter_files", int),
+            engine=value_of(data, "engine", bool),
+            restarts=value_of(data, "restarts", int),
+            statements=value_of(data, "statements", int),
+            covered=value_of(data, "covered", int),
+            files=tuple(_figure(item, function=False) for item in objects_of(data, "files")),
+            functions=tuple(_figure(item, function=True) for item in objects_of(data, "functions")),
+            missing=tuple(value_of({"name": name}, "name", str) for name in list_of(data, "missing")),
             unreached=tuple(
                 Unreached(
-                    _value(item, "path", str),
-                    _value(item, "function", str),
-                    _value(item, "start", int),
-                    _value(item, "end", int),
-                    _value(item, "statements", int),
-                    _value(item, "url", str),
-                    _value(item, "source", str),
-                    _value({"why": "", **item}, "why", str),
+                    value_of(item, "path", str),
+                    value_of(item, "function", str),
+                    value_of(item, "start", int),
+                    value_of(item, "end", int),
+                    value_of(item, "statements", int),
+                    value_of(item, "url", str),
+                    value_of(item, "source", str),
+                    value_of({"why": "", **item}, "why", str),
                 )
-                for item in _objects(data, "unreached")
+                for item in objects_of(data, "unreached")
             ),
         )
 
@@ -474,30 +471,9 @@ def read_coverage(run_dir: Path) -> ReleaseCoverage | None:
 def _figure(item: dict[str, Any], *, function: bool) -> Figure:
     """A file's figure (no name, and whether it was counted whole) or a `function`'s (its name and
     line); its fields are checked in the order they are written."""
-    path = _value(item, "path", str)
-    name = _value(item, "name", str) if function else ""
-    statements, covered = _value(item, "statements", int), _value(item, "covered", int)
+    path = value_of(item, "path", str)
+    name = value_of(item, "name", str) if function else ""
+    statements, covered = value_of(item, "statements", int), value_of(item, "covered", int)
     if function:
-        return Figure(path, name, statements, covered, line=_value(item, "line", int))
-    return Figure(path, name, statements, covered, whole=_value(item, "whole", bool))
-
-
-def _value(data: dict[str, Any], name: str, kind: type[T]) -> T:
-    value = data.get(name)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"field {name!r} must be a {kind.__name__}")
-    return value
-
-
-def _list(data: dict[str, Any], name: str) -> list[Any]:
-    value = data.get(name)
-    if not isinstance(value, list):
-        raise ValueError(f"field {name!r} must be a list")
-    return value
-
-
-def _objects(data: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    items = _list(data, name)
-    if not all(isinstance(item, dict) for item in items):
-        raise ValueError(f"every item of {name!r} must be an object")
-    return items
+        return Figure(path, name, statements, covered, line=value_of(item, "line", int))
+    return Figure(path, name, statements, covered, whole=value_of(item, "whole", bool))

@@ -1,6 +1,6 @@
 """Errors of reading records into a report (`records.load`, the query engines, a Spark session) and of the
 report builder: each is one line for the user, naming the file or option at fault; `read_document` reads
-a run's versioned JSON file with them."""
+a run's versioned JSON file with them, its fields checked by `value_of`, `list_of` and `objects_of`."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ class ReportError(ConformanceError):
 def read_document(
     path: Path, kind: str, form: str, version: int, build: Callable[[dict[str, Any]], T]
 ) -> T | None:
-    """What `build` makes of the JSON object in a run's `kind` file (`coverage`, `bisection`) of format
-    `form` and at most `version`, or None when there is no such file; `build` raises ValueError on a
-    missing or malformed field.
+    """What `build` makes of the JSON object in a run's `kind` file (`coverage`, `bisection`, `mutants`)
+    of format `form` and at most `version`, or None when there is no such file; `build` raises
+    ValueError on a missing or malformed field.
 
     Raises:
         ReportError: the file is not such a document.
@@ -45,3 +45,27 @@ def read_document(
         return build(data)
     except ValueError as error:
         raise ReportError(f"{path}: {error}") from error
+
+
+def value_of(data: dict[str, Any], name: str, kind: type[T]) -> T:
+    """The field `name` of a document's object, of type `kind` (a bool is no int); ValueError if not."""
+    value = data.get(name)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"field {name!r} must be a {kind.__name__}")
+    return value
+
+
+def list_of(data: dict[str, Any], name: str) -> list[Any]:
+    """The field `name`, a list; ValueError if not."""
+    value = data.get(name)
+    if not isinstance(value, list):
+        raise ValueError(f"field {name!r} must be a list")
+    return value
+
+
+def objects_of(data: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The field `name`, a list of objects; ValueError if not."""
+    items = list_of(data, name)
+    if not all(isinstance(item, dict) for item in items):
+        raise ValueError(f"every item of {name!r} must be an object")
+    return items

@@ -2,7 +2,9 @@
 
 A run directory holds ``cases/part-NNNNN.parquet`` and ``manifest.json`` (docs/record-schema.md). A
 directory without ``cases/`` whose subdirectories are run directories (such as ``runs/``) stands for all
-of them. Every part file's footer is read here: a file that is not Parquet, lacks the schema-version
+of them. For a report, a folder holding ``mutants.json`` is a run of ``nats-conformance mutants``
+(``records.mutants``), read as such: the campaign runs inside it are its own, never case runs of the
+report. Every part file's footer is read here: a file that is not Parquet, lacks the schema-version
 metadata, is of a newer schema than ``records.schema.SCHEMA_VERSION`` or lacks a column is refused with
 one line naming it, so that Spark only ever sees files it can read. A manifest of a newer manifest
 format (``records.writer.MANIFEST_FORMAT``) or naming a newer schema version is refused the same way.
@@ -27,6 +29,7 @@ from nats_conformance.records.bisection import ReleaseBisection, read_bisection
 from nats_conformance.records.coverage import ReleaseCoverage, read_coverage
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Ended, ExpectationsError, read_endings
+from nats_conformance.records.mutants import MutantsRun, read_mutants
 from nats_conformance.records.pairs import Paired, PairsError, read_pairs
 from nats_conformance.records.schema import ADDED_IN, COLUMNS, SCHEMA_VERSION
 from nats_conformance.records.writer import CASES, MANIFEST, MANIFEST_FORMAT, run_status
@@ -122,6 +125,8 @@ class Records:
     """The checked inputs of one report."""
 
     runs: tuple[Run, ...]
+    mutants: tuple[MutantsRun, ...] = ()
+    """The runs of `nats-conformance mutants` among them (``records.mutants``)."""
 
     @property
     def parts(self) -> list[Path]:
@@ -256,8 +261,9 @@ def load_run(run_dir: Path) -> Run:
     )
 
 
-def load_records(paths: list[Path]) -> Records:
-    """Check every run directory named by ``paths`` (each once, in the order given).
+def load_records(paths: list[Path], *, mutants: bool = False) -> Records:
+    """Check every run directory named by ``paths`` (each once, in the order given); with `mutants`, a
+    folder holding ``mutants.json`` is read as a mutants run (a report's input).
 
     Raises:
         ReportError: a missing or empty directory, or a part file that cannot be read (see the module).
@@ -265,7 +271,12 @@ def load_records(paths: list[Path]) -> Records:
     if not paths:
         raise ReportError("no run directory given")
     seen: dict[Path, None] = {}
+    found: dict[Path, MutantsRun] = {}
     for path in paths:
+        run = read_mutants(path) if mutants else None
+        if run is not None:
+            found.setdefault(path.resolve(), run)
+            continue
         for run_dir in run_directories(path):
             seen.setdefault(run_dir.resolve(), None)
-    return Records(tuple(load_run(run_dir) for run_dir in seen))
+    return Records(tuple(load_run(run_dir) for run_dir in seen), tuple(found.values()))

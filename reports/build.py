@@ -100,16 +100,22 @@ def build_report(
     expectations: Path | None = None,
 ) -> Built:
     """Build the report of the runs in ``run_dirs`` into ``out``; each expectation it shows carries
-    the link of its entry in ``expectations`` (an expectations file), when given.
+    the link of its entry in ``expectations`` (an expectations file), when given. A mutants run folder
+    among them adds its section; with no case run, nothing is aggregated.
 
     Raises:
         ReportError: bad input (see ``records.load``), a Spark failure, or an unwritable ``out``.
     """
     check_engine(engine, master)
     say = timed(progress)
-    records = load_records(list(run_dirs))
-    say(f"{records.rows:,} case records in {len(records.parts)} part file(s) of {len(records.runs)} run(s)")
-    (aggregates,) = aggregate_groups([records], engine, master, say)
+    records = load_records(list(run_dirs), mutants=True)
+    if records.mutants:
+        say(f"{len(records.mutants)} mutants run(s)")
+    aggregates = Aggregates(0, (), (), (), ())  # mutants runs only: nothing to aggregate
+    if records.runs:
+        parts, runs = len(records.parts), len(records.runs)
+        say(f"{records.rows:,} case records in {parts} part file(s) of {runs} run(s)")
+        (aggregates,) = aggregate_groups([records], engine, master, say)
     say("computing statistics and the compatibility matrix")
     report = assemble(records, aggregates)
     if expectations is not None:

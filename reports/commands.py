@@ -1,5 +1,5 @@
 """`python -m nats_conformance.reports build RUN_DIR... --out DIR [--master URL]`: the report of one or many
-runs.
+runs (a run folder of `nats-conformance mutants` among them adds its section).
 
 `python -m nats_conformance.reports baseline RUN_DIR... --out FILE` writes the runs' class verdicts as a
 baseline file; `python -m nats_conformance.reports gate RUN_DIR... --baseline FILE [--against RELEASE]
@@ -166,12 +166,14 @@ def check(arguments: argparse.Namespace) -> int:
     return exit_status(diverged=result.failed, unknown=unknown)
 
 
-def add_run_dirs(parser: argparse.ArgumentParser) -> None:
+def add_run_dirs(parser: argparse.ArgumentParser, *, mutants: bool = False) -> None:
+    """Register RUN_DIR...; with `mutants`, a mutants run folder is one too (the report's)."""
     parser.add_argument(
         "run_dirs",
         nargs="+",
         metavar="RUN_DIR",
-        help="a run directory (holding cases/), or a directory of them such as runs/",
+        help="a run directory (holding cases/), or a directory of them such as runs/"
+        + ("; or a run folder of `mutants` (holding mutants.json)" if mutants else ""),
     )
 
 
@@ -203,7 +205,7 @@ def add_allow_incomplete(parser: argparse.ArgumentParser, help: str) -> None:
 def add_commands(commands: argparse._SubParsersAction[Parser], *, build_name: str = "build") -> None:
     """Register build (as `build_name`), baseline and gate (here and in `nats-conformance`)."""
     run = commands.add_parser(build_name, help="build report.html, report.md and summary.json")
-    add_run_dirs(run)
+    add_run_dirs(run, mutants=True)
     run.add_argument("--out", required=True, metavar="DIR", help="where the report files go")
     add_aggregation(run, None)
     run.set_defaults(handler=build)

@@ -31,6 +31,9 @@ from nats_conformance.reports.implementations import (
     who,
 )
 from nats_conformance.reports.matrix import STATES, Matrix, MatrixRow
+from nats_conformance.reports.mutants import INTRO as MUTANTS_INTRO
+from nats_conformance.reports.mutants import WRONG, cells, columns, how_killed, unreached_text
+from nats_conformance.reports.mutants import headline as mutants_headline
 from nats_conformance.reports.present import (
     BANNER_COLOURS,
     CHANGES_HEADERS,
@@ -206,14 +209,22 @@ def matrices_html(report: Report) -> list[str]:
     return parts
 
 
+HEAD: Final = (
+    "<!doctype html><html lang=en><head><meta charset=utf-8>",
+    "<title>nats-conformance report</title>",
+    f"<style>{STYLE}</style></head><body>",
+    "<h1>nats-conformance report</h1>",
+)
+"""The document's start, up to its title."""
+
+
 def render_html(report: Report) -> str:
-    """The whole report as one HTML document."""
+    """The whole report as one HTML document; of mutants runs only, their section alone."""
+    if not report.runs:
+        return "\n".join([*HEAD, mutants_html(report), "</body></html>"]) + "\n"
     generated = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(report.generated))
     parts = [
-        "<!doctype html><html lang=en><head><meta charset=utf-8>",
-        "<title>nats-conformance report</title>",
-        f"<style>{STYLE}</style></head><body>",
-        "<h1>nats-conformance report</h1>",
+        *HEAD,
         banner_html(report),
         f"<p class=muted>generated {generated} from {count(report.rows)} case records of "
         f"{len(report.runs)} run(s) across {len(report.releases)} release(s)</p>",
@@ -226,6 +237,7 @@ def render_html(report: Report) -> str:
         "<a href=#weighted>weighted</a>"
         + ("<a href=#bisection>release bisection</a>" if report.bisections else "")
         + ("<a href=#coverage>coverage</a>" if report.coverages else "")
+        + ("<a href=#mutants>mutants</a>" if report.mutants else "")
         + "</nav>",
     ]
     parts += runs_html(report)
@@ -248,6 +260,7 @@ def render_html(report: Report) -> str:
     parts.append(changes_html(report))
     parts.append(bisections_html(report))
     parts.append(coverage_html(report))
+    parts.append(mutants_html(report))
     parts.append(partitions_html(report))
     parts.append(weighted_html(report))
     parts.append("</body></html>")
@@ -667,6 +680,70 @@ def coverage_html(report: Report) -> str:
                 numeric={2},
             )
         )
+    return "\n".join(out)
+
+
+def mutants_html(report: Report) -> str:
+    """The runs of `nats-conformance mutants` (none: no section): scores per file and per function, every
+    survivor with its diff, unreached mutants and wrong equivalence entries."""
+    if not report.mutants:
+        return ""
+    out = ["<h2 id=mutants>Mutants of nats-server's code</h2>", f"<p>{escape(MUTANTS_INTRO)}</p>"]
+    for run in report.mutants:
+        figures = set(range(1, len(columns(run)) + 1))
+        out.append(f"<h3>{escape(mutants_headline(run))}</h3>")
+        out.append(
+            table_html(
+                ["file", *columns(run)],
+                [[f"<code>{escape(f.file)}</code>", *map(escape, cells(f))] for f in run.by_file],
+                numeric=figures,
+            )
+        )
+        out.append(
+            table_html(
+                ["function", "file", *columns(run)],
+                [
+                    [
+                        f"<code>{escape(f.function)}</code>",
+                        f"<code>{escape(f.file)}</code>",
+                        *map(escape, cells(f)),
+                    ]
+                    for f in run.by_function
+                ],
+                numeric={n + 1 for n in figures},
+            )
+        )
+        if run.survivors:
+            out.append(
+                table_html(
+                    ["survivor", "line", "function", "operator", "diff", "reached by"],
+                    [
+                        [
+                            str(item.id),
+                            f"<code>{escape(item.file)}:{item.line}</code>",
+                            f"<code>{escape(item.function)}</code>",
+                            escape(item.operator),
+                            f"<pre>{escape(item.diff)}</pre>"
+                            + (
+                                f"<p class=bad>its run failed: {escape(item.error)}</p>" if item.error else ""
+                            ),
+                            escape(", ".join(item.families)),
+                        ]
+                        for item in run.survivors
+                    ],
+                    numeric={0},
+                )
+            )
+        out += [f"<p>{unreached_text(run)}</p>"] if run.unreached else []
+        out += [
+            f"<p class=bad>{escape(WRONG)}: mutant {wrong.id}, <code>{escape(wrong.file)}:"
+            f"{wrong.line}</code> in <code>{escape(wrong.function)}</code> ({escape(wrong.operator)}, "
+            f"<code>{escape(wrong.original)}</code> &rarr; <code>{escape(wrong.mutated or '(dropped)')}"
+            f"</code>), was {escape(how_killed(wrong))}"
+            + (f"<br><code>{escape(wrong.replay)}</code>" if wrong.replay else "")
+            + "</p>"
+            for wrong in run.equivalent_killed
+        ]
     return "\n".join(out)
 
 

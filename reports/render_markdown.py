@@ -24,6 +24,9 @@ from nats_conformance.reports.implementations import (
     who,
 )
 from nats_conformance.reports.matrix import STATES, Matrix
+from nats_conformance.reports.mutants import INTRO as MUTANTS_INTRO
+from nats_conformance.reports.mutants import WRONG, cells, columns, how_killed, unreached_text
+from nats_conformance.reports.mutants import headline as mutants_headline
 from nats_conformance.reports.present import (
     CHANGES_HEADERS,
     CHANGES_INTRO,
@@ -71,6 +74,9 @@ def more(total: int, shown: int) -> list[str]:
 
 
 def render_markdown(report: Report) -> str:
+    """The whole report; of mutants runs only, their section alone."""
+    if not report.runs:
+        return "\n".join(["## nats-conformance report", "", *mutants_markdown(report)])
     generated = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(report.generated))
     lines = [
         "## nats-conformance report",
@@ -105,6 +111,7 @@ def render_markdown(report: Report) -> str:
     lines += diagnoses_markdown(report)
     lines += bisections_markdown(report)
     lines += coverage_markdown(report)
+    lines += mutants_markdown(report)
     lines += unknowns_markdown(report)
     lines += verdicts_markdown(report)
     lines += partitions_markdown(report)
@@ -426,6 +433,46 @@ def coverage_markdown(report: Report) -> list[str]:
             ],
         )
         lines += more(len(item.unreached), len(shown))
+    return lines
+
+
+def mutants_markdown(report: Report) -> list[str]:
+    """The runs of `nats-conformance mutants` (none: no section): scores per file and per function, each
+    survivor with its diff, unreached mutants and wrong equivalence entries."""
+    if not report.mutants:
+        return []
+    lines = ["### Mutants of nats-server's code", "", MUTANTS_INTRO, ""]
+    for run in report.mutants:
+        lines += [f"**{mutants_headline(run)}.**", ""]
+        lines += table(["file", *columns(run)], [[code(f.file), *cells(f)] for f in run.by_file])
+        shown = run.by_function[:MARKDOWN_ROWS]
+        lines += table(
+            ["function", "file", *columns(run)], [[code(f.function), code(f.file), *cells(f)] for f in shown]
+        )
+        lines += more(len(run.by_function), len(shown))
+        lines += [f"{len(run.survivors):,} survivor(s):", ""] if run.survivors else []
+        for item in run.survivors[:MARKDOWN_ROWS]:
+            failed = f"; its run failed: {cell(item.error)}" if item.error else ""
+            lines += [
+                f"**Survivor {item.id}**, line {item.line} of {code(item.file)} in {code(item.function)} "
+                f"({item.operator}), reached by {', '.join(item.families) or 'no family'}{failed}:",
+                "",
+                "```diff",
+                item.diff,
+                "```",
+                "",
+            ]
+        lines += more(len(run.survivors), min(len(run.survivors), MARKDOWN_ROWS))
+        lines += [unreached_text(run), ""] if run.unreached else []
+        for wrong in run.equivalent_killed:
+            lines += [
+                f"**{WRONG}:** mutant {wrong.id}, line {wrong.line} of {code(wrong.file)} in "
+                f"{code(wrong.function)} ({wrong.operator}, {code(wrong.original)} → "
+                f"{code(wrong.mutated or '(dropped)')}), was {cell(how_killed(wrong))}"
+                + (f", {code(wrong.replay)}" if wrong.replay else "")
+                + ".",
+                "",
+            ]
     return lines
 
 

@@ -20,6 +20,7 @@ from nats_conformance.records.coverage import ReleaseCoverage
 from nats_conformance.records.expectations import Ended
 from nats_conformance.records.judgement import EngineJudgement, judgements
 from nats_conformance.records.load import Records, Run
+from nats_conformance.records.mutants import MutantsRun
 from nats_conformance.records.pairs import WITHIN, Pair
 from nats_conformance.records.releases import Release, sorted_releases
 from nats_conformance.records.replay import replay_command
@@ -165,6 +166,9 @@ class Report:
     implementations: tuple[Implementation, ...] = ()
     """Each implementation judged through the adapter protocol, per operation
     (``reports.implementations``)."""
+    mutants: tuple[MutantsRun, ...] = ()
+    """The runs of `nats-conformance mutants` given (``records.mutants``): a report of only those has no
+    case run, and shows their section alone."""
 
     @property
     def changes(self) -> tuple[Change, ...]:
@@ -318,4 +322,5 @@ def assemble(records: Records, aggregates: Aggregates, *, generated: float | Non
         coverages=tuple(run.coverage for run in records.runs if run.coverage),
         unknowns=unknown_shares(aggregates.verdicts),
         implementations=implementations(records.runs, aggregates.verdicts, aggregates.classes),
+        mutants=records.mutants,
     )

@@ -13,9 +13,11 @@ verdict between consecutive releases, ``reports.changes``), ``coverage`` (each r
 nats-server's mapping code, from ``nats-conformance coverage``: figures per file and function, unreached
 blocks), ``unknown`` (per release: its cases, those unknown that ``--max-unknown`` counts, their share and
 every unknown case per reason, ``reports.unknowns``), ``unknown_reasons`` (each listed reason and what
-it means, ``records.unknowns.REASONS``) and ``implementations`` (each implementation judged through an
+it means, ``records.unknowns.REASONS``), ``implementations`` (each implementation judged through an
 adapter, per operation: counts, agree share, the function that answered, divergence classes with their
-smallest case and replay line, ``reports.implementations``).
+smallest case and replay line, ``reports.implementations``) and ``mutants`` (each run of
+``nats-conformance mutants`` given, as ``records.mutants.MutantsRun``: figures in total, per file and per
+function, survivors with their diff, unreached mutants, wrong equivalence entries).
 """
 
 from __future__ import annotations
@@ -258,6 +260,7 @@ def summary(report: Report) -> dict[str, Any]:
         "unknown": [unknown(item) for item in report.unknowns],
         "unknown_reasons": dict(REASONS),
         "implementations": implementations_json(report.implementations),
+        "mutants": [asdict(run) for run in report.mutants],
     }
 
 

@@ -63,6 +63,15 @@ from nats_conformance.fixtures.provision import parse_version_spec, report_to_st
 from nats_conformance.fixtures.servers import ProcessBackend, started
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
+from nats_conformance.records.mutants import (
+    EQUIVALENT,
+    FORMAT,
+    KILLED,
+    MUTANTS_FILE,
+    SURVIVED,
+    UNREACHED,
+    VERSION,
+)
 from nats_conformance.records.pairs import CHANGED, Pair, write_pairs
 from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import new_run_id
@@ -98,7 +107,6 @@ STOP_GRACE: Final = 20.0
 process group is killed."""
 ORIGINAL, MUTATED = "original", "mutant"
 """The sides of a mutant's paired comparison."""
-KILLED, SURVIVED, UNREACHED, EQUIVALENT = "killed", "survived", "unreached", "equivalent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -614,8 +622,8 @@ def document_of(
     campaign_scores = scores(chosen, outcomes, equivalent, anchor=False)
     seconds = [outcomes[m.id].seconds for m in chosen]
     return {
-        "format": "nats-conformance-mutants",
-        "version": 1,
+        "format": FORMAT,
+        "version": VERSION,
         "release": schemata.release,
         "in_build": len(schemata.mutants),
         "build_seconds": schemata.build_seconds,
@@ -766,11 +774,11 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     document = document_of(
         schemata, chosen, outcomes, equivalents, settings=settings, anchor=anchor is not None
     )
-    (folder / "mutants.json").write_text(json.dumps(document, indent=1) + "\n")
+    (folder / MUTANTS_FILE).write_text(json.dumps(document, indent=1) + "\n")
     if json_path is not None:
         json_path.write_text(json.dumps(document, indent=1) + "\n")
     print(summary(document))
-    print(f"mutants: {folder / 'mutants.json'}")
+    print(f"mutants: {folder / MUTANTS_FILE}")
     return 0
 
 

@@ -30,9 +30,9 @@ SCHEMA_4 = RUNS / "schema-4"
 CHANGED = {"records_schema", "generated", "changes", "changes_paired", "changes_not_drawn"}
 """What a summary of the same records says differently now: the schema, the time, and the changes
 between releases, which only paired evidence claims since (records.pairs: these runs were never paired)."""
-ADDED = {"unknown", "unknown_reasons", "implementations", "distribution_builds"}
+ADDED = {"unknown", "unknown_reasons", "implementations", "distribution_builds", "mutants"}
 """Keys summary.json gained after the stored summary was written (unknown reasons, the implementations
-page, distribution builds): what they say of these runs is tested where they are made."""
+page, distribution builds, mutants runs): what they say of these runs is tested where they are made."""
 
 
 def duckdb_aggregates(run: Path) -> Aggregates:
