@@ -106,8 +106,11 @@ import."""
 IMPORT_NOT_EXPORTED: Final = "import-not-exported"
 """How the reference refuses an import of a subject its account does not export. docs.nats.io,
 "Accounts": an account shares a subject by exporting it, and another account imports what was
-exported; observed (2.2.6, 2.10.27, 2.14.9): the configuration is refused ("stream import not
-authorized", "service import not authorized")."""
+exported; "nsc" "Streams": of an export with a wildcard, "any subject that matches the pattern will be
+exported". So an import is taken iff every subject it names is exported: its subject is contained in
+the export's (`reference.matching.contains`); of an import only part of whose subjects are exported
+the documents say nothing, and observed (2.2.6, 2.9.25 to 2.15.3) it is refused too ("stream import
+not authorized", "service import not authorized")."""
 
 
 def keeping(source: str) -> str:

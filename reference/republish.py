@@ -88,10 +88,12 @@ __all__ = [
     "StreamModel",
     "StreamSet",
     "compile_republish",
+    "configuration_violations",
     "parse_time_stamp",
     "reportable_by",
     "republish_violations",
     "rules_for",
+    "stream_violations",
     "subjects_collide",
 ]
 
@@ -268,11 +270,21 @@ class SourceOutsideStreamError(RePublishError):
     kind = "source-outside-stream"
 
 
+class StreamSubjectsOverlapError(RePublishError):
+    """Two of the stream's own subjects share a subject (`subjects_collide`), so a message on it would be
+    stored twice. docs.nats.io, "Streams" (nats-concepts/jetstream/streams): a stream consumes many
+    subjects; the page is silent on subjects of one stream that overlap, so what servers do decides
+    (observed on 2.9.25 to 2.15.3: the stream is refused, 'subject "A" overlaps with "B"')."""
+
+    kind = "stream-subjects-overlap"
+
+
 #: How servers word their refusals, as kinds (``description`` of the JetStream API error).
 SERVER_KINDS: Final = (
     ("republish source is not valid subset", SourceOutsideStreamError.kind),
     ("republish destination forms a cycle", DestinationOverlapsStreamError.kind),
     ("can not change republish", "update-not-allowed"),
+    ("overlaps with", StreamSubjectsOverlapError.kind),
     ("republish", InvalidTransformError.kind),
 )
 
@@ -286,6 +298,7 @@ _REPORTABLE: Final[Mapping[str, frozenset[str]]] = {
         {DestinationOverlapsStreamError.kind, InvalidTransformError.kind}
     ),
     PlaceholderOutputOverlapsStreamError.kind: frozenset({DestinationOverlapsStreamError.kind}),
+    StreamSubjectsOverlapError.kind: frozenset({StreamSubjectsOverlapError.kind}),
 }
 
 
@@ -473,6 +486,23 @@ def _destination_violations(
                 )
             )
     return found
+
+
+def stream_violations(subjects: Sequence[str]) -> tuple[RePublishError, ...]:
+    """The pairs of the stream's `subjects` that overlap (`StreamSubjectsOverlapError`), in order."""
+    return tuple(
+        StreamSubjectsOverlapError(f"subject {first!r} overlaps with {second!r}")
+        for index, first in enumerate(subjects)
+        for second in subjects[index + 1 :]
+        if subjects_collide(first, second)
+    )
+
+
+def configuration_violations(
+    subjects: Sequence[str], republish: RePublish, rules: RePublishRules
+) -> tuple[RePublishError, ...]:
+    """The stream's own (`stream_violations`), then its RePublish option's (`republish_violations`)."""
+    return stream_violations(subjects) + republish_violations(subjects, republish, rules)
 
 
 def republish_violations(

@@ -5,8 +5,10 @@ docs.nats.io, "Subject Mapping and Partitioning" (nats-concepts/subject_mapping)
 mappings also apply "as part of the imports and exports between accounts". The account ``EXP`` exports
 every subject (``>``) as a stream and as a service; the account ``IMP`` imports one drawn subject of it
 (the source, from the mapping strategies) with a drawn local subject ``to`` (the destination), or a
-stream import with a ``prefix`` instead; in the configuration file the exporter may also import from a
-third account, ``RLY`` (`fixtures.layouts.relay_subject`). The transform maps the exporter's subjects to
+stream import with a ``prefix`` instead; now and then the exporter exports a subject near the import's
+in place of ``>`` (`exports_near`), which must contain the import (`IMPORT_NOT_EXPORTED`); in the
+configuration file the exporter may also import from a third account, ``RLY``
+(`fixtures.layouts.relay_subject`). The transform maps the exporter's subjects to
 the importer's (`reference.contexts`).
 
 - ``stream``: subjects of the source are published in ``EXP``; each must reach an ``IMP`` subscriber of
@@ -59,7 +61,9 @@ from nats_conformance.reference.contexts import (
     requested,
 )
 from nats_conformance.reference.errors import MappingError
+from nats_conformance.reference.matching import contains
 from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.subjects import is_valid_subject
 from nats_conformance.reference.transform import NOT_DELIVERED, Transform
 from nats_conformance.suites.engine.family import (
     Description,
@@ -86,6 +90,7 @@ from nats_conformance.suites.families.mapping import random_tokens
 from nats_conformance.suites.harness import observe_subscriptions
 from nats_conformance.suites.strategies import (
     INTEGER_EDGES,
+    below,
     bulk_subjects,
     destination_templates,
     function_tokens,
@@ -106,6 +111,10 @@ FUNCTION_TOKEN = re.compile(r"\{\{.*?\}\}")
 LITERAL_SOURCE = "-literal-source"
 """Appended to the difference of a case whose source has no wildcard: the server then builds no transform
 and delivers on the ``to`` subject as written, which sets those cases apart."""
+NARROW_EXPORT = "-narrow-export"
+"""Appended after it to the difference of the configuration case of a unit whose exporter exports a
+subject near the import's (`exports_near`): whether that export takes the import is a question of its
+own, which no divergence listed for an import's `to` explains."""
 
 
 def feature_of(kind: str) -> str:
@@ -132,6 +141,8 @@ class ImportRun:
     """Whether the importer lists the import twice (`IMPORT_DUPLICATE`)."""
     unexported: bool = False
     """Whether the exporter exports nothing (`IMPORT_NOT_EXPORTED`)."""
+    export: str = ""
+    """The exporter's subject in place of `>` ('' `>`: `fixtures.layouts.exports`)."""
 
     def to_json(self) -> str:
         step: dict[str, object] = {"kind": self.kind, "source": self.source, "destination": self.destination}
@@ -148,6 +159,7 @@ class ImportRun:
             cycle=self.cycle,
             duplicate=self.duplicate,
             unexported=self.unexported,
+            export=self.export,
         )
 
     @property
@@ -157,6 +169,7 @@ class ImportRun:
             (self.cycle, IMPORT_CYCLE),
             (self.duplicate, IMPORT_DUPLICATE),
             (self.unexported, IMPORT_NOT_EXPORTED),
+            (bool(self.export) and not contains(self.source, self.export), IMPORT_NOT_EXPORTED),
         )
         return next((kind for twisted, kind in twists if twisted), "")
 
@@ -238,6 +251,35 @@ def every_token_kind(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> s
     return ".".join(body + tail)
 
 
+SIXTEENTHS = below(16)
+"""How `exports_near` changes a token, built once."""
+
+
+@st.composite
+def exports_near(draw: st.DrawFn, source: str) -> str:
+    """A valid subject for the exporter near the import's `source`: after its first token, each token
+    kept (half the time), made `*` (seven in sixteen) or made `x`, then cut to a `>` after a drawn token
+    past the source's first `*` (if any), or kept whole, or one `*` longer (when it does not end in `>`);
+    the source itself is cut one token earlier to a `>`. Imports contained in it and not, token by token
+    (`*` in `*`, `>` in `*`, a literal in another), where mutants 1494 and 1498 of 2.14.10's
+    `isSubsetMatchTokenized` take an import's `*` under an export's `*` for a miss."""
+    first, *rest = source.split(".")
+    tokens = [first]
+    for token in rest:
+        kind = draw(SIXTEENTHS)
+        tokens.append(token if kind < 8 else "x" if kind == 15 else "*")
+    low = rest.index("*") + 2 if "*" in rest else 2
+    end = draw(st.integers(min(low, len(tokens)), len(tokens) + 1))
+    if end < len(tokens):
+        tokens = [*tokens[:end], ">"]
+    elif end > len(tokens) and tokens[-1] != ">":
+        tokens.append("*")
+    if tokens != [first, *rest]:
+        return ".".join(tokens)
+    kept = len(tokens) - (2 if tokens[-1] == ">" else 1)
+    return ".".join([*tokens[: max(1, kept)], ">"])
+
+
 PREFIXES = ("p", "p.", "p.q", "p.*", "p.>")
 """Prefixes of a stream import: literal ones, with and without the `.` the server adds, and two that
 are not literal (refused)."""
@@ -254,7 +296,9 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     (`fixtures.layouts.relay_subject`), and one in eighteen each has it import every subject back from
     the importer (`IMPORT_CYCLE`), has the importer list its import twice (`IMPORT_DUPLICATE`) or has
     the exporter export nothing (`IMPORT_NOT_EXPORTED`); a service import's `to` is then one it can
-    reverse, which the server takes (a refused import leaves the exporter's unread)."""
+    reverse, which the server takes (a refused import leaves the exporter's unread). One in eight of
+    the others with no prefix and a valid source has the exporter export a subject near it
+    (`exports_near`), and no `to`."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
     templates = destination_templates(source, profile, draw(swarms()))
@@ -267,6 +311,9 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     relayed, cycle, duplicate, unexported = 11 <= chain <= 14, chain == 15, chain == 16, chain == 17
     if (relayed or chain >= 15) and kind == "service":  # most drawn templates are refused: unread chains
         destination = draw(reversible_destinations(source))
+    near = file_only and chain < 11 and not prefix and is_valid_subject(source)
+    export = draw(mostly(st.just(""), exports_near(source), one_in=8)) if near else ""
+    destination = "" if export else destination  # most drawn templates are refused: unread exports
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     relay = relay_subject(kind, source, destination) if relayed else ""
@@ -281,6 +328,7 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
         cycle=cycle,
         duplicate=duplicate,
         unexported=unexported,
+        export=export,
     )
 
 
@@ -310,7 +358,8 @@ class ImportFamily(TargetServer):
         "in eighteen each, configurations that must be refused: the exporter imports every subject back "
         'from the importer, a cycle (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
         "`IMPORT_CYCLE`), the importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter "
-        "exports nothing (`IMPORT_NOT_EXPORTED`)",
+        "exports nothing (`IMPORT_NOT_EXPORTED`); and in one of the others in eight the exporter exports "
+        "a subject near the import's in place of `>`, which must contain it (`IMPORT_NOT_EXPORTED`)",
         2_000,
     )
     features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
@@ -484,7 +533,7 @@ class ImportFamily(TargetServer):
         elif observed.failure and not observed.configured:
             difference, verdict = "unknown", ""
         if difference not in ("", "unknown"):
-            difference += literal
+            difference += literal + (NARROW_EXPORT if unit.export else "")
         steps = (unit.to_json(),)
         cases = UnitCases(context, feature, functions, unit.source, unit.destination, unit.seed, steps)
         configured = cases.case(

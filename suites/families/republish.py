@@ -8,8 +8,9 @@ message is stored it is republished on the destination the source maps it to; "H
 ``Nats-Last-Sequence`` (and ``Nats-Time-Stamp``, ``Nats-Msg-Size`` with headers only). One unit is one
 stream: its subjects, storage and per-subject limit, a RePublish option, and what is done to it as a
 drawn list (which `suites.test_republish` runs through the registry too): publishes (application
-headers, message ids and so duplicates), deletes, purges and option edits. Operations run only with an
-option the reference accepts; the stream is deleted afterwards.
+headers, message ids and so duplicates), deletes, purges and option edits. Operations run only with a
+stream and an option the reference accepts (one stream in sixteen has two subjects of `*` that may
+overlap, `crossed_layouts`); the stream is deleted afterwards.
 
 Drawing: a unit's stream subjects live under one namespace token (`NAMESPACE`) and its republish
 destinations under another (`DESTINATIONS`), so a stream never shares subjects with its destinations
@@ -69,6 +70,7 @@ from nats_conformance.reference.republish import (
     RePublishedMessage,
     RePublishRules,
     StreamModel,
+    configuration_violations,
     parse_time_stamp,
     reportable_by,
     republish_violations,
@@ -85,7 +87,7 @@ from nats_conformance.suites.engine.verdicts import (
     wrong_subject,
 )
 from nats_conformance.suites.expected import functions_named
-from nats_conformance.suites.strategies import below, destination_templates, pick, weighted
+from nats_conformance.suites.strategies import below, destination_templates, mostly, pick, weighted
 
 FEATURE = "republish"
 STREAM = "RP"
@@ -253,6 +255,20 @@ def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]
             (f"{n}.>",),
         ]
     )
+
+
+@functools.cache
+def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
+    """Two subjects with `*` and no `>` that share a subject at the same length (refused:
+    `reference.republish.StreamSubjectsOverlapError`), or that share none by their lengths (`*` on
+    both sides; `>` on the longer only). Mutant 1309 of 2.14.10's ``SubjectsCollide`` takes two
+    filters of `*` alone for disjoint whatever their lengths."""
+    n = namespace
+    return st.sampled_from([(f"{n}.a.*", f"{n}.*.b"), (f"{n}.a.*", f"{n}.*.b.*"), (f"{n}.*", f"{n}.*.>")])
+
+
+LAYOUTS = mostly(stream_subject_layouts(NAMESPACE), crossed_layouts(NAMESPACE), one_in=16)
+"""A scenario's stream subjects: one stream in sixteen crossed (`crossed_layouts`)."""
 
 
 def _refinements(pattern: str) -> list[str]:
@@ -507,14 +523,15 @@ def operations(
 
 @st.composite
 def scenarios(draw: st.DrawFn, profile: ReleaseProfile) -> RepublishScenario:
-    """A stream, an option (mostly one the reference accepts, else any), and operations for it."""
+    """A stream (`LAYOUTS`), an option (mostly one the reference accepts, else any), and operations
+    for it when the reference takes both."""
     rules = rules_for(profile)
-    subjects = draw(stream_subject_layouts(NAMESPACE))
+    subjects = draw(LAYOUTS)
     any_option = draw(below(2)) == 1
     option = draw((options if any_option else valid_options)(subjects, DESTINATIONS, profile))
     storage = draw(STORAGES)
     limit = draw(LIMITS)
-    valid = not republish_violations(subjects, option, rules)
+    valid = not configuration_violations(subjects, option, rules)
     ops = draw(operations(subjects, profile, deletes=True, limit=limit)) if valid else ()
     return RepublishScenario(subjects, option, storage, limit, ops, draw(SEEDS))
 
@@ -636,14 +653,14 @@ def refused_as(error: ApiError, destination: str) -> str:
 
 def expected_outcome(subjects: Sequence[str], republish: RePublish, rules: RePublishRules) -> tuple[str, ...]:
     """The kinds of rule the configuration breaks (empty: the server must accept it)."""
-    return tuple(error.kind for error in republish_violations(subjects, republish, rules))
+    return tuple(error.kind for error in configuration_violations(subjects, republish, rules))
 
 
 def accepted_difference(subjects: Sequence[str], republish: RePublish, rules: RePublishRules) -> str:
     """The difference of an option the server accepts against the reference: the first rule broken,
     with the transform engine's cause for an invalid transform, told apart for a source without
     wildcards (``...-server-accept-literal-source``), as the mapping validation family does."""
-    first = republish_violations(subjects, republish, rules)[0]
+    first = configuration_violations(subjects, republish, rules)[0]
     rule = f"{first.kind}-{first.cause}" if isinstance(first, InvalidTransformError) else first.kind
     suffix = "-literal-source" if is_literal(republish.effective_source) else ""
     return f"reference-reject-{rule}-server-accept{suffix}"
@@ -1027,7 +1044,7 @@ class RepublishFamily(JetStreamSlots):
                 duration_us=observed.create_us,
             )
         ]
-        if api_error(observed.created) is not None or republish_violations(subjects, option, rules):
+        if api_error(observed.created) is not None or configuration_violations(subjects, option, rules):
             return cases
         model = StreamModel(STREAM, subjects, option, rules, max_msgs_per_subject=unit.max_msgs_per_subject)
         ledger = MessageLedger(subjects, option)

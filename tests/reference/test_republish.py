@@ -23,6 +23,7 @@ from nats_conformance.reference.republish import (
     reportable_by,
     republish_violations,
     rules_for,
+    stream_violations,
     subjects_collide,
 )
 
@@ -149,6 +150,20 @@ def test_release_table() -> None:
 def test_subjects_collide(first: str, second: str, collide: bool) -> None:
     assert subjects_collide(first, second) is collide
     assert subjects_collide(second, first) is collide
+
+
+@pytest.mark.parametrize(
+    ("subjects", "overlaps"),
+    [
+        (("s.a.*", "s.*.b"), 1),
+        (("s.a.*", "s.*.b.*"), 0),
+        (("s.*", "s.*.>"), 0),
+        (("s.*", "s.a", "s.>"), 3),
+    ],
+)
+def test_a_stream_s_own_subjects_may_not_overlap(subjects: tuple[str, ...], overlaps: int) -> None:
+    found = stream_violations(subjects)
+    assert [error.kind for error in found] == ["stream-subjects-overlap"] * overlaps
 
 
 def test_reportable_kinds_name_what_servers_say() -> None:

@@ -31,8 +31,10 @@ from nats_conformance.reference.contexts import (
     local_pattern,
     requested,
 )
+from nats_conformance.reference.matching import contains
 from nats_conformance.reference.profiles import for_version
 from nats_conformance.reference.republish import subjects_collide
+from nats_conformance.reference.subjects import is_valid_subject
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.family import cases_of, check
 from nats_conformance.suites.engine.verdicts import RunContext, wrong_subject
@@ -41,6 +43,7 @@ from nats_conformance.suites.families.imports import (
     ImportFamily,
     ImportObservation,
     ImportRun,
+    exports_near,
     import_runs,
     published_subjects,
     reversible_destinations,
@@ -424,6 +427,58 @@ def test_an_import_listed_twice_or_of_nothing_exported_is_refused(
     ], cases
     assert json.loads(cases[0].steps[0])[twist] is True
     assert getattr(FAMILY.unit_of(CaseFile.of(cases[0])), twist)
+
+
+@given(st.sampled_from(("e.*.a", "e.*.*.>", "e.b.*", "e.a")), st.data())
+@settings(max_examples=60, deadline=None)
+def test_an_export_near_the_import_is_a_valid_subject_of_its_account(
+    source: str, data: st.DataObject
+) -> None:
+    export = data.draw(exports_near(source))
+    assert is_valid_subject(export)
+    assert export.split(".")[0] == "e"
+
+
+@pytest.mark.parametrize(
+    ("export", "refusal"),
+    [
+        ("e.*.>", ""),
+        ("e.*.*", ""),
+        ("e.*.a", ""),
+        ("e.*.b", IMPORT_NOT_EXPORTED),
+        ("e.x.a", IMPORT_NOT_EXPORTED),
+    ],
+)
+def test_an_import_is_taken_iff_the_export_contains_it(export: str, refusal: str) -> None:
+    """`e.*.a` under an export of `*` where it has `*` (mutants 1494 and 1498 of 2.14.10), or not."""
+    unit = ImportRun("stream", "e.*.a", "", ("e.b.a",), export=export)
+    assert unit.refusal == refusal
+    assert (refusal == "") is contains(unit.source, export)
+    _, exporter, _ = unit.accounts()
+    assert {item.subject for item in exporter.exports} == {export}
+    step = json.loads(unit.to_json())
+    assert step["export"] == export
+    case = CaseFile("stream-import", unit.source, "", "e.b.a", "2.14.10", steps=(unit.to_json(),))
+    assert FAMILY.unit_of(case).export == export
+    refused = ImportObservation(rejection="stream import not authorized")
+    other = "reference-accept-server-reject-narrow-export" if not refusal else ""
+    assert judged(unit, refused)[0][1] == other
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", ["stream", "service"])
+@pytest.mark.parametrize("export", ["e.*.>", "e.*.b"])
+def test_an_import_under_an_export_of_stars_is_taken_iff_contained(
+    kind: str, export: str, server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """`e.*.a` under an export of `e.*.>` is taken and delivers; under `e.*.b` it is refused."""
+    unit = ImportRun(kind, "e.*.a", "", ("e.b.a",), export=export)
+    cases = judged_live(unit, server_factory, expectations, tmp_path)
+    taken = export == "e.*.>"
+    assert [(case.verdict, case.expected) for case in cases][:1] == [
+        ("agree", "accept" if taken else f"reject:{IMPORT_NOT_EXPORTED}")
+    ], cases
+    assert [case.verdict for case in cases] == ["agree"] * (2 if taken else 1), cases
 
 
 BATCH = [

@@ -225,6 +225,21 @@ def test_refusal_kinds_follow_the_server_words() -> None:
     assert kind("insufficient resources") == "other"
 
 
+def test_a_stream_whose_subjects_overlap_must_be_refused_for_that() -> None:
+    """Two subjects of `*` alone and one length that share a subject (`crossed_layouts`): the server's
+    "overlaps with" agrees; taking the stream is a divergence of its own."""
+    subjects = ("s.a.*", "s.*.b")
+    words = 'subject "s.a.*" overlaps with "s.*.b"'
+    refused = {"error": {"code": 500, "err_code": 10052, "description": words}}
+    assert refusal_kind(ApiError(500, 10052, words)) == "stream-subjects-overlap"
+    case = judge_configuration(context(), RULES, subjects, OPTION, refused)
+    assert (case.verdict, case.expected) == ("agree", "reject:stream-subjects-overlap")
+    taken = judge_configuration(context(), RULES, subjects, OPTION, {"config": {}})
+    assert taken.case_class.endswith("reference-reject-stream-subjects-overlap-server-accept")
+    apart = judge_configuration(context(), RULES, ("s.a.*", "s.*.b.*"), OPTION, {"config": {}})
+    assert apart.verdict == "agree"
+
+
 def test_replay_command_names_the_stream_subjects_and_headers_only() -> None:
     option = RePublish("", "r.>", headers_only=True)
     case = judge_configuration(context(), RULES, ("s.>", "t.*"), option, {"config": {}})
