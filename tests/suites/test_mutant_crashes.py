@@ -1,9 +1,10 @@
-"""A mutant is killed `by crash` only when its run of a family restarts more servers than the original's
-runs do, confirmed by one more run of each (`suites.mutants.crashes_more`): the count varies from run to
-run with the same seed."""
+"""A mutant is killed `by crash` only by a crash whose reason the original's runs never give, confirmed by
+one more run of each (`suites.mutants.new_crash`): the number of restarts after the same panic varies
+from run to run with the same seed, so a count is no evidence."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,38 +12,53 @@ import pytest
 
 from nats_conformance.suites import mutants
 from nats_conformance.suites.engine.campaign import CampaignPlan
-from nats_conformance.suites.mutants import Context, Original, crashes_more
+from nats_conformance.suites.mutants import Context, Original, new_crash
+
+PANIC, OTHER = (
+    "server restarted after: panic: nil pointer",
+    "server restarted after: panic: index out of range",
+)
+
+
+def restarts(*reasons: str) -> list[dict[str, str]]:
+    return [{"family": "import", "reason": reason} for reason in reasons]
 
 
 @pytest.mark.parametrize(
-    ("counts", "more", "runs"),
+    ("runs", "crash", "ran"),
     [
-        ((4, 4, None, None), False, []),  # not above the original: nothing runs again
-        ((3, 4, 4, None), False, [0]),  # the original reaches it once more
-        ((3, 5, 4, 4), False, [0, 9]),  # the mutant falls back once more
-        ((3, 5, 4, 6), True, [0, 9]),  # above both runs of the original, twice
+        # the original's panic, more often: no evidence, nothing runs again
+        (((PANIC,), (PANIC, PANIC, PANIC), (), ()), "", []),
+        # a new panic the original gives once more: none
+        (((PANIC,), (PANIC, OTHER), (OTHER,), ()), "", [0]),
+        # a new panic the mutant does not give again: none
+        (((), (OTHER,), (PANIC,), (PANIC,)), "", [0, 9]),
+        # a new panic, absent from both runs of the original, given twice by the mutant
+        (((PANIC,), (PANIC, OTHER), (PANIC,), (OTHER,)), OTHER, [0, 9]),
     ],
 )
-def test_a_crash_count_above_the_originals_is_confirmed_by_one_more_run_of_each(
+def test_only_a_new_reason_given_twice_and_never_by_the_original_kills(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
-    counts: tuple[int, int, int | None, int | None],
-    more: bool,
-    runs: list[int],
+    runs: tuple[tuple[str, ...], ...],
+    crash: str,
+    ran: list[int],
 ) -> None:
-    """`counts`: restarts of the original's run, the mutant's, the original's again, the mutant's again."""
-    original, crashes, original_again, mutant_again = counts
-    ran: list[int] = []
+    """`runs`: the restart reasons of the original's run, the mutant's, the original's again and the
+    mutant's again."""
+    original_run, mutant_run, original_again, mutant_again = runs
+    sides: list[int] = []
 
     def campaign(context: Context, mutant: int, run_dir: Path, family: str) -> dict[str, Any]:
-        ran.append(mutant)
-        count = original_again if mutant == 0 else mutant_again
-        assert count is not None
+        sides.append(mutant)
         assert run_dir.parent == tmp_path / "m00009"
-        return {"restarts": [{"reason": "panic"}] * count}
+        return {"restarts": restarts(*(original_again if mutant == 0 else mutant_again))}
 
     monkeypatch.setattr(mutants, "campaign", campaign)
+    (tmp_path / "original").mkdir()
+    (tmp_path / "original" / "manifest.json").write_text(json.dumps({"restarts": restarts(*original_run)}))
     context = Context("2.14.10", tmp_path / "nats-server", CampaignPlan(budgets={}), tmp_path, tmp_path)
-    family = Original("import", tmp_path / "original", original, 1.0)
-    assert crashes_more(context, 9, tmp_path / "m00009" / "import", family, crashes) is more
-    assert ran == runs
+    family = Original("import", tmp_path / "original", 1.0)
+    found = new_crash(context, 9, tmp_path / "m00009" / "import", family, restarts(*mutant_run))
+    assert found == crash
+    assert sides == ran
