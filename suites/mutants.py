@@ -63,7 +63,6 @@ from nats_conformance.fixtures.provision import parse_version_spec, report_to_st
 from nats_conformance.fixtures.servers import ProcessBackend, started
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
-from nats_conformance.records.load import read_manifest
 from nats_conformance.records.mutants import (
     EQUIVALENT,
     FORMAT,
@@ -185,10 +184,11 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class Original:
-    """One family's run on the original: its run directory and its seconds."""
+    """One family's run on the original: its run directory, why its servers restarted, its seconds."""
 
     family: str
     run: Path
+    crashes: frozenset[str]
     seconds: float
 
 
@@ -246,9 +246,9 @@ def originals(context: Context) -> tuple[Original, ...]:
     for family in families_of(context.plan):
         started = time.monotonic()
         run_dir = context.folder / "runs" / "original" / family
-        campaign(context, 0, run_dir, family)
+        crashes = reasons(campaign(context, 0, run_dir, family).get("restarts", []))
         seconds = time.monotonic() - started
-        found.append(Original(family, run_dir, round(seconds, 2)))
+        found.append(Original(family, run_dir, crashes, round(seconds, 2)))
     return tuple(sorted(found, key=lambda original: original.seconds))
 
 
@@ -326,6 +326,11 @@ def campaign_verdict(context: Context, mutant: int, outcome: Outcome) -> None:
             return
 
 
+def reasons(restarts: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """Why a run's servers restarted: the reasons of a manifest's `restarts`."""
+    return frozenset(str(restart.get("reason", "")) for restart in restarts)
+
+
 def new_crash(
     context: Context, mutant: int, run_dir: Path, original: Original, restarts: Sequence[Mapping[str, Any]]
 ) -> str:
@@ -336,14 +341,11 @@ def new_crash(
     reason is confirmed: the original runs once more and must not give it, then the mutant once more and
     must give it again."""
 
-    def reasons(found: Iterable[Mapping[str, Any]]) -> set[str]:
-        return {str(restart.get("reason", "")) for restart in found}
-
-    def again(side: int, name: str) -> set[str]:
+    def again(side: int, name: str) -> frozenset[str]:
         run = campaign(context, side, run_dir.with_name(f"{run_dir.name}.{name}"), original.family)
         return reasons(run.get("restarts", []))
 
-    new = reasons(restarts) - reasons(read_manifest(original.run).get("restarts", []))
+    new = reasons(restarts) - original.crashes
     if new:
         new -= again(0, "original-again")
     if new:

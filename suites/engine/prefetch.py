@@ -104,9 +104,7 @@ def units_drawn_apart(
     only one that reads past them starts a drawing process, which skips what was kept. A mutants run's
     judge runs each family on one mutant after another with the same seed."""
     key = (id(family), profile, budget, seed)
-    owner, kept = _DRAWINGS.get(key, (family, ()))
-    if owner is not family:  # another family at the same address since
-        kept = ()
+    _, kept = _DRAWINGS.get(key, (family, ()))
     units = list(kept)
     with contextlib.ExitStack() as stack:
 
@@ -133,4 +131,5 @@ def units_drawn_apart(
 KEPT = 32
 """Drawings `units_drawn_apart` keeps, the latest."""
 _DRAWINGS: dict[tuple[int, ReleaseProfile, int, int], tuple[Family[Any, Any, Any], tuple[Any, ...]]] = {}
-"""Per (family's id, profile, budget, seed): the family (whose id it is) and the units read."""
+"""Per (family's id, profile, budget, seed): the family, kept so that no other object takes its id while
+the entry lasts, and the units read."""

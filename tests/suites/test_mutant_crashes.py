@@ -4,7 +4,6 @@ from run to run with the same seed, so a count is no evidence."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +54,8 @@ def test_only_a_new_reason_given_twice_and_never_by_the_original_kills(
         return {"restarts": restarts(*(original_again if mutant == 0 else mutant_again))}
 
     monkeypatch.setattr(mutants, "campaign", campaign)
-    (tmp_path / "original").mkdir()
-    (tmp_path / "original" / "manifest.json").write_text(json.dumps({"restarts": restarts(*original_run)}))
     context = Context("2.14.10", tmp_path / "nats-server", CampaignPlan(budgets={}), tmp_path, tmp_path)
-    family = Original("import", tmp_path / "original", 1.0)
+    family = Original("import", tmp_path / "original", frozenset(original_run), 1.0)
     found = new_crash(context, 9, tmp_path / "m00009" / "import", family, restarts(*mutant_run))
     assert found == crash
     assert sides == ran
