@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from nats_conformance.fixtures.errors import ServerError
 from nats_conformance.fixtures.servers.base import Backend
+from nats_conformance.fixtures.session import Session
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.reference.profiles import for_version
 from nats_conformance.reference.versions import Version
 from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES, family_of_feature
-from nats_conformance.suites.families.contexts import PLACES, ContextsUnit, places
+from nats_conformance.suites.families.contexts import PLACES, ContextsFamily, ContextsUnit, places
 from nats_conformance.suites.families.imports import ImportRun
 from nats_conformance.suites.families.republish import RepublishScenario
 from nats_conformance.suites.families.streams import TransformRun
@@ -72,6 +74,23 @@ def test_a_unit_cut_short_is_unknown_in_every_place_the_release_has() -> None:
     assert {case.feature for case in cases} == {"validation", "mapping", "stream-import", "republish"}
 
 
+def batch_until_whole(
+    family: ContextsFamily, session: Session, units: list[ContextsUnit], attempts: int = 3
+) -> list[tuple[tuple[int, object], ...] | ServerError]:
+    """The batch's outcomes once no server error cut it short. A JetStream request that waits past its
+    deadline on a loaded machine ends a batch with a `ServerError` (the engine then runs each unit again
+    alone, `check_many`); that is timing, not an observation, so the batch runs again, up to `attempts`
+    times, and the test is skipped when every attempt is cut short."""
+    errors: list[ServerError] = []
+    for _ in range(attempts):
+        outcomes = family.execute_many(session, units)
+        errors = [outcome for outcome in outcomes if isinstance(outcome, ServerError)]
+        if not errors:
+            return outcomes
+        session.clear()
+    pytest.skip(f"every batch was cut short by a server error: {errors[0]}")
+
+
 @pytest.mark.live
 def test_a_batch_observes_every_place_of_each_unit_as_alone(
     server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
@@ -81,6 +100,7 @@ def test_a_batch_observes_every_place_of_each_unit_as_alone(
     in order, and each is judged as it is alone: the valid pairs agree, and a pair the server refuses
     (twice in the batch: their import refusals read alike) is refused in each place as alone."""
     family = FAMILIES["contexts"]
+    assert isinstance(family, ContextsFamily)
     refused = ContextsUnit("t.*", "t.{{wildcard(2)}}", ("t.a",))
     units = [
         ContextsUnit("t.*", "t.x.$1", ("t.a", "t.b")),
@@ -96,7 +116,7 @@ def test_a_batch_observes_every_place_of_each_unit_as_alone(
         context,
         _,
     ):
-        outcomes = family.execute_many(session, units)
+        outcomes = batch_until_whole(family, session, units)
         alone = [family.execute(session, unit) for unit in units]
         version, backend = session.server.version, session.server.name
         for unit, together, single in zip(units, outcomes, alone, strict=True):
