@@ -38,6 +38,7 @@ from typing import Final
 
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.subjects import is_message_subject
 from nats_conformance.reference.templates import FunctionNode, LiteralNode, parse_token
 from nats_conformance.reference.transform import Transform, compile_transform
 from nats_conformance.reference.versions import Version
@@ -49,6 +50,7 @@ __all__ = [
     "UnsupportedContextError",
     "compile_in",
     "context_named",
+    "jetstream_applies",
     "local_pattern",
     "requested",
 ]
@@ -151,6 +153,16 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     if context == "service-import":
         _check_reversible(transform)
     return transform
+
+
+def jetstream_applies(transform: Transform, subject: str) -> bool:
+    """Whether a JetStream place's `transform` maps a message published on `subject`: its source matches
+    it, and `subject` is one a message travels on (`is_message_subject`). The documents are silent on a
+    subject with a wildcard token, which a publisher must not send ("Subject-Based Messaging",
+    https://docs.nats.io/nats-concepts/subjects) and a connection that is not pedantic still may; observed
+    (2.10.27, 2.14.10, 2.15.3): a stream, its sources and its mirror store such a message under the
+    subject it was published on (``t.*.b`` as ``t.*.b`` under ``t.*.*`` -> ``x.$2.$1``)."""
+    return is_message_subject(subject) and transform.matches(subject)
 
 
 def _nodes(transform: Transform) -> list[FunctionNode | LiteralNode]:

@@ -499,6 +499,20 @@ def bulk_subjects(source: str, rng: random.Random, count: int, *, pool: Sequence
     return result
 
 
+def with_wildcard_token(subject: str, source: str, rng: random.Random) -> str | None:
+    """`subject` (one `source` matches) with the token at one of `source`'s wildcard positions (a ``*``,
+    or any under a final ``>``) made ``*``: a subject a publisher must not send ("Subject-Based
+    Messaging"), which a connection that is not pedantic still may; None when `source` has no wildcard."""
+    parts, tokens = source.split("."), subject.split(".")
+    positions = [i for i, part in enumerate(parts) if part == "*"]
+    if parts[-1] == ">":
+        positions += range(len(parts) - 1, len(tokens))
+    if not positions:
+        return None
+    tokens[rng.choice(positions)] = "*"
+    return ".".join(tokens)
+
+
 @st.composite
 def subjects_matching(draw: st.DrawFn, source: str, *, utf8: bool = False) -> str:
     """A subject that `source` matches (shrinks to one-token substitutions)."""
