@@ -137,10 +137,23 @@ def context_named(name: str) -> Context:
     raise ValueError(f"no context named {name!r} (known: {', '.join(c.name for c in CONTEXTS)})")
 
 
-def compile_in(context: str, source: str, destination: str, profile: ReleaseProfile) -> Transform:
+def compile_in(
+    context: str,
+    source: str,
+    destination: str,
+    profile: ReleaseProfile,
+    *,
+    accounts: tuple[str, str] | None = None,
+) -> Transform:
     """`source` -> `destination` validated and compiled as `context` must take it under `profile`'s
     release (raises MappingError as `compile_transform` does; `UnsupportedContextError` before the
-    release that has the place)."""
+    release that has the place). An import's `accounts` (importer, exporter) are what its account
+    functions stand for; without them they are refused, as where the transform engine meets them. The
+    documents do not describe those functions (`reference.functions`); observed on 2.14.10, an import
+    in a configuration file takes ``{{account-hash()}}`` as the importing account's hash and
+    ``{{account-hash-import()}}`` as the exporting one's (``t.*`` to
+    ``x.{{account-hash()}}.{{account-hash-import()}}.$1`` delivers ``t.a`` of ``EXP`` in ``IMP`` as
+    ``x.7bLjePac.6bnb23H0.a``), and refuses ``{{account-hash-leaf-remote()}}`` and any argument."""
     place = context_named(context)
     if source == "" and context in JETSTREAM:
         source = ">"
@@ -149,7 +162,8 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     if not place.supported(profile):
         message = f"{context} transforms appeared in {place.since}, not in {profile.name}"
         raise UnsupportedContextError(message)
-    transform = compile_transform(source, destination, profile)
+    importer, exporter = accounts if accounts is not None and context in IMPORTS else (None, None)
+    transform = compile_transform(source, destination, profile, account=importer, imported=exporter)
     if context == "service-import":
         _check_reversible(transform)
     return transform
