@@ -139,6 +139,25 @@ def test_every_place_stores_a_subject_with_a_wildcard_token_as_published(
 
 
 @pytest.mark.live
+def test_a_whole_source_maps_behind_a_token_that_begins_with_a_wildcard_character(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """`>` to `>u.>` puts the literal token `>u` before every subject, in every place (a check of the
+    destination's first character would keep them)."""
+    with live_session(
+        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
+        for place in ("stream", "source", "mirror"):
+            run = TransformRun(place, ">", ">u.>", ("t.a", "t.b.c"))
+            observed = FAMILY.execute(session, run)
+            assert observed.stored == (">u.t.a", ">u.t.b.c"), (place, observed)
+            verdicts = {
+                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
+            }
+            assert verdicts == {"agree"}, place
+
+
+@pytest.mark.live
 def test_a_case_of_a_source_replays(target: Target, capsys: pytest.CaptureFixture[str]) -> None:
     reason = FAMILY.unsupported(target.spec.text, target.backend)
     if reason:
