@@ -52,11 +52,14 @@ from nats_conformance.suites.strategies import (
 
 SUBJECTS = 6
 ARRIVAL = 2.0
-WHOLE_DESTINATIONS = mostly(st.just(">"), st.sampled_from(("u.>", ">u.>", "*u.>")), one_in=2)
-"""The destination of a source that takes every subject: `>` (every subject kept), or a prefix before
-it, whose first token may begin with a wildcard's character (`>u` and `*u` are literal tokens to the
-server, `reference.subjects`): a check of the destination's first character for `>` (mutant 416 of
-2.14.10, in `subjectTransform.Match`) would take `>u.>` for `>` and keep every subject."""
+WHOLE_DESTINATIONS = mostly(
+    st.just(">"), mostly(st.just(">u.>"), st.sampled_from(("*u.>", "u.>")), one_in=3), one_in=2
+)
+"""The destination of a source that takes every subject: `>` (every subject kept) half the time, else a
+prefix before it (`>u.>` two times in three), whose first token may begin with a wildcard's character
+(`>u` and `*u` are literal tokens to the server, `reference.subjects`): a check of the destination's
+first character for `>` (mutant 416 of 2.14.10, in `subjectTransform.Match`) would take `>u.>` for
+`>` and keep every subject."""
 WILDCARD_SHARE = 0.25
 """The share of units that also publish a subject with a wildcard token (`with_wildcard_token`)."""
 """Seconds a source or mirror has to hold every message the origin stored."""
@@ -98,10 +101,10 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     """A place, a transform for it (a source under `t.`, a destination of a swarm of functions from the
     mapping strategies) and subjects its source matches (plus, in the stream place, one it does not, and in
     `WILDCARD_SHARE` of the units one with a wildcard token where the source has one); one transform in
-    twenty is `>` or the empty source (which stands for `>`, `reference.contexts`) to one of
+    ten is `>` or the empty source (which stands for `>`, `reference.contexts`) to one of
     `WHOLE_DESTINATIONS` (the origin's subjects are under `t.`)."""
     place = draw(st.sampled_from(PLACES))
-    source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=20))
+    source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=10))
     whole = source in (">", "")
     swarm = draw(swarms())
     templates = destination_templates(source, profile, swarm, account_functions=True)
