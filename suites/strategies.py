@@ -107,14 +107,16 @@ ODD_TOKENS = (
     "a}}",
     "{{}}",
     "{x}}}",
+    "{{x}",
+    "{{wildcard(1)}",
     "a-",
     "a--",
     "-",
     "é",
 )
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
-token's edge (`{{}}` and `{x}}}`: one brace away from a function token), a separator at its end; what
-each may be is the reference's to say."""
+token's edge (`{{}}`, `{x}}}`, `{{x}` and `{{wildcard(1)}`: one brace away from a function token), a
+separator at its end; what each may be is the reference's to say."""
 
 ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 """Literal tokens of sources and destinations the subjects document forbids or allows only at your own
