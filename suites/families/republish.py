@@ -267,8 +267,21 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     return st.sampled_from([(f"{n}.a.*", f"{n}.*.b"), (f"{n}.a.*", f"{n}.*.b.*"), (f"{n}.*", f"{n}.*.>")])
 
 
-LAYOUTS = mostly(stream_subject_layouts(NAMESPACE), crossed_layouts(NAMESPACE), one_in=16)
-"""A scenario's stream subjects: one stream in sixteen crossed (`crossed_layouts`)."""
+@functools.cache
+def invalid_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
+    """One subject with `>` before its last token, which is no subject (refused:
+    `reference.republish.InvalidStreamSubjectError`): a stream's subjects are checked as subjects."""
+    n = namespace
+    return st.sampled_from([(f"{n}.>.x",), (f"{n}.>.*",), (f"{n}.*.>.>",)])
+
+
+LAYOUTS = mostly(
+    mostly(stream_subject_layouts(NAMESPACE), crossed_layouts(NAMESPACE), one_in=16),
+    invalid_layouts(NAMESPACE),
+    one_in=32,
+)
+"""A scenario's stream subjects: one stream in sixteen crossed (`crossed_layouts`), one in 32 no subject
+(`invalid_layouts`)."""
 
 
 def _refinements(pattern: str) -> list[str]:
