@@ -295,9 +295,11 @@ def account_function_imports(draw: st.DrawFn, source: str, profile: ReleaseProfi
     return literal, ".".join(tokens)
 
 
-PREFIXES = ("p", "p.", "p.q", "p.*", "p.>")
-"""Prefixes of a stream import: literal ones, with and without the `.` the server adds, and two that
-are not literal (refused)."""
+PREFIXES = ("p", "p.", "p.q", "p.*", "p.>", "p.*q", "q>")
+"""Prefixes of a stream import: literal ones, with and without the `.` the server adds, two that are
+not literal (refused), and two whose tokens hold a wildcard's character inside, which are literal
+(a check of every `*` and `>` character, as mutant 1071 of 2.14.10 makes of `subjectIsLiteral`, would
+refuse them)."""
 
 
 @st.composite

@@ -368,7 +368,10 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
 
 
 @pytest.mark.live
-@pytest.mark.parametrize(("prefix", "taken"), [("p", True), ("p.q.", True), ("p.*", False), ("p.>", False)])
+@pytest.mark.parametrize(
+    ("prefix", "taken"),
+    [("p", True), ("p.q.", True), ("p.*", False), ("p.>", False), ("p.*q", True), ("q>", True)],
+)
 def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
     prefix: str,
     taken: bool,
