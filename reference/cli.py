@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any, Final, NoReturn, Protocol
 
-from nats_conformance.reference.environment import COLUMN, HEADING
+from nats_conformance.reference.environment import COLUMN, HEADING, keep_hypothesis_storage
 from nats_conformance.reference.errors import UsageError, run_command
 
 PASSED: Final = 0
@@ -82,6 +82,9 @@ def run_loaded(
     parses (default `parse_args`; `nats-conformance` reads its configuration file there). With no `argv`
     the command line is this process's own (`sys.argv`): once interrupted, it keeps ignoring signals
     until it exits (`run_command`'s `own_process`)."""
+
+    if argv is None:
+        keep_hypothesis_storage()
 
     def command() -> int:
         parser = load()

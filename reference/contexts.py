@@ -38,6 +38,7 @@ from typing import Final
 
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.subjects import is_message_subject
 from nats_conformance.reference.templates import FunctionNode, LiteralNode, parse_token
 from nats_conformance.reference.transform import Transform, compile_transform
 from nats_conformance.reference.versions import Version
@@ -49,6 +50,7 @@ __all__ = [
     "UnsupportedContextError",
     "compile_in",
     "context_named",
+    "jetstream_applies",
     "local_pattern",
     "requested",
 ]
@@ -135,10 +137,23 @@ def context_named(name: str) -> Context:
     raise ValueError(f"no context named {name!r} (known: {', '.join(c.name for c in CONTEXTS)})")
 
 
-def compile_in(context: str, source: str, destination: str, profile: ReleaseProfile) -> Transform:
+def compile_in(
+    context: str,
+    source: str,
+    destination: str,
+    profile: ReleaseProfile,
+    *,
+    accounts: tuple[str, str] | None = None,
+) -> Transform:
     """`source` -> `destination` validated and compiled as `context` must take it under `profile`'s
     release (raises MappingError as `compile_transform` does; `UnsupportedContextError` before the
-    release that has the place)."""
+    release that has the place). An import's `accounts` (importer, exporter) are what its account
+    functions stand for; without them they are refused, as where the transform engine meets them. The
+    documents do not describe those functions (`reference.functions`); observed on 2.14.10, an import
+    in a configuration file takes ``{{account-hash()}}`` as the importing account's hash and
+    ``{{account-hash-import()}}`` as the exporting one's (``t.*`` to
+    ``x.{{account-hash()}}.{{account-hash-import()}}.$1`` delivers ``t.a`` of ``EXP`` in ``IMP`` as
+    ``x.7bLjePac.6bnb23H0.a``), and refuses ``{{account-hash-leaf-remote()}}`` and any argument."""
     place = context_named(context)
     if source == "" and context in JETSTREAM:
         source = ">"
@@ -147,10 +162,21 @@ def compile_in(context: str, source: str, destination: str, profile: ReleaseProf
     if not place.supported(profile):
         message = f"{context} transforms appeared in {place.since}, not in {profile.name}"
         raise UnsupportedContextError(message)
-    transform = compile_transform(source, destination, profile)
+    importer, exporter = accounts if accounts is not None and context in IMPORTS else (None, None)
+    transform = compile_transform(source, destination, profile, account=importer, imported=exporter)
     if context == "service-import":
         _check_reversible(transform)
     return transform
+
+
+def jetstream_applies(transform: Transform, subject: str) -> bool:
+    """Whether a JetStream place's `transform` maps a message published on `subject`: its source matches
+    it, and `subject` is one a message travels on (`is_message_subject`). The documents are silent on a
+    subject with a wildcard token, which a publisher must not send ("Subject-Based Messaging",
+    https://docs.nats.io/nats-concepts/subjects) and a connection that is not pedantic still may; observed
+    (2.10.27, 2.14.10, 2.15.3): a stream, its sources and its mirror store such a message under the
+    subject it was published on (``t.*.b`` as ``t.*.b`` under ``t.*.*`` -> ``x.$2.$1``)."""
+    return is_message_subject(subject) and transform.matches(subject)
 
 
 def _nodes(transform: Transform) -> list[FunctionNode | LiteralNode]:

@@ -5,7 +5,9 @@ reads is here."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 SELECTING: Final = ("campaign", "replay")
@@ -57,6 +59,12 @@ VARIABLES: Final = (
     Variable("PYSPARK_PYTHON", "the Python of Spark's executors (default this one)", ("campaign",)),
     Variable("SPARK_LOCAL_IP", "the address a local Spark binds (default 127.0.0.1)", SPARK),
     Variable("CI", "the pytest plugin's default Hypothesis profile is `ci` when set, else `dev`", ()),
+    Variable(
+        "HYPOTHESIS_STORAGE_DIRECTORY",
+        "where Hypothesis keeps its caches (default $XDG_CACHE_HOME/nats-conformance/hypothesis, never "
+        "./.hypothesis)",
+        ("campaign", "replay", "coverage", "mutants", "bisect"),
+    ),
 )
 
 COLUMN: Final = 2 + max(len(variable.name) for variable in VARIABLES) + 2
@@ -71,3 +79,20 @@ def epilog(command: str | None = None) -> str | None:
         return None
     lines = [f"  {v.name.ljust(COLUMN - 4)}  {v.meaning}" for v in chosen]
     return "\n".join([HEADING, *lines])
+
+
+HYPOTHESIS_STORAGE: Final = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
+def cache_home() -> Path:
+    """The package's cache folder: $XDG_CACHE_HOME/nats-conformance, else ~/.cache/nats-conformance."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nats-conformance"
+
+
+def keep_hypothesis_storage() -> None:
+    """Hypothesis keeps its caches (its Unicode tables) in ``./.hypothesis`` unless
+    ``$HYPOTHESIS_STORAGE_DIRECTORY`` names another folder (hypothesis.readthedocs.io, "Settings",
+    "database"): a command of this package leaves the user's working folder alone, so unless the user
+    set the variable, it names ``cache_home() / "hypothesis"`` for this process and the processes it
+    starts."""
+    os.environ.setdefault(HYPOTHESIS_STORAGE, str(cache_home() / "hypothesis"))

@@ -270,6 +270,16 @@ class SourceOutsideStreamError(RePublishError):
     kind = "source-outside-stream"
 
 
+class InvalidStreamSubjectError(RePublishError):
+    """One of the stream's own subjects is no subject: an empty token, or ``>`` before the last token
+    ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects: ``>`` matches the tail
+    of a subject, so it is the last token). The "Streams" page says a stream consumes subjects and is
+    silent on one that is not; observed on 2.8.4 to 2.15.3: the stream is refused, "invalid subject",
+    by the server's subject rule (`is_server_valid_subject`)."""
+
+    kind = "invalid-stream-subject"
+
+
 class StreamSubjectsOverlapError(RePublishError):
     """Two of the stream's own subjects share a subject (`subjects_collide`), so a message on it would be
     stored twice. docs.nats.io, "Streams" (nats-concepts/jetstream/streams): a stream consumes many
@@ -286,6 +296,7 @@ SERVER_KINDS: Final = (
     ("can not change republish", "update-not-allowed"),
     ("overlaps with", StreamSubjectsOverlapError.kind),
     ("republish", InvalidTransformError.kind),
+    ("invalid subject", InvalidStreamSubjectError.kind),
 )
 
 _REPORTABLE: Final[Mapping[str, frozenset[str]]] = {
@@ -299,6 +310,7 @@ _REPORTABLE: Final[Mapping[str, frozenset[str]]] = {
     ),
     PlaceholderOutputOverlapsStreamError.kind: frozenset({DestinationOverlapsStreamError.kind}),
     StreamSubjectsOverlapError.kind: frozenset({StreamSubjectsOverlapError.kind}),
+    InvalidStreamSubjectError.kind: frozenset({InvalidStreamSubjectError.kind}),
 }
 
 
@@ -489,8 +501,14 @@ def _destination_violations(
 
 
 def stream_violations(subjects: Sequence[str]) -> tuple[RePublishError, ...]:
-    """The pairs of the stream's `subjects` that overlap (`StreamSubjectsOverlapError`), in order."""
-    return tuple(
+    """The stream's `subjects` that are no subject (`InvalidStreamSubjectError`), then the pairs of them
+    that overlap (`StreamSubjectsOverlapError`), in order."""
+    invalid = tuple(
+        InvalidStreamSubjectError(f"subject {subject!r} is not a valid subject")
+        for subject in subjects
+        if not is_server_valid_subject(subject)
+    )
+    return invalid + tuple(
         StreamSubjectsOverlapError(f"subject {first!r} overlaps with {second!r}")
         for index, first in enumerate(subjects)
         for second in subjects[index + 1 :]

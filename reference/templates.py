@@ -117,15 +117,17 @@ def account_function(token: str, profile: ReleaseProfile) -> tuple[str, list[str
 
 
 def resolve_account_functions(
-    subject: str, profile: ReleaseProfile, account: str
+    subject: str, profile: ReleaseProfile, account: str, imported: str | None = None
 ) -> tuple[str, tuple[str, ...]]:
-    """``subject`` of an account mapping with each account function token replaced by its value, and the
-    names of those functions: ``{{account-hash()}}`` becomes ``account_hash(account)``; the others name
-    accounts a mapping has none of (``reference.functions``).
+    """``subject`` of an account mapping (or, with `imported`, of an import of account `imported`'s
+    subjects) with each account function token replaced by its value, and the names of those functions:
+    ``{{account-hash()}}`` becomes ``account_hash(account)``, ``{{account-hash-import()}}`` in an import
+    ``account_hash(imported)``; the others name accounts the place has none of (``reference.functions``).
 
     Raises:
         WrongArgumentCountError: a function given an argument.
-        FunctionNotAvailableError: ``account-hash-import`` or ``account-hash-leaf-remote``.
+        FunctionNotAvailableError: ``account-hash-leaf-remote``, or ``account-hash-import`` outside an
+            import.
     """
     if "{{" not in subject:
         return subject, ()
@@ -138,9 +140,11 @@ def resolve_account_functions(
         name, arguments = found
         if len(arguments) > 1 or arguments[0].strip():
             raise WrongArgumentCountError(f"{token}: {name} takes no arguments")
-        if name != "account-hash":
-            raise FunctionNotAvailableError(f"{token}: {name} is not available in an account mapping")
-        tokens[position] = account_hash(account)
+        named = {"account-hash": account, "account-hash-import": imported}.get(name)
+        if named is None:
+            place = "an import" if imported is not None else "an account mapping"
+            raise FunctionNotAvailableError(f"{token}: {name} is not available in {place}")
+        tokens[position] = account_hash(named)
         used.append(name)
     return ".".join(tokens), tuple(used)
 

@@ -246,6 +246,7 @@ def compile_transform(
     *,
     engine_only: bool = False,
     account: str | None = None,
+    imported: str | None = None,
 ) -> Transform:
     """Validate and compile the mapping ``source`` -> ``destination`` under ``profile`` (default: newest).
 
@@ -261,6 +262,8 @@ def compile_transform(
         account: the name of the account whose mapping this is, which its account functions stand for
             (``{{account-hash()}}``, from 2.14.10 and 2.15.3); without it they are refused, as where
             the transform engine meets them. ``source`` and ``destination`` stay as written.
+        imported: for an import of `account`, the account it imports from, which
+            ``{{account-hash-import()}}`` stands for (`resolve_account_functions`).
 
     Raises:
         MappingError: a subclass naming the cause (its ``kind``).
@@ -272,8 +275,8 @@ def compile_transform(
     resolved: tuple[str, ...] = ()
     if account is not None and p.account_functions and not engine_only:
         # the configuration parser checks the source as written, then the account resolves it
-        source, in_source = resolve_account_functions(source, p, account)
-        destination, in_destination = resolve_account_functions(destination, p, account)
+        source, in_source = resolve_account_functions(source, p, account, imported)
+        destination, in_destination = resolve_account_functions(destination, p, account, imported)
         resolved = (*in_source, *in_destination)
     source_tokens = _SourceTokens.of(source)
     if destination == "":

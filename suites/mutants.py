@@ -62,6 +62,7 @@ from nats_conformance.fixtures.options import (
 from nats_conformance.fixtures.provision import parse_version_spec, report_to_stderr
 from nats_conformance.fixtures.servers import ProcessBackend, started
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.errors import read_document
 from nats_conformance.records.expectations import DEFAULT_PATH, Expectations, load_expectations
 from nats_conformance.records.mutants import (
     EQUIVALENT,
@@ -618,8 +619,22 @@ def scores(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Build:
+    """What a mutants document says of the schemata build it ran: its release, how many mutants it holds,
+    how long it took."""
+
+    release: str
+    in_build: int
+    build_seconds: float
+
+    @classmethod
+    def of(cls, schemata: Schemata) -> Build:
+        return cls(schemata.release, len(schemata.mutants), schemata.build_seconds)
+
+
 def document_of(
-    schemata: Schemata,
+    build: Build,
     chosen: Sequence[Mutant],
     outcomes: Mapping[int, Outcome],
     equivalents: Sequence[Equivalent],
@@ -639,9 +654,9 @@ def document_of(
     return {
         "format": FORMAT,
         "version": VERSION,
-        "release": schemata.release,
-        "in_build": len(schemata.mutants),
-        "build_seconds": schemata.build_seconds,
+        "release": build.release,
+        "in_build": build.in_build,
+        "build_seconds": build.build_seconds,
         "seconds_per_mutant": round(sum(seconds) / len(seconds), 2) if seconds else None,
         "settings": dict(settings),
         **campaign_scores,
@@ -651,6 +666,57 @@ def document_of(
         "equivalent_killed": refuted,
         "outcomes": [{**asdict(m), **asdict(outcomes[m.id])} for m in chosen],
     }
+
+
+SHARED_SETTINGS: Final = ("plan", "families", "seed", "sample", "reach")
+"""The settings every part of a combined run must share (`combined`)."""
+
+
+def combined(paths: Sequence[Path], release: str) -> dict[str, Any]:
+    """One document of the mutants documents at `paths` (files, or run folders holding `MUTANTS_FILE`):
+    the parts of one release's run (`--part K/N`, each on a machine of its own), their mutants judged
+    once, scored again as one run. `OptionError` when a document is unreadable, of another release, or
+    judges a mutant another one judges too."""
+    documents = []
+    for path in paths:
+        file = path / MUTANTS_FILE if path.is_dir() else path
+        try:
+            data = read_document(file, "mutants", FORMAT, VERSION, lambda data: data)
+        except ConformanceError as error:
+            raise OptionError(f"--combine: {error}") from None
+        if data is None:
+            raise OptionError(f"--combine: no mutants document at {file}")
+        if data["release"] != release:
+            raise OptionError(f"--combine: {file} judges {data['release']}, not --target {release}")
+        documents.append(data)
+    chosen: dict[int, Mutant] = {}
+    outcomes: dict[int, Outcome] = {}
+    mutant_fields = Mutant.__dataclass_fields__.keys()
+    for file, data in zip(paths, documents, strict=True):
+        for entry in data["outcomes"]:
+            if entry["id"] in chosen:
+                raise OptionError(f"--combine: mutant {entry['id']} is judged twice (again in {file})")
+            chosen[entry["id"]] = Mutant(**{name: entry[name] for name in mutant_fields})
+            outcomes[entry["id"]] = Outcome(**{name: entry[name] for name in Outcome.__dataclass_fields__})
+    mutants = [chosen[number] for number in sorted(chosen)]
+    listed = [
+        Equivalent(m.file, m.function, m.operator, m.original, m.mutated, outcomes[m.id].how, m.line)
+        for m in mutants
+        if outcomes[m.id].status == EQUIVALENT
+    ]
+    build = Build(release, documents[0]["in_build"], documents[0]["build_seconds"])
+    settings = dict(documents[0]["settings"])
+    for file, data in zip(paths, documents, strict=True):
+        differ = [key for key in SHARED_SETTINGS if data["settings"].get(key) != settings.get(key)]
+        if differ:
+            raise OptionError(f"--combine: {file} ran another {differ[0]} than {paths[0]}")
+    parts = [str(data["settings"].get("part") or "all") for data in documents]
+    seconds = sum(float(data["settings"].get("seconds", 0.0)) for data in documents)
+    settings |= {"part": ", ".join(parts), "seconds": round(seconds, 1), "combined": [str(p) for p in paths]}
+    anchor = all(data["anchor"] is not None for data in documents)
+    document = document_of(build, mutants, outcomes, listed, settings=settings, anchor=anchor)
+    document["equivalent_killed"] = sorted({n for data in documents for n in data["equivalent_killed"]})
+    return document
 
 
 def part_of(text: str | None) -> tuple[int, int]:
@@ -723,14 +789,16 @@ def describe(outcome: Outcome) -> str:
 
 
 def mutants_command(arguments: argparse.Namespace) -> int:
-    """Build, run the original and every chosen mutant, write and print the scores."""
+    """Build, run the original and every chosen mutant, write and print the scores (with `--combine`,
+    score the documents of a run's parts as one run instead)."""
     release = target_release(arguments.target)
+    if arguments.combine:
+        return write_document(combined([Path(p) for p in arguments.combine], release), arguments)
     equivalents = load_equivalents(Path(arguments.equivalent))
     if arguments.sample is not None and arguments.sample < 1:
         raise OptionError("--sample takes a number of mutants, at least 1")
     if arguments.timeout is not None and not arguments.timeout > 0:
         raise OptionError("--timeout takes a number of seconds, more than 0")
-    json_path = Path(arguments.json) if arguments.json else None
     plan = plan_of(arguments)
     schemata = resolve_schemata(release)
     part = part_of(arguments.part)
@@ -787,11 +855,23 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "seconds": round(time.monotonic() - started, 1),
     }
     document = document_of(
-        schemata, chosen, outcomes, equivalents, settings=settings, anchor=anchor is not None
+        Build.of(schemata), chosen, outcomes, equivalents, settings=settings, anchor=anchor is not None
     )
-    (folder / MUTANTS_FILE).write_text(json.dumps(document, indent=1) + "\n")
-    if json_path is not None:
-        json_path.write_text(json.dumps(document, indent=1) + "\n")
+    return write_document(document, arguments, folder)
+
+
+def write_document(
+    document: Mapping[str, Any], arguments: argparse.Namespace, folder: Path | None = None
+) -> int:
+    """Write `document` into its run folder (a new one under `--out` unless given) and to `--json`, and
+    print its summary."""
+    if folder is None:
+        folder = Path(arguments.out) / f"mutants-{new_run_id()}"
+        folder.mkdir(parents=True)
+    text = json.dumps(document, indent=1) + "\n"
+    (folder / MUTANTS_FILE).write_text(text)
+    if arguments.json:
+        Path(arguments.json).write_text(text)
     print(summary(document))
     print(f"mutants: {folder / MUTANTS_FILE}")
     return 0
@@ -855,6 +935,14 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
         "--part", help="K/N: every N-th of the mutants asked for, from the K-th (N runs cover them once)"
     )
     parser.add_argument("--json", help="also write the document here")
+    parser.add_argument(
+        "--combine",
+        action="append",
+        default=[],
+        metavar="DOCUMENT",
+        help="score the mutants documents (or run folders) of a run's parts as one run, running nothing "
+        "(repeatable)",
+    )
     parser.add_argument("--out", default="runs", help="where the run folder goes (default runs/)")
     parser.add_argument("--master", help="run each mutant as a task of this Spark master (spark://HOST:PORT)")
     parser.add_argument("--no-anchor", action="store_true", help="do not run nats-server's own tests")

@@ -107,14 +107,16 @@ ODD_TOKENS = (
     "a}}",
     "{{}}",
     "{x}}}",
+    "{{x}",
+    "{{wildcard(1)}",
     "a-",
     "a--",
     "-",
     "é",
 )
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
-token's edge (`{{}}` and `{x}}}`: one brace away from a function token), a separator at its end; what
-each may be is the reference's to say."""
+token's edge (`{{}}`, `{x}}}`, `{{x}` and `{{wildcard(1)}`: one brace away from a function token), a
+separator at its end; what each may be is the reference's to say."""
 
 ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 """Literal tokens of sources and destinations the subjects document forbids or allows only at your own
@@ -497,6 +499,20 @@ def bulk_subjects(source: str, rng: random.Random, count: int, *, pool: Sequence
             tokens_out[-1] = ".".join(choice(pool) for _ in range(rng.randint(1, 3)))
         result.append(".".join(tokens_out))
     return result
+
+
+def with_wildcard_token(subject: str, source: str, rng: random.Random) -> str | None:
+    """`subject` (one `source` matches) with the token at one of `source`'s wildcard positions (a ``*``,
+    or any under a final ``>``) made ``*``: a subject a publisher must not send ("Subject-Based
+    Messaging"), which a connection that is not pedantic still may; None when `source` has no wildcard."""
+    parts, tokens = source.split("."), subject.split(".")
+    positions = [i for i, part in enumerate(parts) if part == "*"]
+    if parts[-1] == ">":
+        positions += range(len(parts) - 1, len(tokens))
+    if not positions:
+        return None
+    tokens[rng.choice(positions)] = "*"
+    return ".".join(tokens)
 
 
 @st.composite

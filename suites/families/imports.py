@@ -280,14 +280,33 @@ def exports_near(draw: st.DrawFn, source: str) -> str:
     return ".".join([*tokens[: max(1, kept)], ">"])
 
 
-PREFIXES = ("p", "p.", "p.q", "p.*", "p.>")
-"""Prefixes of a stream import: literal ones, with and without the `.` the server adds, and two that
-are not literal (refused)."""
+@st.composite
+def account_function_imports(draw: st.DrawFn, source: str, profile: ReleaseProfile) -> tuple[str, str]:
+    """A literal source (`source` with each wildcard made `w`) and a `to` of literal tokens around one
+    call of an account function, well formed or not (`function_tokens`). A literal source's `to` is a
+    subject, no transform (nats-server's `addMappedStreamImportWithClaim`), so only the resolution of
+    the account functions can refuse it: where mutant 889 of 2.14.10 drops that resolution's error,
+    ``x.{{account-hash-leaf-remote()}}`` would be taken as it is written."""
+    literal = ".".join("w" if token in ("*", ">") else token for token in source.split("."))
+    names = sorted(profile.account_functions)
+    call = draw(function_tokens(literal, profile, names, account_functions=True))
+    tokens = draw(st.lists(st.sampled_from(("r", "s")), max_size=2))
+    tokens.insert(draw(st.integers(0, len(tokens))), call)
+    return literal, ".".join(tokens)
+
+
+PREFIXES = ("p", "p.", "p.q", "p.*", "p.>", "p.*q", "q>")
+"""Prefixes of a stream import: literal ones, with and without the `.` the server adds, two that are
+not literal (refused), and two whose tokens hold a wildcard's character inside, which are literal
+(a check of every `*` and `>` character, as mutant 1071 of 2.14.10 makes of `subjectIsLiteral`, would
+refuse them)."""
 
 
 @st.composite
 def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = True) -> ImportRun:
-    """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies),
+    """A kind, a source under `e.` and a destination of a swarm of functions (the mapping strategies;
+    for a stream import with `file_only`, the release's account functions among them: a service import
+    with them is not modelled, its requests would need the resolved local subject),
     one in eight a destination a service import can reverse, one in eight such a destination with a
     token of another kind (`every_token_kind`), and one in sixteen none (an import without `to`). With
     `file_only`, the draws only a configuration file holds: one stream import in eight has a `prefix`
@@ -298,20 +317,26 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     the exporter export nothing (`IMPORT_NOT_EXPORTED`); a service import's `to` is then one it can
     reverse, which the server takes (a refused import leaves the exporter's unread). One in eight of
     the others with no prefix and a valid source has the exporter export a subject near it
-    (`exports_near`), and no `to`."""
+    (`exports_near`), and no `to`. With `file_only`, on a release with account functions, one stream
+    import in eight is an `account_function_imports` pair, with neither a prefix, a chain nor an export."""
     kind = draw(st.sampled_from(KINDS))
     source = draw(sources(namespace=NAMESPACE))
-    templates = destination_templates(source, profile, draw(swarms()))
+    in_file = file_only and kind == "stream"
+    templates = destination_templates(source, profile, draw(swarms()), account_functions=in_file)
     reversible = mostly(reversible_destinations(source), every_token_kind(source, profile), one_in=2)
     destination = draw(mostly(mostly(templates, reversible, one_in=4), st.just(""), one_in=16))
+    scoped = in_file and bool(profile.account_functions) and draw(below(8)) == 0
+    if scoped:
+        source, destination = draw(account_function_imports(source, profile))
     prefixes = st.sampled_from(PREFIXES)
     prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if file_only and kind == "stream" else ""
+    prefix = "" if scoped else prefix
     destination = "" if prefix else destination
-    chain = draw(st.integers(0, 17)) if file_only and not prefix else 0
+    chain = draw(st.integers(0, 17)) if file_only and not prefix and not scoped else 0
     relayed, cycle, duplicate, unexported = 11 <= chain <= 14, chain == 15, chain == 16, chain == 17
     if (relayed or chain >= 15) and kind == "service":  # most drawn templates are refused: unread chains
         destination = draw(reversible_destinations(source))
-    near = file_only and chain < 11 and not prefix and is_valid_subject(source)
+    near = file_only and chain < 11 and not prefix and not scoped and is_valid_subject(source)
     export = draw(mostly(st.just(""), exports_near(source), one_in=8)) if near else ""
     destination = "" if export else destination  # most drawn templates are refused: unread exports
     seed = draw(st.integers(0, 2**32 - 1))
@@ -521,7 +546,10 @@ class ImportFamily(TargetServer):
         one whose observation failed otherwise leaves its subjects unknown."""
         feature = feature_of(unit.kind)
         try:
-            transform: Transform | None = compile_in(feature, unit.source, unit.local, profile)
+            accounts = None if self.operator else (IMPORTER, EXPORTER)
+            transform: Transform | None = compile_in(
+                feature, unit.source, unit.local, profile, accounts=accounts
+            )
             refusal = unit.refusal
         except MappingError as refused:
             transform, refusal = None, refused.kind

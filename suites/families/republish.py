@@ -261,14 +261,31 @@ def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]
 def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     """Two subjects with `*` and no `>` that share a subject at the same length (refused:
     `reference.republish.StreamSubjectsOverlapError`), or that share none by their lengths (`*` on
-    both sides; `>` on the longer only). Mutant 1309 of 2.14.10's ``SubjectsCollide`` takes two
-    filters of `*` alone for disjoint whatever their lengths."""
+    both sides; `>` on the longer only), or a shorter one with `>` before a longer one of `*` alone
+    (refused: they share a subject). Mutant 1309 of 2.14.10's ``SubjectsCollide`` takes two filters of
+    `*` alone for disjoint whatever their lengths, and mutant 1313 the last pair, which the server
+    compares later subject first (``SubjectsCollide(tsubj, subj)``, stream.go), for disjoint."""
     n = namespace
-    return st.sampled_from([(f"{n}.a.*", f"{n}.*.b"), (f"{n}.a.*", f"{n}.*.b.*"), (f"{n}.*", f"{n}.*.>")])
+    return st.sampled_from(
+        [(f"{n}.a.*", f"{n}.*.b"), (f"{n}.a.*", f"{n}.*.b.*"), (f"{n}.*", f"{n}.*.>"), (f"{n}.>", f"{n}.*.*")]
+    )
 
 
-LAYOUTS = mostly(stream_subject_layouts(NAMESPACE), crossed_layouts(NAMESPACE), one_in=16)
-"""A scenario's stream subjects: one stream in sixteen crossed (`crossed_layouts`)."""
+@functools.cache
+def invalid_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
+    """One subject with `>` before its last token, which is no subject (refused:
+    `reference.republish.InvalidStreamSubjectError`): a stream's subjects are checked as subjects."""
+    n = namespace
+    return st.sampled_from([(f"{n}.>.x",), (f"{n}.>.*",), (f"{n}.*.>.>",)])
+
+
+LAYOUTS = mostly(
+    mostly(stream_subject_layouts(NAMESPACE), crossed_layouts(NAMESPACE), one_in=16),
+    invalid_layouts(NAMESPACE),
+    one_in=32,
+)
+"""A scenario's stream subjects: one stream in sixteen crossed (`crossed_layouts`), one in 32 no subject
+(`invalid_layouts`)."""
 
 
 def _refinements(pattern: str) -> list[str]:

@@ -13,7 +13,8 @@ sequence; the streams are deleted afterwards.
 Per unit: one case for the creation (the place accepts the transform iff the reference does), then one per
 published subject: stored under the reference's subject agrees, else ``wrong-subject`` or
 ``not-stored``. In the ``stream`` place a subject its ``src`` does not match is stored unchanged; sources
-and mirrors are given only subjects their ``src`` matches.
+and mirrors are given only subjects their ``src`` matches. A subject with a wildcard token is stored as
+published in every place (`reference.contexts.jetstream_applies`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from nats_conformance.fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
 from nats_conformance.fixtures.layouts import stream_configs as layout_configs
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
-from nats_conformance.reference.contexts import compile_in, context_named
+from nats_conformance.reference.contexts import compile_in, context_named, jetstream_applies
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.transform import Transform
@@ -40,10 +41,27 @@ from nats_conformance.suites.engine.family import Description, JetStreamSlots, J
 from nats_conformance.suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
 from nats_conformance.suites.expected import functions_named
 from nats_conformance.suites.families.mapping import random_tokens
-from nats_conformance.suites.strategies import bulk_subjects, destination_templates, mostly, sources, swarms
+from nats_conformance.suites.strategies import (
+    bulk_subjects,
+    destination_templates,
+    mostly,
+    sources,
+    swarms,
+    with_wildcard_token,
+)
 
 SUBJECTS = 6
 ARRIVAL = 2.0
+WHOLE_DESTINATIONS = mostly(
+    st.just(">"), mostly(st.just(">u.>"), st.sampled_from(("*u.>", "u.>")), one_in=3), one_in=2
+)
+"""The destination of a source that takes every subject: `>` (every subject kept) half the time, else a
+prefix before it (`>u.>` two times in three), whose first token may begin with a wildcard's character
+(`>u` and `*u` are literal tokens to the server, `reference.subjects`): a check of the destination's
+first character for `>` (mutant 416 of 2.14.10, in `subjectTransform.Match`) would take `>u.>` for
+`>` and keep every subject."""
+WILDCARD_SHARE = 0.25
+"""The share of units that also publish a subject with a wildcard token (`with_wildcard_token`)."""
 """Seconds a source or mirror has to hold every message the origin stored."""
 
 
@@ -81,21 +99,25 @@ def feature_of(place: str) -> str:
 @st.composite
 def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     """A place, a transform for it (a source under `t.`, a destination of a swarm of functions from the
-    mapping strategies) and subjects its source matches (plus, in the stream place, one it does not); one
-    transform in twenty is `>` or the empty source (which stands for `>`, `reference.contexts`) to `>`
-    (every subject kept; the origin's subjects are under `t.`)."""
+    mapping strategies) and subjects its source matches (plus, in the stream place, one it does not, and in
+    `WILDCARD_SHARE` of the units one with a wildcard token where the source has one); one transform in
+    ten is `>` or the empty source (which stands for `>`, `reference.contexts`) to one of
+    `WHOLE_DESTINATIONS` (the origin's subjects are under `t.`)."""
     place = draw(st.sampled_from(PLACES))
-    source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=20))
+    source = draw(mostly(sources(namespace=NAMESPACE), st.sampled_from((">", "")), one_in=10))
     whole = source in (">", "")
     swarm = draw(swarms())
     templates = destination_templates(source, profile, swarm, account_functions=True)
-    destination = ">" if whole else draw(templates)
+    destination = draw(WHOLE_DESTINATIONS) if whole else draw(templates)
     seed = draw(st.integers(0, 2**32 - 1))
     rng = random.Random(seed)
     pattern = f"{NAMESPACE}.>" if whole else source
     subjects = bulk_subjects(pattern, rng, SUBJECTS, pool=random_tokens(rng, 40))
     if place == "stream":
         subjects.append(f"{NAMESPACE}.unmatched.by.{len(source)}.tokens.x.y")
+    near_miss = with_wildcard_token(subjects[0], pattern, rng) if rng.random() < WILDCARD_SHARE else None
+    if near_miss is not None:
+        subjects.append(near_miss)
     return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed)
 
 
@@ -206,7 +228,7 @@ class StreamTransformFamily(JetStreamSlots):
             return [stopped] + [
                 cases.case(
                     subject=subject,
-                    expected=transform.apply(subject) if transform.matches(subject) else subject,
+                    expected=transform.apply(subject) if jetstream_applies(transform, subject) else subject,
                     observed="",
                     difference="unknown",
                     detail=observed.failure,
@@ -225,7 +247,7 @@ class StreamTransformFamily(JetStreamSlots):
             return [created]
         judged = [created]
         for subject, stored in zip(unit.subjects, observed.stored, strict=False):
-            matched = transform.matches(subject)
+            matched = jetstream_applies(transform, subject)
             if not stored:
                 difference = "not-stored"
             elif transform.accepts(subject, stored) if matched else stored == subject:

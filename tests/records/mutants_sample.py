@@ -21,7 +21,7 @@ from typing import Any
 
 from nats_conformance.fixtures.mutants import Mutant, Schemata
 from nats_conformance.records.mutants import EQUIVALENT, KILLED, MUTANTS_FILE, SURVIVED, UNREACHED
-from nats_conformance.suites.mutants import Equivalent, Outcome, document_of
+from nats_conformance.suites.mutants import Build, Equivalent, Outcome, document_of
 
 TRANSFORM, SUBLIST = "server/subject_transform.go", "server/sublist.go"
 MUTANTS = (
@@ -70,7 +70,7 @@ def mutants_document(
     ]
     schemata = Schemata("2.14.10", Path("build"), Path("build/nats-server"), mutants)
     found = outcomes() if found is None else found
-    return document_of(schemata, mutants, found, equivalents, settings=SETTINGS, anchor=True)
+    return document_of(Build.of(schemata), mutants, found, equivalents, settings=SETTINGS, anchor=True)
 
 
 def mutants_folder(path: Path, document: dict[str, Any] | None = None) -> Path:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from nats_conformance.reference import for_version
+from nats_conformance.reference.contexts import compile_in
 from nats_conformance.reference.errors import (
     FunctionNotAvailableError,
     InvalidSourceError,
+    MappingError,
     UnknownFunctionError,
     WrongArgumentCountError,
 )
@@ -108,3 +110,23 @@ def test_a_batch_computed_in_the_worker_process_resolves_them_in_the_same_accoun
     _, expected, _ = computed.of(transform)
     hashed = account_hash("m0")
     assert expected.to_pylist() == [f"b.{hashed}.x", f"b.{hashed}.y"]
+
+
+def test_an_import_takes_the_importers_hash_and_the_exporters() -> None:
+    """Observed on 2.14.10: `t.*` of `EXP` imported into `IMP` to this `to` delivers `t.a` as
+    `x.7bLjePac.6bnb23H0.a`."""
+    destination = "x.{{account-hash()}}.{{account-hash-import()}}.$1"
+    profile = for_version("2.14.10")
+    transform = compile_in("stream-import", "t.*", destination, profile, accounts=("IMP", "EXP"))
+    assert transform.apply("t.a") == "x.7bLjePac.6bnb23H0.a"
+    assert set(transform.functions) >= {"account-hash", "account-hash-import"}
+    with pytest.raises(FunctionNotAvailableError):
+        compile_in(
+            "stream-import", "t.a", "x.{{account-hash-leaf-remote()}}", profile, accounts=("IMP", "EXP")
+        )
+    with pytest.raises(WrongArgumentCountError):
+        compile_in(
+            "service-import", "t.*", "x.{{account-hash-import(1)}}.$1", profile, accounts=("IMP", "EXP")
+        )
+    with pytest.raises(MappingError):  # without the accounts, as where the transform engine meets them
+        compile_in("stream-import", "t.*", destination, profile)

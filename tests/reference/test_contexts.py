@@ -11,6 +11,7 @@ from nats_conformance.reference.contexts import (
     UnsupportedContextError,
     compile_in,
     context_named,
+    jetstream_applies,
     local_pattern,
     requested,
 )
@@ -76,3 +77,11 @@ def test_a_service_import_takes_only_a_to_its_requests_can_travel_backwards() ->
 def test_a_token_ending_in_a_full_wildcard_character_is_a_literal() -> None:
     transform = compile_in("service-import", "e.*.a>", "$1.0", for_version("2.14.5"))
     assert requested(transform, "q.0") == "e.q.a>"
+
+
+def test_a_jetstream_transform_leaves_a_subject_with_a_wildcard_token_as_published() -> None:
+    transform = compile_in("stream", "t.*.*", "x.$2.$1", for_version("2.14.10"))
+    assert jetstream_applies(transform, "t.a.b")
+    assert transform.matches("t.*.b")  # the source's `*` takes any token, `*` too
+    for published in ("t.*.b", "t.a.*", "t.*.*", "t.a.>", "u.a.b"):
+        assert not jetstream_applies(transform, published), published

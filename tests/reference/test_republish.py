@@ -166,6 +166,14 @@ def test_a_stream_s_own_subjects_may_not_overlap(subjects: tuple[str, ...], over
     assert [error.kind for error in found] == ["stream-subjects-overlap"] * overlaps
 
 
+@pytest.mark.parametrize("subject", ["s.>.x", "s.>.*", "s.*.>.>", "s..a", "s. .a"])
+def test_a_stream_subject_that_is_no_subject_is_refused_first(subject: str) -> None:
+    """Observed on 2.8.4 to 2.15.3: "invalid subject"."""
+    assert [error.kind for error in stream_violations((subject,))] == ["invalid-stream-subject"]
+    assert reportable_by(["invalid-stream-subject"]) == {"invalid-stream-subject"}
+    assert stream_violations(("s.>a.x", "s.*b")) == ()  # a wildcard character inside a token is literal
+
+
 def test_reportable_kinds_name_what_servers_say() -> None:
     assert reportable_by(["empty-destination"]) == {"invalid-transform"}
     assert "destination-overlaps-stream" in reportable_by(["destination-without-literal"])

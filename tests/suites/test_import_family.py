@@ -13,11 +13,14 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
 
 from nats_conformance.fixtures.config import Account, Export, Import, ServerConfig, render_config
 from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError
 from nats_conformance.fixtures.layouts import RELAY, WILDCARD_REFERENCE, relay_subject
+from nats_conformance.fixtures.mutants import resolve_schemata
 from nats_conformance.fixtures.options import Target
+from nats_conformance.fixtures.servers import ProcessBackend
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
@@ -31,6 +34,7 @@ from nats_conformance.reference.contexts import (
     local_pattern,
     requested,
 )
+from nats_conformance.reference.functions import account_hash
 from nats_conformance.reference.matching import contains
 from nats_conformance.reference.profiles import for_version
 from nats_conformance.reference.republish import subjects_collide
@@ -43,11 +47,13 @@ from nats_conformance.suites.families.imports import (
     ImportFamily,
     ImportObservation,
     ImportRun,
+    account_function_imports,
     exports_near,
     import_runs,
     published_subjects,
     reversible_destinations,
 )
+from nats_conformance.suites.strategies import sources
 from tests.families import live_session, run_agreeing
 
 FAMILY = FAMILIES["import"]
@@ -362,7 +368,10 @@ def test_a_crash_while_a_units_configuration_loads_is_its_own_only_if_it_recurs(
 
 
 @pytest.mark.live
-@pytest.mark.parametrize(("prefix", "taken"), [("p", True), ("p.q.", True), ("p.*", False), ("p.>", False)])
+@pytest.mark.parametrize(
+    ("prefix", "taken"),
+    [("p", True), ("p.q.", True), ("p.*", False), ("p.>", False), ("p.*q", True), ("q>", True)],
+)
 def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
     prefix: str,
     taken: bool,
@@ -382,6 +391,72 @@ def test_a_stream_import_with_a_prefix_delivers_behind_it_or_is_refused(
     arrived = [case.observed for case in cases[1:]]
     assert all(subject.startswith(prefix.rstrip(".") + ".e.") for subject in arrived)
     assert FAMILY.unit_of(CaseFile.of(cases[0])).prefix == prefix
+
+
+@given(st.data())
+def test_an_account_function_import_has_a_literal_source_and_one_call_in_its_to(data: st.DataObject) -> None:
+    source = data.draw(sources(namespace="e"))
+    literal, to = data.draw(account_function_imports(source, for_version("2.14.10")))
+    assert not {"*", ">"} & set(literal.split("."))
+    assert len(literal.split(".")) == len(source.split("."))
+    calls = [token for token in to.split(".") if token not in ("r", "s")]
+    assert len(calls) == 1, to
+    assert "account-hash" in calls[0].lower(), to
+
+
+@pytest.mark.parametrize(
+    ("release", "file_only", "drawn"),
+    [("2.14.10", True, True), ("2.14.9", True, False), ("2.14.10", False, False)],
+)
+def test_only_a_file_on_a_release_with_account_functions_draws_them(
+    release: str, file_only: bool, drawn: bool
+) -> None:
+    def called(run: ImportRun) -> bool:
+        return "account-hash" in run.destination.lower()
+
+    runs = import_runs(for_version(release), file_only=file_only)
+    search = settings(max_examples=300, database=None, derandomize=True)
+    if drawn:
+        run = find(runs, lambda run: called(run) and "*" not in run.source, settings=search)
+        assert (run.prefix, run.relay, run.export) == ("", "", "")
+    else:
+        with pytest.raises(NoSuchExample):
+            find(runs, called, settings=search)
+
+
+@pytest.fixture(scope="module")
+def with_account_functions() -> Callable[[], Backend]:
+    """Servers of 2.14.10, the first release with account functions: its mutant schemata build with every
+    mutant off (the original code, tests/live/test_mutants.py), which CI builds anyway."""
+    binary = resolve_schemata("2.14.10").binary
+    return lambda: ProcessBackend(binary)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(
+    "imported",
+    [
+        ("e.*", "x.{{account-hash()}}.{{account-hash-import()}}.$1", True),
+        ("e.a", "x.{{account-hash-leaf-remote()}}", False),
+        ("e.a", "x.{{account-hash-import(1)}}", False),
+    ],
+)
+def test_an_import_in_a_file_resolves_account_functions_or_is_refused(
+    imported: tuple[str, str, bool],
+    with_account_functions: Callable[[], Backend],
+    expectations: Expectations,
+    tmp_path: Path,
+) -> None:
+    """From 2.14.10 and 2.15.3 an import's `to` may hold account functions: the importer's hash and
+    the exporter's arrive in the subject; a function the import has no account for, or one given an
+    argument, is refused (with a literal source, whose `to` is no transform, too)."""
+    source, to, taken = imported
+    unit = ImportRun("stream", source, to, ("e.a",))
+    cases = judged_live(unit, with_account_functions, expectations, tmp_path)
+    assert [case.verdict for case in cases] == ["agree"] * (1 + taken), cases
+    assert cases[0].observed == ("accept" if taken else "reject")
+    if taken:
+        assert cases[1].observed == f"x.{account_hash('IMP')}.{account_hash('EXP')}.a"
 
 
 @pytest.mark.live

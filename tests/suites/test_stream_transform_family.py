@@ -5,10 +5,13 @@ or taken as expectations.toml lists; a recorded case replays; and the judging, w
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nats_conformance.fixtures.options import Target
 from nats_conformance.fixtures.servers.base import Backend
@@ -19,8 +22,9 @@ from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES, family_of_feature
-from nats_conformance.suites.families.streams import TransformObservation, TransformRun
-from tests.families import run_agreeing
+from nats_conformance.suites.families.streams import TransformObservation, TransformRun, transform_runs
+from nats_conformance.suites.strategies import with_wildcard_token
+from tests.families import live_session, run_agreeing
 
 FAMILY = FAMILIES["stream-transform"]
 
@@ -43,6 +47,41 @@ def test_each_stored_subject_is_judged_against_the_reference() -> None:
         ("diverge", "wrong-subject"),
         ("diverge", "not-stored"),
     ]
+
+
+def test_a_subject_with_a_wildcard_token_is_judged_stored_as_published() -> None:
+    run = TransformRun("stream", "t.*.*", "x.$2.$1", ("t.a.b", "t.*.b", "t.a.*"))
+    kept = TransformObservation({"config": {}}, ("x.b.a", "t.*.b", "t.a.*"))
+    assert judged(run, kept) == [("agree", "")] * 4
+    mapped = TransformObservation({"config": {}}, ("x.b.a", "x.b.*", ""))
+    assert judged(run, mapped) == [
+        ("agree", ""),
+        ("agree", ""),
+        ("diverge", "wrong-subject"),
+        ("diverge", "not-stored"),
+    ]
+
+
+@given(st.data())
+def test_a_drawn_unit_may_publish_a_wildcard_token_where_its_source_has_a_wildcard(
+    data: st.DataObject,
+) -> None:
+    run = data.draw(transform_runs(for_version("2.14.10")))
+    source = run.source or ">"
+    pattern = "t.>" if source == ">" else source
+    literal = [i for i, token in enumerate(pattern.split(".")) if token not in ("*", ">")]
+    for subject in run.subjects:
+        tokens = subject.split(".")
+        if "*" in tokens:
+            assert all(tokens[i] != "*" for i in literal), (pattern, subject)
+            assert subject.startswith("t.")
+
+
+def test_a_wildcard_token_goes_only_where_the_source_has_a_wildcard() -> None:
+    rng = random.Random(5)
+    assert with_wildcard_token("t.a.b", "t.a.b", rng) is None
+    assert {with_wildcard_token("t.a.b", "t.*.b", rng) for _ in range(20)} == {"t.*.b"}
+    assert {with_wildcard_token("t.a.b.c", "t.a.>", rng) for _ in range(40)} == {"t.a.*.c", "t.a.b.*"}
 
 
 def test_a_refusal_is_judged_by_the_places_rules_of_the_release() -> None:
@@ -80,6 +119,42 @@ def test_drawn_transforms_in_every_place_agree_or_are_listed(
     assert any(row["subject"] and row["observed"] != row["subject"] for row in rows), (
         "nothing was transformed"
     )
+
+
+@pytest.mark.live
+def test_every_place_stores_a_subject_with_a_wildcard_token_as_published(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    with live_session(
+        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
+        for place in ("stream", "source", "mirror"):
+            run = TransformRun(place, "t.*.*", "x.$2.$1", ("t.a.b", "t.*.b", "t.a.*"))
+            observed = FAMILY.execute(session, run)
+            assert observed.stored == ("x.b.a", "t.*.b", "t.a.*"), (place, observed)
+            verdicts = {
+                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
+            }
+            assert verdicts == {"agree"}, place
+
+
+@pytest.mark.live
+def test_a_whole_source_maps_behind_a_token_that_begins_with_a_wildcard_character(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    """`>` to `>u.>` puts the literal token `>u` before every subject, in every place (a check of the
+    destination's first character would keep them)."""
+    with live_session(
+        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
+        for place in ("stream", "source", "mirror"):
+            run = TransformRun(place, ">", ">u.>", ("t.a", "t.b.c"))
+            observed = FAMILY.execute(session, run)
+            assert observed.stored == (">u.t.a", ">u.t.b.c"), (place, observed)
+            verdicts = {
+                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
+            }
+            assert verdicts == {"agree"}, place
 
 
 @pytest.mark.live
