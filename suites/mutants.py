@@ -39,6 +39,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections import Counter
@@ -492,8 +493,15 @@ TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S
 
 def run_tests(binary: Path, tests: Sequence[str], mutant: int) -> tuple[int, dict[str, str]]:
     """The anchor's tests on the build running `mutant`: the exit status (-1 on a timeout) and each
-    top-level test's verdict."""
+    top-level test's verdict. Their temporary folders go in one of ours, removed afterwards: a test
+    that a mutant crashes or a timeout stops leaves its `t.TempDir()` behind."""
+    with tempfile.TemporaryDirectory(prefix="nats-conformance-anchor-") as scratch:
+        return _run_tests(binary, tests, mutant, Path(scratch))
+
+
+def _run_tests(binary: Path, tests: Sequence[str], mutant: int, scratch: Path) -> tuple[int, dict[str, str]]:
     environment = {key: value for key, value in os.environ.items() if key != MUTANT_ENV}
+    environment["TMPDIR"] = str(scratch)
     if mutant:
         environment[MUTANT_ENV] = str(mutant)
     pattern = "^(" + "|".join(re.escape(name) for name in tests) + ")$"
