@@ -73,6 +73,7 @@ from nats_conformance.records.mutants import (
     SURVIVED,
     UNREACHED,
     VERSION,
+    MutantsRun,
 )
 from nats_conformance.records.pairs import CHANGED, Pair, write_pairs
 from nats_conformance.records.schema import Case
@@ -680,6 +681,13 @@ SHARED_SETTINGS: Final = ("plan", "families", "seed", "sample", "reach")
 """The settings every part of a combined run must share (`combined`)."""
 
 
+def checked(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` once the report's reader takes it (`MutantsRun.from_json`: ValueError naming a missing or
+    malformed field)."""
+    MutantsRun.from_json(data, "")
+    return data
+
+
 def combined(paths: Sequence[Path], release: str) -> dict[str, Any]:
     """One document of the mutants documents at `paths` (files, or run folders holding `MUTANTS_FILE`):
     the parts of one release's run (`--part K/N`, each on a machine of its own), their mutants judged
@@ -689,7 +697,7 @@ def combined(paths: Sequence[Path], release: str) -> dict[str, Any]:
     for path in paths:
         file = path / MUTANTS_FILE if path.is_dir() else path
         try:
-            data = read_document(file, "mutants", FORMAT, VERSION, lambda data: data)
+            data = read_document(file, "mutants", FORMAT, VERSION, checked)
         except ConformanceError as error:
             raise OptionError(f"--combine: {error}") from None
         if data is None:
@@ -704,8 +712,13 @@ def combined(paths: Sequence[Path], release: str) -> dict[str, Any]:
         for entry in data["outcomes"]:
             if entry["id"] in chosen:
                 raise OptionError(f"--combine: mutant {entry['id']} is judged twice (again in {file})")
-            chosen[entry["id"]] = Mutant(**{name: entry[name] for name in mutant_fields})
-            outcomes[entry["id"]] = Outcome(**{name: entry[name] for name in Outcome.__dataclass_fields__})
+            try:
+                chosen[entry["id"]] = Mutant(**{name: entry[name] for name in mutant_fields})
+                outcomes[entry["id"]] = Outcome(
+                    **{name: entry[name] for name in Outcome.__dataclass_fields__}
+                )
+            except KeyError as missing:
+                raise OptionError(f"--combine: {file}: mutant {entry['id']} has no field {missing}") from None
     mutants = [chosen[number] for number in sorted(chosen)]
     listed = [
         Equivalent(m.file, m.function, m.operator, m.original, m.mutated, outcomes[m.id].how, m.line)

@@ -48,6 +48,13 @@ def test_a_mutant_judged_in_two_parts_or_another_release_is_refused(tmp_path: Pa
     other["settings"] = {**other["settings"], "seed": 22}
     with pytest.raises(OptionError, match="ran another seed"):
         combined([first, mutants_folder(tmp_path / "other", other)], "2.14.10")
+    damaged = mutants_document(MUTANTS[1::2])
+    del damaged["outcomes"][0]["operator"]
+    with pytest.raises(OptionError, match="has no field 'operator'"):
+        combined([first, mutants_folder(tmp_path / "damaged", damaged)], "2.14.10")
+    del damaged["settings"]["plan"]
+    with pytest.raises(OptionError, match="plan"):
+        combined([mutants_folder(tmp_path / "worse", damaged)], "2.14.10")
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(OptionError, match="corrupt mutants file"):
         combined([tmp_path / "bad.json"], "2.14.10")
