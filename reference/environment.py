@@ -19,6 +19,8 @@ SERVERS: Final = (*CONTAINERS, "coverage")
 BUILDS: Final = (*SERVERS, "engine-check", "provision", "releases")
 """The commands that build servers or transform engines (into the cache), or list releases."""
 SPARK: Final = ("campaign", "report", "site")
+HYPOTHESIS_STORAGE: Final = "HYPOTHESIS_STORAGE_DIRECTORY"
+"""Where Hypothesis keeps its caches (`keep_hypothesis_storage`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,7 @@ VARIABLES: Final = (
     Variable("SPARK_LOCAL_IP", "the address a local Spark binds (default 127.0.0.1)", SPARK),
     Variable("CI", "the pytest plugin's default Hypothesis profile is `ci` when set, else `dev`", ()),
     Variable(
-        "HYPOTHESIS_STORAGE_DIRECTORY",
+        HYPOTHESIS_STORAGE,
         "where Hypothesis keeps its caches (default $XDG_CACHE_HOME/nats-conformance/hypothesis, never "
         "./.hypothesis)",
         ("campaign", "replay", "coverage", "mutants", "bisect"),
@@ -79,9 +81,6 @@ def epilog(command: str | None = None) -> str | None:
         return None
     lines = [f"  {v.name.ljust(COLUMN - 4)}  {v.meaning}" for v in chosen]
     return "\n".join([HEADING, *lines])
-
-
-HYPOTHESIS_STORAGE: Final = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 
 def cache_home() -> Path:

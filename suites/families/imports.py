@@ -329,8 +329,7 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     if scoped:
         source, destination = draw(account_function_imports(source, profile))
     prefixes = st.sampled_from(PREFIXES)
-    prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if file_only and kind == "stream" else ""
-    prefix = "" if scoped else prefix
+    prefix = draw(mostly(st.just(""), prefixes, one_in=8)) if in_file and not scoped else ""
     destination = "" if prefix else destination
     chain = draw(st.integers(0, 17)) if file_only and not prefix and not scoped else 0
     relayed, cycle, duplicate, unexported = 11 <= chain <= 14, chain == 15, chain == 16, chain == 17

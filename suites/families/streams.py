@@ -52,6 +52,7 @@ from nats_conformance.suites.strategies import (
 
 SUBJECTS = 6
 ARRIVAL = 2.0
+"""Seconds a source or mirror has to hold every message the origin stored."""
 WHOLE_DESTINATIONS = mostly(
     st.just(">"), mostly(st.just(">u.>"), st.sampled_from(("*u.>", "u.>")), one_in=3), one_in=2
 )
@@ -62,7 +63,6 @@ first character for `>` (mutant 416 of 2.14.10, in `subjectTransform.Match`) wou
 `>` and keep every subject."""
 WILDCARD_SHARE = 0.25
 """The share of units that also publish a subject with a wildcard token (`with_wildcard_token`)."""
-"""Seconds a source or mirror has to hold every message the origin stored."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from nats_conformance.fixtures.options import Target
@@ -62,19 +62,23 @@ def test_a_subject_with_a_wildcard_token_is_judged_stored_as_published() -> None
     ]
 
 
+def wildcard_positions(run: TransformRun) -> list[tuple[str, str]]:
+    """(source pattern, subject) of each subject of `run` that holds a `*` token."""
+    pattern = "t.>" if run.source in (">", "") else run.source
+    return [(pattern, subject) for subject in run.subjects if "*" in subject.split(".")]
+
+
 @given(st.data())
-def test_a_drawn_unit_may_publish_a_wildcard_token_where_its_source_has_a_wildcard(
-    data: st.DataObject,
-) -> None:
-    run = data.draw(transform_runs(for_version("2.14.10")))
-    source = run.source or ">"
-    pattern = "t.>" if source == ">" else source
-    literal = [i for i, token in enumerate(pattern.split(".")) if token not in ("*", ">")]
-    for subject in run.subjects:
-        tokens = subject.split(".")
-        if "*" in tokens:
-            assert all(tokens[i] != "*" for i in literal), (pattern, subject)
-            assert subject.startswith("t.")
+def test_a_wildcard_token_is_drawn_only_where_the_source_has_a_wildcard(data: st.DataObject) -> None:
+    for pattern, subject in wildcard_positions(data.draw(transform_runs(for_version("2.14.10")))):
+        literal = [i for i, token in enumerate(pattern.split(".")) if token not in ("*", ">")]
+        assert all(subject.split(".")[i] != "*" for i in literal), (pattern, subject)
+
+
+def test_drawn_units_publish_subjects_with_a_wildcard_token() -> None:
+    search = settings(max_examples=200, database=None, derandomize=True)
+    found = find(transform_runs(for_version("2.14.10")), wildcard_positions, settings=search)
+    assert wildcard_positions(found)
 
 
 def test_a_wildcard_token_goes_only_where_the_source_has_a_wildcard() -> None:
