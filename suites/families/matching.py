@@ -10,8 +10,8 @@ on a pedantic connection, which the server must refuse exactly those that are no
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from hypothesis import strategies as st
@@ -25,6 +25,7 @@ from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.subjects import is_pedantic_valid
 from nats_conformance.suites.engine.family import Description, Judged, TargetServer
 from nats_conformance.suites.engine.verdicts import (
+    CRASH,
     DUPLICATED,
     NOT_ARRIVED,
     UNEXPECTED,
@@ -59,12 +60,15 @@ def judge_matching(
     *,
     seed: int = 0,
     duration_us: int = 0,
+    crashed: Mapping[tuple[int, int], str] | None = None,
 ) -> list[Case | CaseBlock]:
     """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
     ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
     (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
-    order, subscription id = position + 1. The cases that differ come one by one, then each pattern's
-    agreeing cases as one block."""
+    order, subscription id = position + 1. A (pattern position, subject position) in `crashed` killed
+    the server: a `server-crash` case whose detail is the panic line. The cases that differ come one by
+    one, then each pattern's agreeing cases as one block."""
+    crashed = crashed or {}
     index = SubjectIndex(patterns)
     judged: list[Case | CaseBlock] = []
     kinds = [wildcard_kinds(pattern) for pattern in patterns]
@@ -74,6 +78,23 @@ def judge_matching(
         confirmed = observation.received(position)
         for slot, pattern in enumerate(patterns):
             expected = "match" if pattern in matched else "no-match"
+            if (slot, position) in crashed:
+                judged.append(
+                    make_case(
+                        context,
+                        feature="matching",
+                        functions=kinds[slot],
+                        source=pattern,
+                        destination="",
+                        subject=subject,
+                        expected=expected,
+                        observed="",
+                        difference=CRASH,
+                        detail=crashed[(slot, position)],
+                        seed=seed,
+                    )
+                )
+                continue
             arrived = observation.subjects_for(slot + 1, position)
             if confirmed and len(arrived) == (expected == "match") and (not arrived or arrived[0] == subject):
                 agreeing[slot][0].append(subject)
@@ -143,6 +164,62 @@ class Observed:
     refused: tuple[bool, ...] = ()
     """Of each `Subscriptions.pedantic` subject, whether the server answered it as an invalid one."""
     pedantic_failure: str = ""
+    crashed: Mapping[tuple[int, int], str] = field(default_factory=dict)
+    """(pattern position, subject position) -> the panic line of the server it killed."""
+
+
+CULPRITS: Final = 4
+"""How many (pattern, subject) pairs that kill the server `observe_after_crash` looks for one by one in a
+unit; past them, a pattern that still kills it has the subjects of its last run judged crashes."""
+
+
+def _alone(session: Session, pattern: str, subjects: Sequence[str]) -> tuple[SubscriptionObservation, str]:
+    """One pattern's observation (`observe_subscriptions`, warm), and the panic line if the server died
+    of it (then restarted)."""
+    seen = observe_subscriptions(session.url, (pattern,), subjects, warm=True)
+    return seen, session.crash_of(seen.failure) if seen.failure else ""
+
+
+def _culprit(session: Session, pattern: str, subjects: Sequence[str], positions: list[int]) -> int | None:
+    """The position among `positions` (which kill the server beside `pattern`) of one subject that kills
+    it alone, found by halving; None when only several together do."""
+    while len(positions) > 1:
+        half = positions[: len(positions) // 2]
+        positions = (
+            half if _alone(session, pattern, [subjects[i] for i in half])[1] else positions[len(half) :]
+        )
+    return positions[0] if _alone(session, pattern, [subjects[positions[0]]])[1] else None
+
+
+def observe_after_crash(
+    session: Session, unit: Subscriptions
+) -> tuple[SubscriptionObservation, dict[tuple[int, int], str]]:
+    """After `unit` killed the server: each pattern runs alone with the unit's subjects (warm), and while
+    that kills the server, the subject that does (`_culprit`) is judged the crash and left out; so every
+    case ends in a verdict, and the crash goes to a (pattern, subject) whose replay kills the server
+    again. A run that fails with the server alive leaves the unit's other cases unknown."""
+    merged = SubscriptionObservation(published=len(unit.subjects))
+    crashed: dict[tuple[int, int], str] = {}
+    for slot, pattern in enumerate(unit.patterns):
+        positions = list(range(len(unit.subjects)))
+        for _ in range(CULPRITS + 1):
+            seen, panic = _alone(session, pattern, [unit.subjects[i] for i in positions])
+            if not panic:
+                break
+            culprit = (
+                _culprit(session, pattern, unit.subjects, positions) if len(crashed) < CULPRITS else None
+            )
+            if culprit is None:
+                crashed.update(((slot, position), panic) for position in positions)
+                seen, panic = SubscriptionObservation(), ""
+                break
+            crashed[(slot, culprit)] = panic
+            positions.remove(culprit)
+        if seen.failure and not panic:
+            return SubscriptionObservation(failure=seen.failure), crashed
+        for (_, index), arrived in seen.deliveries.items():
+            merged.deliveries[(slot + 1, positions[index])] = arrived
+    return merged, crashed
 
 
 PEDANTIC_ONE_IN: Final = 10
@@ -205,20 +282,21 @@ class MatchingFamily(TargetServer):
         session.clear()
         began = time.perf_counter()
         deliveries = observe_subscriptions(session.url, unit.patterns, unit.subjects, warm=True)
-        if deliveries.failure:
-            # A server ended from outside (no panic in its log) raises ServerDiedError: the engine
-            # restarts it and journals the restart, instead of every later unit failing to connect.
-            session.crash_of(deliveries.failure)
+        crashed: dict[tuple[int, int], str] = {}
+        # A server ended from outside (no panic in its log) raises ServerDiedError: the engine
+        # restarts it and journals the restart, instead of every later unit failing to connect.
+        if deliveries.failure and session.crash_of(deliveries.failure):
+            deliveries, crashed = observe_after_crash(session, unit)
         pairs = max(1, len(unit.patterns) * len(unit.subjects))
         duration_us = int((time.perf_counter() - began) * 1e6 / pairs)
         if not unit.pedantic:
-            return Observed(deliveries, duration_us)
+            return Observed(deliveries, duration_us, crashed=crashed)
         try:
             refused = tuple(pedantic_refusals(session.url, unit.pedantic))
         except WireError as error:
             session.crash_of(str(error))
-            return Observed(deliveries, duration_us, pedantic_failure=str(error))
-        return Observed(deliveries, duration_us, refused)
+            return Observed(deliveries, duration_us, pedantic_failure=str(error), crashed=crashed)
+        return Observed(deliveries, duration_us, refused, crashed=crashed)
 
     def judge(
         self, context: RunContext, profile: ReleaseProfile, unit: Subscriptions, observed: Observed
@@ -230,6 +308,7 @@ class MatchingFamily(TargetServer):
             observed.deliveries,
             seed=unit.seed,
             duration_us=observed.duration_us,
+            crashed=observed.crashed,
         ) + judge_pedantic(context, unit, observed)
 
     def unknown(

@@ -3,11 +3,11 @@ in one binary, cached under `<cache>/mutants/`), a small campaign of the mapping
 and on each mutant with the same seed, and the paired comparison that kills.
 
 CI's budget is 3 minutes on 2 cores: a cold schemata build took 93 s there (the server package compiled
-once with the overlay); the six tests take about 20 s with it cached (each mutant's run in a process of
+once with the overlay); the seven tests take about 25 s with it cached (each mutant's run in a process of
 its own, with `--no-reach`, as the -cover build reach needs is not in CI's cache: a killed mutant, a
-survivor, the original, one past its time limit, one the matching family's near-miss tokens kill). A
-quarter of the full set and nats-server's own tests (the anchor, whose test binary takes minutes to
-compile) run in the nightly workflow (`.ci/nightly`)."""
+survivor, the original, one past its time limit, two the matching family kills). The full set and
+nats-server's own tests (the anchor, whose test binary takes minutes to compile) run in the nightly
+workflow, in four parts (`.ci/nightly-mutants`)."""
 
 from __future__ import annotations
 
@@ -201,34 +201,49 @@ def test_a_mutant_past_its_limit_is_killed_by_timeout_and_stopped(schemata: Sche
     assert not list(tmp_path.rglob("*.pickle"))
 
 
-def test_near_miss_tokens_and_a_warm_cache_kill_the_full_wildcard_check_of_the_cache(
-    schemata: Schemata, tmp_path: Path
+@pytest.mark.parametrize(
+    ("change", "told"),
+    [
+        # `>` without `i == ls-1` takes a token such as `>a` for a full wildcard: near-miss tokens
+        (
+            (
+                "drop-condition",
+                "(i == 0 || subject[i-1] == btsep) && i == ls-1",
+                "(i == 0 || subject[i-1] == btsep)",
+            ),
+            "unexpected-delivery on mutant",
+        ),
+        # `li > ll` at the loop's head (the first of three) reads past a cached subject that a new
+        # subscription extends (`a`, then `a.>`): a crash
+        (("boundary", "li >= ll", "li > ll"), "server-crash on mutant"),
+    ],
+)
+def test_the_matching_family_kills_the_cache_checks_of_new_subscriptions(
+    change: tuple[str, str, str], told: str, schemata: Schemata, tmp_path: Path
 ) -> None:
-    """matchLiteral's `>` without `i == ls-1` takes a token such as `>a` for a full wildcard when a new
-    subscription is compared with a cached subject: the matching family draws such tokens and publishes
-    its subjects once before subscribing, and tells the mutant apart."""
-    [dropped] = [
-        mutant
-        for mutant in schemata.mutants
-        if (mutant.function, mutant.operator, mutant.original, mutant.mutated)
-        == (
-            "matchLiteral",
-            "drop-condition",
-            "(i == 0 || subject[i-1] == btsep) && i == ls-1",
-            "(i == 0 || subject[i-1] == btsep)",
-        )
-    ]
+    """matchLiteral compares a new subscription with every subject in the match cache: the matching
+    family publishes its subjects once before subscribing, draws near-miss tokens and subjects that a
+    pattern extends, and tells both mutants apart by pair. A crash goes to the (pattern, subject) that
+    kills the server alone, so its replay crashes the mutant again."""
+    mutant = min(
+        (
+            m
+            for m in schemata.mutants
+            if (m.function, m.operator, m.original, m.mutated) == ("matchLiteral", *change)
+        ),
+        key=lambda m: m.line,
+    )
     status = main(
         [
             *("mutants", "--target", RELEASE, "--family", "matching", "--no-anchor", "--no-reach"),
-            *("--mutant", str(dropped.id)),
+            *("--mutant", str(mutant.id)),
             *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
         ]
     )
     assert status == 0
     [outcome] = json.loads((tmp_path / "mutants.json").read_text())["outcomes"]
     assert (outcome["status"], outcome["how"], outcome["family"]) == (KILLED, "by pair", "matching")
-    assert "unexpected-delivery on mutant" in outcome["case"]
+    assert told in outcome["case"]
 
 
 @pytest.mark.nightly

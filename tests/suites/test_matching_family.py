@@ -61,6 +61,19 @@ def test_judge_matching_gives_every_pair_one_verdict() -> None:
     assert {c.feature for c in cases} == {"matching"}
 
 
+def test_a_pair_that_killed_the_server_is_a_crash_and_the_others_keep_their_verdicts() -> None:
+    patterns = ["a.>", "b"]
+    subjects = ["a", "b"]
+    observation = SubscriptionObservation({(2, 1): ["b"]}, published=2)
+    crashed = {(0, 0): "panic: runtime error: index out of range [1] with length 1"}
+    cases = cases_of(judge_matching(context(), patterns, subjects, observation, crashed=crashed))
+    verdicts = {(c.source, c.subject): (c.observed, c.verdict, c.case_class, c.detail) for c in cases}
+    assert verdicts[("a.>", "a")] == ("", "diverge", "matching:full:server-crash", crashed[(0, 0)])
+    assert verdicts[("a.>", "b")][:2] == ("no-match", "agree")
+    assert verdicts[("b", "b")][:2] == ("match", "agree")
+    assert verdicts[("b", "a")][:2] == ("no-match", "agree")
+
+
 def test_a_pedantic_probe_is_judged_per_subject_and_replays_alone() -> None:
     unit = Subscriptions((), (), pedantic=("a..b", "a.*b", "a.*"))
     cases = judge_pedantic(context(), unit, Observed(SubscriptionObservation(), 0, (True, True)))
