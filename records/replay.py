@@ -25,12 +25,14 @@ SERVER: Final = "nats-server"
 """The implementation whose release a replay's `--server-version` names."""
 REPLAY: Final = ("nats-conformance", "replay")
 """How every printed replay line begins: the installed command, not the module path."""
-LAYOUTS: Final = ("operator", "cluster")
+LAYOUTS: Final = ("operator", "cluster", "leaf")
 """How a family may lay out the target's servers: `operator` mode (mappings pushed in account JWTs), a
-`cluster` of servers. The backend of its records is the target's with ``-<layout>`` after it
-(``process-operator``, ``process-cluster``); replay's ``--layout`` brings the layout back."""
+`cluster` of servers, a hub with a `leaf` node. The backend of its records is the target's with
+``-<layout>`` after it (``process-operator``, ``process-cluster``); replay's ``--layout`` brings the
+layout back."""
 OPERATOR_SUFFIX: Final = f"-{LAYOUTS[0]}"
 CLUSTER_SUFFIX: Final = f"-{LAYOUTS[1]}"
+LEAF_SUFFIX: Final = f"-{LAYOUTS[2]}"
 
 
 def layout_of(backend: str) -> tuple[str, str]:
@@ -90,9 +92,9 @@ def weights_json(weights: Sequence[WeightedDestination]) -> str:
     return json.dumps(entries, separators=(",", ":"))
 
 
-NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted")
+NO_CLI_COUNTERPART: Final = ("streaming", "matching", "subjects", "overlap", "weighted", "leaf-deny")
 """Features natscli has no command for: `nats server mapping` maps one subject through one destination
-(no weighted list, no subscription, no NATS Streaming layout)."""
+(no weighted list, no subscription, no NATS Streaming layout, no leaf node)."""
 # The nats CLI lines use the commands and flags of natscli v0.5.0 (github.com/nats-io/natscli:
 # `cli/server_mapping_command.go`, `cli/stream_command.go`, `cli/pub_command.go`; its `nats server mapping`
 # runs the transform engine of nats-server v2.15.0, which it is built with). tests/live/test_natscli_lines.py

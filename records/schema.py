@@ -65,6 +65,7 @@ FEATURES: Final = (
     "mirror-transform",
     "stream-import",
     "service-import",
+    "leaf-deny",
 )
 
 

@@ -117,17 +117,24 @@ def account_function(token: str, profile: ReleaseProfile) -> tuple[str, list[str
 
 
 def resolve_account_functions(
-    subject: str, profile: ReleaseProfile, account: str, imported: str | None = None
+    subject: str,
+    profile: ReleaseProfile,
+    account: str,
+    imported: str | None = None,
+    *,
+    leaf_remote: str | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """``subject`` of an account mapping (or, with `imported`, of an import of account `imported`'s
-    subjects) with each account function token replaced by its value, and the names of those functions:
+    subjects; with `leaf_remote`, of a leaf node remote's deny list, bound to that account of the hub)
+    with each account function token replaced by its value, and the names of those functions:
     ``{{account-hash()}}`` becomes ``account_hash(account)``, ``{{account-hash-import()}}`` in an import
-    ``account_hash(imported)``; the others name accounts the place has none of (``reference.functions``).
+    ``account_hash(imported)``, ``{{account-hash-leaf-remote()}}`` in a deny list
+    ``account_hash(leaf_remote)``; the others name accounts the place has none of
+    (``reference.functions``).
 
     Raises:
         WrongArgumentCountError: a function given an argument.
-        FunctionNotAvailableError: ``account-hash-leaf-remote``, or ``account-hash-import`` outside an
-            import.
+        FunctionNotAvailableError: a function whose account the place has none of.
     """
     if "{{" not in subject:
         return subject, ()
@@ -140,9 +147,19 @@ def resolve_account_functions(
         name, arguments = found
         if len(arguments) > 1 or arguments[0].strip():
             raise WrongArgumentCountError(f"{token}: {name} takes no arguments")
-        named = {"account-hash": account, "account-hash-import": imported}.get(name)
+        named = {
+            "account-hash": account,
+            "account-hash-import": imported,
+            "account-hash-leaf-remote": leaf_remote,
+        }.get(name)
         if named is None:
-            place = "an import" if imported is not None else "an account mapping"
+            place = (
+                "an import"
+                if imported is not None
+                else "a deny list"
+                if leaf_remote is not None
+                else "an account mapping"
+            )
             raise FunctionNotAvailableError(f"{token}: {name} is not available in {place}")
         tokens[position] = account_hash(named)
         used.append(name)

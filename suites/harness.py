@@ -52,6 +52,8 @@ FENCE_ID = 10**17
 READY_ID = FENCE_ID + 1
 """The payload of the messages that wait for the publisher's server to forward to the tap's."""
 READY_POLL = 0.05
+NOT_FORWARDED: Final = "nothing published on the publisher's server reached the tap"
+"""How an observation through another server fails when that server never passes messages on."""
 CHUNK_DELIVERIES: Final = 5_000
 """Upper bound on the deliveries one chunk can cause (publications x subscriptions)."""
 
@@ -236,6 +238,8 @@ class Observer:
         except WireError as error:
             self.close()
             return Observation.of(len(subjects), np.empty(0, np.int64), pa.array([], pa.binary()), str(error))
+        if not subjects:  # the connections proved the publisher's server reaches the tap's
+            return tap.observation(0, "")
         published, failure = 0, ""
 
         def fence() -> None:
@@ -337,9 +341,7 @@ def _await_forwarding(publisher: WireConnection, tap: Tap, timeout: float) -> No
         if tap.error:
             raise WireError(tap.error)
         if time.monotonic() > deadline:
-            raise WireError(
-                f"nothing published on the publisher's server reached the tap within {timeout:.0f}s"
-            )
+            raise WireError(f"{NOT_FORWARDED} within {timeout:.0f}s")
 
 
 @dataclass(slots=True)

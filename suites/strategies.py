@@ -515,6 +515,44 @@ def with_wildcard_token(subject: str, source: str, rng: random.Random) -> str | 
     return ".".join(tokens)
 
 
+DENY_PREFIX: Final = "d"
+"""The first token of every deny list entry (`deny_entries`), so that no deny list holds back the messages
+that pace an observation (`suites.harness`)."""
+DENY_TOKENS: Final = ("a", "b", "*")
+DENIED_FUNCTIONS: Final = ("account-hash", "account-hash-leaf-remote")
+"""The account functions a leaf node remote's deny list resolves (`reference.leafnode`)."""
+
+
+@st.composite
+def deny_entries(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, ...] | None:
+    """A leaf node remote's deny list: None one time in four (the key left out), else up to four entries
+    (one in three lists exactly one: the edge of a list's length), each `DENY_PREFIX` and one to three
+    tokens, then `>` one time in four. A token is one of
+    `DENY_TOKENS`, or where `profile` has account functions, one time in two a call of one
+    (`DENIED_FUNCTIONS` as documented; one in eight any form `function_tokens` draws, which the leaf node
+    may refuse, one in eight glued to a letter, which makes it a literal token)."""
+    if draw(below(4)) == 0:
+        return None
+    scoped = bool(profile.account_functions)
+    entries = []
+    for _ in range(1 if draw(below(3)) == 0 else draw(sizes(0, 4))):
+        parts = [DENY_PREFIX]
+        for _ in range(draw(sizes(1, 3))):
+            kind = draw(below(16)) if scoped else 0
+            if kind < 8:
+                parts.append(pick(draw, DENY_TOKENS))
+            elif kind == 14:
+                names = sorted(profile.account_functions)
+                parts.append(draw(function_tokens(DENY_PREFIX, profile, names, account_functions=True)))
+            else:
+                call = "{{" + pick(draw, DENIED_FUNCTIONS) + "()}}"
+                parts.append(f"a{call}" if kind == 15 else call)
+        if draw(below(4)) == 0:
+            parts.append(">")
+        entries.append(".".join(parts))
+    return tuple(entries)
+
+
 @st.composite
 def subjects_matching(draw: st.DrawFn, source: str, *, utf8: bool = False) -> str:
     """A subject that `source` matches (shrinks to one-token substitutions)."""

@@ -13,6 +13,7 @@ from nats_conformance.suites.families.cluster import ClusterFamily
 from nats_conformance.suites.families.cluster_weighted import ClusterWeightedFamily
 from nats_conformance.suites.families.contexts import ContextsFamily
 from nats_conformance.suites.families.imports import ImportFamily
+from nats_conformance.suites.families.leafnode import LeafDenyFamily
 from nats_conformance.suites.families.library import LibraryFamily
 from nats_conformance.suites.families.mapping import MappingFamily
 from nats_conformance.suites.families.matching import MatchingFamily
@@ -87,6 +88,7 @@ FAMILIES: Final[dict[str, ServerFamily[Any, Any]]] = {
         ContextsFamily(),
         ClusterFamily(),
         ClusterWeightedFamily(),
+        LeafDenyFamily(),
     )
 }
 

@@ -261,13 +261,21 @@ def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]
 def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     """Two subjects with `*` and no `>` that share a subject at the same length (refused:
     `reference.republish.StreamSubjectsOverlapError`), or that share none by their lengths (`*` on
-    both sides; `>` on the longer only), or a shorter one with `>` before a longer one of `*` alone
-    (refused: they share a subject). Mutant 1309 of 2.14.10's ``SubjectsCollide`` takes two filters of
-    `*` alone for disjoint whatever their lengths, and mutant 1313 the last pair, which the server
-    compares later subject first (``SubjectsCollide(tsubj, subj)``, stream.go), for disjoint."""
+    both sides; `>` on the longer only) or by their last token alone, or a shorter one with `>` before
+    a longer one of `*` alone (refused: they share a subject). Mutant 1309 of 2.14.10's
+    ``SubjectsCollide`` takes two filters of `*` alone for disjoint whatever their lengths, mutant 1313
+    the last pair, which the server compares later subject first (``SubjectsCollide(tsubj, subj)``,
+    stream.go), for disjoint, and mutant 1341, which compares one token less, the pair that differs in
+    its last token alone for overlapping."""
     n = namespace
     return st.sampled_from(
-        [(f"{n}.a.*", f"{n}.*.b"), (f"{n}.a.*", f"{n}.*.b.*"), (f"{n}.*", f"{n}.*.>"), (f"{n}.>", f"{n}.*.*")]
+        [
+            (f"{n}.a.*", f"{n}.*.b"),
+            (f"{n}.a.*", f"{n}.*.b.*"),
+            (f"{n}.*", f"{n}.*.>"),
+            (f"{n}.>", f"{n}.*.*"),
+            (f"{n}.*.a", f"{n}.*.b"),
+        ]
     )
 
 
