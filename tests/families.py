@@ -1,10 +1,11 @@
 """A family's small run on a live server of the current target, as the campaign runs it, for the tests of
-single families: its records' rows."""
+single families: its records' rows; and a family's judging of one observation, without a server."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,10 +19,19 @@ from nats_conformance.fixtures.session import Session
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import Case
 from nats_conformance.records.writer import RecordWriter
+from nats_conformance.reference.profiles import for_version
+from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.progress import Progress
 from nats_conformance.suites.engine.run import Sink, run_family
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES
+
+
+def judged_offline(name: str, unit: Any, observed: Any, version: str, backend: str = "process") -> list[Case]:
+    """The cases the registered family `name` judges `observed` of `unit` into on `version`'s rules."""
+    counter = itertools.count()
+    context = RunContext("run", "nats-server", version, backend, Expectations(), lambda: next(counter))
+    return cases_of(FAMILIES[name].judge(context, for_version(version), unit, observed))
 
 
 @contextlib.contextmanager

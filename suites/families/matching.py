@@ -52,6 +52,22 @@ def wildcard_kinds(pattern: str) -> tuple[str, ...]:
     return tuple(kinds)
 
 
+def observed_match(subject: str, expected: str, arrived: list[str], confirmed: bool) -> tuple[str, str]:
+    """What a subscription's deliveries of `subject` say (``match``, ``no-match``, ``match|match``...)
+    and how that differs from `expected` ('' when it does not; ``unknown`` when nothing arrived from a
+    publication that was not confirmed)."""
+    observed = "|".join("match" if got == subject else f"match:{got}" for got in arrived) or "no-match"
+    if not arrived and not confirmed:
+        return "", "unknown"
+    if observed == expected:
+        return observed, ""
+    if not arrived:
+        return observed, NOT_ARRIVED
+    if expected == "no-match":
+        return observed, UNEXPECTED
+    return observed, DUPLICATED if len(arrived) > 1 else "wrong-subject"
+
+
 def judge_matching(
     context: RunContext,
     patterns: Sequence[str],
@@ -78,42 +94,19 @@ def judge_matching(
         confirmed = observation.received(position)
         for slot, pattern in enumerate(patterns):
             expected = "match" if pattern in matched else "no-match"
-            if (slot, position) in crashed:
-                judged.append(
-                    make_case(
-                        context,
-                        feature="matching",
-                        functions=kinds[slot],
-                        source=pattern,
-                        destination="",
-                        subject=subject,
-                        expected=expected,
-                        observed="",
-                        difference=CRASH,
-                        detail=crashed[(slot, position)],
-                        seed=seed,
-                    )
-                )
-                continue
             arrived = observation.subjects_for(slot + 1, position)
-            if confirmed and len(arrived) == (expected == "match") and (not arrived or arrived[0] == subject):
+            panic = crashed.get((slot, position), "")
+            if panic:
+                observed, difference, detail = "", CRASH, panic
+            elif (
+                confirmed and len(arrived) == (expected == "match") and (not arrived or arrived[0] == subject)
+            ):
                 agreeing[slot][0].append(subject)
                 agreeing[slot][1].append(expected)
                 continue
-            observed = "|".join("match" if got == subject else f"match:{got}" for got in arrived)
-            observed = observed or "no-match"
-            if not arrived and not confirmed:
-                difference, observed = "unknown", ""
-            elif observed == expected:
-                difference = ""
-            elif not arrived:
-                difference = NOT_ARRIVED
-            elif expected == "no-match":
-                difference = UNEXPECTED
-            elif len(arrived) > 1:
-                difference = DUPLICATED
             else:
-                difference = "wrong-subject"
+                observed, difference = observed_match(subject, expected, arrived, confirmed)
+                detail = observation.failure if difference == "unknown" else ""
             judged.append(
                 make_case(
                     context,
@@ -125,7 +118,7 @@ def judge_matching(
                     expected=expected,
                     observed=observed,
                     difference=difference,
-                    detail=observation.failure if difference == "unknown" else "",
+                    detail=detail,
                     seed=seed,
                     duration_us=duration_us,
                 )

@@ -4,7 +4,6 @@ expectations.toml lists; a recorded case replays; and the judging, without a ser
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,7 +40,7 @@ from nats_conformance.reference.republish import subjects_collide
 from nats_conformance.reference.subjects import is_valid_subject
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.family import cases_of, check
-from nats_conformance.suites.engine.verdicts import RunContext, wrong_subject
+from nats_conformance.suites.engine.verdicts import wrong_subject
 from nats_conformance.suites.families import FAMILIES, family_of_feature
 from nats_conformance.suites.families.imports import (
     ImportFamily,
@@ -54,15 +53,13 @@ from nats_conformance.suites.families.imports import (
     reversible_destinations,
 )
 from nats_conformance.suites.strategies import sources
-from tests.families import live_session, run_agreeing
+from tests.families import judged_offline, live_session, run_agreeing
 
 FAMILY = FAMILIES["import"]
 
 
 def judged_cases(run: ImportRun, observed: ImportObservation, version: str = "2.14.5") -> list[Case]:
-    counter = itertools.count()
-    context = RunContext("run", "nats-server", version, "process", Expectations(), lambda: next(counter))
-    return cases_of(FAMILY.judge(context, for_version(version), run, observed))
+    return judged_offline("import", run, observed, version)
 
 
 def judged_live(

@@ -4,7 +4,6 @@ replays; and the judging, without a server."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -20,11 +19,9 @@ from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import Case
 from nats_conformance.reference.profiles import for_version
-from nats_conformance.suites.engine.family import cases_of
-from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES
 from nats_conformance.suites.families.leafnode import DenyObservation, DenyRun, deny_runs
-from tests.families import run_agreeing
+from tests.families import judged_offline, run_agreeing
 
 FAMILY = FAMILIES["leaf-deny"]
 RUN = DenyRun(("d.{{account-hash()}}", "d.a.*"), None, ("d.XqHlnZPF", "d.a.b", "d.c"))
@@ -32,9 +29,7 @@ RUN = DenyRun(("d.{{account-hash()}}", "d.a.*"), None, ("d.XqHlnZPF", "d.a.b", "
 
 
 def judged(run: DenyRun, observed: DenyObservation, version: str = "2.14.10") -> list[Case]:
-    counter = itertools.count()
-    context = RunContext("run", "nats-server", version, "process-leaf", Expectations(), lambda: next(counter))
-    return cases_of(FAMILY.judge(context, for_version(version), run, observed))
+    return judged_offline("leaf-deny", run, observed, version, "process-leaf")
 
 
 def test_every_subject_is_judged_both_ways_by_its_direction_s_list() -> None:
