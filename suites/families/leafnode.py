@@ -129,7 +129,7 @@ class LeafDenyFamily(TargetServer):
     description: Description = Description(
         "a leaf node remote's `deny_exports` and `deny_imports` (account functions where the release has "
         "them), each subject published both ways between the hub and the leaf node (process backend)",
-        5_000,
+        1_500,
     )
     features: tuple[str, ...] = ("leaf-deny",)
 
