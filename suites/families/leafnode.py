@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
@@ -64,6 +64,11 @@ class DenyRun:
     subjects: tuple[str, ...]
     seed: int = 0
 
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """Every entry of both lists, exports first."""
+        return (*(self.exports or ()), *(self.imports or ()))
+
     def to_json(self) -> str:
         return json.dumps({"exports": self.exports, "imports": self.imports})
 
@@ -96,9 +101,9 @@ def deny_runs(draw: st.DrawFn, profile: ReleaseProfile) -> DenyRun:
     """Two deny lists (`deny_entries`) and subjects: for each entry the reference takes, one it matches
     and a near miss (one token after `DENY_PREFIX` changed), then one to four of `SUBJECT_TOKENS`, and one
     unit in ten an entry's own text published as a subject."""
-    exports, imports = draw(deny_entries(profile)), draw(deny_entries(profile))
+    listed = DenyRun(draw(deny_entries(profile)), draw(deny_entries(profile)), ())
     subjects: list[str] = []
-    for entry in (*(exports or ()), *(imports or ())):
+    for entry in listed.entries:
         try:
             [pattern] = resolved((entry,), profile).patterns
         except MappingError:
@@ -111,16 +116,15 @@ def deny_runs(draw: st.DrawFn, profile: ReleaseProfile) -> DenyRun:
         subjects.append(
             ".".join([DENY_PREFIX, *(pick(draw, SUBJECT_TOKENS) for _ in range(draw(sizes(1, 3))))])
         )
-    entries = [*(exports or ()), *(imports or ())]
-    if entries and draw(below(10)) == 0:
-        subjects.append(pick(draw, entries))
+    if listed.entries and draw(below(10)) == 0:
+        subjects.append(pick(draw, listed.entries))
     seed = draw(st.integers(0, 2**31))
-    return DenyRun(exports, imports, tuple(dict.fromkeys(subjects)), seed)
+    return replace(listed, subjects=tuple(dict.fromkeys(subjects)), seed=seed)
 
 
 def arrived(observation: Observation, count: int) -> tuple[bool, ...]:
     """Of each of the `count` subjects, whether it reached the tap."""
-    return tuple(bool(observation.first[index] >= 0) for index in range(count))
+    return tuple((observation.first[:count] >= 0).tolist())
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,14 +191,13 @@ class LeafDenyFamily(TargetServer):
         matches it. A unit a server died of is a `server-crash` case, and so is each of its subjects
         (`judged_as`), as is each subject of a leaf node that passes nothing on; one whose observation
         failed otherwise leaves its subjects unknown; a refused one publishes nothing."""
-        entries = (*(unit.exports or ()), *(unit.imports or ()))
         try:
             lists = (resolved(unit.exports, profile), resolved(unit.imports, profile))
             refusal = ""
             functions = tuple(dict.fromkeys(f for listed in lists for f in listed.functions))
         except MappingError as refused:
             lists, refusal = None, refused.kind
-            functions = tuple(dict.fromkeys(f for entry in entries for f in functions_named(entry)))
+            functions = tuple(dict.fromkeys(f for entry in unit.entries for f in functions_named(entry)))
         expected, verdict, difference = acceptance(refusal, observed.refusal)
         detail = observed.refusal or ""
         if observed.crashed:
