@@ -52,8 +52,9 @@ class Reach:
     reached: Mapping[str, Mapping[str, frozenset[int]] | None]
     counted: Mapping[str, frozenset[int]]
 
-    def families(self, mutant: Mutant, order: Sequence[str]) -> tuple[str, ...]:
-        """The families of `order` that reach `mutant`'s line (all of them where the line is not counted)."""
+    def reaching(self, mutant: Mutant, order: Sequence[str]) -> tuple[str, ...]:
+        """The names of `order` (families, or the anchor's tests) that reach `mutant`'s line (all of them
+        where the line is not counted)."""
         if mutant.line not in self.counted.get(mutant.file, frozenset()):
             return tuple(order)
         found = []

@@ -17,9 +17,8 @@ else it **survived**, unless the equivalence file (`mutants-equivalent.toml`, `E
 with the reason no behaviour can tell it from the original (`equivalent`). Each mutant's run is one task
 of the Spark session the sweep uses (`--master URL`; without it, one after the other in this process).
 
-The anchor is nats-server's own tests whose names match `ANCHOR_TESTS`, one test binary compiled against
-the same schemata (`go test -c`), run once as the original (tests that fail there are left out) and
-once per mutant: killed when one of the others fails (or the binary crashes or times out).
+The anchor is nats-server's own tests of the mapping code (`suites.mutant_anchor`), run once as the
+original and once per mutant, each mutant with the tests that reach its line.
 
 Exit status 0; 2 with one `nats-conformance: error:` line for a bad target, option or equivalence file,
 or a build that fails.
@@ -35,11 +34,9 @@ import math
 import os
 import pickle
 import random
-import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from collections import Counter
@@ -84,6 +81,12 @@ from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 from nats_conformance.suites.engine.plans import PLANS
 from nats_conformance.suites.engine.scaleout import _output_to, scale_out
 from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.mutant_anchor import (
+    anchor_tests,
+    anchor_verdict,
+    measure_anchor_reach,
+    run_tests,
+)
 from nats_conformance.suites.mutant_reach import families_of, family_plan, measure_reach
 from nats_conformance.suites.pairing import Side, intermittent, one_sided, replay_all, run_side
 from nats_conformance.suites.replay import replay_file_on_server
@@ -93,11 +96,6 @@ EQUIVALENT_PATH: Final = (Path(__file__).parent.parent / "records" / "mutants-eq
 LEFT_OUT: Final = ("streaming", "library")
 """Families a mutant run leaves out: NATS Streaming runs its own server, and the library family asks
 adapters; neither runs the mapping code of the schemata build."""
-ANCHOR_TESTS: Final = r"(?i)mapping|subjecttransform|placeholder|sublist|valid.*subject|subject.*valid"
-"""nats-server's tests of the anchor: names matching mapping, subject transform, placeholder, sublist and
-subject validity."""
-ANCHOR_TIMEOUT: Final = 300.0
-"""Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
 START_TIMEOUT: Final = 5.0
 """Seconds a mutant's server may take to start with a default configuration."""
 LIMIT_FACTOR: Final = 10
@@ -210,6 +208,8 @@ class Context:
     """The families that reach each mutant (`suites.mutant_reach`); None: every family reaches all."""
     anchor: Path | None = None
     anchor_tests: tuple[str, ...] = ()
+    anchor_reaching: Mapping[int, tuple[str, ...]] | None = None
+    """The anchor's tests that reach each mutant (`suites.mutant_anchor`); None: every test reaches all."""
     limit: float | None = None
     """Seconds a mutant's campaign and pairing may take (`limit_of`); None: no limit, in this process."""
 
@@ -473,7 +473,10 @@ def judge(context: Context, mutant: int, log: Path | None = None) -> Outcome:
         else:
             outcome = judge_of(context).verdict(mutant, log)
         if context.anchor is not None:
-            outcome.anchor, outcome.anchor_test = anchor_verdict(context, mutant)
+            tests = context.anchor_tests
+            if context.anchor_reaching is not None:
+                tests = context.anchor_reaching.get(mutant, tests)
+            outcome.anchor, outcome.anchor_test = anchor_verdict(context.anchor, tests, mutant)
     except (ConformanceError, OSError) as error:
         outcome.error = str(error).splitlines()[0] if str(error) else type(error).__name__
     outcome.seconds = round(time.monotonic() - started, 2)
@@ -487,76 +490,6 @@ def judge_task(mutant: int, *, context: Context) -> Outcome:
     log = logs / f"m{mutant:05d}.log"
     with _output_to(log):
         return judge(context, mutant, log)
-
-
-TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
-
-
-def run_tests(binary: Path, tests: Sequence[str], mutant: int) -> tuple[int, dict[str, str]]:
-    """The anchor's tests on the build running `mutant`: the exit status (-1 on a timeout) and each
-    top-level test's verdict. Their temporary folders go in one of ours, removed afterwards: a test
-    that a mutant crashes or a timeout stops leaves its `t.TempDir()` behind."""
-    with tempfile.TemporaryDirectory(prefix="nats-conformance-anchor-") as scratch:
-        return _run_tests(binary, tests, mutant, Path(scratch))
-
-
-def _run_tests(binary: Path, tests: Sequence[str], mutant: int, scratch: Path) -> tuple[int, dict[str, str]]:
-    environment = {key: value for key, value in os.environ.items() if key != MUTANT_ENV}
-    environment["TMPDIR"] = str(scratch)
-    if mutant:
-        environment[MUTANT_ENV] = str(mutant)
-    pattern = "^(" + "|".join(re.escape(name) for name in tests) + ")$"
-    argv = [
-        str(binary),
-        "-test.run",
-        pattern,
-        "-test.v",
-        "-test.count=1",
-        f"-test.timeout={ANCHOR_TIMEOUT:.0f}s",
-    ]
-    try:
-        result = subprocess.run(
-            argv,
-            cwd=binary.parent / "src" / "server",
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=ANCHOR_TIMEOUT + 30,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return -1, {}
-    verdicts = {}
-    for line in result.stdout.splitlines():
-        found = TEST_LINE.match(line)
-        if found and "/" not in found["name"]:
-            verdicts[found["name"]] = found["verdict"]
-    return result.returncode, verdicts
-
-
-def anchor_tests(binary: Path) -> tuple[str, ...]:
-    """The test binary's tests whose names match `ANCHOR_TESTS`."""
-    result = subprocess.run(
-        [str(binary), "-test.list", ANCHOR_TESTS],
-        cwd=binary.parent / "src" / "server",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return tuple(line.strip() for line in result.stdout.splitlines() if line.startswith("Test"))
-
-
-def anchor_verdict(context: Context, mutant: int) -> tuple[str, str]:
-    """(killed or survived, the first failing test) of the anchor on one mutant."""
-    assert context.anchor is not None
-    status, verdicts = run_tests(context.anchor, context.anchor_tests, mutant)
-    failed = sorted(name for name, verdict in verdicts.items() if verdict == "FAIL")
-    if failed:
-        return KILLED, failed[0]
-    if status != 0:
-        return KILLED, "timeout" if status == -1 else f"exit status {status}"
-    return SURVIVED, ""
 
 
 def select(
@@ -848,7 +781,7 @@ def mutants_command(arguments: argparse.Namespace) -> int:
             release, plan, folder / "reach", DEFAULT_PATH, {mutant.file for mutant in chosen}
         )
         order = [original.family for original in context.originals]
-        context = replace(context, reaching={m.id: reach.families(m, order) for m in chosen})
+        context = replace(context, reaching={m.id: reach.reaching(m, order) for m in chosen})
     reach_seconds = time.monotonic() - started - original_seconds
     if anchor is not None:
         _, verdicts = run_tests(anchor, tests, 0)
@@ -857,6 +790,9 @@ def mutants_command(arguments: argparse.Namespace) -> int:
             f"mutants: the anchor runs {len(passing)} of nats-server's tests ({len(tests)} match)"
         )
         context = replace(context, anchor_tests=passing)
+        if not arguments.no_reach:
+            known = measure_anchor_reach(schemata, passing, {mutant.file for mutant in chosen})
+            context = replace(context, anchor_reaching={m.id: known.reaching(m, passing) for m in chosen})
     listed = {m.id: e.reason for m in chosen for e in equivalents if e.covers(m)}
     skipped = set() if arguments.mutant else set(listed)
     outcomes = run_all(context, [m for m in chosen if m.id not in skipped], arguments.master)

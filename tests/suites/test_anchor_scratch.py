@@ -1,5 +1,5 @@
 """The anchor's test binary runs with its temporary folders in one of ours, removed afterwards
-(`suites.mutants.run_tests`): a test that a mutant crashes or a timeout stops leaves its `t.TempDir()`
+(`suites.mutant_anchor.run_tests`): a test that a mutant crashes or a timeout stops leaves its `t.TempDir()`
 behind, and nothing may stay in the user's /tmp."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nats_conformance.suites.mutants import run_tests
+from nats_conformance.suites.mutant_anchor import run_tests
 
 FAKE_TESTS = """#!/bin/sh
 # A test binary whose one test makes a temporary folder and dies before removing it.

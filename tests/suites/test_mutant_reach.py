@@ -33,18 +33,18 @@ def reach() -> Reach:
 
 
 def test_a_counted_line_runs_the_families_that_reached_it_and_those_not_known() -> None:
-    assert reach().families(mutant(11), ORDER) == ("mapping", "import")
-    assert reach().families(mutant(20), ORDER) == ("import",)
+    assert reach().reaching(mutant(11), ORDER) == ("mapping", "import")
+    assert reach().reaching(mutant(20), ORDER) == ("import",)
 
 
 def test_a_line_in_no_block_runs_every_family() -> None:
-    assert reach().families(mutant(5), ORDER) == tuple(ORDER)
-    assert reach().families(mutant(11, "server/sublist.go"), ORDER) == tuple(ORDER)
+    assert reach().reaching(mutant(5), ORDER) == tuple(ORDER)
+    assert reach().reaching(mutant(11, "server/sublist.go"), ORDER) == tuple(ORDER)
 
 
 def test_known_reach_everywhere_leaves_an_unreached_line_with_no_family() -> None:
     known = Reach({"matching": {}, "mapping": {FILE: frozenset({10})}}, {FILE: frozenset({10, 20})})
-    assert known.families(mutant(20), ["matching", "mapping"]) == ()
+    assert known.reaching(mutant(20), ["matching", "mapping"]) == ()
 
 
 def test_lines_of_blocks_spans_each_block_and_keeps_the_files_asked() -> None:
