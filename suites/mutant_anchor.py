@@ -33,19 +33,30 @@ ANCHOR_TESTS: Final = r"(?i)mapping|subjecttransform|placeholder|sublist|valid.*
 """nats-server's tests of the anchor: names matching mapping, subject transform, placeholder, sublist and
 subject validity."""
 ANCHOR_TIMEOUT: Final = 300.0
-"""Seconds one run of the anchor's tests may take before it counts as killed (a mutant that loops)."""
+"""Seconds one run of the anchor's tests may take on the original, and by default on a mutant."""
+LIMIT_FACTOR: Final = 3
+LIMIT_FLOOR: Final = 60.0
+"""A mutant's tests may take `LIMIT_FACTOR` times the original's run of every test, at least `LIMIT_FLOOR`
+seconds, before the mutant counts as killed by timeout (a mutant that loops or deadlocks): on 2.14.10
+the original's 116 tests take 25 to 46 s, and a mutant runs a part of them; at 300 s, each of the
+sublist mutants that loop cost 5 minutes."""
 REACH_FILE: Final = "anchor-reach.json"
 """The cached reach of each test, in the schemata build's folder."""
 TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
 
 
 def run_tests(
-    binary: Path, tests: Sequence[str], mutant: int, *, profile: Path | None = None
+    binary: Path,
+    tests: Sequence[str],
+    mutant: int,
+    *,
+    profile: Path | None = None,
+    limit: float = ANCHOR_TIMEOUT,
 ) -> tuple[int, dict[str, str]]:
     """The anchor's tests on the build running `mutant` (stopping at the first failure): the exit status
-    (-1 on a timeout) and each top-level test's verdict; with `profile`, the coverage profile is written
-    there. Their temporary folders go in one of ours, removed afterwards: a test that a mutant crashes or
-    a timeout stops leaves its `t.TempDir()` behind."""
+    (-1 past `limit` seconds) and each top-level test's verdict; with `profile`, the coverage profile is
+    written there. Their temporary folders go in one of ours, removed afterwards: a test that a mutant
+    crashes or a timeout stops leaves its `t.TempDir()` behind."""
     with tempfile.TemporaryDirectory(prefix="nats-conformance-anchor-") as scratch:
         environment = {key: value for key, value in os.environ.items() if key != MUTANT_ENV}
         environment["TMPDIR"] = scratch
@@ -53,7 +64,7 @@ def run_tests(
             environment[MUTANT_ENV] = str(mutant)
         pattern = "^(" + "|".join(re.escape(name) for name in tests) + ")$"
         argv = [str(binary), "-test.run", pattern, "-test.v", "-test.count=1", "-test.failfast"]
-        argv += [f"-test.timeout={ANCHOR_TIMEOUT:.0f}s"]
+        argv += [f"-test.timeout={limit:.0f}s"]
         if profile is not None:
             argv.append(f"-test.coverprofile={profile}")
         try:
@@ -63,7 +74,7 @@ def run_tests(
                 env=environment,
                 capture_output=True,
                 text=True,
-                timeout=ANCHOR_TIMEOUT + 30,
+                timeout=limit + 30,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -89,18 +100,25 @@ def anchor_tests(binary: Path) -> tuple[str, ...]:
     return tuple(line.strip() for line in result.stdout.splitlines() if line.startswith("Test"))
 
 
-def anchor_verdict(binary: Path, tests: Sequence[str], mutant: int) -> tuple[str, str]:
-    """(killed or survived, the first failing test) of the anchor's `tests` on one mutant; survived
-    without running where no test reaches it."""
+def anchor_verdict(
+    binary: Path, tests: Sequence[str], mutant: int, limit: float = ANCHOR_TIMEOUT
+) -> tuple[str, str]:
+    """(killed or survived, the first failing test) of the anchor's `tests` on one mutant, within
+    `limit` seconds; survived without running where no test reaches it."""
     if not tests:
         return SURVIVED, ""
-    status, verdicts = run_tests(binary, tests, mutant)
+    status, verdicts = run_tests(binary, tests, mutant, limit=limit)
     failed = sorted(name for name, verdict in verdicts.items() if verdict == "FAIL")
     if failed:
         return KILLED, failed[0]
     if status != 0:
         return KILLED, "timeout" if status == -1 else f"exit status {status}"
     return SURVIVED, ""
+
+
+def anchor_limit(original: float) -> float:
+    """Seconds a mutant's tests may take, the original's run of every test having taken `original`."""
+    return max(LIMIT_FLOOR, LIMIT_FACTOR * original)
 
 
 def measure_anchor_reach(schemata: Schemata, tests: Sequence[str], files: set[str]) -> Reach:

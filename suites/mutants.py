@@ -82,6 +82,8 @@ from nats_conformance.suites.engine.plans import PLANS
 from nats_conformance.suites.engine.scaleout import _output_to, scale_out
 from nats_conformance.suites.families import FAMILIES
 from nats_conformance.suites.mutant_anchor import (
+    ANCHOR_TIMEOUT,
+    anchor_limit,
     anchor_tests,
     anchor_verdict,
     measure_anchor_reach,
@@ -210,6 +212,8 @@ class Context:
     anchor_tests: tuple[str, ...] = ()
     anchor_reaching: Mapping[int, tuple[str, ...]] | None = None
     """The anchor's tests that reach each mutant (`suites.mutant_anchor`); None: every test reaches all."""
+    anchor_limit: float = ANCHOR_TIMEOUT
+    """Seconds the anchor's tests may take on a mutant (`mutant_anchor.anchor_limit`)."""
     limit: float | None = None
     """Seconds a mutant's campaign and pairing may take (`limit_of`); None: no limit, in this process."""
 
@@ -476,7 +480,9 @@ def judge(context: Context, mutant: int, log: Path | None = None) -> Outcome:
             tests = context.anchor_tests
             if context.anchor_reaching is not None:
                 tests = context.anchor_reaching.get(mutant, tests)
-            outcome.anchor, outcome.anchor_test = anchor_verdict(context.anchor, tests, mutant)
+            outcome.anchor, outcome.anchor_test = anchor_verdict(
+                context.anchor, tests, mutant, context.anchor_limit
+            )
     except (ConformanceError, OSError) as error:
         outcome.error = str(error).splitlines()[0] if str(error) else type(error).__name__
     outcome.seconds = round(time.monotonic() - started, 2)
@@ -784,12 +790,14 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         context = replace(context, reaching={m.id: reach.reaching(m, order) for m in chosen})
     reach_seconds = time.monotonic() - started - original_seconds
     if anchor is not None:
+        anchor_started = time.monotonic()
         _, verdicts = run_tests(anchor, tests, 0)
+        limit_of_tests = anchor_limit(time.monotonic() - anchor_started)
         passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
         report_to_stderr(
             f"mutants: the anchor runs {len(passing)} of nats-server's tests ({len(tests)} match)"
         )
-        context = replace(context, anchor_tests=passing)
+        context = replace(context, anchor_tests=passing, anchor_limit=limit_of_tests)
         if not arguments.no_reach:
             known = measure_anchor_reach(schemata, passing, {mutant.file for mutant in chosen})
             context = replace(context, anchor_reaching={m.id: known.reaching(m, passing) for m in chosen})
@@ -805,6 +813,7 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "part": arguments.part,
         "master": arguments.master,
         "anchor_tests": len(context.anchor_tests),
+        "anchor_limit": round(context.anchor_limit, 1),
         "limit": round(limit, 1),
         "reach": not arguments.no_reach,
         "original_seconds": round(original_seconds, 1),

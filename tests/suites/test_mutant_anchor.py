@@ -8,7 +8,12 @@ from pathlib import Path
 
 from nats_conformance.fixtures.mutants import COVER_TEST_BINARY, Mutant, Schemata
 from nats_conformance.records.mutants import SURVIVED
-from nats_conformance.suites.mutant_anchor import REACH_FILE, anchor_verdict, measure_anchor_reach
+from nats_conformance.suites.mutant_anchor import (
+    REACH_FILE,
+    anchor_limit,
+    anchor_verdict,
+    measure_anchor_reach,
+)
 
 FILE = "server/sublist.go"
 PROFILING_TESTS = """#!/bin/sh
@@ -56,3 +61,8 @@ def test_the_reach_is_measured_once_and_read_back(tmp_path: Path) -> None:
 def test_a_mutant_no_test_reaches_survives_without_a_run(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-binary"
     assert anchor_verdict(missing, (), 7) == (SURVIVED, "")
+
+
+def test_a_mutants_tests_may_take_three_times_the_originals_run_and_at_least_a_minute() -> None:
+    assert anchor_limit(40.0) == 120.0
+    assert anchor_limit(5.0) == 60.0
