@@ -118,6 +118,8 @@ class Settings:
     part: str | None
     anchor_tests: int
     reach: bool
+    then: str | None = None
+    """The plan the mutants the first left alive ran again under (`--then`), if any."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +179,7 @@ def _settings(data: dict[str, Any]) -> Settings:
     families = settings.get("families")
     if families != "plan" and not (isinstance(families, list) and all(isinstance(f, str) for f in families)):
         raise ValueError("field 'families' of 'settings' must be \"plan\" or a list of names")
-    sample, part = settings.get("sample"), settings.get("part")
+    sample, part, then = settings.get("sample"), settings.get("part"), settings.get("then")
     return Settings(
         plan=value_of(settings, "plan", str),
         families=() if families == "plan" else tuple(families),
@@ -186,6 +188,7 @@ def _settings(data: dict[str, Any]) -> Settings:
         part=None if part is None else value_of(settings, "part", str),
         anchor_tests=value_of(settings, "anchor_tests", int),
         reach=value_of(settings, "reach", bool),
+        then=None if then is None else value_of(settings, "then", str),
     )
 
 

@@ -48,7 +48,9 @@ def cells(item: Scored) -> list[str]:
 def headline(run: MutantsRun) -> str:
     """One sentence: the release, what ran, and the scores."""
     settings, totals = run.settings, run.totals
-    chosen = [f"{settings.plan} plan", f"seed {settings.seed}"]
+    plan = f"{settings.plan} plan"
+    plan += f", then {settings.then} on the mutants it left alive" if settings.then else ""
+    chosen = [plan, f"seed {settings.seed}"]
     chosen += [f"families {', '.join(settings.families)}"] if settings.families else []
     chosen += [f"a sample of {settings.sample:,}"] if settings.sample is not None else []
     chosen += [f"part {settings.part}"] if settings.part else []

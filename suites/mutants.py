@@ -183,6 +183,8 @@ class Outcome:
     anchor: str = ""
     anchor_test: str = ""
     error: str = ""
+    plan: str = ""
+    """The plan whose run decided the campaign's status (`--then`: the second plan for the mutants it ran)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,7 +618,7 @@ def document_of(
     }
 
 
-SHARED_SETTINGS: Final = ("plan", "families", "seed", "sample", "reach")
+SHARED_SETTINGS: Final = ("plan", "then", "families", "seed", "sample", "reach")
 """The settings every part of a combined run must share (`combined`)."""
 
 
@@ -654,7 +656,8 @@ def combined(paths: Sequence[Path], release: str) -> dict[str, Any]:
             try:
                 chosen[entry["id"]] = Mutant(**{name: entry[name] for name in mutant_fields})
                 outcomes[entry["id"]] = Outcome(
-                    **{name: entry[name] for name in Outcome.__dataclass_fields__}
+                    **{name: entry[name] for name in Outcome.__dataclass_fields__ if name != "plan"},
+                    plan=entry.get("plan", ""),
                 )
             except KeyError as missing:
                 raise OptionError(f"--combine: {file}: mutant {entry['id']} has no field {missing}") from None
@@ -701,13 +704,13 @@ def target_release(texts: Sequence[str]) -> str:
     return spec.release
 
 
-def plan_of(arguments: argparse.Namespace) -> CampaignPlan:
-    """The campaign each mutant runs: `--plan`, `--family`, `--cases`, `--seed`; NATS Streaming and the
-    library family left out (`LEFT_OUT`)."""
-    budgets = PLANS[arguments.plan].budgets() | dict.fromkeys(LEFT_OUT, 0)
+def plan_of(arguments: argparse.Namespace, name: str | None = None) -> CampaignPlan:
+    """The campaign each mutant runs: `--plan`, `--family`, `--cases`, `--seed` (or the plan `name`, with
+    its own budgets: `--then`); NATS Streaming and the library family left out (`LEFT_OUT`)."""
+    budgets = PLANS[name or arguments.plan].budgets() | dict.fromkeys(LEFT_OUT, 0)
     if arguments.family:
         budgets |= {name: 0 for name in FAMILIES if name not in arguments.family}
-    if arguments.cases is not None:
+    if arguments.cases is not None and name is None:
         budgets["mapping"] = arguments.cases
     return CampaignPlan(budgets=budgets, seed=arguments.seed)
 
@@ -777,36 +780,20 @@ def mutants_command(arguments: argparse.Namespace) -> int:
     context = Context(release, schemata.binary, plan, folder, DEFAULT_PATH, anchor=anchor, anchor_tests=tests)
     started = time.monotonic()
     report_to_stderr(f"mutants: the original of {release} ({len(chosen)} of {len(schemata.mutants)} mutants)")
-    context = replace(context, originals=originals(context))
-    original_seconds = time.monotonic() - started
-    limit = limit_of(arguments.timeout, original_seconds)
-    context = replace(context, limit=limit)
-    if not arguments.no_reach:
-        report_to_stderr(f"mutants: which families reach which lines, on {release}'s -cover build")
-        reach = measure_reach(
-            release, plan, folder / "reach", DEFAULT_PATH, {mutant.file for mutant in chosen}
-        )
-        order = [original.family for original in context.originals]
-        context = replace(context, reaching={m.id: reach.reaching(m, order) for m in chosen})
-    reach_seconds = time.monotonic() - started - original_seconds
+    context, seconds = with_originals(context, chosen, arguments)
     if anchor is not None:
-        anchor_started = time.monotonic()
-        _, verdicts = run_tests(anchor, tests, 0)
-        limit_of_tests = anchor_limit(time.monotonic() - anchor_started)
-        passing = tuple(name for name in tests if verdicts.get(name) == "PASS")
-        report_to_stderr(
-            f"mutants: the anchor runs {len(passing)} of nats-server's tests ({len(tests)} match)"
-        )
-        context = replace(context, anchor_tests=passing, anchor_limit=limit_of_tests)
-        if not arguments.no_reach:
-            known = measure_anchor_reach(schemata, passing, {mutant.file for mutant in chosen})
-            context = replace(context, anchor_reaching={m.id: known.reaching(m, passing) for m in chosen})
+        context = with_anchor(context, schemata, chosen, reach=not arguments.no_reach)
     listed = {m.id: e.reason for m in chosen for e in equivalents if e.covers(m)}
     skipped = set() if arguments.mutant else set(listed)
     outcomes = run_all(context, [m for m in chosen if m.id not in skipped], arguments.master)
+    for outcome in outcomes.values():
+        outcome.plan = arguments.plan
+    if arguments.then:
+        outcomes |= run_again(context, chosen, outcomes, arguments)
     outcomes |= {number: Outcome(number, EQUIVALENT, listed[number]) for number in skipped}
     settings = {
         "plan": arguments.plan,
+        "then": arguments.then,
         "families": [name for name, budget in plan.budgets.items() if budget] if arguments.family else "plan",
         "seed": arguments.seed,
         "sample": arguments.sample,
@@ -814,16 +801,77 @@ def mutants_command(arguments: argparse.Namespace) -> int:
         "master": arguments.master,
         "anchor_tests": len(context.anchor_tests),
         "anchor_limit": round(context.anchor_limit, 1),
-        "limit": round(limit, 1),
+        "limit": round(context.limit or 0.0, 1),
         "reach": not arguments.no_reach,
-        "original_seconds": round(original_seconds, 1),
-        "reach_seconds": round(reach_seconds, 1),
+        "original_seconds": seconds[0],
+        "reach_seconds": seconds[1],
         "seconds": round(time.monotonic() - started, 1),
     }
     document = document_of(
         Build.of(schemata), chosen, outcomes, equivalents, settings=settings, anchor=anchor is not None
     )
     return write_document(document, arguments, folder)
+
+
+def with_originals(
+    context: Context, chosen: Sequence[Mutant], arguments: argparse.Namespace
+) -> tuple[Context, tuple[float, float]]:
+    """`context` with its plan's run on the original (each family's), the mutants' limit and, unless
+    `--no-reach`, the families that reach each mutant; and the seconds of the originals and of reach."""
+    started = time.monotonic()
+    context = replace(context, originals=originals(context))
+    original_seconds = time.monotonic() - started
+    context = replace(context, limit=limit_of(arguments.timeout, original_seconds))
+    if not arguments.no_reach:
+        report_to_stderr(f"mutants: which families reach which lines, on {context.release}'s -cover build")
+        reach = measure_reach(
+            context.release, context.plan, context.folder / "reach", DEFAULT_PATH, {m.file for m in chosen}
+        )
+        order = [original.family for original in context.originals]
+        context = replace(context, reaching={m.id: reach.reaching(m, order) for m in chosen})
+    reach_seconds = time.monotonic() - started - original_seconds
+    return context, (round(original_seconds, 1), round(reach_seconds, 1))
+
+
+def with_anchor(context: Context, schemata: Schemata, chosen: Sequence[Mutant], *, reach: bool) -> Context:
+    """`context` with the anchor's tests that pass on the original, their limit on a mutant, and (with
+    `reach`) the tests that reach each mutant."""
+    assert context.anchor is not None
+    started = time.monotonic()
+    _, verdicts = run_tests(context.anchor, context.anchor_tests, 0)
+    limit = anchor_limit(time.monotonic() - started)
+    passing = tuple(name for name in context.anchor_tests if verdicts.get(name) == "PASS")
+    report_to_stderr(
+        f"mutants: the anchor runs {len(passing)} of nats-server's tests ({len(context.anchor_tests)} match)"
+    )
+    context = replace(context, anchor_tests=passing, anchor_limit=limit)
+    if reach:
+        known = measure_anchor_reach(schemata, passing, {mutant.file for mutant in chosen})
+        context = replace(context, anchor_reaching={m.id: known.reaching(m, passing) for m in chosen})
+    return context
+
+
+def run_again(
+    first: Context, chosen: Sequence[Mutant], outcomes: Mapping[int, Outcome], arguments: argparse.Namespace
+) -> dict[int, Outcome]:
+    """`--then PLAN`: the mutants the first plan left alive (survived or unreached) run again under PLAN,
+    in a folder of their own, without the anchor (its verdicts from the first run stand); a kill of
+    either plan is a kill, and each outcome names the plan that decided it."""
+    alive = [m for m in chosen if m.id in outcomes and outcomes[m.id].status in (SURVIVED, UNREACHED)]
+    if not alive:
+        return {}
+    report_to_stderr(
+        f"mutants: {len(alive)} left alive by the {arguments.plan} plan, again under {arguments.then}"
+    )
+    plan = plan_of(arguments, arguments.then)
+    folder = first.folder / f"then-{arguments.then}"
+    context = replace(first, plan=plan, folder=folder, originals=(), reaching=None, anchor=None)
+    context, _ = with_originals(context, alive, arguments)
+    again = run_all(context, alive, arguments.master)
+    for number, outcome in again.items():
+        outcome.plan = arguments.then
+        outcome.anchor, outcome.anchor_test = outcomes[number].anchor, outcomes[number].anchor_test
+    return again
 
 
 def write_document(
@@ -884,6 +932,11 @@ def add_mutants_command(commands: argparse._SubParsersAction[Parser]) -> None:
     parser.add_argument("--target", action="append", default=[], required=True, help="a nats-server release")
     parser.add_argument(
         "--plan", choices=sorted(PLANS), default="quick", help="the campaign each mutant runs"
+    )
+    parser.add_argument(
+        "--then",
+        choices=sorted(PLANS),
+        help="run the mutants the plan leaves alive again under this plan (a kill of either counts)",
     )
     parser.add_argument(
         "--family", action="append", default=[], choices=sorted(FAMILIES), help="only these families"

@@ -120,6 +120,21 @@ def test_a_sample_of_mutants_is_killed_or_survives_for_what_it_changes(
     assert document["by_function"][function]["killed"] == 1
 
 
+def test_the_mutants_a_plan_leaves_alive_run_again_under_the_then_plan(
+    schemata: Schemata, tmp_path: Path
+) -> None:
+    """No mapping case kills nothing; the quick plan's 800 then kill the flipped comparison, and the
+    mutant the mapping family never reaches survives both."""
+    flipped, unreached = flipped_and_unreached(schemata)
+    document = mapping_run(tmp_path, [flipped, unreached], "--no-reach", "--cases", "0", "--then", "quick")
+    assert document["settings"]["then"] == "quick"
+    outcomes = {entry["id"]: entry for entry in document["outcomes"]}
+    assert (outcomes[flipped.id]["status"], outcomes[flipped.id]["plan"]) == (KILLED, "quick")
+    assert outcomes[flipped.id]["family"] == "mapping"
+    assert (outcomes[unreached.id]["status"], outcomes[unreached.id]["plan"]) == (SURVIVED, "quick")
+    assert document["killed"] == 1
+
+
 def equivalence_file(path: Path, mutants: Sequence[Mutant]) -> Path:
     """An equivalence file listing `mutants`, each with a reason."""
     fields = ("file", "function", "operator", "original", "mutated")
