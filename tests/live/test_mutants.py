@@ -7,7 +7,7 @@ once with the overlay); the seven tests take about 25 s with it cached (each mut
 its own, with `--no-reach`, as the -cover build reach needs is not in CI's cache: a killed mutant, a
 survivor, the original, one past its time limit, two the matching family kills). The full set and
 nats-server's own tests (the anchor, whose test binary takes minutes to compile) run in the nightly
-workflow, in twelve parts (`.ci/nightly-mutants`)."""
+workflow, in twenty parts (`.ci/nightly-mutants`)."""
 
 from __future__ import annotations
 
