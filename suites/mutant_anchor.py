@@ -34,15 +34,17 @@ ANCHOR_TESTS: Final = r"(?i)mapping|subjecttransform|placeholder|sublist|valid.*
 subject validity."""
 ANCHOR_TIMEOUT: Final = 300.0
 """Seconds one run of the anchor's tests may take on the original, and by default on a mutant."""
-LIMIT_FACTOR: Final = 3
-LIMIT_FLOOR: Final = 60.0
-"""A mutant's tests may take `LIMIT_FACTOR` times the original's run of every test, at least `LIMIT_FLOOR`
-seconds, before the mutant counts as killed by timeout (a mutant that loops or deadlocks): on 2.14.10
-the original's 116 tests take 25 to 46 s, and a mutant runs a part of them; at 300 s, each of the
-sublist mutants that loop cost 5 minutes."""
+ANCHOR_LIMIT_FACTOR: Final = 3
+ANCHOR_LIMIT_FLOOR: Final = 60.0
+"""A mutant's tests may take `ANCHOR_LIMIT_FACTOR` times the original's run of every test, at least
+`ANCHOR_LIMIT_FLOOR` seconds, before the mutant counts as killed by timeout (a mutant that loops or
+deadlocks): on 2.14.10 the original's 116 tests take 25 to 46 s, and a mutant runs a part of them; at
+300 s, each of the sublist mutants that loop cost 5 minutes."""
 REACH_FILE: Final = "anchor-reach.json"
 """The cached reach of each test, in the schemata build's folder."""
 TEST_LINE: Final = re.compile(r"^\s*--- (?P<verdict>PASS|FAIL|SKIP): (?P<name>\S+)")
+TIMED_OUT: Final = "panic: test timed out"
+"""What a Go test binary prints when its own `-test.timeout` ends it (exit status 2)."""
 
 
 def run_tests(
@@ -79,6 +81,8 @@ def run_tests(
             )
         except subprocess.TimeoutExpired:
             return -1, {}
+    if TIMED_OUT in result.stdout or TIMED_OUT in result.stderr:
+        return -1, {}
     verdicts = {}
     for line in result.stdout.splitlines():
         found = TEST_LINE.match(line)
@@ -118,7 +122,7 @@ def anchor_verdict(
 
 def anchor_limit(original: float) -> float:
     """Seconds a mutant's tests may take, the original's run of every test having taken `original`."""
-    return max(LIMIT_FLOOR, LIMIT_FACTOR * original)
+    return max(ANCHOR_LIMIT_FLOOR, ANCHOR_LIMIT_FACTOR * original)
 
 
 def measure_anchor_reach(schemata: Schemata, tests: Sequence[str], files: set[str]) -> Reach:

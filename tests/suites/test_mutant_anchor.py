@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nats_conformance.fixtures.mutants import COVER_TEST_BINARY, Mutant, Schemata
-from nats_conformance.records.mutants import SURVIVED
+from nats_conformance.records.mutants import KILLED, SURVIVED
 from nats_conformance.suites.mutant_anchor import (
     REACH_FILE,
     anchor_limit,
@@ -66,3 +66,11 @@ def test_a_mutant_no_test_reaches_survives_without_a_run(tmp_path: Path) -> None
 def test_a_mutants_tests_may_take_three_times_the_originals_run_and_at_least_a_minute() -> None:
     assert anchor_limit(40.0) == 120.0
     assert anchor_limit(5.0) == 60.0
+
+
+def test_tests_that_run_past_their_limit_kill_by_timeout(tmp_path: Path) -> None:
+    binary = tmp_path / "server.test"
+    binary.write_text('#!/bin/sh\necho "panic: test timed out after 1m0s"\nexit 2\n')
+    binary.chmod(0o755)
+    (tmp_path / "src" / "server").mkdir(parents=True)
+    assert anchor_verdict(binary, ["TestMapping"], 7, 60.0) == (KILLED, "timeout")
