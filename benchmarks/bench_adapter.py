@@ -68,7 +68,7 @@ def main() -> None:
             cases = cases_of(asked)
             end_to_end.append(len(cases) / (finished - started))
             minimising.append(finished - asking)
-            questions = [_question(case) for case in cases]
+            questions = [question_of(case) for case in cases]
             started = time.perf_counter()
             for offset in range(0, len(questions), BATCH):
                 adapter.ask(questions[offset : offset + BATCH])
@@ -81,7 +81,8 @@ def main() -> None:
     print(f"of which minimising divergence classes: {statistics.median(minimising):.2f} s (median)")
 
 
-def _question(case: Case) -> Question:
+def question_of(case: Case) -> Question:
+    """The adapter question a library-family case asked."""
     question = CaseFile.of(case).question()
     assert question is not None
     return question

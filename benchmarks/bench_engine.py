@@ -23,9 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_adapter import question_of
+
 from nats_conformance.fixtures.clients.adapter import AdapterProcess
 from nats_conformance.fixtures.engine import engine_command
-from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import Case, CaseBlock
 from nats_conformance.reference.profiles import for_version
@@ -80,7 +81,7 @@ def main() -> None:
         for _ in range(arguments.repeats):
             rate, asked = library_rate(engine, arguments.release, arguments.questions)
             library_rates.append(rate)
-            questions = questions or [_question(case) for case in asked]
+            questions = questions or [question_of(case) for case in asked]
             engine_rates.append(round_trip(engine, questions))
             reference_rates.append(round_trip(reference, questions))
     print(f"{len(questions)} questions (profile {arguments.release}) x {arguments.repeats} repeats, medians:")
@@ -90,12 +91,6 @@ def main() -> None:
     )
     print(f"  library loop against the engine  {statistics.median(library_rates):12,.0f} questions/s")
     print("  (draw, ask, judge against the reference, build cases; no minimisation)")
-
-
-def _question(case: Case) -> Question:
-    question = CaseFile.of(case).question()
-    assert question is not None
-    return question
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from nats_conformance.records.casefile import CaseFile
-from nats_conformance.records.errors import read_document
+from nats_conformance.records.errors import fields_of, items_of, read_document, value_of
 
 BISECTION_FILE: Final = "bisection.json"
 FORMAT: Final = "nats-conformance-bisection"
@@ -112,14 +112,8 @@ class ReleaseBisection:
         if not isinstance(case, dict):
             raise ValueError("field 'case' must be an object")
         return cls(
-            run_id=_text(data, "run_id"),
-            case_class=_text(data, "case_class"),
-            feature=_text(case, "feature"),
-            source=_text(case, "source"),
-            destination=_text(case, "destination"),
-            subject=_text(case, "subject"),
-            backend=_text(data, "backend"),
-            assumption=_text(data, "assumption"),
+            **fields_of(data, str, "run_id", "case_class", "backend", "assumption"),
+            **fields_of(case, str, "feature", "source", "destination", "subject"),
             result=_result(data),
         )
 
@@ -135,14 +129,12 @@ def _result(data: dict[str, Any]) -> Bisection:
     if not isinstance(probes, list):
         raise ValueError("field 'probes' must be a list")
     return Bisection(
-        releases=_texts(data, "releases"),
-        found_on=_text(data, "found_on"),
-        first=_text(data, "first"),
-        last=_text(data, "last"),
+        releases=items_of(data, "releases", str),
+        **fields_of(data, str, "found_on", "first", "last"),
         absent_before=_optional(data, "absent_before"),
         absent_after=_optional(data, "absent_after"),
-        unknown_before=_texts(data, "unknown_before"),
-        unknown_after=_texts(data, "unknown_after"),
+        unknown_before=items_of(data, "unknown_before", str),
+        unknown_after=items_of(data, "unknown_after", str),
         probes=tuple(_probe(item) for item in probes),
     )
 
@@ -150,25 +142,11 @@ def _result(data: dict[str, Any]) -> Bisection:
 def _probe(item: object) -> Probe:
     if not isinstance(item, dict):
         raise ValueError("every probe must be an object")
-    outcome = _text(item, "outcome")
+    outcome = value_of(item, "outcome", str)
     if outcome not in OUTCOME_TEXT:
         raise ValueError(f"probe outcome must be one of {', '.join(OUTCOME_TEXT)} (got {outcome!r})")
-    return Probe(_text(item, "release"), outcome, _text(item, "detail"))
-
-
-def _text(data: dict[str, Any], name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str):
-        raise ValueError(f"field {name!r} must be a string")
-    return value
+    return Probe(value_of(item, "release", str), outcome, value_of(item, "detail", str))
 
 
 def _optional(data: dict[str, Any], name: str) -> str | None:
-    return None if data.get(name) is None else _text(data, name)
-
-
-def _texts(data: dict[str, Any], name: str) -> tuple[str, ...]:
-    value = data.get(name)
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"field {name!r} must be a list of strings")
-    return tuple(value)
+    return None if data.get(name) is None else value_of(data, name, str)

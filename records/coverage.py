@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from nats_conformance.records.errors import list_of, objects_of, read_document, value_of
+from nats_conformance.records.errors import fields_of, items_of, objects_of, read_document, value_of
 
 COVERAGE_FILE: Final = "coverage.json"
 FORMAT: Final = "nats-conformance-coverage"
@@ -436,26 +436,17 @@ class ReleaseCoverage:
     def from_json(cls, data: dict[str, Any]) -> ReleaseCoverage:
         """The coverage of a `coverage.json` object; ValueError on a missing or malformed field."""
         return cls(
-            run_id=value_of(data, "run_id", str),
-            release=value_of(data, "release", str),
-            counter_files=value_of(data, "counter_files", int),
+            **fields_of(data, str, "run_id", "release"),
+            **fields_of(data, int, "counter_files", "restarts", "statements", "covered"),
             engine=value_of(data, "engine", bool),
-            restarts=value_of(data, "restarts", int),
-            statements=value_of(data, "statements", int),
-            covered=value_of(data, "covered", int),
             files=tuple(_figure(item, function=False) for item in objects_of(data, "files")),
             functions=tuple(_figure(item, function=True) for item in objects_of(data, "functions")),
-            missing=tuple(value_of({"name": name}, "name", str) for name in list_of(data, "missing")),
+            missing=items_of(data, "missing", str),
             unreached=tuple(
                 Unreached(
-                    value_of(item, "path", str),
-                    value_of(item, "function", str),
-                    value_of(item, "start", int),
-                    value_of(item, "end", int),
-                    value_of(item, "statements", int),
-                    value_of(item, "url", str),
-                    value_of(item, "source", str),
-                    value_of({"why": "", **item}, "why", str),
+                    **fields_of(item, str, "path", "function", "url", "source"),
+                    **fields_of(item, int, "start", "end", "statements"),
+                    why=value_of({"why": "", **item}, "why", str),
                 )
                 for item in objects_of(data, "unreached")
             ),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from nats_conformance.reference.errors import ConformanceError
 
@@ -47,12 +47,21 @@ def read_document(
         raise ReportError(f"{path}: {error}") from error
 
 
+KIND_WORDS: Final[dict[type, str]] = {str: "a string", int: "a whole number", dict: "an object"}
+"""How an error names a JSON type."""
+
+
 def value_of(data: dict[str, Any], name: str, kind: type[T]) -> T:
     """The field `name` of a document's object, of type `kind` (a bool is no int); ValueError if not."""
     value = data.get(name)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"field {name!r} must be a {kind.__name__}")
+        raise ValueError(f"field {name!r} must be {KIND_WORDS.get(kind, f'a {kind.__name__}')}")
     return value
+
+
+def fields_of(data: dict[str, Any], kind: type, *names: str) -> dict[str, Any]:
+    """The fields `names` of a document's object by name, each of type `kind` (`value_of`)."""
+    return {name: value_of(data, name, kind) for name in names}
 
 
 def list_of(data: dict[str, Any], name: str) -> list[Any]:
@@ -61,6 +70,14 @@ def list_of(data: dict[str, Any], name: str) -> list[Any]:
     if not isinstance(value, list):
         raise ValueError(f"field {name!r} must be a list")
     return value
+
+
+def items_of(data: dict[str, Any], name: str, kind: type[T]) -> tuple[T, ...]:
+    """The field `name`, a list whose every item is of type `kind` (a bool is no int); ValueError if not."""
+    items = list_of(data, name)
+    if not all(isinstance(item, kind) and not (kind is int and isinstance(item, bool)) for item in items):
+        raise ValueError(f"every item of {name!r} must be {KIND_WORDS.get(kind, f'a {kind.__name__}')}")
+    return tuple(items)
 
 
 def objects_of(data: dict[str, Any], name: str) -> list[dict[str, Any]]:

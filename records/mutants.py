@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from nats_conformance.records.coverage import percent
-from nats_conformance.records.errors import list_of, objects_of, read_document, value_of
+from nats_conformance.records.errors import fields_of, items_of, objects_of, read_document, value_of
 
 MUTANTS_FILE: Final = "mutants.json"
 FORMAT: Final = "nats-conformance-mutants"
@@ -53,12 +53,7 @@ class Figures:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Figures:
-        return cls(
-            mutants=value_of(data, "mutants", int),
-            equivalent=value_of(data, "equivalent", int),
-            killed=value_of(data, "killed", int),
-            unreached=value_of(data, "unreached", int),
-        )
+        return cls(**fields_of(data, int, "mutants", "equivalent", "killed", "unreached"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +83,8 @@ class Survivor:
 
 
 @dataclass(frozen=True, slots=True)
-class WrongEquivalent:
-    """A mutant the equivalence file lists, yet killed: its entry's fields, and how it was killed (`how`,
-    the family and case that did, and the case's replay line)."""
+class Mutant:
+    """One mutant: an entry of the manifest the mutant tool writes."""
 
     id: int
     file: str
@@ -99,6 +93,21 @@ class WrongEquivalent:
     operator: str
     original: str
     mutated: str
+
+    @property
+    def diff(self) -> str:
+        """``- original`` and ``+ mutated``, the survivor listing's diff."""
+        return (
+            f"{self.file}:{self.line} ({self.function})\n- {self.original}\n+ {self.mutated or '(dropped)'}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WrongEquivalent:
+    """A mutant the equivalence file lists, yet killed, and how it was killed (`how`, the family and case
+    that did, and the case's replay line)."""
+
+    mutant: Mutant
     how: str
     family: str
     case: str
@@ -157,8 +166,10 @@ class MutantsRun:
             by_file=_scored(data, anchor, "by_file"),
             by_function=_scored(data, anchor, "by_function"),
             survivors=tuple(_survivor(item, outcomes) for item in objects_of(data, "survivors")),
-            unreached=tuple(_ids(data, "unreached_mutants")),
-            equivalent_killed=tuple(_wrong(outcomes, number) for number in _ids(data, "equivalent_killed")),
+            unreached=items_of(data, "unreached_mutants", int),
+            equivalent_killed=tuple(
+                _wrong(outcomes, number) for number in items_of(data, "equivalent_killed", int)
+            ),
         )
 
 
@@ -212,10 +223,6 @@ def _scored(data: dict[str, Any], anchor: dict[str, Any] | None, name: str) -> t
     return tuple(found)
 
 
-def _ids(data: dict[str, Any], name: str) -> list[int]:
-    return [value_of({name: number}, name, int) for number in list_of(data, name)]
-
-
 def _outcome(outcomes: dict[int, dict[str, Any]], number: int) -> dict[str, Any]:
     outcome = outcomes.get(number)
     if outcome is None:
@@ -227,13 +234,9 @@ def _survivor(item: dict[str, Any], outcomes: dict[int, dict[str, Any]]) -> Surv
     number = value_of(item, "id", int)
     outcome = _outcome(outcomes, number)
     return Survivor(
-        id=number,
-        file=value_of(item, "file", str),
-        function=value_of(item, "function", str),
-        line=value_of(item, "line", int),
-        operator=value_of(item, "operator", str),
-        diff=value_of(item, "diff", str),
-        families=tuple(value_of({"families": f}, "families", str) for f in list_of(outcome, "families")),
+        **fields_of(item, int, "id", "line"),
+        **fields_of(item, str, "file", "function", "operator", "diff"),
+        families=items_of(outcome, "families", str),
         error=value_of(outcome, "error", str),
     )
 
@@ -242,6 +245,9 @@ def _wrong(outcomes: dict[int, dict[str, Any]], number: int) -> WrongEquivalent:
     outcome = _outcome(outcomes, number)
     if outcome.get("status") != KILLED:
         raise ValueError(f"mutant {number} of 'equivalent_killed' was not killed")
-    fields = ("file", "function", "operator", "original", "mutated", "how", "family", "case", "replay")
-    texts = {name: value_of(outcome, name, str) for name in fields}
-    return WrongEquivalent(id=number, line=value_of(outcome, "line", int), **texts)
+    mutant = Mutant(
+        id=number,
+        line=value_of(outcome, "line", int),
+        **fields_of(outcome, str, "file", "function", "operator", "original", "mutated"),
+    )
+    return WrongEquivalent(mutant, **fields_of(outcome, str, "how", "family", "case", "replay"))

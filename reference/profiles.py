@@ -97,20 +97,12 @@ class ReleaseLine:
 
 
 #: Release lines known to the reference, oldest first, with the newest patch tagged today.
-RELEASE_LINES: Final = (
-    ReleaseLine(Version(2, 2, 6)),
-    ReleaseLine(Version(2, 3, 4)),
-    ReleaseLine(Version(2, 4, 0)),
-    ReleaseLine(Version(2, 5, 0)),
-    ReleaseLine(Version(2, 6, 6)),
-    ReleaseLine(Version(2, 7, 4)),
-    ReleaseLine(Version(2, 8, 4)),
-    ReleaseLine(Version(2, 9, 25)),
-    ReleaseLine(Version(2, 10, 29)),
-    ReleaseLine(Version(2, 11, 17)),
-    ReleaseLine(Version(2, 12, 15)),
-    ReleaseLine(Version(2, 14, 10)),
-    ReleaseLine(Version(2, 15, 3)),
+RELEASE_LINES: Final = tuple(
+    ReleaseLine(Version.parse(newest))
+    for newest in (
+        *("2.2.6", "2.3.4", "2.4.0", "2.5.0", "2.6.6", "2.7.4", "2.8.4"),
+        *("2.9.25", "2.10.29", "2.11.17", "2.12.15", "2.14.10", "2.15.3"),
+    )
 )
 
 

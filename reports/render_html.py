@@ -8,6 +8,7 @@ from html import escape
 from typing import Final
 
 from nats_conformance.records.coverage import Figure
+from nats_conformance.records.mutants import WrongEquivalent
 from nats_conformance.records.releases import Release
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.significance import ALPHA
@@ -735,15 +736,7 @@ def mutants_html(report: Report) -> str:
                 )
             )
         out += [f"<p>{unreached_text(run)}</p>"] if run.unreached else []
-        out += [
-            f"<p class=bad>{escape(WRONG)}: mutant {wrong.id}, <code>{escape(wrong.file)}:"
-            f"{wrong.line}</code> in <code>{escape(wrong.function)}</code> ({escape(wrong.operator)}, "
-            f"<code>{escape(wrong.original)}</code> &rarr; <code>{escape(wrong.mutated or '(dropped)')}"
-            f"</code>), was {escape(how_killed(wrong))}"
-            + (f"<br><code>{escape(wrong.replay)}</code>" if wrong.replay else "")
-            + "</p>"
-            for wrong in run.equivalent_killed
-        ]
+        out += [_wrong_html(wrong) for wrong in run.equivalent_killed]
     return "\n".join(out)
 
 
@@ -814,3 +807,16 @@ def share_cell(row: OperationRow) -> str:
 
 def slug(item: Implementation) -> str:
     return "".join(c if c.isalnum() else "-" for c in item.release.label).strip("-")
+
+
+def _wrong_html(wrong: WrongEquivalent) -> str:
+    """A paragraph on a mutant the equivalence file lists, yet killed."""
+    mutant = wrong.mutant
+    return (
+        f"<p class=bad>{escape(WRONG)}: mutant {mutant.id}, <code>{escape(mutant.file)}:{mutant.line}</code> "
+        f"in <code>{escape(mutant.function)}</code> ({escape(mutant.operator)}, "
+        f"<code>{escape(mutant.original)}</code> &rarr; <code>{escape(mutant.mutated or '(dropped)')}"
+        f"</code>), was {escape(how_killed(wrong))}"
+        + (f"<br><code>{escape(wrong.replay)}</code>" if wrong.replay else "")
+        + "</p>"
+    )

@@ -465,10 +465,11 @@ def mutants_markdown(report: Report) -> list[str]:
         lines += more(len(run.survivors), min(len(run.survivors), MARKDOWN_ROWS))
         lines += [unreached_text(run), ""] if run.unreached else []
         for wrong in run.equivalent_killed:
+            mutant = wrong.mutant
             lines += [
-                f"**{WRONG}:** mutant {wrong.id}, line {wrong.line} of {code(wrong.file)} in "
-                f"{code(wrong.function)} ({wrong.operator}, {code(wrong.original)} → "
-                f"{code(wrong.mutated or '(dropped)')}), was {cell(how_killed(wrong))}"
+                f"**{WRONG}:** mutant {mutant.id}, line {mutant.line} of {code(mutant.file)} in "
+                f"{code(mutant.function)} ({mutant.operator}, {code(mutant.original)} → "
+                f"{code(mutant.mutated or '(dropped)')}), was {cell(how_killed(wrong))}"
                 + (f", {code(wrong.replay)}" if wrong.replay else "")
                 + ".",
                 "",

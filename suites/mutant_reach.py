@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Final
 
 from nats_conformance.fixtures.cover import counter_files, merge_counters, module_source
-from nats_conformance.fixtures.mutants import Mutant
 from nats_conformance.fixtures.options import build_run_config
 from nats_conformance.fixtures.provision import NATS_SERVER, report_to_stderr
 from nats_conformance.records.coverage import Block, parse_profile
 from nats_conformance.records.expectations import load_expectations
+from nats_conformance.records.mutants import Mutant
 from nats_conformance.suites.engine.campaign import CampaignPlan, run_campaign
 
 EVERY_LINE: Final = None

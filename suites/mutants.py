@@ -49,7 +49,7 @@ from typing import Any, Final
 
 from nats_conformance.fixtures.config import ServerConfig
 from nats_conformance.fixtures.errors import ConfigRejectedError, ServerError, ServerStartError
-from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_anchor, resolve_schemata
+from nats_conformance.fixtures.mutants import Schemata, resolve_anchor, resolve_schemata
 from nats_conformance.fixtures.options import (
     MUTANT_ENV,
     MutantServer,
@@ -70,6 +70,7 @@ from nats_conformance.records.mutants import (
     SURVIVED,
     UNREACHED,
     VERSION,
+    Mutant,
     MutantsRun,
 )
 from nats_conformance.records.pairs import CHANGED, Pair, write_pairs

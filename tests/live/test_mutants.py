@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from nats_conformance.fixtures.mutants import Mutant, Schemata, resolve_schemata
+from nats_conformance.fixtures.mutants import Schemata, resolve_schemata
 from nats_conformance.fixtures.options import MUTANT_ENV
 from nats_conformance.records.expectations import DEFAULT_PATH
+from nats_conformance.records.mutants import Mutant
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.campaign import CampaignPlan
 from nats_conformance.suites.families import FAMILIES

@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nats_conformance.fixtures.mutants import Mutant, Schemata
-from nats_conformance.records.mutants import EQUIVALENT, KILLED, MUTANTS_FILE, SURVIVED, UNREACHED
+from nats_conformance.fixtures.mutants import Schemata
+from nats_conformance.records.mutants import EQUIVALENT, KILLED, MUTANTS_FILE, SURVIVED, UNREACHED, Mutant
 from nats_conformance.suites.mutants import Build, Equivalent, Outcome, document_of
 
 TRANSFORM, SUBLIST = "server/subject_transform.go", "server/sublist.go"

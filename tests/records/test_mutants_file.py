@@ -41,7 +41,7 @@ def test_a_mutants_file_reads_back_as_the_suite_wrote_it(tmp_path: Path) -> None
     assert run.survivors[1].diff == f"{SUBLIST}:1300 (matchLevel)\n- plen = len(p)\n+ (dropped)"
     assert run.unreached == (9,)
     (wrong,) = run.equivalent_killed
-    assert (wrong.id, wrong.line, wrong.original, wrong.mutated, wrong.how) == (
+    assert (wrong.mutant.id, wrong.mutant.line, wrong.mutant.original, wrong.mutant.mutated, wrong.how) == (
         15,
         1262,
         "0",
@@ -92,8 +92,8 @@ def test_a_bad_mutants_file_is_refused_in_one_line(tmp_path: Path, text: str, sa
 @pytest.mark.parametrize(
     ("damage", "says"),
     [
-        (lambda d: d["by_file"].update({TRANSFORM: 3}), f"field '{TRANSFORM}' must be a dict"),
-        (lambda d: d["anchor"]["by_function"].clear(), "must be a dict"),
+        (lambda d: d["by_file"].update({TRANSFORM: 3}), f"field '{TRANSFORM}' must be an object"),
+        (lambda d: d["anchor"]["by_function"].clear(), "must be an object"),
         (lambda d: d["outcomes"].pop(0), "mutant 3 has no entry in 'outcomes'"),
         (lambda d: d["equivalent_killed"].append(20), "mutant 20 of 'equivalent_killed' was not killed"),
         (lambda d: d["settings"].update(families=3), "field 'families' of 'settings'"),
@@ -115,7 +115,7 @@ def test_the_replay_of_a_killing_pair_is_kept_for_a_wrong_entry(tmp_path: Path) 
     document["equivalent_killed"].append(7)
     run = read_mutants(mutants_folder(tmp_path / "mutants-1", document))
     assert run is not None
-    assert [(w.id, w.family, w.replay) for w in run.equivalent_killed] == [
+    assert [(w.mutant.id, w.family, w.replay) for w in run.equivalent_killed] == [
         (15, "", ""),
         (7, "mapping", REPLAY),
     ]

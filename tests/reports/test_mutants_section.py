@@ -11,8 +11,7 @@ from handmade import case, one_error_line, write_run
 from markdown_it import MarkdownIt
 
 import nats_conformance.reports.build
-from nats_conformance.fixtures.mutants import Mutant
-from nats_conformance.records.mutants import MUTANTS_FILE, SURVIVED
+from nats_conformance.records.mutants import MUTANTS_FILE, SURVIVED, Mutant
 from nats_conformance.reports.build import build_report
 from nats_conformance.reports.render_markdown import MARKDOWN_ROWS
 from nats_conformance.suites.mutants import Outcome

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nats_conformance.fixtures.mutants import COVER_TEST_BINARY, Mutant, Schemata
-from nats_conformance.records.mutants import KILLED, SURVIVED
+from nats_conformance.fixtures.mutants import COVER_TEST_BINARY, Schemata
+from nats_conformance.records.mutants import KILLED, SURVIVED, Mutant
 from nats_conformance.suites.mutant_anchor import (
     REACH_FILE,
     anchor_limit,

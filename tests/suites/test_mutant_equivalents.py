@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from nats_conformance.fixtures.mutants import Mutant
 from nats_conformance.fixtures.options import OptionError
+from nats_conformance.records.mutants import Mutant
 from nats_conformance.suites.mutants import EQUIVALENT_PATH, load_equivalents
 
 CHANGE = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from nats_conformance.fixtures.mutants import Mutant
 from nats_conformance.fixtures.options import OptionError
 from nats_conformance.records.coverage import Block
+from nats_conformance.records.mutants import Mutant
 from nats_conformance.suites.engine.campaign import CampaignPlan
 from nats_conformance.suites.mutant_reach import EVERY_LINE, Reach, families_of, family_plan, lines_of
 from nats_conformance.suites.mutants import part_of, select
