@@ -12,6 +12,7 @@ from typing import Final
 
 from nats_conformance.records.schema import VERDICTS
 from nats_conformance.records.unknowns import reasons_shown
+from nats_conformance.reports import present
 from nats_conformance.reports.bisection import probe_text
 from nats_conformance.reports.coverage import INTRO as COVERAGE_INTRO
 from nats_conformance.reports.coverage import first_line, headline
@@ -27,22 +28,6 @@ from nats_conformance.reports.matrix import STATES, Matrix
 from nats_conformance.reports.mutants import INTRO as MUTANTS_INTRO
 from nats_conformance.reports.mutants import WRONG, cells, columns, how_killed, unreached_text
 from nats_conformance.reports.mutants import headline as mutants_headline
-from nats_conformance.reports.present import (
-    CHANGES_HEADERS,
-    CHANGES_INTRO,
-    CHANGES_NONE,
-    CHANGES_UNPAIRED,
-    JUDGED_INTRO,
-    STATE_SYMBOLS,
-    count,
-    expectation_links,
-    not_drawn_text,
-    p_value,
-    ranked_partitions,
-    ranked_weighted,
-    ratio,
-    share,
-)
 from nats_conformance.reports.report import DIAGNOSES, Report
 from nats_conformance.reports.unknowns import INTRO as UNKNOWN_INTRO
 from nats_conformance.reports.unknowns import NONE as UNKNOWN_NONE
@@ -83,9 +68,9 @@ def render_markdown(report: Report) -> str:
         "",
         f"**{'✅' if report.passed else '🟦' if report.conforms_to else '❌'} {report.banner()}**",
         "",
-        f"{count(report.rows)} case records of {len(report.runs)} run(s) across {len(report.releases)} "
-        f"release(s), generated {generated}: "
-        + ", ".join(f"{count(report.verdicts[v])} {v}" for v in VERDICTS)
+        f"{present.count(report.rows)} case records of {len(report.runs)} run(s) across "
+        f"{len(report.releases)} release(s), generated {generated}: "
+        + ", ".join(f"{present.count(report.verdicts[v])} {v}" for v in VERDICTS)
         + ".",
         "",
     ]
@@ -121,7 +106,7 @@ def render_markdown(report: Report) -> str:
 
 def matrix_markdown(report: Report) -> list[str]:
     lines = ["### Compatibility matrix", ""]
-    lines.append(" ".join(f"{STATE_SYMBOLS[state]} {state}" for state in STATES))
+    lines.append(" ".join(f"{present.STATE_SYMBOLS[state]} {state}" for state in STATES))
     lines.append("")
     lines += matrices_markdown(report.matrices)
     if report.contexts:
@@ -138,7 +123,7 @@ def matrices_markdown(matrices: Sequence[Matrix]) -> list[str]:
         rows = [
             [
                 f"**{cell(row.name)}**" if row.kind == "feature" else code(row.name),
-                *(f"{STATE_SYMBOLS[c.state]} {c.state}" for c in row.cells),
+                *(f"{present.STATE_SYMBOLS[c.state]} {c.state}" for c in row.cells),
                 row.first_documented.label if row.first_documented else "none",
             ]
             for row in item.rows
@@ -156,14 +141,14 @@ def divergences_markdown(report: Report) -> list[str]:
         [
             code(item.case_class),
             f"**{item.diverge:,}**" if item.diverge else "0",
-            count(item.expected),
+            present.count(item.expected),
             item.first_release.label,
             item.last_release.label,
             cell(", ".join(r.label for r in item.not_on)) or "-",
             cell(
                 ", ".join(
                     f"{name} ([{rest or url}]({url}))" if url else name
-                    for name, url, rest in expectation_links(item.expectations, report.links)
+                    for name, url, rest in present.expectation_links(item.expectations, report.links)
                 )
             )
             or "-",
@@ -193,10 +178,10 @@ def changes_markdown(report: Report) -> list[str]:
     """The changelog between consecutive releases (``reports.changes``)."""
     lines = ["### Changes between releases", ""]
     if not report.changelog.paired:
-        return [*lines, CHANGES_UNPAIRED, ""]
-    counted = [not_drawn_text(report.changelog.not_drawn), ""] if report.changelog.not_drawn else []
+        return [*lines, present.CHANGES_UNPAIRED, ""]
+    counted = [present.not_drawn_text(report.changelog.not_drawn), ""] if report.changelog.not_drawn else []
     if not report.changes:
-        return [*lines, CHANGES_NONE, "", *counted]
+        return [*lines, present.CHANGES_NONE, "", *counted]
     shown = report.changes[:MARKDOWN_ROWS]
     rows = [
         [
@@ -209,8 +194,8 @@ def changes_markdown(report: Report) -> list[str]:
         ]
         for item in shown
     ]
-    lines += [CHANGES_INTRO, ""]
-    lines += table(list(CHANGES_HEADERS), rows)
+    lines += [present.CHANGES_INTRO, ""]
+    lines += table(list(present.CHANGES_HEADERS), rows)
     return lines + more(len(report.changes), len(shown)) + counted
 
 
@@ -219,10 +204,10 @@ def judgements_markdown(report: Report) -> list[str]:
     documents differ (none: no section)."""
     if not report.judgements:
         return []
-    lines = ["### Judged by a nats-server release", "", JUDGED_INTRO, ""]
+    lines = ["### Judged by a nats-server release", "", present.JUDGED_INTRO, ""]
     for item in report.judgements:
         lines += [f"**{cell(item.target)}**: {item.verdict}", ""]
-        rows = [[code(name), count(cases)] for name, cases in sorted(item.shared.items())]
+        rows = [[code(name), present.count(cases)] for name, cases in sorted(item.shared.items())]
         lines += (
             table([f"where nats-server {item.release} and the documents differ", "cases"], rows)
             if rows
@@ -244,7 +229,7 @@ def diagnoses_markdown(report: Report) -> list[str]:
         "",
     ]
     rows = [
-        [code(item.case_class), *(count(item.oracle_count(value)) for value, _ in DIAGNOSES)]
+        [code(item.case_class), *(present.count(item.oracle_count(value)) for value, _ in DIAGNOSES)]
         for item in asked
     ]
     lines += table(["class", *(label for _, label in DIAGNOSES)], rows)
@@ -289,7 +274,7 @@ def bisections_markdown(report: Report) -> list[str]:
 
 
 def unknowns_markdown(report: Report) -> list[str]:
-    """Each release's unknown share and its unknown cases per reason (``reports.unknowns``)."""
+    """Each release's unknown present.share and its unknown cases per reason (``reports.unknowns``)."""
     lines = ["### Unknown cases", "", UNKNOWN_INTRO, ""]
     if not any(item.reasons for item in report.unknowns):
         return [*lines, UNKNOWN_NONE, ""]
@@ -306,7 +291,7 @@ def verdicts_markdown(report: Report) -> list[str]:
         [
             f"**{cell(r.name)}**" if r.kind == "feature" else code(r.name),
             r.release.label,
-            *(count(r.counts[v]) for v in VERDICTS),
+            *(present.count(r.counts[v]) for v in VERDICTS),
         ]
         for r in report.verdict_rows
     ]
@@ -323,21 +308,21 @@ def partitions_markdown(report: Report) -> list[str]:
     lines = ["### Partition distributions", ""]
     if not report.partitions:
         return [*lines, "No partition cases in these records.", ""]
-    ranked = ranked_partitions(report.partitions)
+    ranked = present.ranked_partitions(report.partitions)
     shown = ranked[:MARKDOWN_ROWS]
     rows = [
         [
             d.release.label,
             code(d.destination),
-            count(d.partitions),
-            count(d.keys),
+            present.count(d.partitions),
+            present.count(d.keys),
             "-" if d.fit is None else f"{d.fit.statistic:.2f}",
             (
-                f"**{p_value(d.fit.p_value)}**"
+                f"**{present.p_value(d.fit.p_value)}**"
                 if d.fit and d.fit.rejected
-                else p_value(d.fit.p_value if d.fit else None)
+                else present.p_value(d.fit.p_value if d.fit else None)
             ),
-            ratio(d.ratio),
+            present.ratio(d.ratio),
         ]
         for d in shown
     ]
@@ -351,7 +336,7 @@ def weighted_markdown(report: Report) -> list[str]:
     lines = ["### Weighted mappings", ""]
     if not report.weighted:
         return [*lines, "No weighted-mapping cases in these records.", ""]
-    ranked = ranked_weighted(report.weighted)
+    ranked = present.ranked_weighted(report.weighted)
     shown = ranked[:MARKDOWN_ROWS]
     rows = []
     for number, item in enumerate(shown, 1):
@@ -362,11 +347,11 @@ def weighted_markdown(report: Report) -> list[str]:
                     str(number) if first else "",
                     item.release.label if first else "",
                     code(item.source) if first else "",
-                    count(item.messages) if first else "",
-                    share(item.loss_rate) if first else "",
+                    present.count(item.messages) if first else "",
+                    present.share(item.loss_rate) if first else "",
                     code(s.label),
-                    share(s.expected),
-                    f"{share(s.observed)} ({share(s.low)} - {share(s.high)})",
+                    present.share(s.expected),
+                    f"{present.share(s.observed)} ({present.share(s.low)} - {present.share(s.high)})",
                     "yes" if s.consistent else "**no**",
                 ]
             )
@@ -404,8 +389,8 @@ def coverage_markdown(report: Report) -> list[str]:
                 [
                     code(f.path),
                     "whole file" if f.whole else "surface functions",
-                    count(f.statements),
-                    count(f.covered),
+                    present.count(f.statements),
+                    present.count(f.covered),
                     f.percent,
                 ]
                 for f in item.files
@@ -414,7 +399,13 @@ def coverage_markdown(report: Report) -> list[str]:
         lines += table(
             ["function", "file", "statements", "covered", "%"],
             [
-                [code(f.name), code(f"{f.path}:{f.line}"), count(f.statements), count(f.covered), f.percent]
+                [
+                    code(f.name),
+                    code(f"{f.path}:{f.line}"),
+                    present.count(f.statements),
+                    present.count(f.covered),
+                    f.percent,
+                ]
                 for f in item.functions
             ],
         )
@@ -425,7 +416,7 @@ def coverage_markdown(report: Report) -> list[str]:
                 [
                     f"[{b.path}:{b.start}-{b.end}]({b.url})",
                     code(b.function),
-                    count(b.statements),
+                    present.count(b.statements),
                     code(first_line(b)),
                     b.why,
                 ]
@@ -489,7 +480,7 @@ def implementations_markdown(items: Sequence[Implementation]) -> list[str]:
         "",
         INTRO,
         "",
-        "| " + " | ".join([*HEADERS, "agree share", "classes"]) + " |",
+        "| " + " | ".join([*HEADERS, "agree present.share", "classes"]) + " |",
         "|" + "---|" * (len(HEADERS) + 2),
     ]
     for item in items:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic
 
 from nats_conformance.records.casefile import size
@@ -121,40 +121,37 @@ def run_family(
     return run.done
 
 
+@dataclass
 class FamilyRun(Generic[On]):
     """One family's run on one target (`run_family`): what it has recorded and drawn so far, and one
     method for each way its units are drawn (the known units, drawn apart, drawn here, guided)."""
 
-    def __init__(
-        self,
-        family: Family[Any, Any, On],
-        session: On,
-        context: RunContext,
-        *,
-        budget: int,
-        seed: int,
-        sink: Sink,
-    ) -> None:
-        self.family = family
-        self.session = session
-        self.context = context
-        self.budget = budget
-        self.seed = seed
-        self.sink = sink
-        schedule = family.schedule
-        self.width = max(1, schedule.width(session))
+    family: Family[Any, Any, On]
+    session: On
+    context: RunContext
+    budget: int
+    seed: int
+    sink: Sink
+    done: int = 0
+    """Cases recorded."""
+    found: int = 0
+    """Classes of unexpected divergence recorded (a class counted once per unit)."""
+    drawn: int = 0
+    """Units drawn (the known units are not)."""
+    seen: set[object] = field(default_factory=set)
+    pending: list[object] = field(default_factory=list)
+    """Units drawn and not yet run: a batch runs once `width` are queued."""
+    reached: Callable[[], float] = lambda: 0.0
+    width: int = field(init=False)
+    """Units run side by side."""
+    rolls: bool = field(init=False)
+    steered: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        schedule = self.family.schedule
+        self.width = max(1, schedule.width(self.session))
         self.rolls = self.width > 1 and schedule.rolling
         self.steered = schedule.steered
-        self.done = 0
-        """Cases recorded."""
-        self.found = 0
-        """Classes of unexpected divergence recorded (a class counted once per unit)."""
-        self.drawn = 0
-        """Units drawn (the known units are not)."""
-        self.seen: set[object] = set()
-        self.pending: list[object] = []
-        """Units drawn and not yet run: a batch runs once `width` are queued."""
-        self.reached: Callable[[], float] = lambda: 0.0
 
     def recorded(self, judged: Judged) -> None:
         """Record a judged unit's cases, counting them and the classes of unexpected divergence."""
