@@ -261,12 +261,15 @@ def stream_subject_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]
 def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     """Two subjects with `*` and no `>` that share a subject at the same length (refused:
     `reference.republish.StreamSubjectsOverlapError`), or that share none by their lengths (`*` on
-    both sides; `>` on the longer only) or by their last token alone, or a shorter one with `>` before
-    a longer one of `*` alone (refused: they share a subject). Mutant 1309 of 2.14.10's
-    ``SubjectsCollide`` takes two filters of `*` alone for disjoint whatever their lengths, mutant 1313
-    the last pair, which the server compares later subject first (``SubjectsCollide(tsubj, subj)``,
-    stream.go), for disjoint, and mutant 1341, which compares one token less, the pair that differs in
-    its last token alone for overlapping."""
+    both sides; `>` on the longer only, before or after the shorter) or by one token alone (the last,
+    or a literal one character from a `>`), or a shorter one with `>` before a longer one of `*` alone
+    (refused: they share a subject). The server compares the later subject first
+    (``SubjectsCollide(tsubj, subj)``, stream.go). Of 2.14.10's ``SubjectsCollide``, mutant 1309 takes
+    two filters of `*` alone for disjoint whatever their lengths, mutant 1313 the pair with `>` first for
+    disjoint, mutant 1341, which compares one token less, the pair that differs in its last token alone
+    for overlapping; mutant 1329, which looks only at whether the first is longer, takes the shorter
+    after the longer for overlapping, and mutant 1274, which takes a token starting with `>` for `>`,
+    the pair with `>a`."""
     n = namespace
     return st.sampled_from(
         [
@@ -275,6 +278,8 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
             (f"{n}.*", f"{n}.*.>"),
             (f"{n}.>", f"{n}.*.*"),
             (f"{n}.*.a", f"{n}.*.b"),
+            (f"{n}.*.>", f"{n}.*"),
+            (f"{n}.>a.*", f"{n}.b.*"),
         ]
     )
 
