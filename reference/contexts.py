@@ -183,6 +183,17 @@ def _nodes(transform: Transform) -> list[FunctionNode | LiteralNode]:
     return [parse_token(token, transform.profile) for token in transform.destination.split(".")]
 
 
+def repeats_a_wildcard(transform: Transform) -> bool:
+    """True iff the destination names one of the source's wildcards more than once (``e.* -> $1.$1``)."""
+    indexes = [
+        index
+        for node in _nodes(transform)
+        if isinstance(node, FunctionNode) and node.name == "wildcard"
+        for index in node.indexes
+    ]
+    return len(indexes) != len(set(indexes))
+
+
 def _check_reversible(transform: Transform) -> None:
     indexes: list[int] = []
     for node in _nodes(transform):

@@ -58,10 +58,11 @@ from nats_conformance.reference.contexts import (
     compile_in,
     local_pattern,
     prefixed,
+    repeats_a_wildcard,
     requested,
 )
 from nats_conformance.reference.errors import MappingError
-from nats_conformance.reference.matching import contains
+from nats_conformance.reference.matching import contains, matches
 from nats_conformance.reference.profiles import ReleaseProfile
 from nats_conformance.reference.subjects import is_valid_subject
 from nats_conformance.reference.transform import NOT_DELIVERED, Transform
@@ -117,6 +118,19 @@ subject near the import's (`exports_near`): whether that export takes the import
 own, which no divergence listed for an import's `to` explains."""
 
 
+LISTENER_MISSED = "listener-missed"
+"""A message that arrived under `>` and matches the importer's other subscription, yet missed it."""
+LISTENER_EXTRA = "listener-extra"
+"""A message that reached the importer's other subscription, which it does not match."""
+LISTENER_WRONG = "listener-wrong"
+"""A message that reached the importer's other subscription on another subject, or more than once."""
+
+
+REPEATED_WILDCARD = "-repeated-wildcard"
+"""Appended to a listener's difference when the import's `to` names one wildcard twice (``$1.$1``):
+servers mishandle those imports' subscriptions apart (`stream-import-repeated-wildcard-crashes`)."""
+
+
 def feature_of(kind: str) -> str:
     return f"{kind}-import"
 
@@ -143,10 +157,13 @@ class ImportRun:
     """Whether the exporter exports nothing (`IMPORT_NOT_EXPORTED`)."""
     export: str = ""
     """The exporter's subject in place of `>` ('' `>`: `fixtures.layouts.exports`)."""
+    listen: str = ""
+    """A second subscription of the importer's, near the import's local subjects (`listens_near`; ''
+    none)."""
 
     def to_json(self) -> str:
         step: dict[str, object] = {"kind": self.kind, "source": self.source, "destination": self.destination}
-        extra = {name: getattr(self, name) for name in CHAIN_OPTIONS}
+        extra = {name: getattr(self, name) for name in (*CHAIN_OPTIONS, "listen")}
         return json.dumps({**step, **{name: value for name, value in extra.items() if value}})
 
     def accounts(self) -> tuple[Account, ...]:
@@ -193,6 +210,8 @@ class ImportObservation:
     """Why the unit stopped early: the server's panic line when it died (then restarted), else the
     connection's error."""
     crashed: bool = False
+    heard: tuple[tuple[str, ...], ...] = ()
+    """Where each publication arrived on the unit's `listen` subscription (by index)."""
 
 
 def published_subjects(
@@ -295,6 +314,36 @@ def account_function_imports(draw: st.DrawFn, source: str, profile: ReleaseProfi
     return literal, ".".join(tokens)
 
 
+@st.composite
+def listens_near(draw: st.DrawFn, local: str, delivered: str) -> str:
+    """A subscription near where an import delivers: near the subject `delivered` ('' none), else near
+    its local subjects (its `to` with each token that is not literal made `*`); that subject itself
+    one time in four, else one near it (`exports_near`): narrower, wider, overlapping it or not. ''
+    when neither makes a valid subject. A subscription in the importer that is not `>` makes the server
+    subscribe in the exporter on its behalf, by what the subscription shares with each import's `to`
+    (nats-server's `addShadowSubscriptions`, where ``isSubsetMatchTokenized`` decides which of its four
+    cases applies); a message must reach it all the same iff its subject matches it
+    ("Subject-Based Messaging", wildcards)."""
+    pattern = delivered or ".".join(
+        token if token == ">" or not any(mark in token for mark in "{$*") else "*"
+        for token in local.split(".")
+    )
+    if not is_valid_subject(pattern):
+        return ""
+    return draw(mostly(exports_near(pattern), st.just(pattern), one_in=4))
+
+
+def delivered_first(kind: str, source: str, local: str, subjects: list[str], profile: ReleaseProfile) -> str:
+    """The subject the first of `subjects` is delivered on through a stream import, by the reference
+    ('' when it refuses the import, delivers nothing, or there is no subject)."""
+    try:
+        transform = compile_in(feature_of(kind), source, local, profile, accounts=(IMPORTER, EXPORTER))
+        delivered = transform.delivers(subjects[0]) if subjects else ""
+    except (MappingError, ValueError):
+        return ""
+    return "" if delivered == NOT_DELIVERED else delivered
+
+
 PREFIXES = ("p", "p.", "p.q", "p.*", "p.>", "p.*q", "q>")
 """Prefixes of a stream import: literal ones, with and without the `.` the server adds, two that are
 not literal (refused), and two whose tokens hold a wildcard's character inside, which are literal
@@ -341,6 +390,10 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
     seed = draw(st.integers(0, 2**32 - 1))
     subjects = published_subjects(kind, source, destination, profile, seed)
     relay = relay_subject(kind, source, destination) if relayed else ""
+    local = prefixed(source, prefix) if prefix else destination or source
+    listen = ""
+    if kind == "stream" and draw(below(4)) == 0:
+        listen = draw(listens_near(local, delivered_first(kind, source, local, subjects, profile)))
     return ImportRun(
         kind,
         source,
@@ -353,6 +406,7 @@ def import_runs(draw: st.DrawFn, profile: ReleaseProfile, *, file_only: bool = T
         duplicate=duplicate,
         unexported=unexported,
         export=export,
+        listen=listen,
     )
 
 
@@ -518,13 +572,17 @@ class ImportFamily(TargetServer):
         if may_map_to_whitespace(unit.destination, session.profile):
             return ImportObservation(configured=True, failure=NO_FRAME)
         if unit.kind == "stream":
+            patterns = [">", *([unit.listen] if unit.listen else [])]
             seen = observe_subscriptions(
-                session.url, [">"], unit.subjects, publisher_url=exporter_url, timeout=TIMEOUT
+                session.url, patterns, unit.subjects, publisher_url=exporter_url, timeout=TIMEOUT
             )
             if seen.failure:
                 return self._failed(session, seen.failure, configured=True)
-            arrived = tuple(tuple(seen.subjects_for(1, index)) for index in range(len(unit.subjects)))
-            return ImportObservation(configured=True, arrived=arrived)
+            arrived, heard = (
+                tuple(tuple(seen.subjects_for(sid, index)) for index in range(len(unit.subjects)))
+                for sid in (1, 2)
+            )
+            return ImportObservation(configured=True, arrived=arrived, heard=heard if unit.listen else ())
         try:
             return _request(session.url, exporter_url, unit.subjects)
         except WireError as error:
@@ -582,11 +640,19 @@ class ImportFamily(TargetServer):
                 # `wrong_subject` sets a literal source apart itself
                 if difference and not difference.endswith(LITERAL_SOURCE):
                     difference += literal
+            heard = list(observed.heard[index]) if index < len(observed.heard) else []
+            shown = "|".join(arrived)
+            listened = ""
+            if unit.listen and not difference and not observed.failure:
+                want, listened = listening(unit.listen, arrived, heard)
+                listened += REPEATED_WILDCARD if listened and repeats_a_wildcard(transform) else ""
+                expected += f"; {unit.listen}: {'|'.join(want) or 'nothing'}"
+                shown += f"; {unit.listen}: {'|'.join(heard) or 'nothing'}"
             case = cases.case(
                 subject=subject,
                 expected=expected,
-                observed="|".join(arrived),
-                difference=difference,
+                observed=shown,
+                difference=difference or listened,
                 detail=observed.failure,
             )
             # the server's panic is what it did with the unit: its subjects take that judgement
@@ -601,7 +667,8 @@ class ImportFamily(TargetServer):
         step = json.loads(case.steps[0]) if case.steps else {}
         kind = step.get("kind", case.feature.removesuffix("-import"))
         subjects = (case.subject,) if case.subject else ()
-        return ImportRun(kind, case.source, case.destination, subjects, **import_chain(step))
+        listen = step.get("listen", "")
+        return ImportRun(kind, case.source, case.destination, subjects, **import_chain(step), listen=listen)
 
 
 def delivery(
@@ -627,6 +694,16 @@ def delivery(
     if not right:
         return expected, wrong_subject(transform.source, transform.destination, subject)
     return expected, "" if replied else "no-reply"
+
+
+def listening(listen: str, arrived: list[str], heard: list[str]) -> tuple[list[str], str]:
+    """What the importer's `listen` subscription had to receive of a message that arrived right under
+    `>`, and what differed ('' nothing): the message once, on the same subject, iff that subject matches
+    `listen`."""
+    want = arrived[:1] if arrived and matches(listen, arrived[0]) else []
+    if heard == want:
+        return want, ""
+    return want, LISTENER_MISSED if not heard else LISTENER_EXTRA if not want else LISTENER_WRONG
 
 
 def _request(url: str, exporter_url: str, subjects: tuple[str, ...]) -> ImportObservation:

@@ -49,6 +49,7 @@ from nats_conformance.suites.families.imports import (
     account_function_imports,
     exports_near,
     import_runs,
+    listens_near,
     published_subjects,
     reversible_destinations,
 )
@@ -623,3 +624,56 @@ def test_a_server_that_dies_during_a_batch_of_imports_runs_the_cut_units_again_a
     assert stopped
     assert len(restarts) == 1, restarts
     assert together == alone
+
+
+def test_the_importers_second_subscription_receives_what_matches_it_once() -> None:
+    """`listen`: a message that arrived right under `>` must reach the importer's other subscription iff
+    its subject matches it; the expected and observed texts say what that subscription had."""
+    run = ImportRun("stream", "e.*", "x.$1", ("e.a", "e.b", "e.c"), listen="x.a")
+    observed = ImportObservation(
+        configured=True, arrived=(("x.a",), ("x.b",), ("x.c",)), heard=(("x.a",), ("x.b",), ())
+    )
+    cases = judged_cases(run, observed)
+    assert [(case.verdict, case.difference) for case in cases] == [
+        ("agree", ""),
+        ("agree", ""),
+        ("diverge", "listener-extra"),
+        ("agree", ""),
+    ]
+    assert (cases[1].expected, cases[1].observed) == ("x.a; x.a: x.a", "x.a; x.a: x.a")
+    assert cases[3].observed == "x.c; x.a: nothing"
+    missed = replace(observed, heard=((), (), ()))
+    assert judged(run, missed)[1] == ("diverge", "listener-missed")
+    twice = replace(observed, heard=(("x.a", "x.a"), (), ()))
+    assert judged(run, twice)[1] == ("diverge", "listener-wrong")
+
+
+def test_a_listener_missed_under_a_to_that_repeats_a_wildcard_is_set_apart() -> None:
+    run = ImportRun("stream", "e.*", "$1.$1", ("e.a",), listen="a.>")
+    observed = ImportObservation(configured=True, arrived=(("a.a",),), heard=((),))
+    assert judged(run, observed, "2.14.10")[1] == ("diverge", "listener-missed-repeated-wildcard")
+
+
+def test_a_listener_is_judged_only_where_the_message_arrived_right_under_the_wide_one() -> None:
+    run = ImportRun("stream", "e.*", "x.$1", ("e.a",), listen="x.*")
+    observed = ImportObservation(configured=True, arrived=(("x.b",),), heard=(("x.b",),))
+    assert judged(run, observed)[1] == ("diverge", "wrong-subject")
+
+
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_listeners_are_valid_subjects_near_where_an_import_delivers(data: st.DataObject) -> None:
+    """`listens_near`: a valid subject, the delivered subject itself or one near it (its first token
+    kept), and from the `to` when nothing is delivered."""
+    delivered = data.draw(st.sampled_from(("x.a.b", "x.a", "")))
+    listen = data.draw(listens_near("x.$1.{{wildcard(2)}}", delivered))
+    assert is_valid_subject(listen)
+    assert listen.split(".")[0] == "x"
+    if not delivered:
+        assert listen == "x.*.*" or listen != "x.$1.{{wildcard(2)}}"
+
+
+def test_a_recorded_listener_replays_with_its_unit() -> None:
+    run = ImportRun("stream", "e.*", "x.$1", ("e.a",), listen="x.>")
+    case = judged_cases(run, ImportObservation(configured=True, arrived=(("x.a",),), heard=(("x.a",),)))[1]
+    assert FAMILY.unit_of(CaseFile.of(case)).listen == "x.>"
