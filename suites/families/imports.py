@@ -12,7 +12,8 @@ configuration file the exporter may also import from a third account, ``RLY``
 the importer's (`reference.contexts`).
 
 - ``stream``: subjects of the source are published in ``EXP``; each must reach an ``IMP`` subscriber of
-  ``>`` once, on the reference's subject.
+  ``>`` once, on the reference's subject; in one unit in four a second ``IMP`` subscription near where
+  the import delivers (`listens_near`) must receive it once iff its subject matches it.
 - ``service``: requests are published in ``IMP`` on subjects of the ``to`` pattern; each must reach an
   ``EXP`` subscriber of ``>`` once, on the one exporter subject the transform maps to it, and the
   exporter's reply must come back to the requester's reply subject.
@@ -437,7 +438,9 @@ class ImportFamily(TargetServer):
         'from the importer, a cycle (observed on 2.2.6 to 2.15.2, "import forms a cycle", '
         "`IMPORT_CYCLE`), the importer lists its import twice (`IMPORT_DUPLICATE`), or the exporter "
         "exports nothing (`IMPORT_NOT_EXPORTED`); and in one of the others in eight the exporter exports "
-        "a subject near the import's in place of `>`, which must contain it (`IMPORT_NOT_EXPORTED`)",
+        "a subject near the import's in place of `>`, which must contain it (`IMPORT_NOT_EXPORTED`); one "
+        "stream import in four has the importer also subscribe near where it delivers, which must receive "
+        "each message iff its subject matches (`listener-missed`, `-extra`, `-wrong`)",
         2_000,
     )
     features: tuple[str, ...] = tuple(feature_of(kind) for kind in KINDS)
