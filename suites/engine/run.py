@@ -132,15 +132,15 @@ class FamilyRun(Generic[On]):
     budget: int
     seed: int
     sink: Sink
+    seen: set[object] = field(default_factory=set)
+    pending: list[object] = field(default_factory=list)
+    """Units drawn and not yet run: a batch runs once `width` are queued."""
     done: int = 0
     """Cases recorded."""
     found: int = 0
     """Classes of unexpected divergence recorded (a class counted once per unit)."""
     drawn: int = 0
     """Units drawn (the known units are not)."""
-    seen: set[object] = field(default_factory=set)
-    pending: list[object] = field(default_factory=list)
-    """Units drawn and not yet run: a batch runs once `width` are queued."""
     reached: Callable[[], float] = lambda: 0.0
     width: int = field(init=False)
     """Units run side by side."""
