@@ -70,6 +70,7 @@ from nats_conformance.reference.republish import (
     RePublishedMessage,
     RePublishRules,
     StreamModel,
+    StreamSubjectsOverlapError,
     configuration_violations,
     parse_time_stamp,
     reportable_by,
@@ -674,14 +675,21 @@ def refusal_kind(error: ApiError) -> str:
     return next((kind for needle, kind in SERVER_KINDS if needle in text), "other")
 
 
-def refused_as(error: ApiError, destination: str) -> str:
-    """`refusal_kind` as a difference names it: a cycle found with a destination token that begins with
-    `*` or `>` without being one (``s.*a.>``, a literal token to the reference) is set apart
-    (``-wildcard-prefixed-token``), since releases up to 2.14.9 and 2.15.2 compare such a token with the
-    stream's subjects by its first character (nats-server's ``tokensCanMatch``)."""
+def refused_as(error: ApiError, destination: str, subjects: Sequence[str]) -> str:
+    """`refusal_kind` as a difference names it: an overlap found with a token that begins with `*` or `>`
+    without being one (``s.*a.>``, a literal token to the reference), in the destination for a cycle or
+    in the stream's subjects for their own overlap, is set apart (``-wildcard-prefixed-token``), since
+    releases up to 2.14.9 and 2.15.2 compare such a token by its first character (nats-server's
+    ``tokensCanMatch``)."""
     kind = refusal_kind(error)
-    if kind == DestinationOverlapsStreamError.kind and any(
-        len(token) > 1 and token[0] in "*>" for token in destination.split(".")
+    overlapping = {
+        DestinationOverlapsStreamError.kind: [destination],
+        StreamSubjectsOverlapError.kind: subjects,
+    }
+    if any(
+        len(token) > 1 and token[0] in "*>"
+        for subject in overlapping.get(kind, ())
+        for token in subject.split(".")
     ):
         return f"{kind}-wildcard-prefixed-token"
     return kind
@@ -733,11 +741,13 @@ def judge_configuration(
     elif error is None:
         difference = accepted_difference(subjects, republish, rules)
     elif not kinds:
-        difference = f"reference-accept-server-reject-{refused_as(error, republish.destination)}"
+        difference = f"reference-accept-server-reject-{refused_as(error, republish.destination, subjects)}"
     elif refusal_kind(error) in reportable_by(kinds):
         difference = ""
     else:
-        difference = f"reference-reject-{kinds[0]}-server-reject-{refused_as(error, republish.destination)}"
+        difference = (
+            f"reference-reject-{kinds[0]}-server-reject-{refused_as(error, republish.destination, subjects)}"
+        )
     server = f"err_code {error.err_code} (code {error.code}): {error.description}" if error else "accepted"
     detail = f"{operation}: {server}"
     return make_case(
