@@ -269,9 +269,10 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     two filters of `*` alone for disjoint whatever their lengths, mutant 1313 the pair with `>` first for
     disjoint, mutant 1341, which compares one token less, the pair that differs in its last token alone
     for overlapping; mutant 1329, which looks only at whether the first is longer, takes the shorter
-    after the longer for overlapping; mutants 1274 and 1270, which take a token starting with `>` or
-    `*` for that wildcard, the pairs with `>a` and `*a`; and mutants 1286 and 1293, which take a
-    subject of `*` for a literal, a literal before a `*` in its place for disjoint."""
+    after the longer for overlapping; mutants 1274, 1270, 1272 and 1446, which take a token starting
+    with `>` or `*` for that wildcard, the pairs with `>a` and `*a` (on either side, and beside a
+    literal subject); mutants 1286 and 1293, which take a subject of `*` for a literal, a literal before
+    a `*` in its place for disjoint, and mutant 1294 the `*` before the literal."""
     n = namespace
     return st.sampled_from(
         [
@@ -283,7 +284,10 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
             (f"{n}.*.>", f"{n}.*"),
             (f"{n}.>a.*", f"{n}.b.*"),
             (f"{n}.*a.*", f"{n}.b.*"),
+            (f"{n}.b.*", f"{n}.>a.*"),
+            (f"{n}.>a.*", f"{n}.b.c"),
             (f"{n}.a", f"{n}.*"),
+            (f"{n}.*", f"{n}.a"),
         ]
     )
 
