@@ -9,8 +9,8 @@ message is stored it is republished on the destination the source maps it to; "H
 stream: its subjects, storage and per-subject limit, a RePublish option, and what is done to it as a
 drawn list (which `suites.test_republish` runs through the registry too): publishes (application
 headers, message ids and so duplicates), deletes, purges and option edits. Operations run only with a
-stream and an option the reference accepts (one stream in sixteen has two subjects of `*` that may
-overlap, `crossed_layouts`); the stream is deleted afterwards.
+stream and an option the reference accepts (one stream in four has two subjects near each other that
+may overlap, `crossed_layouts`); the stream is deleted afterwards.
 
 Drawing: a unit's stream subjects live under one namespace token (`NAMESPACE`) and its republish
 destinations under another (`DESTINATIONS`), so a stream never shares subjects with its destinations
