@@ -272,7 +272,10 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     after the longer for overlapping; mutants 1274, 1270, 1272 and 1446, which take a token starting
     with `>` or `*` for that wildcard, the pairs with `>a` and `*a` (on either side, and beside a
     literal subject); mutants 1286 and 1293, which take a subject of `*` for a literal, a literal before
-    a `*` in its place for disjoint, and mutant 1294 the `*` before the literal."""
+    a `*` in its place for disjoint, and mutant 1294 the `*` before the literal; mutant 1262, which
+    forgets a `>` in the earlier subject, a `>` before a subject of a literal and a `*`; mutants 1478
+    and 1483 of ``isSubsetMatchTokenized``, which take a literal `*a` for `*`, `s.*a.*` before the
+    literal `s.*a.b` it holds."""
     n = namespace
     return st.sampled_from(
         [
@@ -288,6 +291,8 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
             (f"{n}.>a.*", f"{n}.b.c"),
             (f"{n}.a", f"{n}.*"),
             (f"{n}.*", f"{n}.a"),
+            (f"{n}.>", f"{n}.a.*"),
+            (f"{n}.*a.*", f"{n}.*a.b"),
         ]
     )
 
