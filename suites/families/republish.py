@@ -275,7 +275,7 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     a `*` in its place for disjoint, and mutant 1294 the `*` before the literal; mutant 1262, which
     forgets a `>` in the earlier subject, a `>` before a subject of a literal and a `*`; mutants 1478
     and 1483 of ``isSubsetMatchTokenized``, which take a literal `*a` for `*`, `s.*a.*` before the
-    literal `s.*a.b` it holds."""
+    literal `s.*a.b` it holds, and mutant 1513 the same `*a` before a literal it does not hold."""
     n = namespace
     return st.sampled_from(
         [
@@ -293,6 +293,7 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
             (f"{n}.*", f"{n}.a"),
             (f"{n}.>", f"{n}.a.*"),
             (f"{n}.*a.*", f"{n}.*a.b"),
+            (f"{n}.*a.*", f"{n}.b.c"),
         ]
     )
 
