@@ -273,9 +273,11 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     with `>` or `*` for that wildcard, the pairs with `>a` and `*a` (on either side, and beside a
     literal subject); mutants 1286 and 1293, which take a subject of `*` for a literal, a literal before
     a `*` in its place for disjoint, and mutant 1294 the `*` before the literal; mutant 1262, which
-    forgets a `>` in the earlier subject, a `>` before a subject of a literal and a `*`; mutants 1478
-    and 1483 of ``isSubsetMatchTokenized``, which take a literal `*a` for `*`, `s.*a.*` before the
-    literal `s.*a.b` it holds, and mutant 1513 the same `*a` before a literal it does not hold."""
+    forgets a `>` in the earlier subject, a `>` before a subject of a literal and a `*`. `s.*a.*` before
+    the literal `s.*a.b`, which it holds, and before `s.b.c`, which it does not, were drawn for mutants
+    1478, 1483 and 1513 of ``isSubsetMatchTokenized`` (a literal `*a` read as `*`): 1478 and 1483
+    survive them (seed 0), so the server's check of a stream's own subjects does not answer them
+    through that function alone."""
     n = namespace
     return st.sampled_from(
         [
