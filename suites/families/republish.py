@@ -689,13 +689,13 @@ def refusal_kind(error: ApiError) -> str:
 
 def refused_as(error: ApiError, destination: str, subjects: Sequence[str]) -> str:
     """`refusal_kind` as a difference names it: an overlap found with a token that begins with `*` or `>`
-    without being one (``s.*a.>``, a literal token to the reference), in the destination for a cycle or
-    in the stream's subjects for their own overlap, is set apart (``-wildcard-prefixed-token``), since
-    releases up to 2.14.9 and 2.15.2 compare such a token by its first character (nats-server's
-    ``tokensCanMatch``)."""
+    without being one (``s.*a.>``, a literal token to the reference), in the destination or the stream's
+    subjects for a cycle, or in the stream's subjects for their own overlap, is set apart
+    (``-wildcard-prefixed-token``), since releases up to 2.14.9 and 2.15.2 compare such a token by its
+    first character (nats-server's ``tokensCanMatch``)."""
     kind = refusal_kind(error)
     overlapping = {
-        DestinationOverlapsStreamError.kind: [destination],
+        DestinationOverlapsStreamError.kind: [destination, *subjects],
         StreamSubjectsOverlapError.kind: subjects,
     }
     if any(
