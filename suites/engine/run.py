@@ -121,7 +121,7 @@ def run_family(
     return run.done
 
 
-@dataclass
+@dataclass(eq=False)
 class FamilyRun(Generic[On]):
     """One family's run on one target (`run_family`): what it has recorded and drawn so far, and one
     method for each way its units are drawn (the known units, drawn apart, drawn here, guided)."""

@@ -129,7 +129,8 @@ LISTENER_WRONG = "listener-wrong"
 
 REPEATED_WILDCARD = "-repeated-wildcard"
 """Appended to a listener's difference when the import's `to` names one wildcard twice (``$1.$1``):
-servers mishandle those imports' subscriptions apart (`stream-import-repeated-wildcard-crashes`)."""
+servers fail such imports' subscriptions in ways of their own (`stream-import-repeated-wildcard-crashes`,
+`stream-import-repeated-wildcard-listener-missed`), which this sets apart from the other listeners'."""
 
 
 def feature_of(kind: str) -> str:
@@ -581,11 +582,12 @@ class ImportFamily(TargetServer):
             )
             if seen.failure:
                 return self._failed(session, seen.failure, configured=True)
-            arrived, heard = (
+            sids = (1, 2) if unit.listen else (1,)
+            arrived, *heard = (
                 tuple(tuple(seen.subjects_for(sid, index)) for index in range(len(unit.subjects)))
-                for sid in (1, 2)
+                for sid in sids
             )
-            return ImportObservation(configured=True, arrived=arrived, heard=heard if unit.listen else ())
+            return ImportObservation(configured=True, arrived=arrived, heard=heard[0] if heard else ())
         try:
             return _request(session.url, exporter_url, unit.subjects)
         except WireError as error:

@@ -663,14 +663,19 @@ def test_a_listener_is_judged_only_where_the_message_arrived_right_under_the_wid
 @given(data=st.data())
 @settings(max_examples=60, deadline=None)
 def test_listeners_are_valid_subjects_near_where_an_import_delivers(data: st.DataObject) -> None:
-    """`listens_near`: a valid subject, the delivered subject itself or one near it (its first token
-    kept), and from the `to` when nothing is delivered."""
+    """`listens_near`: a valid subject near the delivered subject (its first token kept, each other token
+    kept, `*`, `x` or a last `>`), and near the `to` with its placeholders made `*` when nothing is
+    delivered."""
     delivered = data.draw(st.sampled_from(("x.a.b", "x.a", "")))
     listen = data.draw(listens_near("x.$1.{{wildcard(2)}}", delivered))
+    base = (delivered or "x.*.*").split(".")
+    tokens = listen.split(".")
     assert is_valid_subject(listen)
-    assert listen.split(".")[0] == "x"
-    if not delivered:
-        assert listen == "x.*.*" or listen != "x.$1.{{wildcard(2)}}"
+    assert tokens[0] == "x"
+    assert all(
+        token in ("*", "x", ">") or (index < len(base) and token == base[index])
+        for index, token in enumerate(tokens)
+    ), listen
 
 
 def test_a_recorded_listener_replays_with_its_unit() -> None:
