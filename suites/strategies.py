@@ -519,6 +519,10 @@ DENY_PREFIX: Final = "d"
 """The first token of every deny list entry (`deny_entries`), so that no deny list holds back the messages
 that pace an observation (`suites.harness`)."""
 DENY_TOKENS: Final = ("a", "b", "*")
+NOT_SUBJECT_TOKENS: Final = ("", ">", " ")
+"""Tokens that make a deny list entry no subject: empty (two dots in a row), `>` (unless it ends the
+entry), and a space ("Subject-Based Messaging", https://docs.nats.io/nats-concepts/subjects: tokens are not
+empty, `>` comes last, no space); a leaf node refuses such a list (`reference.leafnode`)."""
 DENIED_FUNCTIONS: Final = ("account-hash", "account-hash-leaf-remote")
 """The account functions a leaf node remote's deny list resolves (`reference.leafnode`)."""
 
@@ -530,7 +534,8 @@ def deny_entries(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, ...] | 
     tokens, then `>` one time in four. A token is one of
     `DENY_TOKENS`, or where `profile` has account functions, one time in two a call of one
     (`DENIED_FUNCTIONS` as documented; one in eight any form `function_tokens` draws, which the leaf node
-    may refuse, one in eight glued to a letter, which makes it a literal token)."""
+    may refuse, one in eight glued to a letter, which makes it a literal token). One token in 48 is one of
+    `NOT_SUBJECT_TOKENS` instead, so that a list the subject check alone refuses is drawn."""
     if draw(below(4)) == 0:
         return None
     scoped = bool(profile.account_functions)
@@ -539,7 +544,9 @@ def deny_entries(draw: st.DrawFn, profile: ReleaseProfile) -> tuple[str, ...] | 
         parts = [DENY_PREFIX]
         for _ in range(draw(sizes(1, 3))):
             kind = draw(below(16)) if scoped else 0
-            if kind < 8:
+            if draw(below(48)) == 0:
+                parts.append(pick(draw, NOT_SUBJECT_TOKENS))
+            elif kind < 8:
                 parts.append(pick(draw, DENY_TOKENS))
             elif kind == 14:
                 names = sorted(profile.account_functions)

@@ -18,6 +18,7 @@ from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
 from nats_conformance.records.schema import Case
+from nats_conformance.reference.leafnode import InvalidDenySubjectError, deny_list
 from nats_conformance.reference.profiles import for_version
 from nats_conformance.suites.families import FAMILIES
 from nats_conformance.suites.families.leafnode import DenyObservation, DenyRun, deny_runs
@@ -105,6 +106,28 @@ def test_account_functions_are_drawn_where_the_release_has_them(release: str, dr
     else:
         with pytest.raises(NoSuchExample):
             find(deny_runs(for_version(release)), called, settings=search)
+
+
+NO_SUBJECT = {
+    "empty token": lambda tokens: "" in tokens,
+    "> before the end": lambda tokens: ">" in tokens[:-1],
+    "space token": lambda tokens: " " in tokens,
+}
+
+
+@pytest.mark.parametrize("shape", NO_SUBJECT)
+def test_lists_that_are_no_subject_are_drawn_and_refused(shape: str) -> None:
+    """An entry with an empty token, a `>` before its end or a space token: only the subject check refuses
+    such a list, so a server whose check lets it through is told apart."""
+
+    def holds(run: DenyRun) -> bool:
+        entries = (run.exports or ()) + (run.imports or ())
+        return any(NO_SUBJECT[shape](entry.split(".")) for entry in entries)
+
+    search = settings(max_examples=2000, database=None, derandomize=True)
+    run = find(deny_runs(for_version("2.14.10")), holds, settings=search)
+    with pytest.raises(InvalidDenySubjectError):
+        deny_list((run.exports or ()) + (run.imports or ()), for_version("2.14.10"), "L", "R")
 
 
 @pytest.fixture(scope="module")
