@@ -33,7 +33,7 @@ import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -396,13 +396,15 @@ def observe_subscriptions(
     chunk_deliveries: int = CHUNK_DELIVERIES,
     timeout: float = 10.0,
     warm: bool = False,
+    queued: Collection[int] = (),
 ) -> SubscriptionObservation:
     """Subscribe ``patterns`` (sids 1..N), publish ``subjects`` (payload = index) on the same connection,
     or on a connection to ``publisher_url`` (another account's user), and return every delivery. Never
     raises for server or network trouble: ``failure`` says what ended the observation, and
     ``published`` how far it got. With ``warm``, every subject is published once before the first
     subscription (to no one): the server then holds them in its match cache, and each subscription is
-    added to the cached results it matches (``addToCache``), a path of its own.
+    added to the cached results it matches (``addToCache``), a path of its own. A pattern at a position
+    in ``queued`` is subscribed in a queue group of its own (``q`` and its sid).
 
     With a publisher of its own, its PONG comes first: the deliveries of its publications are then
     queued for the subscribing connection, whose own PING/PONG proves they were read.
@@ -424,7 +426,7 @@ def observe_subscriptions(
                     publisher.queue_frames(publish_frames(subjects[start : start + chunk_deliveries], start))
                     publisher.flush()
             for sid, pattern in enumerate(patterns, start=1):
-                connection.subscribe(pattern, sid)
+                connection.subscribe(pattern, sid, f"q{sid}" if sid - 1 in queued else None)
             connection.flush()
             per_chunk = max(1, chunk_deliveries // max(1, len(patterns)))
             for start in range(0, len(subjects), per_chunk):

@@ -1,11 +1,13 @@
 """Matching family: a subscription receives a subject iff the reference says its pattern matches.
 
 "Subject-Based Messaging" (docs.nats.io, nats-concepts), "Wildcards": `*` matches one token, `>` one or
-more at the end. One unit is a set of subscription patterns and the subjects published under them;
-one unit in ten also publishes a few of its subjects, some with a wildcard or an empty token, one by one
-on a pedantic connection, which the server must refuse exactly those that are no literal subject
-(section "Pedantic mode", `reference.subjects.is_pedantic_valid`).
-"""
+more at the end. One unit is a set of subscription patterns and the subjects published under them. In
+one unit in four some patterns are subscribed in a queue group of their own, whose one member receives
+every message a subscription of the same subject would ("Queue Groups",
+https://docs.nats.io/nats-concepts/core-nats/queue: a group's members share its messages). One unit in
+ten also publishes a few of its subjects, some with a wildcard or an empty token, one by one on a
+pedantic connection, which the server must refuse exactly those that are no literal subject (section
+"Pedantic mode", `reference.subjects.is_pedantic_valid`)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ from nats_conformance.suites.strategies import below, matching_batches, pedantic
 
 PEDANTIC: Final = "pedantic"
 """The `functions` of a pedantic probe's cases."""
+QUEUE: Final = "queue"
+"""In a case's `functions`: its pattern was subscribed in a queue group of its own."""
 
 
 def wildcard_kinds(pattern: str) -> tuple[str, ...]:
@@ -77,17 +81,19 @@ def judge_matching(
     seed: int = 0,
     duration_us: int = 0,
     crashed: Mapping[tuple[int, int], str] | None = None,
+    queued: Sequence[int] = (),
 ) -> list[Case | CaseBlock]:
     """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
     ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
     (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
     order, subscription id = position + 1. A (pattern position, subject position) in `crashed` killed
     the server: a `server-crash` case whose detail is the panic line. The cases that differ come one by
-    one, then each pattern's agreeing cases as one block."""
+    one, then each pattern's agreeing cases as one block. A pattern at a position in `queued` was
+    subscribed in a queue group of its own: the same is expected, and its cases' functions add `QUEUE`."""
     crashed = crashed or {}
     index = SubjectIndex(patterns)
     judged: list[Case | CaseBlock] = []
-    kinds = [wildcard_kinds(pattern) for pattern in patterns]
+    kinds = [wildcard_kinds(p) + ((QUEUE,) if slot in queued else ()) for slot, p in enumerate(patterns)]
     agreeing: list[tuple[list[str], list[str]]] = [([], []) for _ in patterns]
     for position, subject in enumerate(subjects):
         matched = index.match(subject)
@@ -148,6 +154,15 @@ class Subscriptions:
     seed: int = 0
     pedantic: tuple[str, ...] = ()
     """Subjects published one by one on a pedantic connection (`pedantic_refusals`)."""
+    queued: tuple[int, ...] = ()
+    """Positions of the patterns subscribed in a queue group of their own (`QUEUE`)."""
+
+    @property
+    def warm(self) -> bool:
+        """Whether the subjects are published once before the subscriptions (`observe_subscriptions`):
+        not in a unit with queue groups, whose results the server then matches anew, with its queue
+        groups (a warm cache's results are only added to)."""
+        return not self.queued
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,42 +181,45 @@ CULPRITS: Final = 4
 unit; past them, a pattern that still kills it has the subjects of its last run judged crashes."""
 
 
-def _alone(session: Session, pattern: str, subjects: Sequence[str]) -> tuple[SubscriptionObservation, str]:
-    """One pattern's observation (`observe_subscriptions`, warm), and the panic line if the server died
-    of it (then restarted)."""
-    seen = observe_subscriptions(session.url, (pattern,), subjects, warm=True)
+def _alone(
+    session: Session, unit: Subscriptions, slot: int, subjects: Sequence[str]
+) -> tuple[SubscriptionObservation, str]:
+    """The observation of `unit`'s pattern at `slot` alone with `subjects`, as the unit observes it
+    (`observe_subscriptions`, `Subscriptions.warm`, in a queue group if it was), and the panic line if
+    the server died of it (then restarted)."""
+    queued = (0,) if slot in unit.queued else ()
+    pattern = unit.patterns[slot]
+    seen = observe_subscriptions(session.url, (pattern,), subjects, warm=unit.warm, queued=queued)
     return seen, session.crash_of(seen.failure) if seen.failure else ""
 
 
-def _culprit(session: Session, pattern: str, subjects: Sequence[str], positions: list[int]) -> int | None:
-    """The position among `positions` (which kill the server beside `pattern`) of one subject that kills
-    it alone, found by halving; None when only several together do."""
+def _culprit(session: Session, unit: Subscriptions, slot: int, positions: list[int]) -> int | None:
+    """The position among `positions` (which kill the server beside the pattern at `slot`) of one
+    subject that kills it alone, found by halving; None when only several together do."""
+    subjects = unit.subjects
     while len(positions) > 1:
         half = positions[: len(positions) // 2]
-        positions = (
-            half if _alone(session, pattern, [subjects[i] for i in half])[1] else positions[len(half) :]
-        )
-    return positions[0] if _alone(session, pattern, [subjects[positions[0]]])[1] else None
+        killed = _alone(session, unit, slot, [subjects[i] for i in half])[1]
+        positions = half if killed else positions[len(half) :]
+    return positions[0] if _alone(session, unit, slot, [subjects[positions[0]]])[1] else None
 
 
 def observe_after_crash(
     session: Session, unit: Subscriptions
 ) -> tuple[SubscriptionObservation, dict[tuple[int, int], str]]:
-    """After `unit` killed the server: each pattern runs alone with the unit's subjects (warm), and while
+    """After `unit` killed the server: each pattern runs alone with the unit's subjects, and while
     that kills the server, the subject that does (`_culprit`) is judged the crash and left out; so every
     case ends in a verdict, and the crash goes to a (pattern, subject) whose replay kills the server
     again. A run that fails with the server alive leaves the unit's other cases unknown."""
     merged = SubscriptionObservation(published=len(unit.subjects))
     crashed: dict[tuple[int, int], str] = {}
-    for slot, pattern in enumerate(unit.patterns):
+    for slot in range(len(unit.patterns)):
         positions = list(range(len(unit.subjects)))
         for _ in range(CULPRITS + 1):
-            seen, panic = _alone(session, pattern, [unit.subjects[i] for i in positions])
+            seen, panic = _alone(session, unit, slot, [unit.subjects[i] for i in positions])
             if not panic:
                 break
-            culprit = (
-                _culprit(session, pattern, unit.subjects, positions) if len(crashed) < CULPRITS else None
-            )
+            culprit = _culprit(session, unit, slot, positions) if len(crashed) < CULPRITS else None
             if culprit is None:
                 crashed.update(((slot, position), panic) for position in positions)
                 seen, panic = SubscriptionObservation(), ""
@@ -217,17 +235,24 @@ def observe_after_crash(
 
 PEDANTIC_ONE_IN: Final = 10
 """Units with a pedantic probe: one in ten (a few round trips each)."""
+QUEUED_ONE_IN: Final = 4
+"""Units with queue subscriptions: one in four, every second pattern from a drawn one on."""
 
 
 @st.composite
 def matching_units(draw: st.DrawFn) -> Subscriptions:
     """`matching_batches`, and in one unit in `PEDANTIC_ONE_IN` a few of its subjects for a pedantic
-    connection (`pedantic_subjects`: wildcard, empty and near-miss tokens)."""
+    connection (`pedantic_subjects`: wildcard, empty and near-miss tokens); in one unit in
+    `QUEUED_ONE_IN`, every second pattern from a drawn one on is subscribed in a queue group of its own
+    (a pattern that alone has interest in a subject is then one of a queue group)."""
     patterns, subjects = draw(matching_batches())
     seed = draw(st.integers(0, 2**31))
     probe = subjects and draw(below(PEDANTIC_ONE_IN)) == 0
     pedantic = draw(pedantic_subjects(subjects)) if probe else ()
-    return Subscriptions(tuple(patterns), tuple(subjects), seed, pedantic)
+    queued: tuple[int, ...] = ()
+    if draw(below(QUEUED_ONE_IN)) == 0:
+        queued = tuple(range(draw(below(len(patterns))), len(patterns), 2))
+    return Subscriptions(tuple(patterns), tuple(subjects), seed, pedantic, queued)
 
 
 def judge_pedantic(context: RunContext, unit: Subscriptions, observed: Observed) -> list[Case]:
@@ -274,7 +299,9 @@ class MatchingFamily(TargetServer):
     def execute(self, session: Session, unit: Subscriptions) -> Observed:
         session.clear()
         began = time.perf_counter()
-        deliveries = observe_subscriptions(session.url, unit.patterns, unit.subjects, warm=True)
+        deliveries = observe_subscriptions(
+            session.url, unit.patterns, unit.subjects, warm=unit.warm, queued=unit.queued
+        )
         crashed: dict[tuple[int, int], str] = {}
         # A server ended from outside (no panic in its log) raises ServerDiedError: the engine
         # restarts it and journals the restart, instead of every later unit failing to connect.
@@ -302,6 +329,7 @@ class MatchingFamily(TargetServer):
             seed=unit.seed,
             duration_us=observed.duration_us,
             crashed=observed.crashed,
+            queued=unit.queued,
         ) + judge_pedantic(context, unit, observed)
 
     def unknown(
@@ -310,10 +338,11 @@ class MatchingFamily(TargetServer):
         """Every (pattern, subject) case of the unit, none observed."""
         unobserved = Observed(SubscriptionObservation(failure=reason), 0, pedantic_failure=reason)
         return judge_matching(
-            context, unit.patterns, unit.subjects, unobserved.deliveries, seed=unit.seed
+            context, unit.patterns, unit.subjects, unobserved.deliveries, seed=unit.seed, queued=unit.queued
         ) + judge_pedantic(context, unit, unobserved)
 
     def unit_of(self, case: CaseFile) -> Subscriptions:
         if case.functions == PEDANTIC:
             return Subscriptions((), (), pedantic=(case.subject,))
-        return Subscriptions((case.source,), (case.subject,))
+        queued = (0,) if QUEUE in case.functions.split("+") else ()
+        return Subscriptions((case.source,), (case.subject,), queued=queued)

@@ -262,6 +262,31 @@ def test_the_matching_family_kills_the_cache_checks_of_new_subscriptions(
     assert told in outcome["case"]
 
 
+def test_the_matching_family_kills_a_sublist_that_drops_queue_only_interest(
+    schemata: Schemata, tmp_path: Path
+) -> None:
+    """Sublist.match answers the shared empty result when a subject has neither subscriptions nor queue
+    groups; the mutant that looks at subscriptions only drops a subject that only a queue group wants.
+    The matching family subscribes some patterns in a queue group of their own, with a cold cache."""
+    [mutant] = [
+        m
+        for m in schemata.mutants
+        if (m.function, m.operator, m.mutated)
+        == ("Sublist.match", "drop-condition", "len(result.psubs) == 0")
+    ]
+    status = main(
+        [
+            *("mutants", "--target", RELEASE, "--family", "matching", "--no-anchor", "--no-reach"),
+            *("--mutant", str(mutant.id)),
+            *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
+        ]
+    )
+    assert status == 0
+    [outcome] = json.loads((tmp_path / "mutants.json").read_text())["outcomes"]
+    assert (outcome["status"], outcome["how"], outcome["family"]) == (KILLED, "by pair", "matching")
+    assert "+queue: not-delivered on mutant" in outcome["case"]
+
+
 @pytest.mark.nightly
 def test_a_mutant_no_family_of_the_plan_reaches_is_unreached(schemata: Schemata, tmp_path: Path) -> None:
     """With reach (the -cover build of 2.14.10, which CI's cache lacks: nightly only), the mapping family

@@ -84,3 +84,19 @@ def test_a_pedantic_probe_is_judged_per_subject_and_replays_alone() -> None:
     ]
     assert cases[1].case_class == "matching:pedantic:reference-accept-server-reject"
     assert MatchingFamily().unit_of(CaseFile.of(cases[1])) == Subscriptions((), (), pedantic=("a.*b",))
+
+
+def test_a_queued_pattern_is_judged_as_a_subscription_and_replays_in_its_group() -> None:
+    """A pattern subscribed in a queue group of its own is expected to get what a subscription would;
+    its cases say `queue`, and the unit a case replays subscribes it in a group again, cold (no warm
+    publication, so the server matches the subject anew, with its queue groups)."""
+    unit = Subscriptions(("a.*", "a.>"), ("a.x",), queued=(1,))
+    observation = SubscriptionObservation({(1, 0): ["a.x"]}, published=1)
+    cases = cases_of(judge_matching(context(), unit.patterns, unit.subjects, observation, queued=unit.queued))
+    verdicts = {c.source: (c.functions, c.verdict, c.case_class) for c in cases}
+    assert verdicts["a.*"] == ("partial", "agree", "")
+    assert verdicts["a.>"] == ("full+queue", "diverge", "matching:full+queue:not-delivered")
+    [missed] = [c for c in cases if c.source == "a.>"]
+    replayed = MatchingFamily().unit_of(CaseFile.of(missed))
+    assert replayed == Subscriptions(("a.>",), ("a.x",), queued=(0,))
+    assert (unit.warm, replayed.warm, Subscriptions(("a.>",), ("a.x",)).warm) == (False, False, True)
