@@ -113,10 +113,13 @@ ODD_TOKENS = (
     "a--",
     "-",
     "é",
+    "\ufffd",
 )
 """Literal tokens of odd shapes for sources and destinations: wildcard and template characters at a
 token's edge (`{{}}`, `{x}}}`, `{{x}` and `{{wildcard(1)}`: one brace away from a function token), a
-separator at its end; what each may be is the reference's to say."""
+separator at its end, and U+FFFD, the character Go decodes a byte that is not UTF-8 to (any Unicode
+character but null, space, `.`, `*` and `>` may be in a token, "Subject-Based Messaging"); what each
+may be is the reference's to say."""
 
 ODD_LITERALS = ("", " ", "a b", "\t", "a\r", "a\n", "\x01", "a" * 256)
 """Literal tokens of sources and destinations the subjects document forbids or allows only at your own
