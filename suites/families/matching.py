@@ -174,6 +174,8 @@ class Observed:
     pedantic_failure: str = ""
     crashed: Mapping[tuple[int, int], str] = field(default_factory=dict)
     """(pattern position, subject position) -> the panic line of the server it killed."""
+    pedantic_crashed: Mapping[int, str] = field(default_factory=dict)
+    """Pedantic subject position -> the panic line of the server its publication killed."""
 
 
 CULPRITS: Final = 4
@@ -255,17 +257,41 @@ def matching_units(draw: st.DrawFn) -> Subscriptions:
     return Subscriptions(tuple(patterns), tuple(subjects), seed, pedantic, queued)
 
 
+def pedantic_after_crash(
+    session: Session, subjects: Sequence[str]
+) -> tuple[tuple[bool, ...], dict[int, str], str]:
+    """After the pedantic probe killed the server: each subject published alone (`pedantic_refusals`);
+    one whose publication kills the server again is judged the crash (its panic line), so every subject
+    ends in a verdict. A failure with the server alive ends the probe there (the rest unknown, with it)."""
+    refused: list[bool] = []
+    crashed: dict[int, str] = {}
+    for index, subject in enumerate(subjects):
+        try:
+            refused += pedantic_refusals(session.url, (subject,))
+        except WireError as error:
+            panic = session.crash_of(str(error))
+            if not panic:
+                return tuple(refused), crashed, str(error)
+            crashed[index] = panic
+            refused.append(False)
+    return tuple(refused), crashed, ""
+
+
 def judge_pedantic(context: RunContext, unit: Subscriptions, observed: Observed) -> list[Case]:
     """One case per pedantic subject: the server answers ``-ERR 'Invalid Publish Subject'`` iff the
-    reference says pedantic mode refuses it (`is_pedantic_valid`, document section "Pedantic mode")."""
+    reference says pedantic mode refuses it (`is_pedantic_valid`, document section "Pedantic mode"); a
+    subject whose publication killed the server is a `server-crash`."""
     judged: list[Case] = []
     for index, subject in enumerate(unit.pedantic):
         expected = "accept" if is_pedantic_valid(subject) else "reject"
-        if index < len(observed.refused):
+        detail = ""
+        if index in observed.pedantic_crashed:
+            seen, difference, detail = "", CRASH, observed.pedantic_crashed[index]
+        elif index < len(observed.refused):
             seen = "reject" if observed.refused[index] else "accept"
             difference = "" if seen == expected else f"reference-{expected}-server-{seen}"
         else:
-            seen, difference = "", "unknown"
+            seen, difference, detail = "", "unknown", observed.pedantic_failure
         judged.append(
             make_case(
                 context,
@@ -277,7 +303,7 @@ def judge_pedantic(context: RunContext, unit: Subscriptions, observed: Observed)
                 expected=expected,
                 observed=seen,
                 difference=difference,
-                detail=observed.pedantic_failure if difference == "unknown" else "",
+                detail=detail,
                 seed=unit.seed,
             )
         )
@@ -314,8 +340,10 @@ class MatchingFamily(TargetServer):
         try:
             refused = tuple(pedantic_refusals(session.url, unit.pedantic))
         except WireError as error:
-            session.crash_of(str(error))
-            return Observed(deliveries, duration_us, pedantic_failure=str(error), crashed=crashed)
+            if not session.crash_of(str(error)):
+                return Observed(deliveries, duration_us, pedantic_failure=str(error), crashed=crashed)
+            refused, killed, failure = pedantic_after_crash(session, unit.pedantic)
+            return Observed(deliveries, duration_us, refused, failure, crashed, killed)
         return Observed(deliveries, duration_us, refused, crashed=crashed)
 
     def judge(

@@ -262,29 +262,35 @@ def test_the_matching_family_kills_the_cache_checks_of_new_subscriptions(
     assert told in outcome["case"]
 
 
-def test_the_matching_family_kills_a_sublist_that_drops_queue_only_interest(
-    schemata: Schemata, tmp_path: Path
+@pytest.mark.parametrize(
+    ("change", "plan", "told"),
+    [
+        # Sublist.match answers the shared empty result when a subject has neither subscriptions nor
+        # queue groups; looking at subscriptions only drops a subject that only a queue group wants
+        # (patterns subscribed in a queue group of their own, with a cold cache)
+        (("Sublist.match", "drop-condition", "len(result.psubs) == 0"), "quick", "+queue: not-delivered"),
+        # an empty token read as one character long: `t[0]` panics on a pedantic publication of `a..b`,
+        # a crash the probe pins on that subject (the default plan draws the probe often enough)
+        (("isValidLiteralSubject", "off-by-one-length", "len(t)+1"), "default", "pedantic: server-crash"),
+    ],
+)
+def test_the_matching_family_kills_sublist_mutants_through_queues_and_pedantic_probes(
+    change: tuple[str, str, str], plan: str, told: str, schemata: Schemata, tmp_path: Path
 ) -> None:
-    """Sublist.match answers the shared empty result when a subject has neither subscriptions nor queue
-    groups; the mutant that looks at subscriptions only drops a subject that only a queue group wants.
-    The matching family subscribes some patterns in a queue group of their own, with a cold cache."""
-    [mutant] = [
-        m
-        for m in schemata.mutants
-        if (m.function, m.operator, m.mutated)
-        == ("Sublist.match", "drop-condition", "len(result.psubs) == 0")
-    ]
+    mutant = min(
+        (m for m in schemata.mutants if (m.function, m.operator, m.mutated) == change), key=lambda m: m.line
+    )
     status = main(
         [
             *("mutants", "--target", RELEASE, "--family", "matching", "--no-anchor", "--no-reach"),
-            *("--mutant", str(mutant.id)),
+            *("--mutant", str(mutant.id), "--plan", plan),
             *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
         ]
     )
     assert status == 0
     [outcome] = json.loads((tmp_path / "mutants.json").read_text())["outcomes"]
     assert (outcome["status"], outcome["how"], outcome["family"]) == (KILLED, "by pair", "matching")
-    assert "+queue: not-delivered on mutant" in outcome["case"]
+    assert f"{told} on mutant" in outcome["case"]
 
 
 @pytest.mark.nightly

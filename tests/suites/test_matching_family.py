@@ -100,3 +100,18 @@ def test_a_queued_pattern_is_judged_as_a_subscription_and_replays_in_its_group()
     replayed = MatchingFamily().unit_of(CaseFile.of(missed))
     assert replayed == Subscriptions(("a.>",), ("a.x",), queued=(0,))
     assert (unit.warm, replayed.warm, Subscriptions(("a.>",), ("a.x",)).warm) == (False, False, True)
+
+
+def test_a_pedantic_subject_that_killed_the_server_is_a_crash_and_replays_alone() -> None:
+    """A crash is a verdict: the subject whose publication killed the server (found alone after the
+    probe's crash) is a `server-crash` with the panic line; the others keep theirs."""
+    unit = Subscriptions((), (), pedantic=("a..b", "a.b"))
+    panic = "panic: runtime error: index out of range [0] with length 0"
+    observed = Observed(SubscriptionObservation(), 0, (False, False), pedantic_crashed={0: panic})
+    cases = judge_pedantic(context(), unit, observed)
+    assert [(c.observed, c.verdict, c.detail) for c in cases] == [
+        ("", "diverge", panic),
+        ("accept", "agree", ""),
+    ]
+    assert cases[0].case_class == "matching:pedantic:server-crash"
+    assert MatchingFamily().unit_of(CaseFile.of(cases[0])) == Subscriptions((), (), pedantic=("a..b",))
