@@ -342,7 +342,11 @@ OPTION_KINDS = (
     "shadow",
     "shadow",
     "shadow",
+    "hollow",
 )
+HOLLOW_TOKENS = ("", ">")
+"""Tokens a `hollow` source gets before one of its own: empty, or `>` before the end; either makes it no
+subject ("Subject-Based Messaging"), which only the transform's check of its source refuses."""
 SHADOW_TOKENS = weighted(("", "*a"), (">a", "a*", "a>"), one_in=3)
 """Tokens a `shadows` destination puts after the stream's namespace: mostly empty or `*a` (which a
 check of the first character takes for `*`), else another token one character from a wildcard."""
@@ -473,10 +477,15 @@ def options(draw: st.DrawFn, subjects: tuple[str, ...], namespace: str, profile:
     mapping strategies (functions of every release, odd casings, bad arguments), destinations that
     overlap the stream (its own namespace), placeholders alone ("at least 1 non-wildcard token" is the
     rule they break), a literal with whitespace, the odd shapes of `WEIRD_DESTINATIONS`, and `shadows`
-    of the stream's own subjects."""
+    of the stream's own subjects, or a `hollow` source that is no subject."""
     source = draw(sources_for(subjects))
     kind = pick(draw, OPTION_KINDS)
-    if kind == "shaped":
+    if kind == "hollow":
+        destination = draw(destinations_for(source, namespace, profile))
+        tokens = (source or subjects[0]).split(".")
+        tokens.insert(draw(below(len(tokens))), pick(draw, HOLLOW_TOKENS))
+        source = ".".join(tokens)
+    elif kind == "shaped":
         destination = draw(destinations_for(source, namespace, profile))
     elif kind == "bare":
         destination = draw(destinations_for(source, namespace, profile, literal=False))

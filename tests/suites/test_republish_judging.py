@@ -8,12 +8,13 @@ import itertools
 import shlex
 
 import pytest
+from hypothesis import find, settings
 
 from nats_conformance.fixtures.clients.jetstream import ApiError
 from nats_conformance.fixtures.clients.wire import Message
 from nats_conformance.records.expectations import Expectation, Expectations
 from nats_conformance.records.replay import replay_command
-from nats_conformance.reference.republish import RePublish, StreamModel, rules_for
+from nats_conformance.reference.republish import RePublish, StreamModel, republish_violations, rules_for
 from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families.republish import (
@@ -29,6 +30,7 @@ from nats_conformance.suites.families.republish import (
     is_republished,
     judge_configuration,
     message_differences,
+    options,
     refusal_kind,
     steps_of,
 )
@@ -288,3 +290,17 @@ def test_an_edit_the_server_takes_to_an_option_the_reference_refuses_ends_the_sc
     assert update.case_class == "republish:$n:reference-reject-destination-without-literal-server-accept"
     assert (update.destination, update.detail) == ("$1", "update: accepted")
     assert all(case.steps == steps_of(unit) for case in cases)
+
+
+@pytest.mark.parametrize("token", ["", ">"])
+def test_a_hollow_source_is_drawn_and_refused(token: str) -> None:
+    """A RePublish source with an empty token, or `>` before its end, is no subject: drawn among the
+    options, the reference refuses it (the transform's check of its source is the server's only one)."""
+
+    def hollow(option: RePublish) -> bool:
+        tokens = option.source.split(".")
+        return len(tokens) > 1 and token in tokens[:-1] if token else len(tokens) > 1 and "" in tokens
+
+    search = settings(max_examples=3000, database=None, derandomize=True)
+    option = find(options(SUBJECTS, "r", RULES.profile), hollow, settings=search)
+    assert republish_violations(SUBJECTS, option, RULES)
