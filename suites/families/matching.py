@@ -170,7 +170,8 @@ class Observed:
     deliveries: SubscriptionObservation
     duration_us: int
     refused: tuple[bool, ...] = ()
-    """Of each `Subscriptions.pedantic` subject, whether the server answered it as an invalid one."""
+    """Of each `Subscriptions.pedantic` subject, whether the server answered it as an invalid one (False,
+    never read, for a subject in `pedantic_crashed`: it keeps the later subjects at their positions)."""
     pedantic_failure: str = ""
     crashed: Mapping[tuple[int, int], str] = field(default_factory=dict)
     """(pattern position, subject position) -> the panic line of the server it killed."""

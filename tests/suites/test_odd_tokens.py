@@ -12,8 +12,7 @@ from nats_conformance.suites.strategies import sources
 
 def test_sources_draw_the_replacement_character_as_a_token() -> None:
     search = settings(max_examples=5000, database=None, derandomize=True)
-    source = find(sources(), lambda drawn: "\ufffd" in drawn.split("."), settings=search)
-    assert "\ufffd" in source.split(".")
+    find(sources(), lambda drawn: "\ufffd" in drawn.split("."), settings=search)
     assert is_valid_subject("a.\ufffd.*")
     assert is_server_valid_subject("a.\ufffd.*")
     assert not is_valid_subject("a.\x00")

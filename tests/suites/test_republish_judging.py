@@ -299,7 +299,7 @@ def test_a_hollow_source_is_drawn_and_refused(token: str) -> None:
 
     def hollow(option: RePublish) -> bool:
         tokens = option.source.split(".")
-        return len(tokens) > 1 and token in tokens[:-1] if token else len(tokens) > 1 and "" in tokens
+        return len(tokens) > 1 and (token in tokens[:-1] if token else "" in tokens)
 
     search = settings(max_examples=3000, database=None, derandomize=True)
     option = find(options(SUBJECTS, "r", RULES.profile), hollow, settings=search)
