@@ -54,6 +54,7 @@ EDGE_CALLS = (
     "{{left(1,x)}}",
     "{{}}",
     "{x}}}",
+    "x..x",
 )
 """Malformed calls that `odd_destinations` draws too rarely for the default budget to meet (each reaches
 a refusal of its own in nats-server's parser): a non-integer wildcard index, `split` with three arguments,
@@ -61,7 +62,9 @@ a split separator with a space inside (not after the comma, which the argument s
 non-integer `split` index and a non-integer `left` width; and two literal tokens one brace away from a
 function token, which the server copies as written (`reference.templates.looks_like_function`): `{{}}`, of
 four characters, and `{x}}}`, one brace at its start (mutants 801 and 809 of 2.14.10 survived without
-them)."""
+them); and a destination with an empty token, one of `odd_destinations`' ten shapes, which seed 0's
+600 units drew only for sources that are no subject (mutant 1166 of 2.14.10, whose check of a
+destination's tokens panics on an empty one, survived without it)."""
 
 
 def edge_destination(source: str) -> st.SearchStrategy[str]:
@@ -145,12 +148,14 @@ class ValidationFamily(TargetServer):
 class Verdict:
     """A server's answer to one configuration: `accept`, `reject` (with its message) or '' when the
     server could not be asked (with why); `crashed` when an accepted mapping killed the server on the
-    first message published through it (`detail` is then the panic line)."""
+    first message published through it (`detail` is then the panic line); `panicked` when the refusal
+    is a panic of the code checking the mapping (`parser_panicked`)."""
 
     observed: str
     detail: str = ""
     duration_us: int = 0
     crashed: bool = False
+    panicked: bool = False
 
 
 def one_without_accounts(session: Session) -> int:
@@ -194,7 +199,7 @@ def _observed(session: Session, pairs: Sequence[Pair], *, apart: bool) -> list[V
     outcomes: list[Verdict | ServerError] = []
     for (source, _), url, refusal in zip(pairs, urls, refusals, strict=True):
         if refusal:
-            outcomes.append(Verdict("reject", refusal, share))
+            outcomes.append(Verdict("reject", refusal, share, panicked=parser_panicked(refusal)))
             continue
         began = time.perf_counter()
         session.save_counters()  # the probe may crash the server (an empty destination from 2.10)
@@ -210,6 +215,21 @@ def _observed(session: Session, pairs: Sequence[Pair], *, apart: bool) -> list[V
         else:
             outcomes.append(Verdict("accept", "", spent))
     return outcomes
+
+
+CHECK_PANICKED: Final = "check-panicked"
+"""The difference of a mapping the server refused with a panic of the code checking it."""
+RUNTIME_ERROR: Final = "runtime error: "
+"""How a Go runtime panic (an index out of range, a nil dereference) prints: the start of every
+`runtime.Error`'s text."""
+
+
+def parser_panicked(refusal: str) -> bool:
+    """True when a refusal holds a Go runtime error: nats-server's configuration parser recovers a panic
+    of the code it calls into an error on the entry being read (``convertPanicToErrorList``, opts.go), so
+    a check of the mapping that crashed reads as a refusal. It is judged as the failure it is
+    (`CHECK_PANICKED`), not as the refusal the reference may expect."""
+    return RUNTIME_ERROR in refusal
 
 
 def _refusal(session: Session, mapping: Mapping) -> str:
@@ -234,10 +254,11 @@ def judge_validation(
     *,
     seed: int = 0,
 ) -> Case:
-    """The server must accept a mapping iff the reference compiles it for this release, and survive a
-    message through a mapping it accepted. A mapping of a source without wildcards the reference
-    rejects and the server accepts is told apart (``...-server-accept-literal-source``). Whether a
-    mapping is taken does not depend on its account's name (`reference.functions`, account functions)."""
+    """The server must accept a mapping iff the reference compiles it for this release, survive a
+    message through a mapping it accepted, and refuse one without a panic of its checks. A mapping of
+    a source without wildcards the reference rejects and the server accepts is told apart
+    (``...-server-accept-literal-source``). Whether a mapping is taken does not depend on its account's
+    name (`reference.functions`, account functions)."""
     try:
         compile_transform(source, destination, profile, account=GLOBAL_ACCOUNT)
         expected = "accept"
@@ -245,6 +266,8 @@ def judge_validation(
         expected = f"reject:{error.kind}"
     if verdict.crashed:
         difference = CRASH
+    elif verdict.panicked:
+        difference = CHECK_PANICKED
     elif not verdict.observed:
         difference = "unknown"
     elif expected.split(":")[0] == verdict.observed:
