@@ -114,7 +114,8 @@ def is_message_subject(subject: str) -> bool:
 
     This is the rule for what a transform *writes* (``Transform.delivers``): a mapping that produces an
     empty token (a ``split`` of a token that is all separators, ``-a`` split on ``-`` gives ``.a``) has
-    produced no subject, and no subscriber can receive it, since every subscription is a subject. The
+    produced no subject, and no subscriber can receive it, since every subscription is a subject. So is
+    it for what a connection that is not pedantic publishes (``a..b``): no subscription receives it. The
     characters inside the tokens are those of the mapping's destination and of the published subject,
     already checked when the mapping is compiled and when the subject is published.
     """

@@ -688,6 +688,19 @@ def pedantic_subjects(draw: st.DrawFn, subjects: Sequence[str]) -> tuple[str, ..
 
 
 @st.composite
+def hollow_subjects(draw: st.DrawFn, subjects: Sequence[str]) -> tuple[str, ...]:
+    """One or two of `subjects` with an empty token put before, between or after their tokens (``.a.b``,
+    ``a..b``, ``a.b.``): strings a connection that is not pedantic may publish, which are no subject
+    ("Subject-Based Messaging"); shrinks towards an empty first token."""
+    chosen = []
+    for _ in range(1 + draw(below(2))):
+        tokens = pick(draw, subjects).split(".")
+        tokens.insert(draw(below(len(tokens) + 1)), "")
+        chosen.append(".".join(tokens))
+    return tuple(dict.fromkeys(chosen))
+
+
+@st.composite
 def matching_batches(
     draw: st.DrawFn, *, max_patterns: int = 30, max_subjects: int = 30, max_bulk: int = 400
 ) -> tuple[list[str], list[str]]:

@@ -7,7 +7,9 @@ every message a subscription of the same subject would ("Queue Groups",
 https://docs.nats.io/nats-concepts/core-nats/queue: a group's members share its messages). One unit in
 ten also publishes a few of its subjects, some with a wildcard or an empty token, one by one on a
 pedantic connection, which the server must refuse exactly those that are no literal subject (section
-"Pedantic mode", `reference.subjects.is_pedantic_valid`)."""
+"Pedantic mode", `reference.subjects.is_pedantic_valid`). One unit in eight also publishes, on its plain
+connection, one or two of its subjects with an empty token, which are no subject: no subscription
+receives them (`reference.subjects.is_message_subject`)."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.schema import Case, CaseBlock, text_array
 from nats_conformance.reference.matching import SubjectIndex
 from nats_conformance.reference.profiles import ReleaseProfile
-from nats_conformance.reference.subjects import is_pedantic_valid
+from nats_conformance.reference.subjects import is_message_subject, is_pedantic_valid
 from nats_conformance.suites.engine.family import Description, Judged, TargetServer
 from nats_conformance.suites.engine.verdicts import (
     CRASH,
@@ -36,7 +38,7 @@ from nats_conformance.suites.engine.verdicts import (
     make_case,
 )
 from nats_conformance.suites.harness import SubscriptionObservation, observe_subscriptions, pedantic_refusals
-from nats_conformance.suites.strategies import below, matching_batches, pedantic_subjects
+from nats_conformance.suites.strategies import below, hollow_subjects, matching_batches, pedantic_subjects
 
 PEDANTIC: Final = "pedantic"
 """The `functions` of a pedantic probe's cases."""
@@ -84,9 +86,10 @@ def judge_matching(
     queued: Sequence[int] = (),
 ) -> list[Case | CaseBlock]:
     """One case per (pattern, subject): the reference (``SubjectIndex``, built on ``matches``) says
-    ``match`` or ``no-match``; the server delivered the publication to the pattern's subscription once
-    (``match``), never (``no-match``), or more often (``match|match``...). Patterns are subscribed in
-    order, subscription id = position + 1. A (pattern position, subject position) in `crashed` killed
+    ``match`` or ``no-match`` (always for a string that is no subject, `is_message_subject`); the
+    server delivered the publication to the pattern's subscription once (``match``), never
+    (``no-match``), or more often (``match|match``...). Patterns are subscribed in order, subscription
+    id = position + 1. A (pattern position, subject position) in `crashed` killed
     the server: a `server-crash` case whose detail is the panic line. The cases that differ come one by
     one, then each pattern's agreeing cases as one block. A pattern at a position in `queued` was
     subscribed in a queue group of its own: the same is expected, and its cases' functions add `QUEUE`."""
@@ -96,7 +99,7 @@ def judge_matching(
     kinds = [wildcard_kinds(p) + ((QUEUE,) if slot in queued else ()) for slot, p in enumerate(patterns)]
     agreeing: list[tuple[list[str], list[str]]] = [([], []) for _ in patterns]
     for position, subject in enumerate(subjects):
-        matched = index.match(subject)
+        matched = index.match(subject) if is_message_subject(subject) else frozenset()
         confirmed = observation.received(position)
         for slot, pattern in enumerate(patterns):
             expected = "match" if pattern in matched else "no-match"
@@ -240,6 +243,10 @@ PEDANTIC_ONE_IN: Final = 10
 """Units with a pedantic probe: one in ten (a few round trips each)."""
 QUEUED_ONE_IN: Final = 4
 """Units with queue subscriptions: one in four, every second pattern from a drawn one on."""
+HOLLOW_ONE_IN: Final = 8
+"""Units that also publish subjects with an empty token (`hollow_subjects`): one in eight. Of 2.14.10's
+``Sublist.match``, mutants 972 (which skips a first empty token) and 981 (which takes an empty token for
+one) deliver them."""
 
 
 @st.composite
@@ -247,7 +254,8 @@ def matching_units(draw: st.DrawFn) -> Subscriptions:
     """`matching_batches`, and in one unit in `PEDANTIC_ONE_IN` a few of its subjects for a pedantic
     connection (`pedantic_subjects`: wildcard, empty and near-miss tokens); in one unit in
     `QUEUED_ONE_IN`, every second pattern from a drawn one on is subscribed in a queue group of its own
-    (a pattern that alone has interest in a subject is then one of a queue group)."""
+    (a pattern that alone has interest in a subject is then one of a queue group); in one unit in
+    `HOLLOW_ONE_IN`, one or two of its subjects with an empty token published after the others."""
     patterns, subjects = draw(matching_batches())
     seed = draw(st.integers(0, 2**31))
     probe = subjects and draw(below(PEDANTIC_ONE_IN)) == 0
@@ -255,6 +263,8 @@ def matching_units(draw: st.DrawFn) -> Subscriptions:
     queued: tuple[int, ...] = ()
     if draw(below(QUEUED_ONE_IN)) == 0:
         queued = tuple(range(draw(below(len(patterns))), len(patterns), 2))
+    if subjects and draw(below(HOLLOW_ONE_IN)) == 0:
+        subjects = list(dict.fromkeys([*subjects, *draw(hollow_subjects(subjects))]))
     return Subscriptions(tuple(patterns), tuple(subjects), seed, pedantic, queued)
 
 

@@ -293,6 +293,36 @@ def test_the_matching_family_kills_sublist_mutants_through_queues_and_pedantic_p
     assert f"{told} on mutant" in outcome["case"]
 
 
+@pytest.mark.parametrize(
+    ("change", "family", "told"),
+    [
+        # an empty token of a published subject taken for a token: `a..b` reaches `a.*.b` and `>`, where
+        # a string that is no subject must reach no subscription
+        (("Sublist.match", "if-false", "i-start == 0"), "matching", "unexpected-delivery on mutant"),
+        # an empty token of a destination read as one character long: `t[0]` panics, and the parser
+        # words the panic as a refusal, which the validation family judges as the failure it is
+        (("ValidateMapping", "off-by-one-length", "len(t)"), "validation", "check-panicked on mutant"),
+    ],
+)
+def test_empty_tokens_kill_sublist_mutants_that_misread_them(
+    change: tuple[str, str, str], family: str, told: str, schemata: Schemata, tmp_path: Path
+) -> None:
+    mutant = min(
+        (m for m in schemata.mutants if (m.function, m.operator, m.original) == change), key=lambda m: m.line
+    )
+    status = main(
+        [
+            *("mutants", "--target", RELEASE, "--family", family, "--no-anchor", "--no-reach"),
+            *("--mutant", str(mutant.id), "--plan", "default"),
+            *("--out", str(tmp_path / "runs"), "--json", str(tmp_path / "mutants.json")),
+        ]
+    )
+    assert status == 0
+    [outcome] = json.loads((tmp_path / "mutants.json").read_text())["outcomes"]
+    assert (outcome["status"], outcome["how"]) == (KILLED, "by pair")
+    assert told in outcome["case"]
+
+
 @pytest.mark.nightly
 def test_a_mutant_no_family_of_the_plan_reaches_is_unreached(schemata: Schemata, tmp_path: Path) -> None:
     """With reach (the -cover build of 2.14.10, which CI's cache lacks: nightly only), the mapping family

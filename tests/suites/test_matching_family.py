@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
 
 from nats_conformance.records.casefile import CaseFile
 from nats_conformance.records.expectations import Expectations
@@ -17,9 +19,11 @@ from nats_conformance.suites.families.matching import (
     Subscriptions,
     judge_matching,
     judge_pedantic,
+    matching_units,
     wildcard_kinds,
 )
 from nats_conformance.suites.harness import SubscriptionObservation
+from nats_conformance.suites.strategies import hollow_subjects
 
 
 @pytest.mark.parametrize(
@@ -115,3 +119,38 @@ def test_a_pedantic_subject_that_killed_the_server_is_a_crash_and_replays_alone(
     ]
     assert cases[0].case_class == "matching:pedantic:server-crash"
     assert MatchingFamily().unit_of(CaseFile.of(cases[0])) == Subscriptions((), (), pedantic=("a..b",))
+
+
+def test_a_string_with_an_empty_token_is_received_by_no_subscription() -> None:
+    """`a..b` and `.a` are no subject: every pattern expects no delivery, even those whose tokens would
+    line up with the empty token's (`a.*.b`, `>`, `*.a`)."""
+    patterns = ["a.*.b", ">", "*.a"]
+    subjects = ["a..b", ".a"]
+    observation = SubscriptionObservation({(2, 0): ["a..b"]}, published=2)
+    cases = cases_of(judge_matching(context(), patterns, subjects, observation))
+    verdicts = {(c.source, c.subject): (c.expected, c.observed, c.verdict) for c in cases}
+    assert verdicts[(">", "a..b")] == ("no-match", "match", "diverge")
+    assert {verdict for key, verdict in verdicts.items() if key != (">", "a..b")} == {
+        ("no-match", "no-match", "agree")
+    }
+
+
+@given(st.data())
+@settings(max_examples=50, deadline=None, database=None)
+def test_hollow_subjects_are_drawn_subjects_with_one_empty_token_more(data: st.DataObject) -> None:
+    subjects = ["a.b", "c"]
+    for hollow in data.draw(hollow_subjects(subjects)):
+        tokens = hollow.split(".")
+        assert tokens.count("") == 1
+        assert ".".join(token for token in tokens if token) in subjects
+
+
+def test_some_units_publish_subjects_with_an_empty_token() -> None:
+    """They come after the unit's other subjects (`find` fails when no unit publishes one)."""
+    unit = find(
+        matching_units(),
+        lambda unit: any("" in subject.split(".") for subject in unit.subjects),
+        settings=settings(max_examples=500, derandomize=True, database=None),
+    )
+    hollow = [i for i, subject in enumerate(unit.subjects) if "" in subject.split(".")]
+    assert hollow == list(range(len(unit.subjects) - len(hollow), len(unit.subjects)))
