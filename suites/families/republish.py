@@ -277,7 +277,9 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
     the literal `s.*a.b`, which it holds, and before `s.b.c`, which it does not, were drawn for mutants
     1478, 1483 and 1513 of ``isSubsetMatchTokenized`` (a literal `*a` read as `*`): 1478 and 1483
     survive them (seed 0), so the server's check of a stream's own subjects does not answer them
-    through that function alone."""
+    through that function alone. `s.>a` and `s.>a.b`, two literal subjects of different lengths, share
+    none, where mutants 1233 and 1238 of ``analyzeTokens``, which take a token that begins with `>` for
+    `>`, see two filters with `>`, the one a prefix of the other."""
     n = namespace
     return st.sampled_from(
         [
@@ -296,6 +298,7 @@ def crossed_layouts(namespace: str) -> st.SearchStrategy[tuple[str, ...]]:
             (f"{n}.>", f"{n}.a.*"),
             (f"{n}.*a.*", f"{n}.*a.b"),
             (f"{n}.*a.*", f"{n}.b.c"),
+            (f"{n}.>a", f"{n}.>a.b"),
         ]
     )
 
