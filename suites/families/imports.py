@@ -277,18 +277,21 @@ SIXTEENTHS = below(16)
 
 
 @st.composite
-def exports_near(draw: st.DrawFn, source: str) -> str:
-    """A valid subject for the exporter near the import's `source`: after its first token, each token
-    kept (half the time), made `*` (seven in sixteen) or made `x`, then cut to a `>` after a drawn token
-    past the source's first `*` (if any), or kept whole, or one `*` longer (when it does not end in `>`);
-    the source itself is cut one token earlier to a `>`. Imports contained in it and not, token by token
-    (`*` in `*`, `>` in `*`, a literal in another), where mutants 1494 and 1498 of 2.14.10's
-    `isSubsetMatchTokenized` take an import's `*` under an export's `*` for a miss."""
+def exports_near(draw: st.DrawFn, source: str, *, starred: bool = True) -> str:
+    """A subject for the exporter near the import's `source`: after its first token, each token kept
+    (half the time; with `starred`, a `*` one time in eight made `*x`, a literal token to the server
+    which the documents forbid, "Subject-Based Messaging"), made `*` (seven in sixteen) or made `x`, then
+    cut to a `>` after a drawn token past the source's first `*` (if any), or kept whole, or one `*`
+    longer (when it does not end in `>`); the source itself is cut one token earlier to a `>`. Imports
+    contained in it and not, token by token (`*` in `*`, `>` in `*`, a literal in another), where
+    mutants 1494 and 1498 of 2.14.10's `isSubsetMatchTokenized` take an import's `*` under an export's
+    `*` for a miss, and mutant 1488 an import's `*` under an export's `*x` for a match."""
     first, *rest = source.split(".")
     tokens = [first]
     for token in rest:
         kind = draw(SIXTEENTHS)
-        tokens.append(token if kind < 8 else "x" if kind == 15 else "*")
+        own = "*x" if starred and token == "*" and kind == 0 else token
+        tokens.append(own if kind < 8 else "x" if kind == 15 else "*")
     low = rest.index("*") + 2 if "*" in rest else 2
     end = draw(st.integers(min(low, len(tokens)), len(tokens) + 1))
     if end < len(tokens):
@@ -332,7 +335,7 @@ def listens_near(draw: st.DrawFn, local: str, delivered: str) -> str:
     )
     if not is_valid_subject(pattern):
         return ""
-    return draw(mostly(exports_near(pattern), st.just(pattern), one_in=4))
+    return draw(mostly(exports_near(pattern, starred=False), st.just(pattern), one_in=4))
 
 
 def delivered_first(kind: str, source: str, local: str, subjects: list[str], profile: ReleaseProfile) -> str:

