@@ -14,7 +14,9 @@ Per unit: one case for the creation (the place accepts the transform iff the ref
 published subject: stored under the reference's subject agrees, else ``wrong-subject`` or
 ``not-stored``. In the ``stream`` place a subject its ``src`` does not match is stored unchanged; sources
 and mirrors are given only subjects their ``src`` matches. A subject with a wildcard token is stored as
-published in every place (`reference.contexts.jetstream_applies`).
+published in every place (`reference.contexts.jetstream_applies`). One unit in four also creates a
+stream sourcing the origin from another domain, whose deliver prefix the server must take iff it is a
+subject without wildcards (`deliver_prefix_of`): one case more.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import random
 import time
 from dataclasses import dataclass, replace
+from typing import Final
 
 from hypothesis import strategies as st
 
@@ -32,9 +35,11 @@ from nats_conformance.fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
 from nats_conformance.fixtures.layouts import stream_configs as layout_configs
 from nats_conformance.fixtures.session import Session
 from nats_conformance.records.casefile import CaseFile
+from nats_conformance.records.schema import Case
 from nats_conformance.reference.contexts import compile_in, context_named, jetstream_applies
 from nats_conformance.reference.errors import MappingError
 from nats_conformance.reference.profiles import ReleaseProfile
+from nats_conformance.reference.subjects import is_valid_publish_subject
 from nats_conformance.reference.transform import Transform
 from nats_conformance.reference.versions import Version
 from nats_conformance.suites.engine.family import Description, JetStreamSlots, Judged, Schedule, account_slot
@@ -63,6 +68,16 @@ first character for `>` (mutant 416 of 2.14.10, in `subjectTransform.Match`) wou
 `>` and keep every subject."""
 WILDCARD_SHARE = 0.25
 """The share of units that also publish a subject with a wildcard token (`with_wildcard_token`)."""
+DELIVER_PREFIXES: Final = ("dp.x", "dp.*", "dp..x", "dp.>")
+"""Deliver prefixes of an external source (`deliver_prefix_of`): a subject without wildcards, then a
+wildcard token, an empty token and a final `>`."""
+EXTERNAL_ONE_IN: Final = 4
+EXTERNAL: Final = "EXTERNAL"
+"""The stream that sources the origin through an `external` block (`_external`)."""
+EXTERNAL_API: Final = "ext.API"
+"""The API prefix of that block: another domain's, which no server here answers."""
+DELIVER: Final = "deliver-prefix"
+"""The `functions` of a deliver prefix's case."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +89,18 @@ class TransformRun:
     destination: str
     subjects: tuple[str, ...]
     seed: int = 0
+    deliver_prefix: str = ""
+    """The deliver prefix of a stream sourcing the origin from another domain ('' none)."""
 
     def to_json(self) -> str:
-        return json.dumps({"place": self.place, "source": self.source, "destination": self.destination})
+        step = {"place": self.place, "source": self.source, "destination": self.destination}
+        return json.dumps({**step, "deliver_prefix": self.deliver_prefix} if self.deliver_prefix else step)
 
 
 @dataclass(frozen=True, slots=True)
 class TransformObservation:
-    """The creation's reply, and the subject each publication was stored under ('' when not stored)."""
+    """The creation's reply, the subject each publication was stored under ('' when not stored), and the
+    reply to the creation of the external source (`_external`; None when not asked)."""
 
     created: JsonObject
     stored: tuple[str, ...] = ()
@@ -90,6 +109,7 @@ class TransformObservation:
     """Why the unit stopped early: the server's panic line when it died (then restarted), else the
     connection's error."""
     crashed: bool = False
+    external: JsonObject | None = None
 
 
 def feature_of(place: str) -> str:
@@ -118,7 +138,17 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     near_miss = with_wildcard_token(subjects[0], pattern, rng) if rng.random() < WILDCARD_SHARE else None
     if near_miss is not None:
         subjects.append(near_miss)
-    return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed)
+    prefix = deliver_prefix_of(seed)
+    return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed, prefix)
+
+
+def deliver_prefix_of(seed: int) -> str:
+    """One unit in `EXTERNAL_ONE_IN` also creates a stream that sources the origin from another domain
+    (docs.nats.io, "Streams", sources: `external`, an `api` prefix and a `deliver` prefix), whose deliver
+    prefix its seed picks from `DELIVER_PREFIXES`, without a draw of its own ('' for the other units)."""
+    if seed % EXTERNAL_ONE_IN:
+        return ""
+    return DELIVER_PREFIXES[seed // EXTERNAL_ONE_IN % len(DELIVER_PREFIXES)]
 
 
 def stream_configs(run: TransformRun) -> list[JsonObject]:
@@ -172,7 +202,7 @@ class StreamTransformFamily(JetStreamSlots):
     def _execute(self, session: Session, unit: TransformRun) -> TransformObservation:
         configs = stream_configs(unit)
         with JetStreamClient(session.url) as js:
-            for name in (TARGET, ORIGIN):  # left by a unit cut short (a hung server, a timeout)
+            for name in (EXTERNAL, TARGET, ORIGIN):  # left by a unit cut short (a hung server, a timeout)
                 js.delete_stream(name)
             began = time.perf_counter()
             created: JsonObject = {}
@@ -189,7 +219,8 @@ class StreamTransformFamily(JetStreamSlots):
                     js.publish(subject, b"t")
                 stored = _stored(js, made[-1], len(unit.subjects))
                 duration = int((time.perf_counter() - began) * 1e6 / max(1, len(unit.subjects)))
-                return TransformObservation(created, stored, duration)
+                external = _external(js, unit.deliver_prefix) if unit.deliver_prefix else None
+                return TransformObservation(created, stored, duration, external=external)
             finally:
                 for name in reversed(made):
                     js.delete_stream(name)
@@ -225,7 +256,8 @@ class StreamTransformFamily(JetStreamSlots):
             )
             if transform is None:
                 return [stopped]
-            return [stopped] + [
+            unobserved = [_prefix_case(cases, unit, None, observed.failure)] if unit.deliver_prefix else []
+            return [stopped, *unobserved] + [
                 cases.case(
                     subject=subject,
                     expected=transform.apply(subject) if jetstream_applies(transform, subject) else subject,
@@ -263,6 +295,8 @@ class StreamTransformFamily(JetStreamSlots):
                     duration_us=observed.duration_us,
                 )
             )
+        if observed.external is not None:
+            judged.append(_prefix_case(cases, unit, observed.external))
         return judged
 
     def unknown(
@@ -272,9 +306,44 @@ class StreamTransformFamily(JetStreamSlots):
 
     def unit_of(self, case: CaseFile) -> TransformRun:
         """The case's place (from its step, else its feature) and transform, publishing its subject."""
-        place = json.loads(case.steps[0])["place"] if case.steps else case.feature.removesuffix("-transform")
-        subjects = (case.subject,) if case.subject else ()
-        return TransformRun(place, case.source, case.destination, subjects)
+        step = json.loads(case.steps[0]) if case.steps else {}
+        place = step.get("place") or case.feature.removesuffix("-transform")
+        prefix = str(step.get("deliver_prefix", ""))
+        subjects = (case.subject,) if case.subject and case.functions != DELIVER else ()
+        return TransformRun(place, case.source, case.destination, subjects, deliver_prefix=prefix)
+
+
+def _external(js: JetStreamClient, prefix: str) -> JsonObject:
+    """The reply to creating `EXTERNAL`, a stream sourcing the origin through an `external` block with
+    `EXTERNAL_API` and the deliver prefix `prefix`; the stream is deleted once created."""
+    source = {"name": ORIGIN, "external": {"api": EXTERNAL_API, "deliver": prefix}}
+    created = js.create_stream({"name": EXTERNAL, "storage": "memory", "sources": [source]})
+    if api_error(created) is None:
+        js.delete_stream(EXTERNAL)
+    return created
+
+
+def _prefix_case(cases: UnitCases, unit: TransformRun, created: JsonObject | None, failure: str = "") -> Case:
+    """The case of the unit's deliver prefix: the server must take it iff it is a subject without
+    wildcards (`is_valid_publish_subject`), since the source's messages are published under it
+    ("Subject-Based Messaging": publishers use a fully specified subject); `unknown` when not asked."""
+    refusal = "" if is_valid_publish_subject(unit.deliver_prefix) else "invalid-deliver-prefix"
+    prefixed = replace(cases, feature=feature_of("source"), functions=(DELIVER,))
+    if created is None:
+        expected = f"reject:{refusal}" if refusal else "accept"
+        return prefixed.case(
+            subject=unit.deliver_prefix, expected=expected, observed="", difference="unknown", detail=failure
+        )
+    error = api_error(created)
+    expected, answered, difference = acceptance(refusal, None if error is None else str(error))
+    detail = str(error) if error is not None else ""
+    return prefixed.case(
+        subject=unit.deliver_prefix,
+        expected=expected,
+        observed=answered,
+        difference=difference,
+        detail=detail,
+    )
 
 
 def _stored(js: JetStreamClient, stream: str, count: int) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
+from nats_conformance.fixtures.clients.jetstream import api_error
 from nats_conformance.fixtures.options import Target
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.records.casefile import CaseFile
@@ -22,7 +23,14 @@ from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES, family_of_feature
-from nats_conformance.suites.families.streams import TransformObservation, TransformRun, transform_runs
+from nats_conformance.suites.families.streams import (
+    DELIVER,
+    DELIVER_PREFIXES,
+    TransformObservation,
+    TransformRun,
+    deliver_prefix_of,
+    transform_runs,
+)
 from nats_conformance.suites.strategies import with_wildcard_token
 from tests.families import live_session, run_agreeing
 
@@ -174,3 +182,50 @@ def test_a_case_of_a_source_replays(target: Target, capsys: pytest.CaptureFixtur
         [*command, "--feature", "source-transform", "--source", "t.*.*", "--destination", "x.$2.$1"]
     )
     assert status == 0, capsys.readouterr().out
+
+
+def test_one_unit_in_four_asks_a_deliver_prefix_its_seed_picks() -> None:
+    picked = [deliver_prefix_of(seed) for seed in range(16)]
+    assert [prefix for prefix in picked if prefix] == list(DELIVER_PREFIXES)
+    assert picked.count("") == 12
+
+
+def test_a_deliver_prefix_is_taken_iff_it_is_a_subject_without_wildcards() -> None:
+    refused = {"error": {"code": 400, "err_code": 10064, "description": "invalid delivery subject"}}
+    for prefix, reply, verdict in [
+        ("dp.x", {"config": {}}, ("agree", "")),
+        ("dp.*", refused, ("agree", "")),
+        ("dp..x", {"config": {}}, ("diverge", "reference-reject-invalid-deliver-prefix-server-accept")),
+    ]:
+        run = TransformRun("stream", "t.*", "x.$1", ("t.a",), deliver_prefix=prefix)
+        observed = TransformObservation({"config": {}}, ("x.a",), external=reply)
+        assert judged(run, observed) == [("agree", ""), ("agree", ""), verdict], prefix
+    run = TransformRun("stream", "t.*", "x.$1", ("t.a",), deliver_prefix="dp.x")
+    cut = TransformObservation({}, failure="connection reset")
+    assert judged(run, cut) == [("unknown", "unknown")] * 3
+
+
+def test_a_deliver_prefix_case_replays_its_prefix_and_no_subject() -> None:
+    run = TransformRun("mirror", "t.*", "x.$1", ("t.a",), deliver_prefix="dp.*")
+    case = CaseFile(
+        "source-transform", "t.*", "x.$1", "dp.*", "2.14.10", functions=DELIVER, steps=(run.to_json(),)
+    )
+    assert FAMILY.unit_of(case) == TransformRun("mirror", "t.*", "x.$1", (), deliver_prefix="dp.*")
+
+
+@pytest.mark.live
+def test_the_server_takes_exactly_the_deliver_prefix_without_wildcards(
+    server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
+) -> None:
+    with live_session(
+        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
+    ) as (session, context, _):
+        for prefix in DELIVER_PREFIXES:
+            run = TransformRun("source", "t.*", "x.$1", ("t.a",), deliver_prefix=prefix)
+            observed = FAMILY.execute(session, run)
+            assert observed.external is not None
+            assert (api_error(observed.external) is None) is (prefix == "dp.x"), observed.external
+            verdicts = {
+                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
+            }
+            assert verdicts == {"agree"}, prefix
