@@ -385,6 +385,11 @@ CRASH: Final = "server-crash"
 """The difference of a case its target failed on: a server that died of it, a library that answered
 `internal-error` (class names say `server` for the target, whatever it is)."""
 
+HANG: Final = "server-hang"
+"""The difference of a case whose request its target never answered, where a fresh subscription's round
+trip in the same account did not complete either (`fixtures.session.Session.hang_of`): a deadlock, not a
+slow wait."""
+
 NOT_A_SUBJECT = "delivered-not-a-subject"
 """The difference of a message that arrived although the reference's transform writes no subject."""
 

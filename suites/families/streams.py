@@ -16,7 +16,10 @@ published subject: stored under the reference's subject agrees, else ``wrong-sub
 and mirrors are given only subjects their ``src`` matches. A subject with a wildcard token is stored as
 published in every place (`reference.contexts.jetstream_applies`). One unit in four also creates a
 stream sourcing the origin from another domain, whose deliver prefix the server must take iff it is a
-subject without wildcards (`deliver_prefix_of`): one case more.
+subject without wildcards (`deliver_prefix_of`): one case more; another one in four reads the stored
+messages back through a push consumer (`consumer_of`), which must deliver them as stored: one case more.
+A server that hangs during a unit (answers nothing and does nothing) is restarted and the unit's first
+case is a `server-hang`.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from hypothesis import strategies as st
 
 from nats_conformance.fixtures.clients.jetstream import JetStreamClient, JsonObject, WireError, api_error
+from nats_conformance.fixtures.deadlines import within
 from nats_conformance.fixtures.errors import ServerError
 from nats_conformance.fixtures.layouts import NAMESPACE, ORIGIN, PLACES, TARGET
 from nats_conformance.fixtures.layouts import stream_configs as layout_configs
@@ -43,7 +48,14 @@ from nats_conformance.reference.subjects import is_valid_publish_subject
 from nats_conformance.reference.transform import Transform
 from nats_conformance.reference.versions import Version
 from nats_conformance.suites.engine.family import Description, JetStreamSlots, Judged, Schedule, account_slot
-from nats_conformance.suites.engine.verdicts import CRASH, RunContext, UnitCases, acceptance, wrong_subject
+from nats_conformance.suites.engine.verdicts import (
+    CRASH,
+    HANG,
+    RunContext,
+    UnitCases,
+    acceptance,
+    wrong_subject,
+)
 from nats_conformance.suites.expected import functions_named
 from nats_conformance.suites.families.mapping import random_tokens
 from nats_conformance.suites.strategies import (
@@ -78,6 +90,14 @@ EXTERNAL_API: Final = "ext.API"
 """The API prefix of that block: another domain's, which no server here answers."""
 DELIVER: Final = "deliver-prefix"
 """The `functions` of a deliver prefix's case."""
+CONSUMED_ONE_IN: Final = 4
+CONSUMER_FORMS: Final = ("named", "durable")
+"""How a unit's consumer is created (`JetStreamClient.create_consumer`): on the subject that names it, or
+on the durable form of clients before 2.9."""
+CONSUMER: Final = "consumer"
+"""The `functions` of a consumer's case, and its name."""
+DELIVERY_WAIT = 5.0
+"""Seconds a push consumer has to deliver every message the stream holds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +111,20 @@ class TransformRun:
     seed: int = 0
     deliver_prefix: str = ""
     """The deliver prefix of a stream sourcing the origin from another domain ('' none)."""
+    consumer: str = ""
+    """How a push consumer of the stored messages is created (one of `CONSUMER_FORMS`; '' none)."""
 
     def to_json(self) -> str:
-        step = {"place": self.place, "source": self.source, "destination": self.destination}
-        return json.dumps({**step, "deliver_prefix": self.deliver_prefix} if self.deliver_prefix else step)
+        step: dict[str, object] = {
+            "place": self.place,
+            "source": self.source,
+            "destination": self.destination,
+        }
+        if self.deliver_prefix:
+            step["deliver_prefix"] = self.deliver_prefix
+        if self.consumer:  # its case replays every subject of the unit
+            step |= {"consumer": self.consumer, "subjects": list(self.subjects)}
+        return json.dumps(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +139,19 @@ class TransformObservation:
     """Why the unit stopped early: the server's panic line when it died (then restarted), else the
     connection's error."""
     crashed: bool = False
+    hung: bool = False
+    """Whether the server hung during the unit (`Session.hang_of`; `failure` says on what request)."""
     external: JsonObject | None = None
+    consumed: Consumed | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Consumed:
+    """What a push consumer of the stream delivered: the subjects, in order, and the server's refusal of
+    the consumer ('' none)."""
+
+    subjects: tuple[str, ...] = ()
+    refusal: str = ""
 
 
 def feature_of(place: str) -> str:
@@ -138,8 +180,18 @@ def transform_runs(draw: st.DrawFn, profile: ReleaseProfile) -> TransformRun:
     near_miss = with_wildcard_token(subjects[0], pattern, rng) if rng.random() < WILDCARD_SHARE else None
     if near_miss is not None:
         subjects.append(near_miss)
-    prefix = deliver_prefix_of(seed)
-    return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed, prefix)
+    prefix, consumer = deliver_prefix_of(seed), consumer_of(seed)
+    return TransformRun(place, source, destination, tuple(dict.fromkeys(subjects)), seed, prefix, consumer)
+
+
+def consumer_of(seed: int) -> str:
+    """One unit in `CONSUMED_ONE_IN` also reads the stored messages back through a push consumer
+    (docs.nats.io, "Consumers": a consumer delivers the stream's messages, each under the subject it is
+    stored with), created in the form of `CONSUMER_FORMS` its seed picks, without a draw of its own
+    ('' for the other units)."""
+    if seed % CONSUMED_ONE_IN != 1:
+        return ""
+    return CONSUMER_FORMS[seed // CONSUMED_ONE_IN % len(CONSUMER_FORMS)]
 
 
 def deliver_prefix_of(seed: int) -> str:
@@ -190,14 +242,16 @@ class StreamTransformFamily(JetStreamSlots):
 
     def execute(self, session: Session, unit: TransformRun) -> TransformObservation:
         """Create the streams; when created, publish every subject and read back where each is stored. A
-        server that dies meanwhile is restarted, its panic line kept."""
+        server that dies meanwhile is restarted, its panic line kept; one that hangs is restarted too,
+        and the unit judged hung (`Session.hang_of`)."""
         try:
             return self._execute(session, unit)
         except (ServerError, WireError) as error:
             panic = session.crash_of(str(error))
-            if not panic:
-                return TransformObservation({}, failure=str(error))
-            return TransformObservation({}, failure=panic, crashed=True)
+            if panic:
+                return TransformObservation({}, failure=panic, crashed=True)
+            hung = session.hang_of(str(error))
+            return TransformObservation({}, failure=hung or str(error), hung=bool(hung))
 
     def _execute(self, session: Session, unit: TransformRun) -> TransformObservation:
         configs = stream_configs(unit)
@@ -220,7 +274,13 @@ class StreamTransformFamily(JetStreamSlots):
                 stored = _stored(js, made[-1], len(unit.subjects))
                 duration = int((time.perf_counter() - began) * 1e6 / max(1, len(unit.subjects)))
                 external = _external(js, unit.deliver_prefix) if unit.deliver_prefix else None
-                return TransformObservation(created, stored, duration, external=external)
+                consumed = None
+                if unit.consumer:
+                    consumed = _consumed(js, made[-1], stored, unit.consumer)
+                return TransformObservation(created, stored, duration, external=external, consumed=consumed)
+            except (ServerError, WireError):
+                made.clear()  # a request went unanswered: the next unit deletes what is left
+                raise
             finally:
                 for name in reversed(made):
                     js.delete_stream(name)
@@ -251,12 +311,18 @@ class StreamTransformFamily(JetStreamSlots):
                 subject=unit.subjects[0] if unit.subjects else "",
                 expected="stored",
                 observed="",
-                difference=CRASH if observed.crashed else "unknown",
+                difference=CRASH if observed.crashed else HANG if observed.hung else "unknown",
                 detail=observed.failure,
             )
             if transform is None:
                 return [stopped]
             unobserved = [_prefix_case(cases, unit, None, observed.failure)] if unit.deliver_prefix else []
+            if unit.consumer:
+                unobserved.append(
+                    replace(cases, functions=(CONSUMER,)).case(
+                        expected="", observed="", difference="unknown", detail=observed.failure
+                    )
+                )
             return [stopped, *unobserved] + [
                 cases.case(
                     subject=subject,
@@ -297,6 +363,8 @@ class StreamTransformFamily(JetStreamSlots):
             )
         if observed.external is not None:
             judged.append(_prefix_case(cases, unit, observed.external))
+        if observed.consumed is not None:
+            judged.append(_consumer_case(cases, observed.stored, observed.consumed))
         return judged
 
     def unknown(
@@ -308,9 +376,14 @@ class StreamTransformFamily(JetStreamSlots):
         """The case's place (from its step, else its feature) and transform, publishing its subject."""
         step = json.loads(case.steps[0]) if case.steps else {}
         place = step.get("place") or case.feature.removesuffix("-transform")
-        prefix = str(step.get("deliver_prefix", ""))
-        subjects = (case.subject,) if case.subject and case.functions != DELIVER else ()
-        return TransformRun(place, case.source, case.destination, subjects, deliver_prefix=prefix)
+        prefix, consumer = str(step.get("deliver_prefix", "")), str(step.get("consumer", ""))
+        if case.functions == CONSUMER:
+            subjects = tuple(str(subject) for subject in step.get("subjects", ()))
+        else:
+            subjects = (case.subject,) if case.subject and case.functions != DELIVER else ()
+        return TransformRun(
+            place, case.source, case.destination, subjects, deliver_prefix=prefix, consumer=consumer
+        )
 
 
 def _external(js: JetStreamClient, prefix: str) -> JsonObject:
@@ -321,6 +394,39 @@ def _external(js: JetStreamClient, prefix: str) -> JsonObject:
     if api_error(created) is None:
         js.delete_stream(EXTERNAL)
     return created
+
+
+def _consumed(js: JetStreamClient, stream: str, stored: Sequence[str], form: str) -> Consumed:
+    """Create a push consumer of `stream` (acknowledging nothing, from its first message) in `form` and
+    read what it delivers, until it has delivered as many messages as `stored` holds or `DELIVERY_WAIT`
+    passes."""
+    deliver = f"_nc_deliver.{stream}"
+    config: dict[str, object] = {"deliver_subject": deliver, "ack_policy": "none", "deliver_policy": "all"}
+    config |= {"durable_name": CONSUMER} if form == "durable" else {"name": CONSUMER}
+    tap = js.tap(deliver)
+    created = js.create_consumer(stream, config, durable_form=form == "durable")
+    refused = api_error(created)
+    if refused is not None:
+        return Consumed(refusal=str(refused))
+    count = sum(1 for subject in stored if subject)
+    js.wait_until(lambda: sum(1 for m in js.tapped if m.sid == tap) >= count, within(DELIVERY_WAIT))
+    return Consumed(tuple(m.subject for m in js.tapped if m.sid == tap)[:count])
+
+
+def _consumer_case(cases: UnitCases, stored: Sequence[str], consumed: Consumed) -> Case:
+    """The case of the unit's push consumer: it delivers the stream's messages in order, each under the
+    subject it is stored with (read back by sequence, `_stored`), so what the stream holds is what it
+    expects; ``consumer-refused`` when the server refused it, ``consumer-differs`` when it delivered
+    other subjects."""
+    expected = "|".join(subject for subject in stored if subject)
+    observed = "|".join(consumed.subjects)
+    if consumed.refusal:
+        difference, detail = "consumer-refused", consumed.refusal
+    else:
+        difference, detail = ("" if observed == expected else "consumer-differs"), ""
+    return replace(cases, functions=(CONSUMER,)).case(
+        expected=expected, observed=observed, difference=difference, detail=detail
+    )
 
 
 def _prefix_case(cases: UnitCases, unit: TransformRun, created: JsonObject | None, failure: str = "") -> Case:

@@ -21,11 +21,16 @@ import pytest
 
 from nats_conformance.fixtures.mutants import Schemata, resolve_schemata
 from nats_conformance.fixtures.options import MUTANT_ENV
-from nats_conformance.records.expectations import DEFAULT_PATH
+from nats_conformance.fixtures.servers import ProcessBackend
+from nats_conformance.fixtures.session import Session
+from nats_conformance.records.expectations import DEFAULT_PATH, Expectations
 from nats_conformance.records.mutants import Mutant
 from nats_conformance.suites.__main__ import main
 from nats_conformance.suites.engine.campaign import CampaignPlan
+from nats_conformance.suites.engine.family import cases_of
+from nats_conformance.suites.engine.verdicts import HANG, RunContext
 from nats_conformance.suites.families import FAMILIES
+from nats_conformance.suites.families.streams import TransformRun
 from nats_conformance.suites.mutants import (
     EQUIVALENT,
     KILLED,
@@ -336,3 +341,39 @@ def test_a_mutant_no_family_of_the_plan_reaches_is_unreached(schemata: Schemata,
     outcomes = {entry["id"]: entry for entry in document["outcomes"]}
     assert outcomes[unreached.id]["families"] == []
     assert outcomes[flipped.id]["families"] == ["mapping"]
+
+
+def test_a_server_that_hangs_creating_a_push_consumer_is_judged_hung_and_restarted(
+    schemata: Schemata,
+) -> None:
+    """Sublist.matchNoLock asking for the read lock (the first `false` made `true`) deadlocks the server
+    when a push consumer registers for interest under the write lock: the stream-transform unit that
+    reads through a consumer is judged `server-hang`, and the server restarted; the original agrees."""
+    mutant = min(
+        (
+            m
+            for m in schemata.mutants
+            if (m.function, m.operator, m.original) == ("Sublist.matchNoLock", "constant", "false")
+        ),
+        key=lambda m: m.id,
+    )
+    family = FAMILIES["stream-transform"]
+    unit = TransformRun("stream", "t.*", "x.$1", ("t.a", "t.b"), consumer="named")
+    verdicts = {}
+    for side in (mutant.id, 0):
+        server = family.placement.server_for(
+            ProcessBackend(schemata.binary, environment={MUTANT_ENV: str(side)} if side else {})
+        )
+        server.start(family.placement.base_config(server))
+        try:
+            session = Session.of(server, server.config)
+            observed = family.execute(session, unit)
+            context = RunContext("run", "nats-server", RELEASE, "process", Expectations(), lambda: 0)
+            verdicts[side] = [
+                case.difference for case in cases_of(family.judge(context, session.profile, unit, observed))
+            ]
+            assert server.is_running()
+        finally:
+            server.stop()
+    assert verdicts[mutant.id][0] == HANG
+    assert verdicts[0] == [""] * 4  # the creation, two subjects, the consumer

@@ -24,10 +24,13 @@ from nats_conformance.suites.engine.family import cases_of
 from nats_conformance.suites.engine.verdicts import RunContext
 from nats_conformance.suites.families import FAMILIES, family_of_feature
 from nats_conformance.suites.families.streams import (
+    CONSUMER,
     DELIVER,
     DELIVER_PREFIXES,
+    Consumed,
     TransformObservation,
     TransformRun,
+    consumer_of,
     deliver_prefix_of,
     transform_runs,
 )
@@ -229,3 +232,35 @@ def test_the_server_takes_exactly_the_deliver_prefix_without_wildcards(
                 case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
             }
             assert verdicts == {"agree"}, prefix
+
+
+def test_a_push_consumer_must_deliver_what_the_stream_stores() -> None:
+    run = TransformRun("source", "t.*", "x.$1", ("t.a", "t.b"), consumer="durable")
+    stored = ("x.a", "x.b")
+    for consumed, verdict in [
+        (Consumed(("x.a", "x.b")), ("agree", "")),
+        (Consumed(("x.b", "x.a")), ("diverge", "consumer-differs")),
+        (Consumed(refusal="durable name not in subject (code 400)"), ("diverge", "consumer-refused")),
+    ]:
+        observed = TransformObservation({"config": {}}, stored, consumed=consumed)
+        assert judged(run, observed) == [("agree", ""), ("agree", ""), ("agree", ""), verdict], consumed
+
+
+def test_a_unit_that_hung_the_server_is_judged_hung_and_its_consumer_unknown() -> None:
+    run = TransformRun("mirror", "t.*", "x.$1", ("t.a",), consumer="named")
+    hung = TransformObservation({}, failure="the server hung, idle and answering nothing: ...", hung=True)
+    assert judged(run, hung) == [("diverge", "server-hang"), ("unknown", "unknown"), ("unknown", "unknown")]
+
+
+def test_seeds_pick_consumers_apart_from_deliver_prefixes() -> None:
+    forms = [consumer_of(seed) for seed in range(16)]
+    assert [form for form in forms if form] == ["named", "durable", "named", "durable"]
+    assert not any(consumer_of(seed) and deliver_prefix_of(seed) for seed in range(64))
+
+
+def test_a_consumer_case_replays_every_subject_of_its_unit() -> None:
+    run = TransformRun("stream", "t.*", "x.$1", ("t.a", "t.b"), consumer="durable")
+    case = CaseFile(
+        "stream-transform", "t.*", "x.$1", "", "2.14.10", functions=CONSUMER, steps=(run.to_json(),)
+    )
+    assert FAMILY.unit_of(case) == run
