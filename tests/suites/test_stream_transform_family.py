@@ -14,6 +14,7 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from nats_conformance.fixtures.clients.jetstream import api_error
+from nats_conformance.fixtures.layouts import PLACES
 from nats_conformance.fixtures.options import Target
 from nats_conformance.fixtures.servers.base import Backend
 from nats_conformance.records.casefile import CaseFile
@@ -136,21 +137,31 @@ def test_drawn_transforms_in_every_place_agree_or_are_listed(
     )
 
 
+def executed(
+    runs: list[TransformRun], server_factory: Callable[[], Backend], expectations: Expectations, run_dir: Path
+) -> list[tuple[TransformObservation, set[str]]]:
+    """What each of `runs` observed on a fresh server, one after the other, and its cases' verdicts."""
+    with live_session(
+        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=run_dir
+    ) as (session, context, _):
+        results = []
+        for run in runs:
+            observed = FAMILY.execute(session, run)
+            judged = cases_of(FAMILY.judge(context, session.profile, run, observed))
+            results.append((observed, {case.verdict for case in judged}))
+        return results
+
+
 @pytest.mark.live
 def test_every_place_stores_a_subject_with_a_wildcard_token_as_published(
     server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
 ) -> None:
-    with live_session(
-        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
-    ) as (session, context, _):
-        for place in ("stream", "source", "mirror"):
-            run = TransformRun(place, "t.*.*", "x.$2.$1", ("t.a.b", "t.*.b", "t.a.*"))
-            observed = FAMILY.execute(session, run)
-            assert observed.stored == ("x.b.a", "t.*.b", "t.a.*"), (place, observed)
-            verdicts = {
-                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
-            }
-            assert verdicts == {"agree"}, place
+    runs = [TransformRun(place, "t.*.*", "x.$2.$1", ("t.a.b", "t.*.b", "t.a.*")) for place in PLACES]
+    for run, (observed, verdicts) in zip(
+        runs, executed(runs, server_factory, expectations, tmp_path), strict=True
+    ):
+        assert observed.stored == ("x.b.a", "t.*.b", "t.a.*"), (run.place, observed)
+        assert verdicts == {"agree"}, run.place
 
 
 @pytest.mark.live
@@ -159,17 +170,12 @@ def test_a_whole_source_maps_behind_a_token_that_begins_with_a_wildcard_characte
 ) -> None:
     """`>` to `>u.>` puts the literal token `>u` before every subject, in every place (a check of the
     destination's first character would keep them)."""
-    with live_session(
-        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
-    ) as (session, context, _):
-        for place in ("stream", "source", "mirror"):
-            run = TransformRun(place, ">", ">u.>", ("t.a", "t.b.c"))
-            observed = FAMILY.execute(session, run)
-            assert observed.stored == (">u.t.a", ">u.t.b.c"), (place, observed)
-            verdicts = {
-                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
-            }
-            assert verdicts == {"agree"}, place
+    runs = [TransformRun(place, ">", ">u.>", ("t.a", "t.b.c")) for place in PLACES]
+    for run, (observed, verdicts) in zip(
+        runs, executed(runs, server_factory, expectations, tmp_path), strict=True
+    ):
+        assert observed.stored == (">u.t.a", ">u.t.b.c"), (run.place, observed)
+        assert verdicts == {"agree"}, run.place
 
 
 @pytest.mark.live
@@ -220,18 +226,13 @@ def test_a_deliver_prefix_case_replays_its_prefix_and_no_subject() -> None:
 def test_the_server_takes_exactly_the_deliver_prefix_without_wildcards(
     server_factory: Callable[[], Backend], expectations: Expectations, tmp_path: Path
 ) -> None:
-    with live_session(
-        "stream-transform", server_factory=server_factory, expectations=expectations, run_dir=tmp_path
-    ) as (session, context, _):
-        for prefix in DELIVER_PREFIXES:
-            run = TransformRun("source", "t.*", "x.$1", ("t.a",), deliver_prefix=prefix)
-            observed = FAMILY.execute(session, run)
-            assert observed.external is not None
-            assert (api_error(observed.external) is None) is (prefix == "dp.x"), observed.external
-            verdicts = {
-                case.verdict for case in cases_of(FAMILY.judge(context, session.profile, run, observed))
-            }
-            assert verdicts == {"agree"}, prefix
+    runs = [TransformRun("source", "t.*", "x.$1", ("t.a",), deliver_prefix=p) for p in DELIVER_PREFIXES]
+    for run, (observed, verdicts) in zip(
+        runs, executed(runs, server_factory, expectations, tmp_path), strict=True
+    ):
+        assert observed.external is not None
+        assert (api_error(observed.external) is None) is (run.deliver_prefix == "dp.x"), observed.external
+        assert verdicts == {"agree"}, run.deliver_prefix
 
 
 def test_a_push_consumer_must_deliver_what_the_stream_stores() -> None:
