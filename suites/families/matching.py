@@ -201,8 +201,11 @@ def _alone(
 
 def _culprit(session: Session, unit: Subscriptions, slot: int, positions: list[int]) -> int | None:
     """The position among `positions` (which kill the server beside the pattern at `slot`) of one
-    subject that kills it alone, found by halving; None when only several together do."""
+    subject that kills it alone, found by halving; None when only several together do, or none is left
+    (the pattern kills the server with no subject at all: its subscription)."""
     subjects = unit.subjects
+    if not positions:
+        return None
     while len(positions) > 1:
         half = positions[: len(positions) // 2]
         killed = _alone(session, unit, slot, [subjects[i] for i in half])[1]

@@ -297,6 +297,13 @@ def test_the_matching_family_kills_the_cache_checks_of_new_subscriptions(
             ("matching", "default"),
             "unexpected-delivery on mutant",
         ),
+        # a token's `*` checked against the byte two before it: subscribing `>` or `*` past the first
+        # byte panics, with or without subjects; the crash goes to the pattern once no subject is left
+        (
+            ("subjectIsLiteral", "off-by-one-index", "i-1", "(i-1)-1"),
+            ("matching", "default"),
+            "server-crash on mutant",
+        ),
         # an empty token of a destination read as one character long: `t[0]` panics, and the parser
         # words the panic as a refusal, which the validation family judges as the failure it is
         (
