@@ -305,34 +305,7 @@ class StreamTransformFamily(JetStreamSlots):
             (unit.to_json(),),
         )
         if observed.failure:
-            # The creation's case stands for the unit; each subject the reference would have judged is
-            # a case of its own, none observed.
-            stopped = replace(cases, functions=functions_named(unit.destination)).case(
-                subject=unit.subjects[0] if unit.subjects else "",
-                expected="stored",
-                observed="",
-                difference=CRASH if observed.crashed else HANG if observed.hung else "unknown",
-                detail=observed.failure,
-            )
-            if transform is None:
-                return [stopped]
-            unobserved = [_prefix_case(cases, unit, None, observed.failure)] if unit.deliver_prefix else []
-            if unit.consumer:
-                unobserved.append(
-                    replace(cases, functions=(CONSUMER,)).case(
-                        expected="", observed="", difference="unknown", detail=observed.failure
-                    )
-                )
-            return [stopped, *unobserved] + [
-                cases.case(
-                    subject=subject,
-                    expected=transform.apply(subject) if jetstream_applies(transform, subject) else subject,
-                    observed="",
-                    difference="unknown",
-                    detail=observed.failure,
-                )
-                for subject in unit.subjects
-            ]
+            return _stopped_cases(cases, unit, transform, observed)
         error = api_error(observed.created)
         expected, answered, difference = acceptance(refusal, None if error is None else str(error))
         created = cases.case(
@@ -394,6 +367,39 @@ def _external(js: JetStreamClient, prefix: str) -> JsonObject:
     if api_error(created) is None:
         js.delete_stream(EXTERNAL)
     return created
+
+
+def _stopped_cases(
+    cases: UnitCases, unit: TransformRun, transform: Transform | None, observed: TransformObservation
+) -> list[Case]:
+    """The cases of a unit that stopped early: the creation's case stands for the unit (a crash, a hang
+    or unknown), and each case the reference would have judged is one of its own, none observed."""
+    stopped = replace(cases, functions=functions_named(unit.destination)).case(
+        subject=unit.subjects[0] if unit.subjects else "",
+        expected="stored",
+        observed="",
+        difference=CRASH if observed.crashed else HANG if observed.hung else "unknown",
+        detail=observed.failure,
+    )
+    if transform is None:
+        return [stopped]
+    unobserved = [_prefix_case(cases, unit, None, observed.failure)] if unit.deliver_prefix else []
+    if unit.consumer:
+        unobserved.append(
+            replace(cases, functions=(CONSUMER,)).case(
+                expected="", observed="", difference="unknown", detail=observed.failure
+            )
+        )
+    return [stopped, *unobserved] + [
+        cases.case(
+            subject=subject,
+            expected=transform.apply(subject) if jetstream_applies(transform, subject) else subject,
+            observed="",
+            difference="unknown",
+            detail=observed.failure,
+        )
+        for subject in unit.subjects
+    ]
 
 
 def _consumed(js: JetStreamClient, stream: str, stored: Sequence[str], form: str) -> Consumed:
