@@ -244,8 +244,9 @@ def test_the_matching_family_kills_the_cache_checks_of_new_subscriptions(
 ) -> None:
     """matchLiteral compares a new subscription with every subject in the match cache: the matching
     family publishes its subjects once before subscribing, draws near-miss tokens and subjects that a
-    pattern extends, and under the default plan tells both mutants apart by pair (the quick plan's 60
-    units no longer draw what does, since the family draws hollow subjects). A crash goes to the
+    pattern extends, and under the default plan tells both mutants apart by pair (the quick plan's
+    twenty-fifth of its cases no longer draws what does, since the family draws hollow subjects).
+    A crash goes to the
     (pattern, subject) that kills the server alone, so its replay crashes the mutant again."""
     mutant = min(
         (
