@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,6 +64,23 @@ def is_process_alive(identity: str) -> bool:
         return False
     current = _process_start_time(pid, running=True)
     return current is not None and (start in ("", "?") or current == start)
+
+
+def kill_process(identity: str) -> None:
+    """SIGKILL the process named by `process_identity()` output, if it still runs: the signal goes
+    through a pidfd opened before the identity is checked, so a reused pid is never hit. Never this
+    process."""
+    pid_text, _, start = identity.partition(":")
+    try:
+        descriptor = os.pidfd_open(int(pid_text))
+    except (ValueError, OSError):
+        return
+    try:
+        if _process_start_time(int(pid_text)) == start and int(pid_text) != os.getpid():
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(descriptor, signal.SIGKILL)
+    finally:
+        os.close(descriptor)
 
 
 WRITER_LOCK = ".writer.lock"

@@ -39,7 +39,7 @@ import pyarrow.parquet as pq
 from nats_conformance.fixtures.options import OptionError, RunConfig, Target
 from nats_conformance.records.errors import ReportError
 from nats_conformance.records.expectations import Expectations
-from nats_conformance.records.owners import PREFIX, is_process_alive, make_workdir
+from nats_conformance.records.owners import PREFIX, is_process_alive, kill_process, make_workdir
 from nats_conformance.records.schema import Case, case_of
 from nats_conformance.records.spark import check_master, is_local, spark_errors, spark_session
 from nats_conformance.records.writer import CASES, TASKS, RecordsError, RecordWriter, tallied, untallied
@@ -136,6 +136,8 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
     """Run one task where Spark put it (the output goes to `tasks/NAME.log`); never raises, so that a
     failing task leaves the others running: its result says how it ended."""
     directory = Path(run_dir)
+    with suppress(OSError):  # the driver asked every task to stop before Spark launched this one
+        return TaskResult(task, status="interrupted", error=(directory / TASKS / STOP).read_text().strip())
     earlier = [
         *(directory / CASES).glob(f"part-{task.name}-*.parquet"),
         *(directory / CASES).glob(f".part-{task.name}-*.parquet.tmp"),  # a killed attempt's, half written
@@ -470,40 +472,53 @@ def sweep(writer: RecordWriter, *, final: bool = False) -> int:
     """Count every task journal of the run in `writer`'s manifest; returns how many tasks have ended.
     `final`: the job is over, so a task whose journal still says `running` was cancelled by Spark
     (`Job.stop`) between two of its journals, and its cases are the rows of its parts on disk
-    (`cancelled`)."""
+    (`cancelled`). A final sweep looks again, `LATE_SECONDS` later, for journals that appeared meanwhile
+    (a task Spark launched as it cancelled the job, seen in the soak: 35 rows the manifest missed), until
+    a look finds none."""
     journals: dict[str, dict[str, Any]] = {}
+    seen: set[Path] = set()
     deadline = time.monotonic() + SETTLE_SECONDS
-    for path in sorted((writer.run_dir / TASKS).glob("t*.json")):
-        try:
-            journals[path.stem] = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # replaced in one step: only a task starting again removes it
-        if final and journals[path.stem].get("status") == "running":
-            journals[path.stem] = settled(path, journals[path.stem], deadline)
-        if final and journals[path.stem].get("status") == "running":
-            journals[path.stem] = cancelled(journals[path.stem], writer.run_dir, path)
+    while True:
+        found = sorted(set((writer.run_dir / TASKS).glob("t*.json")) - seen)
+        seen.update(found)
+        for path in found:
+            try:
+                journals[path.stem] = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue  # replaced in one step: only a task starting again removes it
+            if final and journals[path.stem].get("status") == "running":
+                journals[path.stem] = settled(path, journals[path.stem], deadline)
+            if final and journals[path.stem].get("status") == "running":
+                journals[path.stem] = cancelled(journals[path.stem], writer.run_dir, path)
+        if not (final and found):
+            break
+        time.sleep(LATE_SECONDS)
     writer.note_shards(journals)
     return sum(journal.get("status") != "running" for journal in journals.values())
 
 
 SETTLE_SECONDS = 10.0
 """How long the final sweep waits in all for cancelled tasks' processes, still alive on this host, to
-end."""
+end before it kills them."""
+LATE_SECONDS = 0.5
+"""How long the final sweep waits before it looks again for journals that appeared while it counted."""
 
 
 def settled(path: Path, journal: dict[str, Any], deadline: float) -> dict[str, Any]:
     """The journal at `path` once its task has stopped writing: a job cancelled by Spark ends before
     the Python workers of its tasks do, and one still running here could write a part and its journal
     after the sweep counted its rows (more rows on disk than the manifest said, seen in the soak). Waits
-    until `deadline` (`time.monotonic`) at most for the journal to end or its process to die; a task of
-    another host is taken as it is."""
+    until `deadline` (`time.monotonic`) for the journal to end or its process to die, then kills the
+    process (a worker of the ended job); a task of another host is taken as it is."""
     owner = str(journal.get("owner", ""))
     while (
         journal.get("status") == "running"
         and journal.get("host") == socket.gethostname()
         and is_process_alive(owner)
-        and time.monotonic() < deadline
+        and time.monotonic() < deadline + SETTLE_SECONDS  # a process no SIGKILL ends (state D)
     ):
+        if time.monotonic() >= deadline:
+            kill_process(owner)
         time.sleep(0.1)
         try:
             journal = json.loads(path.read_text())

@@ -8,13 +8,16 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import signal
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from nats_conformance.fixtures.children import Forked, fork_child
 from nats_conformance.fixtures.errors import ProvisionError
 from nats_conformance.fixtures.options import RunConfig, Target
 from nats_conformance.fixtures.provision import parse_version_spec
@@ -28,6 +31,9 @@ from nats_conformance.suites.engine.scaleout import TASK_IDS, Task
 from nats_conformance.suites.families import FAMILIES
 from nats_conformance.suites.junit import FamilyOutcome
 from tests.reports.handmade import case, write_run
+
+GONE = "0:0"
+"""The owner of a journal whose process has ended (no process has pid 0)."""
 
 
 def closed_port() -> int:
@@ -156,7 +162,7 @@ def test_a_task_spark_cancelled_between_two_journals_counts_the_rows_its_parts_h
     task.close("interrupted")
     journal = run_dir / TASKS / "t0001.json"
     earlier = json.loads(journal.read_text())  # as the task's last journal before its third part
-    earlier.update(status="running", cases=2, written=2)
+    earlier.update(status="running", cases=2, written=2, owner=GONE)
     earlier["features"]["mapping"].update(agree=2, diverge=0)
     journal.write_text(json.dumps(earlier))
     driver = RecordWriter(run_dir, run_id="run")
@@ -171,6 +177,100 @@ def test_a_task_spark_cancelled_between_two_journals_counts_the_rows_its_parts_h
     now = json.loads(journal.read_text())
     assert (now["status"], now["signal"], now["cases"]) == ("interrupted", "cancelled", 3)
     assert now["features"] == manifest["features"]
+
+
+def test_a_task_launched_after_the_driver_asked_to_stop_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark may launch a task while the driver cancels the job, after it asked every task to stop: the
+    task ends at once, leaving an earlier attempt's part and journal for the final sweep to count. It
+    ran one unit before its stop-watcher looked, and wrote 35 rows the soak's manifest missed."""
+    run_dir = tmp_path / "run"
+    (run_dir / TASKS).mkdir(parents=True)
+    (run_dir / TASKS / scaleout.STOP).write_text("SIGTERM")
+    earlier = RecordWriter(run_dir, run_id="run", shard="t0003", first_case_id=3 * TASK_IDS)
+    earlier.add(case(case_id=earlier.next_case_id()))
+    earlier.flush()
+    earlier.settle()
+    ran: list[str] = []
+    monkeypatch.setattr(scaleout, "run_one", lambda *_, **__: ran.append("run_one") or [])
+    plan = CampaignPlan(budgets={"matching": 3})
+    task = Task(3, Target("process", parse_version_spec("2.14.5")), "matching", 1, 2, plan)
+    run = RunConfig((parse_version_spec("2.14.5"),), ("process",))
+    result = scaleout.run_task(task, run=run, run_dir=str(run_dir), expectations=Expectations())
+    assert (result.status, result.error, ran) == ("interrupted", "SIGTERM", [])
+    assert [part.name for part in (run_dir / CASES).glob("*.parquet")] == ["part-t0003-00000.parquet"]
+    assert json.loads((run_dir / TASKS / "t0003.json").read_text())["written"] == 1
+    assert not (run_dir / TASKS / "t0003.log").exists()
+
+
+def _shard(run_dir: Path, name: str, verdicts: tuple[str, ...], *, before: float, after: float) -> Forked:
+    """A task's process, forked: `before` seconds, then its journal and a part of these verdicts, then
+    `after` seconds with its journal `running`, then its journal closed `interrupted`."""
+
+    def work(_: object) -> None:
+        time.sleep(before)
+        number = int(name[1:])
+        writer = RecordWriter(run_dir, run_id="run", shard=name, first_case_id=number * TASK_IDS)
+        for verdict in verdicts:
+            writer.add(case(case_id=writer.next_case_id(), verdict=verdict))
+        writer.flush()
+        writer.settle()
+        time.sleep(after)
+        writer.close("interrupted")
+
+    return fork_child(work)
+
+
+def _rows(run_dir: Path) -> int:
+    return sum(pq.read_metadata(part).num_rows for part in (run_dir / CASES).glob("part-*.parquet"))
+
+
+def test_the_final_sweep_counts_a_journal_that_appeared_while_it_waited(tmp_path: Path) -> None:
+    """The final sweep waits for a running task's journal to close; a task that journals meanwhile
+    (Spark launched it as it cancelled the job) is counted too, by a second look."""
+    run_dir = tmp_path / "run"
+    driver = RecordWriter(run_dir, run_id="run")
+    slow = _shard(run_dir, "t0001", ("agree",), before=0.0, after=1.5)
+    deadline = time.monotonic() + 30
+    while not (run_dir / TASKS / "t0001.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    late = _shard(run_dir, "t0002", ("agree", "diverge"), before=0.5, after=0.0)
+    try:
+        assert scaleout.sweep(driver, final=True) == 2
+    finally:
+        assert (slow.wait(), late.wait()) == (0, 0)
+    driver.close("interrupted")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cases"] == manifest["written"] == _rows(run_dir) == 3
+    assert manifest["features"]["mapping"] == {"agree": 2, "diverge": 1, "expected": 0, "unknown": 0}
+
+
+def test_the_final_sweep_kills_a_cancelled_task_that_outlives_its_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancelled task's process still alive when the sweep's wait ends could write after the run's
+    journal counted it: the sweep kills it, then counts the rows of its parts."""
+    monkeypatch.setattr(scaleout, "SETTLE_SECONDS", 0.5)
+    run_dir = tmp_path / "run"
+    driver = RecordWriter(run_dir, run_id="run")
+    stuck = _shard(run_dir, "t0001", ("agree", "expected"), before=0.0, after=3600.0)
+    try:
+        deadline = time.monotonic() + 30
+        while not (run_dir / TASKS / "t0001.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        while _rows(run_dir) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert scaleout.sweep(driver, final=True) == 1
+        while stuck.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert stuck.exit_status() == -signal.SIGKILL
+    finally:
+        stuck.kill()
+    driver.close("interrupted")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["cases"] == _rows(run_dir) == 2
+    assert json.loads((run_dir / TASKS / "t0001.json").read_text())["signal"] == "cancelled"
 
 
 def test_a_cancelled_task_that_had_lost_records_still_counts_them(tmp_path: Path) -> None:
@@ -195,6 +295,7 @@ def test_a_cancelled_task_that_had_lost_records_still_counts_them(tmp_path: Path
     task.settle()
     journal = run_dir / TASKS / "t0001.json"
     left = json.loads(journal.read_text())  # the journal of a task that never closed it
+    journal.write_text(json.dumps({**left, "owner": GONE}))  # killed by Spark
     assert (left["status"], left["cases"], left["written"], left["unwritten"]) == ("running", 3, 2, 1)
     driver = RecordWriter(run_dir, run_id="run")
     assert scaleout.sweep(driver, final=True) == 1
