@@ -147,9 +147,13 @@ def run_task(task: Task, *, run: RunConfig, run_dir: str, expectations: Expectat
         path.unlink(missing_ok=True)  # an earlier attempt's: this attempt records the shard again
     result = TaskResult(task)
     started = time.monotonic()
-    writer = RecordWriter(
-        directory, run_id=directory.name, shard=task.name, first_case_id=task.number * TASK_IDS
-    )
+    try:
+        writer = RecordWriter(
+            directory, run_id=directory.name, shard=task.name, first_case_id=task.number * TASK_IDS
+        )
+    except RecordsError as error:  # a full disk: retried at once, the attempts would fail the job
+        result.status, result.error = "crashed", str(error)
+        return result
     done = threading.Event()
     watcher = threading.Thread(target=_watch_stop, args=(directory / TASKS / STOP, done), daemon=True)
     with _output_to(directory / TASKS / f"{task.name}.log"):

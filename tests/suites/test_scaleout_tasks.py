@@ -204,6 +204,22 @@ def test_a_task_launched_after_the_driver_asked_to_stop_runs_nothing(
     assert not (run_dir / TASKS / "t0003.log").exists()
 
 
+def test_a_task_that_cannot_journal_ends_crashed_without_failing_its_attempt(tmp_path: Path) -> None:
+    """A task whose journal cannot be written (a full disk as it starts) returns a crashed result, and
+    the other tasks run on (`campaign --resume` runs it again). An attempt that raised instead was
+    retried by Spark at once, while the disk was still full, and its last allowed failure failed the job
+    with every task running in it."""
+    run_dir = tmp_path / "run"
+    (run_dir / TASKS / "t0003.json" / "x").mkdir(parents=True)  # the journal's place, taken by a folder
+    plan = CampaignPlan(budgets={"matching": 3})
+    task = Task(3, Target("process", parse_version_spec("2.14.5")), "matching", 1, 2, plan)
+    run = RunConfig((parse_version_spec("2.14.5"),), ("process",))
+    result = scaleout.run_task(task, run=run, run_dir=str(run_dir), expectations=Expectations())
+    assert result.status == "crashed"
+    assert result.error.startswith(f"cannot write {run_dir / TASKS / 't0003.json'}: ")
+    assert list((run_dir / CASES).iterdir()) == []
+
+
 def _shard(run_dir: Path, name: str, verdicts: tuple[str, ...], *, before: float, after: float) -> Forked:
     """A task's process, forked: `before` seconds, then its journal and a part of these verdicts, then
     `after` seconds with its journal `running`, then its journal closed `interrupted`."""
