@@ -20,14 +20,22 @@ from pathlib import Path
 from nats_conformance.reference.errors import ConformanceError
 
 
+def stat_fields(path: str) -> list[str]:
+    """The fields of a /proc `stat` file after the command name (which may hold spaces): the state first.
+
+    Raises:
+        OSError: the process (or thread) is gone.
+    """
+    return Path(path).read_text().rsplit(")", 1)[-1].split()
+
+
 def _process_start_time(pid: int, *, running: bool = False) -> str | None:
     """The kernel's start time of `pid` (field 22 of /proc/PID/stat), None if it does not exist (with
     `running`, also when it has ended and waits to be reaped: a zombie, state Z, or dead, X)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat_fields(f"/proc/{pid}/stat")
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[-1].split()
     if running and fields[0] in ("Z", "X"):
         return None
     return fields[19]
@@ -39,7 +47,7 @@ def children(pid: int | None = None) -> set[int]:
     found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[-1].split()
+            fields = stat_fields(str(stat))
         except OSError:
             continue
         if int(fields[1]) == pid:

@@ -386,9 +386,9 @@ CRASH: Final = "server-crash"
 `internal-error` (class names say `server` for the target, whatever it is)."""
 
 HANG: Final = "server-hang"
-"""The difference of a case whose request its target never answered, where a fresh subscription's round
-trip in the same account did not complete either (`fixtures.session.Session.hang_of`): a deadlock, not a
-slow wait."""
+"""The difference of a case whose request its target never answered, where the server then answered no
+PING on a fresh connection and did nothing (`fixtures.session.Session.hang_of`): a deadlock, not a slow
+wait."""
 
 NOT_A_SUBJECT = "delivered-not-a-subject"
 """The difference of a message that arrived although the reference's transform writes no subject."""
